@@ -1,0 +1,71 @@
+"""``roost``: drive coding agents in roost's tmux server.
+
+Each verb lives in its own module and is imported only when called, so that the hot verbs
+(``send``, ``status``, ``state``) start in a bare interpreter's time plus their own work.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from roost.errors import RoostError
+
+# verb -> module under roost.cli.roost that defines ``run(args: list[str]) -> int``
+VERBS = {
+    "send": "send",
+    "read": "read",
+    "screen": "screen",
+    "wait-done": "wait",
+    "whoami": "selfpane",
+    "state": "selfpane",
+    "reply": "selfpane",
+    "identify": "selfpane",
+    "_seen": "selfpane",
+    "spawn": "windows",
+    "split": "windows",
+    "view": "windows",
+    "new": "windows",
+    "kill": "windows",
+    "ls": "windows",
+    "attach": "windows",
+    "close": "close",
+    "status": "status",
+    "events": "events",
+    "forget": "forget",
+    "doctor": "doctor",
+    "ssh": "ssh",
+    "help": "helptext",
+    "--help": "helptext",
+    "-h": "helptext",
+    "--version": "helptext",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    verb = args[0] if args else "attach"
+    rest = args[1:]
+    module_name = VERBS.get(verb)
+    if module_name is None:
+        sys.stderr.write(f"usage: roost: unknown command '{verb}' (see roost help)\n")
+        return 1
+    module = importlib.import_module(f"roost.cli.roost.{module_name}")
+    try:
+        return module.run(verb, rest)
+    except RoostError as error:
+        sys.stderr.write(_line(verb, error))
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def _line(verb: str, error: RoostError) -> str:
+    message = error.message
+    if message.startswith("usage:"):
+        return message + "\n"
+    return f"roost {verb}: {message}\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Reading an agent's hook event: the few fields roost uses, in the shape adapters send.
+
+Claude Code's payload is the common shape; the other adapters (codex, opencode, copilot, pi)
+translate their own events into it before calling ``rosterd-hook``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Fields of a tool's input that say best what a permission dialog asks for, in order.
+_SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "url", "pattern", "query", "description")
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    name: str
+    session_id: str | None
+    cwd: str | None
+    transcript: str | None
+    notification: str | None
+    message: str | None
+    tool: str | None
+    tool_summary: str | None
+    reply: str | None
+    error: str | None
+    agent_id: str | None
+
+    @classmethod
+    def parse(cls, payload: dict) -> HookEvent:
+        def text(key: str) -> str | None:
+            value = payload.get(key)
+            return value if isinstance(value, str) and value else None
+
+        tool_input = payload.get("tool_input")
+        summary = None
+        if isinstance(tool_input, dict):
+            summary = next(
+                (
+                    str(tool_input[k])
+                    for k in _SUMMARY_KEYS
+                    if isinstance(tool_input.get(k), (str, list)) and tool_input[k]
+                ),
+                None,
+            )
+        elif isinstance(tool_input, str):
+            summary = tool_input
+        error = text("error_details") or text("error") or text("reason")
+        return cls(
+            name=text("hook_event_name") or "",
+            session_id=text("session_id"),
+            cwd=text("cwd"),
+            transcript=text("transcript_path"),
+            notification=text("notification_type"),
+            message=text("message"),
+            tool=text("tool_name"),
+            tool_summary=summary,
+            reply=payload.get("last_assistant_message")
+            if isinstance(payload.get("last_assistant_message"), str)
+            else None,
+            error=error,
+            agent_id=text("agent_id"),
+        )
+
+    @property
+    def dialog(self) -> str:
+        """What a dialog asks for, as the badge's reason: ``Bash: npm test``."""
+        if self.tool and self.tool_summary:
+            return f"{self.tool}: {self.tool_summary}"
+        return self.tool or self.message or "permission requested"

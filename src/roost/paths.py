@@ -1,0 +1,65 @@
+"""Where roost keeps things, each place movable by an environment variable.
+
+Tests isolate themselves by setting these variables, so nothing here caches: every
+function reads the environment when it is called.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    value = os.environ.get(var)
+    return Path(value) if value else Path.home() / fallback
+
+
+def state_home() -> Path:
+    return _xdg("XDG_STATE_HOME", ".local/state") / "roost"
+
+
+def config_home() -> Path:
+    return _xdg("XDG_CONFIG_HOME", ".config") / "roost"
+
+
+def runtime_dir() -> Path:
+    """A private directory for sockets and locks: ``$XDG_RUNTIME_DIR/roost`` or ``/tmp``."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    path = Path(base) / "roost" if base else Path(f"/tmp/roost-{os.getuid()}")
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def record_dir() -> Path | None:
+    """The kept-replies directory, or None when ``ROOST_RECORD_DIR`` is set to empty."""
+    value = os.environ.get("ROOST_RECORD_DIR")
+    if value is None:
+        return state_home() / "panes"
+    return Path(value) if value else None
+
+
+def events_dir() -> Path | None:
+    """The events log directory, or None when the log is off.
+
+    ``ROOST_EVENTS`` wins when set (empty turns the log off); otherwise the log lives in
+    ``events/`` inside the kept-replies directory and is off whenever kept replies are off.
+    """
+    value = os.environ.get("ROOST_EVENTS")
+    if value is not None:
+        return Path(value) if value else None
+    records = record_dir()
+    return records / "events" if records is not None else None
+
+
+def events_keep() -> int:
+    try:
+        return max(1, int(os.environ.get("ROOST_EVENTS_KEEP", "5000")))
+    except ValueError:
+        return 5000
+
+
+def private_mkdir(path: Path) -> Path:
+    """Create ``path`` readable by the owner alone; kept replies and events are private."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path

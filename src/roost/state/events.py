@@ -1,0 +1,142 @@
+"""The events log: one JSON line per state change, resumable by cursor.
+
+One file holds every server's lines (each names its server's boot key). A small meta file
+beside it holds the log's id, the next sequence number and the first one still kept, so an
+append never has to read the log and a cursor can be checked without scanning it.
+Cursors are ``<log id>:<rotation generation>:<sequence>``; clearing the log makes a new id,
+so an old cursor is recognisably gone rather than silently pointing at other lines.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from roost import paths
+
+LOG, META, LOCK = "log.jsonl", "meta.json", "log.lock"
+
+
+class CursorGone(Exception):
+    """The cursor's line was rotated away or the log was cleared."""
+
+
+class BadCursor(ValueError):
+    """The string is not a cursor at all."""
+
+
+@dataclass(frozen=True)
+class Cursor:
+    log_id: str
+    gen: int
+    seq: int
+
+    @classmethod
+    def parse(cls, text: str) -> Cursor:
+        parts = text.split(":")
+        if len(parts) != 3 or not parts[0] or not parts[1].isdigit() or not parts[2].isdigit():
+            raise BadCursor(f"not a cursor: {text!r}")
+        return cls(parts[0], int(parts[1]), int(parts[2]))
+
+    def __str__(self) -> str:
+        return f"{self.log_id}:{self.gen}:{self.seq}"
+
+
+class Log:
+    """The log in one directory; every method takes the lock it needs."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+
+    @classmethod
+    def from_env(cls) -> Log | None:
+        directory = paths.events_dir()
+        return cls(directory) if directory is not None else None
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        paths.private_mkdir(self.dir)
+        fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _meta(self) -> dict:
+        try:
+            return json.loads((self.dir / META).read_text())
+        except (OSError, ValueError):
+            return {"id": f"{int(time.time())}-{os.getpid()}", "gen": 1, "first": 1, "next": 1}
+
+    def _write_meta(self, meta: dict) -> None:
+        tmp = self.dir / f"{META}.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(meta, f)
+        os.replace(tmp, self.dir / META)
+
+    def append(self, record: dict) -> dict:
+        """Add one line; returns the record with its ``ts`` and ``cursor`` filled in."""
+        with self._locked():
+            meta = self._meta()
+            line = {"schema": 1, "ts": int(time.time()), **record}
+            line["cursor"] = str(Cursor(meta["id"], meta["gen"], meta["next"]))
+            fd = os.open(self.dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as f:
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            meta["next"] += 1
+            keep = paths.events_keep()
+            if meta["next"] - meta["first"] > keep + keep // 4:
+                self._rotate(meta, keep)
+            self._write_meta(meta)
+            return line
+
+    def _rotate(self, meta: dict, keep: int) -> None:
+        lines = (self.dir / LOG).read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = lines[-keep:]
+        tmp = self.dir / f"{LOG}.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.writelines(kept)
+        os.replace(tmp, self.dir / LOG)
+        meta["first"] = meta["next"] - len(kept)
+        meta["gen"] += 1
+
+    def read(self, since: Cursor | None = None) -> list[dict]:
+        """Every kept line after ``since`` (all of them without it).
+
+        Raises ``CursorGone`` when the cursor's log was cleared or its line rotated away.
+        """
+        with self._locked():
+            meta = self._meta()
+            if since is not None:
+                exists = (self.dir / META).exists()
+                if not exists or since.log_id != meta["id"] or since.seq < meta["first"] - 1:
+                    raise CursorGone(str(since))
+                if since.seq >= meta["next"]:
+                    raise CursorGone(str(since))
+            try:
+                text = (self.dir / LOG).read_text(encoding="utf-8")
+            except FileNotFoundError:
+                return []
+        out = []
+        for raw in text.splitlines():
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            if since is None or Cursor.parse(line["cursor"]).seq > since.seq:
+                out.append(line)
+        return out
+
+    def clear(self) -> None:
+        with self._locked():
+            for name in (LOG, META):
+                (self.dir / name).unlink(missing_ok=True)

@@ -1,0 +1,221 @@
+"""Changing a pane's badge: the only code that writes ``@roost-*`` options.
+
+Every change is read-decide-write against one pane: read its options (one tmux call, done by
+the caller through ``read``), decide here, write them back in one chained tmux call, then log
+the event. A call that changes nothing writes nothing, which is what keeps the hook cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from roost import paths
+from roost.state import jobs, replies
+from roost.state import words as w
+from roost.state.events import Log
+from roost.tmux.panes import Pane, pane
+from roost.tmux.server import Server
+
+DECLINED = "the dialog was declined or dismissed"
+
+
+def read(server: Server, pane_id: str) -> Pane | None:
+    """One pane with every roost option, in one tmux call."""
+    return pane(server, pane_id, w.PANE_OPTIONS)
+
+
+def turn_number(p: Pane) -> int:
+    return w.to_int(p.opt(w.TURN)) or 0
+
+
+def recording() -> bool:
+    return paths.record_dir() is not None
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    return " ".join(text.split())[:limit]
+
+
+class _Change:
+    """Option writes gathered for one chained ``set-option`` call."""
+
+    def __init__(self, p: Pane) -> None:
+        self.pane = p
+        self.args: list[str] = []
+
+    def set(self, name: str, value: str | int | None) -> None:
+        value = "" if value is None else str(value)
+        if (self.pane.options.get(name) or "") == value:
+            return
+        if self.args:
+            self.args.append(";")
+        if value:
+            self.args += ["set-option", "-p", "-t", self.pane.id, name, value]
+        else:
+            self.args += ["set-option", "-p", "-u", "-t", self.pane.id, name]
+        self.pane.options[name] = value
+
+    def commit(self, server: Server) -> bool:
+        if not self.args:
+            return False
+        return server.run(*self.args, check=False).returncode == 0
+
+
+def _log(p: Pane, event: str, before: str | None, after: str | None, reason: str) -> None:
+    log = Log.from_env()
+    if log is None:
+        return
+    log.append(
+        {
+            "server": p.server_key,
+            "pane": p.id,
+            "window": p.window_id,
+            "session_id": p.opt(w.SESSION_ID),
+            "event": event,
+            "from": before,
+            "to": after,
+            "turn": turn_number(p) if recording() and turn_number(p) else None,
+            "reason": reason,
+        }
+    )
+
+
+def set_state(server: Server, p: Pane, word: str, reason: str = "") -> bool:
+    """Badge ``p`` with ``word``; returns True when anything changed.
+
+    Moving to working from anything but busy begins a new turn. A second dialog on a pane
+    already blocked is logged as ``blocked_on``. A blocked pane is only left by a real event
+    (the tool ran, the turn ended), never by a stray notification.
+    """
+    word = w.normalise(word)
+    before = p.opt(w.STATE)
+    reason = _one_line(reason) if word in (w.BLOCKED, w.ERROR) else ""
+    change = _Change(p)
+    if word == w.WORKING and before not in w.BUSY:
+        change.set(w.TURN, turn_number(p) + 1)
+    if word in w.BUSY and before not in w.BUSY:
+        job = jobs.foreground_job(p.pid)
+        change.set(w.JOB, job)
+    if word == w.BLOCKED:
+        transcript = p.opt(w.TRANSCRIPT)
+        change.set(w.DIALOG, f"{int(time.time())} {transcript}" if transcript else None)
+    elif before == w.BLOCKED:
+        change.set(w.DIALOG, None)
+    if word not in w.BUSY:
+        change.set(w.JOB, None)
+    new_dialog = before == w.BLOCKED == word and reason and reason != (p.opt(w.REASON) or "")
+    if before != word:
+        change.set(w.SINCE, int(time.time()))
+    change.set(w.STATE, word)
+    change.set(w.REASON, reason)
+    if not change.commit(server):
+        return False
+    if before != word:
+        _log(p, "state", before, word, reason)
+    elif new_dialog:
+        _log(p, "blocked_on", before, word, reason)
+    return True
+
+
+def end_turn(server: Server, p: Pane, reply: bytes | None) -> bool:
+    """Record the turn's reply (or clear it when the turn said nothing), then badge done.
+
+    A turn that ends while a dialog is still open is held back: the badge must keep
+    saying blocked until the dialog is answered.
+    """
+    if p.opt(w.STATE) == w.BLOCKED:
+        return False
+    turn = turn_number(p)
+    change = _Change(p)
+    _stage_reply(change, p, turn, reply)
+    change.set(w.TURN_DONE, turn)
+    change.commit(server)
+    return set_state(server, p, w.DONE)
+
+
+def finish_turn(server: Server, p: Pane) -> bool:
+    """``roost state done`` from an adapter-less agent: the turn ends with what it recorded.
+
+    A reply kept with ``roost reply`` during this turn stays; otherwise the turn said
+    nothing, so the previous turn's reply is cleared rather than served as this one's.
+    """
+    turn = turn_number(p)
+    change = _Change(p)
+    if recording() and w.to_int(p.opt(w.REPLY_TURN)) != turn:
+        change.set(w.REPLY_TURN, None)
+    change.set(w.TURN_DONE, turn)
+    change.commit(server)
+    return set_state(server, p, w.DONE)
+
+
+def _stage_reply(change: _Change, p: Pane, turn: int, reply: bytes | None) -> None:
+    if recording():
+        if reply and turn and replies.keep_reply(p.server_key, p.id, turn, reply):
+            change.set(w.REPLY_TURN, turn)
+        else:
+            change.set(w.REPLY_TURN, None)
+    else:
+        text = replies.truncate(reply).decode(errors="replace") if reply else None
+        change.set(w.REPLY, text)
+
+
+def record_reply(server: Server, p: Pane, reply: bytes) -> bool:
+    """``roost reply``: keep what the agent just said for the current turn, badge unchanged."""
+    change = _Change(p)
+    _stage_reply(change, p, turn_number(p), reply)
+    return change.commit(server) or True
+
+
+def fail_turn(server: Server, p: Pane, reason: str) -> bool:
+    """An errored turn publishes no answer; the previous reply stays, marked stale by readers."""
+    change = _Change(p)
+    change.set(w.TURN_DONE, turn_number(p))
+    change.commit(server)
+    return set_state(server, p, w.ERROR, reason)
+
+
+def identify(
+    server: Server, p: Pane, session_id: str, cwd: str, harness: str, transcript: str | None
+) -> bool:
+    change = _Change(p)
+    change.set(w.SESSION_ID, session_id)
+    change.set(w.CWD, cwd)
+    change.set(w.HARNESS, harness)
+    change.set(w.TRANSCRIPT, transcript)
+    return change.commit(server)
+
+
+def clear_if_declined(server: Server, p: Pane) -> bool:
+    """Clear a 🛑 whose dialog was declined: the agent fires no hook for that.
+
+    The evidence is the transcript: the agent writes to it when a dialog is answered or
+    dismissed, so a transcript newer than the dialog means the dialog is no longer open.
+    """
+    if p.opt(w.STATE) != w.BLOCKED:
+        return False
+    record = p.opt(w.DIALOG)
+    if not record or " " not in record:
+        return False
+    opened, _, transcript = record.partition(" ")
+    try:
+        modified = os.stat(transcript).st_mtime
+    except OSError:
+        return False
+    if modified <= float(opened) + 0.5:
+        return False
+    change = _Change(p)
+    for name in (w.STATE, w.REASON, w.DIALOG, w.JOB):
+        change.set(name, None)
+    change.set(w.SINCE, int(time.time()))
+    if not change.commit(server):
+        return False
+    _log(p, "state", w.BLOCKED, None, DECLINED)
+    return True
+
+
+def mark_seen(server: Server, p: Pane) -> bool:
+    """A person looked at a finished pane: done becomes idle."""
+    if p.opt(w.STATE) != w.DONE:
+        return False
+    return set_state(server, p, w.IDLE)

@@ -1,0 +1,115 @@
+"""Kept replies: each numbered turn's reply, and who sent the prompt that started it.
+
+Files live under ``<record dir>/<server boot key>/<pane number>/replies/``. The boot key
+keeps a restarted server's reused ``%N`` from reading another pane's answers.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from roost import paths
+
+MAX_REPLY = 12 * 1024
+
+
+def pane_dir(server_key: str, pane_id: str) -> Path | None:
+    root = paths.record_dir()
+    if root is None:
+        return None
+    return root / server_key / pane_id.lstrip("%")
+
+
+def truncate(data: bytes) -> bytes:
+    """Keep the beginning of an over-long reply and say how much was dropped."""
+    if len(data) <= MAX_REPLY:
+        return data
+    dropped = len(data) - MAX_REPLY
+    return data[:MAX_REPLY] + f"\n[roost: reply truncated, {dropped} more bytes dropped]".encode()
+
+
+def _write(path: Path, data: bytes) -> None:
+    paths.private_mkdir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _turn_path(base: Path, turn: int) -> Path:
+    return base / "replies" / f"{turn:06d}"
+
+
+def keep_reply(server_key: str, pane_id: str, turn: int, data: bytes) -> bool:
+    base = pane_dir(server_key, pane_id)
+    if base is None:
+        return False
+    _write(_turn_path(base, turn), truncate(data))
+    return True
+
+
+def keep_sender(server_key: str, pane_id: str, turn: int, label: str) -> bool:
+    base = pane_dir(server_key, pane_id)
+    if base is None:
+        return False
+    path = _turn_path(base, turn).with_suffix(".sent_by")
+    _write(path, label.encode())
+    return True
+
+
+def reply(server_key: str, pane_id: str, turn: int) -> bytes | None:
+    base = pane_dir(server_key, pane_id)
+    if base is None:
+        return None
+    try:
+        return _turn_path(base, turn).read_bytes()
+    except OSError:
+        return None
+
+
+def sender(server_key: str, pane_id: str, turn: int) -> str | None:
+    base = pane_dir(server_key, pane_id)
+    if base is None:
+        return None
+    try:
+        return _turn_path(base, turn).with_suffix(".sent_by").read_text(errors="replace") or None
+    except OSError:
+        return None
+
+
+def forget_pane(server_key: str, pane_id: str) -> bool:
+    base = pane_dir(server_key, pane_id)
+    if base is None or not base.exists():
+        return False
+    shutil.rmtree(base)
+    return True
+
+
+def forget_gone(server_key: str | None, live: set[str]) -> list[Path]:
+    """Remove kept replies of panes that no longer exist (and of servers that stopped)."""
+    root = paths.record_dir()
+    if root is None or not root.exists():
+        return []
+    removed = []
+    for server_dir in root.iterdir():
+        if not server_dir.is_dir() or server_dir.name == "events":
+            continue
+        for pane in server_dir.iterdir():
+            if server_dir.name != server_key or f"%{pane.name}" not in live:
+                shutil.rmtree(pane)
+                removed.append(pane)
+        if not any(server_dir.iterdir()):
+            server_dir.rmdir()
+    return removed
+
+
+def forget_all() -> None:
+    root = paths.record_dir()
+    if root is None or not root.exists():
+        return
+    for child in root.iterdir():
+        if child.is_dir() and child.name != "events":
+            shutil.rmtree(child)

@@ -1,0 +1,146 @@
+"""Reading panes and sessions in one tmux round trip each.
+
+A listing asks for tmux's own fields plus whichever ``@options`` the caller names, so the
+state layer can read every badge on the server with a single ``list-panes -a``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from roost.tmux.server import SEP, Server, TmuxError, fields
+
+_BASE = (
+    *(
+        f"#{{{name}}}"
+        for name in (
+            "pane_id",
+            "pane_pid",
+            "pane_dead",
+            "pane_current_command",
+            "pane_width",
+            "pane_active",
+            "pane_index",
+            "window_id",
+            "window_index",
+            "window_name",
+            "window_panes",
+            "session_name",
+            "session_windows",
+            "pane_tty",
+        )
+    ),
+    "#{start_time}-#{pid}",
+)
+
+
+@dataclass
+class Pane:
+    id: str
+    pid: int
+    dead: bool
+    command: str
+    width: int
+    active: bool
+    index: int
+    window_id: str
+    window_index: int
+    window_name: str
+    window_panes: int
+    session: str
+    session_windows: int
+    tty: str
+    server_key: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    def opt(self, name: str) -> str | None:
+        """A user option's value, or None when unset or empty."""
+        return self.options.get(name) or None
+
+
+def _format(options: tuple[str, ...]) -> str:
+    return SEP.join([*_BASE, *(f"#{{{o}}}" for o in options)])
+
+
+def _int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return 0
+
+
+def _parse(line: str, options: tuple[str, ...]) -> Pane:
+    values = fields(line, len(_BASE) + len(options))
+    base, extra = values[: len(_BASE)], values[len(_BASE) :]
+    return Pane(
+        id=base[0],
+        pid=_int(base[1]),
+        dead=base[2] == "1",
+        command=base[3],
+        width=_int(base[4]),
+        active=base[5] == "1",
+        index=_int(base[6]),
+        window_id=base[7],
+        window_index=_int(base[8]),
+        window_name=base[9],
+        window_panes=_int(base[10]),
+        session=base[11],
+        session_windows=_int(base[12]),
+        tty=base[13],
+        server_key=base[14],
+        options=dict(zip(options, extra, strict=False)),
+    )
+
+
+def list_panes(server: Server, options: tuple[str, ...] = (), target: str | None = None) -> list[Pane]:
+    """Every pane on the server, or those of one target (a window or session)."""
+    scope = ["-t", target] if target else ["-a"]
+    if target and target.startswith("%"):
+        scope = ["-t", target]
+    try:
+        out = server.out("list-panes", *scope, "-F", _format(options))
+    except TmuxError:
+        return []
+    return [_parse(line, options) for line in out.splitlines() if line]
+
+
+def pane(server: Server, pane_id: str, options: tuple[str, ...] = ()) -> Pane | None:
+    """One pane by its ``%N``, or None when it is gone."""
+    try:
+        out = server.out("display-message", "-p", "-t", pane_id, _format(options))
+    except TmuxError:
+        return None
+    line = out.splitlines()[0] if out else ""
+    found = _parse(line, options)
+    return found if found.id == pane_id else None
+
+
+@dataclass
+class Session:
+    name: str
+    windows: int
+    attached: int
+
+
+def list_sessions(server: Server) -> list[Session]:
+    try:
+        out = server.out(
+            "list-sessions",
+            "-F",
+            SEP.join(["#{session_name}", "#{session_windows}", "#{session_attached}"]),
+        )
+    except TmuxError:
+        return []
+    result = []
+    for line in out.splitlines():
+        name, windows, attached = fields(line, 3)[:3]
+        result.append(Session(name, _int(windows), _int(attached)))
+    return result
+
+
+def server_key(server: Server) -> str | None:
+    """The running server's boot key ``<start_time>-<pid>``: unlike ``%N``, never reused."""
+    try:
+        return server.out("display-message", "-p", "#{start_time}-#{pid}").strip() or None
+    except TmuxError:
+        return None

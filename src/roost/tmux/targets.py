@@ -1,0 +1,103 @@
+"""Turning what a user typed (``%N``, ``@N``, ``[SESSION:]WINDOW``, a ``-n`` name) into panes.
+
+Resolution reads every pane once and matches exactly: tmux's own target parser would match
+``api`` against a window called ``apiserver``, and an agent sent the wrong prompt is worse
+than an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roost.errors import TargetGone, UsageError
+from roost.tmux.panes import Pane, list_panes
+from roost.tmux.server import Server
+
+DEFAULT_SESSION = "main"
+NAME_OPTION = "@roost-name"
+
+
+@dataclass
+class Resolved:
+    """The panes a target names; ``single`` is True for a ``%N`` or a ``-n`` pane name."""
+
+    target: str
+    panes: list[Pane]
+    single: bool
+
+    @property
+    def pane(self) -> Pane:
+        return self.panes[0]
+
+
+def _window_matches(pane: Pane, window: str) -> bool:
+    return pane.window_name == window or (window.isdigit() and pane.window_index == int(window))
+
+
+def _group_windows(panes: list[Pane]) -> list[list[Pane]]:
+    windows: dict[str, list[Pane]] = {}
+    for p in panes:
+        windows.setdefault(p.window_id, []).append(p)
+    return list(windows.values())
+
+
+def resolve(server: Server, target: str, options: tuple[str, ...] = ()) -> Resolved:
+    """Resolve ``target`` or raise ``TargetGone`` (exit 2) naming what was not found."""
+    if not target:
+        raise UsageError("usage: empty target")
+    wanted = options if NAME_OPTION in options else (*options, NAME_OPTION)
+    panes = list_panes(server, wanted)
+    if not panes and not server.running():
+        raise TargetGone(f"no roost server is running on socket '{server.socket}'")
+    if target.startswith("%"):
+        found = [p for p in panes if p.id == target]
+        if found:
+            return Resolved(target, found, True)
+        raise TargetGone(f"can't find pane '{target}'")
+    if target.startswith("@"):
+        found = [p for p in panes if p.window_id == target]
+        if found:
+            return Resolved(target, found, len(found) == 1)
+        raise TargetGone(f"can't find window '{target}'")
+    if ":" in target:
+        session, _, window = target.partition(":")
+        window, _, pane_index = window.partition(".")
+        found = [p for p in panes if p.session == session and (not window or _window_matches(p, window))]
+        if window and not found:
+            raise TargetGone(f"can't find window '{target}'")
+        if not found:
+            raise TargetGone(f"can't find session '{session}'")
+        if not window:
+            found = [p for p in found if p.window_index == min(q.window_index for q in found)]
+        if pane_index:
+            found = [p for p in found if str(p.index) == pane_index]
+            if not found:
+                raise TargetGone(f"can't find pane '{target}'")
+        return _one_window(target, found)
+    return _resolve_bare(server, target, panes)
+
+
+def _one_window(target: str, panes: list[Pane]) -> Resolved:
+    windows = _group_windows(panes)
+    if len(windows) > 1:
+        names = ", ".join(f"{w[0].session}:{w[0].window_index}" for w in windows)
+        raise UsageError(f"target '{target}' is ambiguous: {names}", exit_code=2)
+    return Resolved(target, panes, len(panes) == 1)
+
+
+def _resolve_bare(server: Server, target: str, panes: list[Pane]) -> Resolved:
+    here = server.current_pane()
+    home = next((p.session for p in panes if p.id == here), DEFAULT_SESSION)
+    in_home = [p for p in panes if p.session == home and _window_matches(p, target)]
+    if in_home:
+        return _one_window(target, in_home)
+    named = [p for p in panes if p.options.get(NAME_OPTION) == target]
+    if len(named) == 1:
+        return Resolved(target, named, True)
+    if len(named) > 1:
+        ids = ", ".join(p.id for p in named)
+        raise UsageError(f"target '{target}' is ambiguous: {ids}", exit_code=2)
+    by_window = [p for p in panes if p.window_name == target]
+    if by_window:
+        return _one_window(target, by_window)
+    raise TargetGone(f"can't find window '{target}'")

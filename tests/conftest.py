@@ -1,0 +1,138 @@
+"""Shared fixtures: each test gets its own tmux server, state directories and environment.
+
+Nothing here mocks tmux or roost: tests run the installed ``roost`` command as a separate
+process against a throwaway tmux server whose socket lives in the test's temp dir.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+FAKE_AGENT = Path(__file__).parent / "fakes" / "agent.py"
+
+
+@dataclass
+class Roost:
+    """A sandbox: a tmux socket, private XDG dirs and helpers that run roost inside them."""
+
+    root: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def socket(self) -> str:
+        return self.env["ROOST_SOCKET"]
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``roost ARGS`` as a real process; stdout/stderr as text."""
+        full_env = {**self.env, **(env or {})}
+        data = input.encode() if isinstance(input, str) else input
+        proc = subprocess.run(
+            [str(BIN / "roost"), *args],
+            input=data,
+            capture_output=True,
+            env=full_env,
+            timeout=timeout,
+        )
+        return subprocess.CompletedProcess(
+            proc.args,
+            proc.returncode,
+            proc.stdout.decode(errors="replace"),
+            proc.stderr.decode(errors="replace"),
+        )
+
+    def json(self, *args: str, **kw) -> dict:
+        proc = self.run(*args, **kw)
+        assert proc.returncode == 0, proc.stderr
+        lines = proc.stdout.splitlines()
+        assert len(lines) == 1, proc.stdout
+        return json.loads(lines[0])
+
+    def tmux(self, *args: str, check: bool = True) -> str:
+        proc = subprocess.run(
+            ["tmux", "-S", self.socket, *args], capture_output=True, text=True, env=self.env
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(f"tmux {args}: {proc.stderr}")
+        return proc.stdout
+
+    def option(self, pane: str, name: str) -> str:
+        return self.tmux("display-message", "-p", "-t", pane, f"#{{{name}}}").rstrip("\n")
+
+    def start(self, command: str | None = None, session: str = "main", window: str | None = None) -> str:
+        """Start a session (and the server) through roost itself; returns its ``%N``."""
+        args = ["new", "-d", "-s", session]
+        if window:
+            args += ["-n", window]
+        if command:
+            args.append(command)
+        proc = self.run(*args)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    def window(self, name: str, command: str, session: str = "main") -> str:
+        """A new window running ``command``; returns its ``%N``."""
+        return self.tmux(
+            "new-window", "-d", "-P", "-F", "#{pane_id}", "-t", f"{session}:", "-n", name, command
+        ).strip()
+
+    def fake_agent(self, *flags: str) -> str:
+        """The command line of the fake agent TUI, for ``start``/``window``."""
+        return shlex.join([sys.executable, str(FAKE_AGENT), *flags])
+
+    def screen(self, pane: str) -> str:
+        return self.tmux("capture-pane", "-p", "-t", pane)
+
+    def wait_for(self, predicate: Callable[[], object], timeout: float = 10, what: str = "") -> object:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"timed out waiting for {what or predicate}")
+
+    def wait_screen(self, pane: str, text: str, timeout: float = 10) -> None:
+        self.wait_for(lambda: text in self.screen(pane), timeout, f"{text!r} on {pane}")
+
+
+@pytest.fixture
+def roost(tmp_path: Path) -> Iterator[Roost]:
+    root = tmp_path
+    # A unix socket path must fit in 108 bytes; pytest's temp paths can be longer.
+    sockdir = tempfile.mkdtemp(prefix="rt", dir="/tmp")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "ROOST_", "XDG_", "CLAUDE_"))}
+    env.update(
+        ROOST_SOCKET=f"{sockdir}/tmux.sock",
+        XDG_STATE_HOME=str(root / "state"),
+        XDG_CONFIG_HOME=str(root / "config"),
+        XDG_RUNTIME_DIR=str(root / "run"),
+        HOME=str(root / "home"),
+        PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        LANG="C.UTF-8",
+        SHELL="/bin/sh",
+    )
+    for d in ("state", "config", "run", "home"):
+        (root / d).mkdir(mode=0o700)
+    sandbox = Roost(root, env)
+    yield sandbox
+    subprocess.run(["tmux", "-S", sandbox.socket, "kill-server"], capture_output=True)
+    shutil.rmtree(sockdir, ignore_errors=True)

@@ -1,0 +1,177 @@
+"""A fake agent TUI for tests: reads prompts in raw mode and badges itself like a real one.
+
+It turns on bracketed paste, collects pasted text, and on Enter "submits": it fires the
+same hook events Claude Code would (through ``rosterd-hook``), waits, answers, and fires
+Stop with the answer as ``last_assistant_message``. Flags make it misbehave the ways real
+agents do: boot slowly (dropping input meanwhile), swallow the first Enter, open a dialog.
+
+Every byte it receives is appended to ``--log`` so tests can prove what reached the pane.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import subprocess
+import sys
+import termios
+import time
+import tty
+
+PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
+
+
+def hook(event: dict, args: argparse.Namespace) -> None:
+    payload = {"session_id": args.session, "cwd": os.getcwd(), **event}
+    payload.setdefault("transcript_path", args.transcript)
+    subprocess.run(["rosterd-hook"], input=json.dumps(payload).encode(), check=False)
+
+
+def answer(prompt: str, args: argparse.Namespace) -> str:
+    if args.echo_reply:
+        return f"reply to: {prompt}"
+    return args.reply
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--log", default=None)
+    parser.add_argument("--boot", type=float, default=0.0, help="seconds during which input is dropped")
+    parser.add_argument("--swallow-enters", type=int, default=0)
+    parser.add_argument("--work", type=float, default=0.2, help="seconds a turn takes")
+    parser.add_argument("--reply", default="fake reply")
+    parser.add_argument("--echo-reply", action="store_true")
+    parser.add_argument("--dialog-on", default=None, help="a prompt containing this opens a dialog")
+    parser.add_argument("--no-hooks", action="store_true", help="never badge itself")
+    parser.add_argument("--no-start", action="store_true", help="never fire UserPromptSubmit")
+    parser.add_argument("--error-on", default=None, help="a prompt containing this fails the turn")
+    parser.add_argument("--silent-on", default=None, help="a prompt containing this ends with no reply")
+    parser.add_argument("--session", default="fake-session-1")
+    parser.add_argument("--transcript", default=None)
+    parser.add_argument("--start-hook", action="store_true", help="fire SessionStart at boot")
+    parser.add_argument("--exit-command", default="/exit")
+    args = parser.parse_args()
+
+    log = open(args.log, "ab", buffering=0) if args.log else None  # noqa: SIM115
+    fd = sys.stdin.fileno()
+    old = termios.tcgetattr(fd)
+    tty.setraw(fd)
+    out = sys.stdout.buffer
+
+    def write(text: str) -> None:
+        out.write(text.replace("\n", "\r\n").encode())
+        out.flush()
+
+    try:
+        deadline = time.monotonic() + args.boot
+        while time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.05)[0]:
+                os.read(fd, 65536)  # booting: input is lost, as in a real slow start
+        out.write(b"\x1b[?2004h")
+        if args.start_hook:
+            hook({"hook_event_name": "SessionStart", "source": "startup"}, args)
+        write("fake agent ready\n> ")
+        buf = bytearray()
+        swallow = args.swallow_enters
+        in_dialog = False
+        prompt = ""
+        while True:
+            data = os.read(fd, 65536)
+            if not data:
+                break
+            if log:
+                log.write(data)
+            i = 0
+            while i < len(data):
+                if data.startswith(PASTE_START, i):
+                    end = data.find(PASTE_END, i)
+                    while end < 0:
+                        more = os.read(fd, 65536)
+                        if log:
+                            log.write(more)
+                        data += more
+                        end = data.find(PASTE_END, i)
+                    chunk = data[i + len(PASTE_START) : end]
+                    buf += chunk
+                    write(f"[Pasted text, {len(chunk)} bytes]")
+                    i = end + len(PASTE_END)
+                    continue
+                ch = data[i : i + 1]
+                i += 1
+                if in_dialog:
+                    if ch in (b"1", b"y", b"\r"):
+                        in_dialog = False
+                        write("\napproved\n")
+                        hook({"hook_event_name": "PostToolUse", "tool_name": "Bash"}, args)
+                        finish(prompt, args, write)
+                    elif ch == b"\x1b":
+                        in_dialog = False
+                        write("\ndeclined\n> ")
+                        if args.transcript:
+                            with open(args.transcript, "a") as t:
+                                t.write('{"type":"user","declined":true}\n')
+                    continue
+                if ch == b"\x03":
+                    return
+                if ch == b"\r":
+                    if swallow > 0:
+                        swallow -= 1
+                        continue
+                    prompt = buf.decode(errors="replace")
+                    buf.clear()
+                    if prompt.strip() == args.exit_command:
+                        write("\nbye\n")
+                        return
+                    write("\n")
+                    if not args.no_hooks and not args.no_start:
+                        hook({"hook_event_name": "UserPromptSubmit", "prompt": prompt}, args)
+                    if args.dialog_on and args.dialog_on in prompt:
+                        time.sleep(args.work)
+                        write("Allow Bash: npm test? [1] yes  [Esc] no\n")
+                        if not args.no_hooks:
+                            hook(
+                                {
+                                    "hook_event_name": "PermissionRequest",
+                                    "tool_name": "Bash",
+                                    "tool_input": {"command": "npm test"},
+                                },
+                                args,
+                            )
+                        in_dialog = True
+                        continue
+                    finish(prompt, args, write)
+                    continue
+                if ch == b"\x7f":
+                    del buf[-1:]
+                    write("\b \b")
+                    continue
+                buf += ch
+                write(ch.decode(errors="replace"))
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+
+def finish(prompt: str, args: argparse.Namespace, write) -> None:
+    time.sleep(args.work)
+    if args.error_on and args.error_on in prompt:
+        write("API Error: 400\n> ")
+        if not args.no_hooks:
+            hook(
+                {
+                    "hook_event_name": "StopFailure",
+                    "error": "invalid_request",
+                    "error_details": "API Error: 400",
+                },
+                args,
+            )
+        return
+    text = "" if args.silent_on and args.silent_on in prompt else answer(prompt, args)
+    write(f"{text}\n> ")
+    if not args.no_hooks:
+        hook({"hook_event_name": "Stop", "last_assistant_message": text or None}, args)
+
+
+if __name__ == "__main__":
+    main()
