@@ -1,0 +1,135 @@
+"""The changes stream: what happened to a session, named, numbered and kept for a while.
+
+A client learns what happened instead of diffing frames itself. Each change carries one
+global, monotonic ``seq`` (per status epoch) and the record after the change. The last few
+changes are kept in a ring so a client that drops its connection can ask for everything after
+the last ``seq`` it saw; when that ``seq`` has fallen out of the ring (or comes from another
+epoch) it gets one ``snapshot`` change instead and starts over from there. Names:
+
+- ``session_started``: a session key seen for the first time.
+- ``session_ended``: liveness became ended; ``record.ended_reason`` says why.
+- ``session_suspended``: the runner stopped the session's process on purpose, keeping it.
+- ``attention``: an accepted claim leaves the session needing a human; sent again for every
+  new claim while it waits. This is the one to notify on.
+- ``attention_cleared``: the session no longer needs a human and has not ended.
+- ``activity``: any other change of activity.
+- ``renamed``: the display name changed.
+- ``snapshot``: the whole roster, for a new subscriber or one that fell behind.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from roost.roster import records
+from roost.roster.records import Record
+from roost.roster.times import to_wire
+
+SNAPSHOT = "snapshot"
+SESSION_STARTED = "session_started"
+SESSION_ENDED = "session_ended"
+SESSION_SUSPENDED = "session_suspended"
+ATTENTION = "attention"
+ATTENTION_CLEARED = "attention_cleared"
+ACTIVITY = "activity"
+RENAMED = "renamed"
+EVENTS = (
+    SNAPSHOT,
+    SESSION_STARTED,
+    SESSION_ENDED,
+    SESSION_SUSPENDED,
+    ATTENTION,
+    ATTENTION_CLEARED,
+    ACTIVITY,
+    RENAMED,
+)
+
+RING_SIZE = 1024
+"""Changes kept for ``?since=``: minutes of a busy node's traffic, a few hundred KB at most."""
+
+
+def transitions(old: Record | None, new: Record) -> list[str]:
+    """The change names between two consecutive records of one session, in the order sent."""
+    if old is None:
+        if new.liveness == records.ENDED:
+            return []
+        started = [SESSION_STARTED]
+        return [*started, ATTENTION] if new.activity == records.NEEDS_ATTENTION else started
+    names = []
+    if new.liveness != old.liveness:
+        if new.liveness == records.ENDED:
+            return [SESSION_ENDED]
+        if new.liveness == records.SUSPENDED:
+            names.append(SESSION_SUSPENDED)
+    if new.name != old.name:
+        names.append(RENAMED)
+    claimed = new.activity_seq != old.activity_seq or new.activity != old.activity
+    needs = new.activity == records.NEEDS_ATTENTION
+    if claimed and needs:
+        names.append(ATTENTION)
+    elif old.activity == records.NEEDS_ATTENTION and not needs:
+        names.append(ATTENTION_CLEARED)
+    elif claimed:
+        names.append(ACTIVITY)
+    return names
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of the stream. ``record`` is the session after the change; a ``snapshot``
+    change carries the whole roster document instead."""
+
+    seq: int
+    event: str
+    at: float
+    status_epoch: int
+    record: Record | None = None
+    snapshot: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "seq": self.seq,
+            "event": self.event,
+            "at": to_wire(self.at),
+            "status_epoch": self.status_epoch,
+        }
+        if self.snapshot is not None:
+            doc["snapshot"] = self.snapshot
+        if self.record is not None:
+            doc["session_key"] = self.record.session_key
+            doc["record"] = records.to_json(self.record)
+        return doc
+
+
+class ChangeLog:
+    """Numbers changes and keeps the newest ``size`` of them for replay."""
+
+    def __init__(self, status_epoch: int, size: int = RING_SIZE) -> None:
+        if size < 1:
+            raise ValueError("the change ring holds at least one change")
+        self._epoch = status_epoch
+        self._ring: deque[Change] = deque(maxlen=size)
+        self._head = 0
+
+    @property
+    def head(self) -> int:
+        """The seq of the newest change; 0 before the first."""
+        return self._head
+
+    def append(self, event: str, at: float, record: Record) -> Change:
+        self._head += 1
+        change = Change(self._head, event, at, self._epoch, record)
+        self._ring.append(change)
+        return change
+
+    def since(self, seq: int) -> tuple[Change, ...] | None:
+        """Every change after ``seq``, or None when they cannot all be given (the oldest fell out
+        of the ring, or ``seq`` is ahead of this log and so belongs to another epoch)."""
+        if seq > self._head:
+            return None
+        oldest = self._ring[0].seq if self._ring else self._head + 1
+        if seq < oldest - 1:
+            return None
+        return tuple(change for change in self._ring if change.seq > seq)

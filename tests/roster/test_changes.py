@@ -1,0 +1,160 @@
+"""The change each transition emits, and a session's life from first claim to being dropped."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from roost.roster import ProcessId, Roster, changes
+from roost.roster.records import Record
+from tests.roster.helpers import Clock, claim, current, events, key
+
+
+def test_the_first_claim_starts_a_session(hub: Roster, clock: Clock) -> None:
+    outcome = hub.apply(claim(clock, "scan", fields={"harness": "claude"}))
+    assert events(outcome) == ["session_started"]
+    assert current(hub).activity == "unknown"
+
+
+def test_a_session_first_seen_waiting_is_started_and_needs_attention(hub: Roster, clock: Clock) -> None:
+    assert events(hub.apply(claim(clock, "hook", activity="blocked"))) == ["session_started", "attention"]
+
+
+# (claims in order, as internal words) -> the change the last one emits
+TRANSITIONS = [
+    (["working", "done"], ["activity"]),
+    (["idle", "working"], ["activity"]),
+    (["working", "working"], ["activity"]),
+    (["working", "blocked"], ["attention"]),
+    (["blocked", "blocked"], ["attention"]),
+    (["blocked", "working"], ["attention_cleared"]),
+    (["blocked", "done"], ["attention_cleared"]),
+    (["blocked", "error"], ["attention_cleared"]),
+    (["needs_attention", "active"], ["attention_cleared"]),
+]
+
+
+@pytest.mark.parametrize(("words", "emitted"), TRANSITIONS, ids=["->".join(w) for w, _ in TRANSITIONS])
+def test_each_activity_transition_emits_its_change(
+    words: list[str], emitted: list[str], hub: Roster, clock: Clock
+) -> None:
+    *before, last = words
+    for word in before:
+        hub.apply(claim(clock, "hook", activity=word))
+    assert events(hub.apply(claim(clock, "hook", activity=last))) == emitted
+
+
+def test_renaming_emits_renamed(hub: Roster, clock: Clock) -> None:
+    hub.apply(claim(clock, "hook", activity="working"))
+    assert events(hub.apply(claim(clock, "launcher", fields={"name": "api"}))) == ["renamed"]
+    assert events(hub.apply(claim(clock, "launcher", fields={"name": "api"}))) == []
+    assert events(hub.apply(claim(clock, "launcher", fields={"name": "api", "cwd": "/src"}))) == []
+
+
+def test_a_rename_with_an_activity_emits_both_in_order(hub: Roster, clock: Clock) -> None:
+    hub.apply(claim(clock, "hook", activity="working"))
+    assert events(hub.apply(claim(clock, "hook", activity="blocked", fields={"name": "x"}))) == [
+        "renamed",
+        "attention",
+    ]
+
+
+def test_other_fields_change_the_record_but_emit_nothing(hub: Roster, clock: Clock) -> None:
+    hub.apply(claim(clock, "hook", activity="working"))
+    revision = current(hub).revision
+    outcome = hub.apply(claim(clock, "acp", fields={"usage": {"input_tokens": 10}, "mode": "plan"}))
+    assert outcome.changes == ()
+    assert current(hub).revision == revision + 1
+
+
+def test_suspending_emits_session_suspended(hub: Roster, clock: Clock) -> None:
+    hub.apply(claim(clock, "acp", activity="idle"))
+    assert events(hub.apply(claim(clock, "acp", fields={"liveness": "suspended"}))) == ["session_suspended"]
+    assert current(hub).liveness == "suspended"
+
+
+class TestEnding:
+    def test_ending_emits_session_ended_with_the_reason(self, hub: Roster, clock: Clock) -> None:
+        hub.apply(claim(clock, "hook", activity="blocked"))
+        clock.advance(5)
+        outcome = hub.apply(claim(clock, "scan", ended="crash"))
+        assert events(outcome) == ["session_ended"], "an ended session needs no attention_cleared"
+        record = current(hub)
+        assert (record.liveness, record.ended_reason, record.ended_at) == ("ended", "crash", clock.now)
+
+    def test_an_ended_session_stays_until_the_linger_passes_then_is_dropped_silently(
+        self, hub: Roster, clock: Clock
+    ) -> None:
+        hub.apply(claim(clock, "hook", activity="working"))
+        hub.apply(claim(clock, "scan", ended="exit"))
+        assert hub.deadline() == clock.now + 30
+        clock.advance(29.9)
+        assert hub.tick() == () and hub.record(key()) is not None
+        clock.advance(0.1)
+        assert hub.tick() == ()
+        assert hub.record(key()) is None and hub.records() == [] and hub.explain(key()) is None
+
+    def test_claims_for_an_ended_session_are_refused(self, hub: Roster, clock: Clock) -> None:
+        hub.apply(claim(clock, "hook", activity="working"))
+        hub.apply(claim(clock, "scan", ended="exit"))
+        outcome = hub.apply(claim(clock, "hook", activity="idle"))
+        assert (outcome.accepted, outcome.reasons) == (False, (f"session {key()} has ended",))
+        by_key = hub.apply(claim(clock, "hook", process=None, session_key=key(), activity="idle"))
+        assert by_key.reasons == (f"session {key()} has ended",)
+
+    def test_a_late_claim_cannot_bring_a_dropped_session_back(self, hub: Roster, clock: Clock) -> None:
+        hub.apply(claim(clock, "hook", activity="working"))
+        hub.apply(claim(clock, "scan", ended="exit"))
+        clock.advance(60)
+        hub.tick()
+        for late in (
+            claim(clock, "hook", activity="idle"),
+            claim(clock, "hook", process=None, session_key=key()),
+        ):
+            outcome = hub.apply(late)
+            assert (outcome.accepted, outcome.reasons) == (False, (f"session {key()} has ended",))
+        assert hub.records() == []
+
+    def test_ending_a_session_nobody_knew_is_refused(self, hub: Roster, clock: Clock) -> None:
+        outcome = hub.apply(claim(clock, "scan", ended="exit"))
+        assert (outcome.accepted, outcome.reasons) == (False, (f"unknown session {key()}: nothing to end",))
+        assert hub.records() == []
+
+    def test_any_source_may_end_a_session(self, hub: Roster, clock: Clock) -> None:
+        hub.apply(claim(clock, "launcher", fields={"name": "api"}))
+        assert events(hub.apply(claim(clock, "scan", ended="exit"))) == ["session_ended"]
+
+
+def record(activity: str = "idle", seq: int = 0, **kw: Any) -> Record:
+    return Record("n", "id", "id:1:1", 1, 1, 0.0, activity=activity, activity_seq=seq, **kw)
+
+
+def test_transitions_is_a_pure_function_of_two_records() -> None:
+    assert changes.transitions(None, record()) == ["session_started"]
+    assert changes.transitions(None, record(liveness="ended")) == []
+    assert changes.transitions(record(), record()) == []
+    assert changes.transitions(record(seq=1), record(seq=2)) == ["activity"]
+    assert changes.transitions(record(), record(liveness="stale")) == []
+    assert changes.transitions(record("needs_attention"), record(liveness="ended")) == ["session_ended"]
+
+
+def test_a_change_serialises_with_its_seq_name_epoch_and_record(hub: Roster, clock: Clock) -> None:
+    [change] = hub.apply(claim(clock, "hook", activity="working")).changes
+    doc = json.loads(json.dumps(change.to_json()))
+    assert doc["seq"] == 1 and doc["event"] == "session_started" and doc["status_epoch"] == 7
+    assert doc["at"] == "2023-11-14T22:13:20.000Z"
+    assert doc["session_key"] == key() == doc["record"]["session_key"]
+    assert doc["record"]["activity"] == "active"
+
+
+def test_change_seqs_are_global_across_sessions(hub: Roster, clock: Clock) -> None:
+    seqs = []
+    for pid in (1, 2, 3):
+        seqs += [change.seq for change in hub.apply(claim(clock, "hook", process=ProcessId(pid, 1))).changes]
+        seqs += [
+            change.seq
+            for change in hub.apply(claim(clock, "hook", process=ProcessId(pid, 1), activity="idle")).changes
+        ]
+    assert seqs == list(range(1, 7)) and hub.head == 6

@@ -1,0 +1,134 @@
+"""A claim's shape: what is accepted off the wire, and the reason given for what is not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from roost.roster import BadClaim, Claim, ProcessId, Roster, check, parse
+from roost.roster.precedence import SOURCES
+
+NOW = 1_700_000_000.0
+P = ProcessId(10, 20)
+
+
+def ok(**kw: Any) -> Claim:
+    return Claim(**{"source": "hook", "received_at": NOW, "process": P, **kw})
+
+
+# Malformed claims and a fragment of the reason each is refused with.
+BAD = [
+    ({"source": "gossip"}, "unknown source 'gossip'"),
+    ({"received_at": float("nan")}, "received_at"),
+    ({"process": None}, "names a session_key or a process"),
+    ({"process": None, "session_key": ""}, "session_key must be non-empty"),
+    ({"process": ProcessId(0, 1)}, "pid must be a positive integer"),
+    ({"process": ProcessId(True, 1)}, "pid must be a positive integer"),
+    ({"process": ProcessId(1, -1)}, "start_ticks must be a non-negative"),
+    ({"process": None, "session_key": "k", "ancestors": (P,)}, "ancestors are only meaningful"),
+    ({"ancestors": (ProcessId(1, "x"),)}, "start_ticks"),  # type: ignore[arg-type]
+    ({"activity": "unknown"}, "activity 'unknown' cannot be claimed"),
+    ({"activity": "sleeping"}, "activity 'sleeping' cannot be claimed"),
+    ({"event": ""}, "event must be text"),
+    ({"event": "x" * 65}, "event must be text"),
+    ({"seq": -1}, "seq must be a non-negative integer"),
+    ({"seq": 1.5}, "seq must be a non-negative integer"),
+    ({"occupant_id": 0}, "occupant_id must be a positive integer"),
+    ({"ended": "vanished"}, "ended must be one of exit, crash, reboot, killed, expired"),
+    ({"ended": "exit", "activity": "idle"}, "ends a session carries no activity"),
+    ({"fields": {"activity_seq": 3}}, "field 'activity_seq' cannot be set by a claim"),
+    ({"fields": {"session_key": "x"}}, "field 'session_key' cannot be set"),
+    ({"fields": {"name": 5}}, "field 'name' must be text"),
+    ({"fields": {"name": "n" * 201}}, "field 'name' is longer than 200"),
+    ({"fields": {"lane": "remote"}}, "field 'lane' must be one of headless, interactive"),
+    ({"fields": {"liveness": "ended"}}, "field 'liveness' must be one of live, stale, suspended"),
+    ({"fields": {"permission_policy": "yolo"}}, "field 'permission_policy' must be one of auto, attention"),
+    ({"fields": {"tmux": "%3"}}, "field 'tmux' must be an object"),
+    ({"fields": {"pending": {"tool": "Bash"}}}, "field 'pending' travels only with an activity"),
+    ({"fields": {"error_reason": "boom"}}, "field 'error_reason' travels only with an activity"),
+]
+
+
+@pytest.mark.parametrize(("changes", "reason"), BAD, ids=[reason for _, reason in BAD])
+def test_malformed_claims_are_refused_with_a_reason(changes: dict[str, Any], reason: str) -> None:
+    problem = check(ok(**changes))
+    assert problem is not None and reason in problem
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_every_source_may_claim(source: str) -> None:
+    assert check(ok(source=source)) is None
+
+
+@pytest.mark.parametrize("word", ["active", "idle", "needs_attention", "working", "blocked", "done", "error"])
+def test_both_vocabularies_may_be_claimed(word: str) -> None:
+    assert check(ok(activity=word)) is None
+
+
+def test_a_null_field_withdraws_and_is_always_well_formed() -> None:
+    assert check(ok(fields={"name": None, "tmux": None, "lane": None})) is None
+
+
+def test_the_error_word_keeps_its_reason_beside_an_idle_activity() -> None:
+    assert ok(activity="error", event="StopFailure").activity_word == "idle"
+    assert ok(activity="error", event="StopFailure").error_reason == "StopFailure"
+    assert ok(activity="error").error_reason == "error"
+    assert ok(activity="error", fields={"error_reason": "rate limited"}).error_reason == "rate limited"
+    assert ok(activity="working").error_reason is None
+
+
+def test_parse_reads_the_wire_shape() -> None:
+    claim = parse(
+        {
+            "source": "scan",
+            "pid": 10,
+            "start_ticks": 20,
+            "ancestors": [[9, 19], {"pid": 1, "start_ticks": 0}],
+            "activity": "active",
+            "event": "tool_call",
+            "seq": 4,
+            "occupant_id": 2,
+            "fields": {"cwd": "/src", "tmux": {"session": "main", "pane_id": "%1"}},
+            "started_at": "2023-11-14T22:13:20Z",
+            "some_future_key": True,
+        },
+        received_at=NOW,
+    )
+    assert claim.process == P and claim.ancestors == (ProcessId(9, 19), ProcessId(1, 0))
+    assert (claim.activity, claim.event, claim.seq, claim.occupant_id) == ("active", "tool_call", 4, 2)
+    assert claim.fields == {"cwd": "/src", "tmux": {"session": "main", "pane_id": "%1"}}
+    assert claim.started_at == NOW and claim.received_at == NOW
+
+
+def test_parse_copies_fields_so_a_sender_cannot_change_a_claim_later() -> None:
+    tmux = {"pane_id": "%1"}
+    claim = parse({"source": "hook", "session_key": "k", "fields": {"tmux": tmux}}, received_at=NOW)
+    tmux["pane_id"] = "%9"
+    assert claim.fields["tmux"] == {"pane_id": "%1"}
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        ([], "a claim is a JSON object"),
+        ({"source": "hook", "pid": 1}, "pid and start_ticks come together"),
+        ({"source": "hook", "pid": 1, "start_ticks": 2, "ancestors": {"pid": 1}}, "ancestors must be a list"),
+        ({"source": "hook", "pid": 1, "start_ticks": 2, "ancestors": [[1]]}, "each ancestor"),
+        ({"source": "hook", "session_key": "k", "fields": []}, "fields must be an object"),
+        ({"source": "hook", "session_key": "k", "started_at": "yesterday"}, "started_at"),
+        ({"source": "hook", "session_key": "k", "fields": {"colour": "red"}}, "field 'colour' cannot be set"),
+        ({"session_key": "k"}, "unknown source None"),
+    ],
+)
+def test_parse_refuses_bad_payloads_with_the_reason(payload: Any, reason: str) -> None:
+    with pytest.raises(BadClaim, match=reason):
+        parse(payload, received_at=NOW)
+
+
+def test_a_parsed_claim_applies_to_the_roster() -> None:
+    hub = Roster("gibson", "n0de", lambda: NOW, status_epoch=1)
+    payload = {"source": "hook", "pid": 10, "start_ticks": 20, "activity": "blocked", "event": "permission"}
+    outcome = hub.apply(parse(payload, received_at=NOW))
+    assert outcome.accepted and outcome.session_key == "n0de:10:20"
+    assert [change.event for change in outcome.changes] == ["session_started", "attention"]
