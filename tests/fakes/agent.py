@@ -52,6 +52,12 @@ def main() -> None:
     parser.add_argument("--transcript", default=None)
     parser.add_argument("--start-hook", action="store_true", help="fire SessionStart at boot")
     parser.add_argument("--exit-command", default="/exit")
+    parser.add_argument("--exit-after-turn", action="store_true", help="exit as soon as a turn ends")
+    parser.add_argument("--deaf", type=float, default=0.0, help="seconds after boot it reads nothing")
+    parser.add_argument("--drop-reads", type=int, default=0, help="input it reads and loses after boot")
+    parser.add_argument(
+        "--exit-dialog", action="store_true", help="the exit command opens a dialog: 1 exits, Esc stays"
+    )
     args = parser.parse_args()
 
     log = open(args.log, "ab", buffering=0) if args.log else None  # noqa: SIM115
@@ -73,14 +79,20 @@ def main() -> None:
         if args.start_hook:
             hook({"hook_event_name": "SessionStart", "source": "startup"}, args)
         write("fake agent ready\n> ")
+        time.sleep(args.deaf)  # input meanwhile waits unread on the terminal
         buf = bytearray()
         swallow = args.swallow_enters
         in_dialog = False
+        exiting = False
         prompt = ""
+        drops = args.drop_reads
         while True:
             data = os.read(fd, 65536)
             if not data:
                 break
+            if drops > 0:
+                drops -= 1
+                continue
             if log:
                 log.write(data)
             i = 0
@@ -100,6 +112,14 @@ def main() -> None:
                     continue
                 ch = data[i : i + 1]
                 i += 1
+                if exiting:
+                    if ch in (b"1", b"y", b"\r"):
+                        write("\nbye\n")
+                        return
+                    if ch == b"\x1b":
+                        exiting = False
+                        write("\nstaying\n> ")
+                    continue
                 if in_dialog:
                     if ch in (b"1", b"y", b"\r"):
                         in_dialog = False
@@ -121,6 +141,20 @@ def main() -> None:
                         continue
                     prompt = buf.decode(errors="replace")
                     buf.clear()
+                    if prompt.strip() == args.exit_command and args.exit_dialog:
+                        write("\nBackground work is still running. Exit anyway? [1] yes  [Esc] no\n")
+                        if not args.no_hooks:
+                            message = "Background work is still running"
+                            hook(
+                                {
+                                    "hook_event_name": "Notification",
+                                    "notification_type": "permission_prompt",
+                                    "message": message,
+                                },
+                                args,
+                            )
+                        exiting = True
+                        continue
                     if prompt.strip() == args.exit_command:
                         write("\nbye\n")
                         return
@@ -171,6 +205,8 @@ def finish(prompt: str, args: argparse.Namespace, write) -> None:
     write(f"{text}\n> ")
     if not args.no_hooks:
         hook({"hook_event_name": "Stop", "last_assistant_message": text or None}, args)
+    if args.exit_after_turn:
+        sys.exit(0)
 
 
 if __name__ == "__main__":
