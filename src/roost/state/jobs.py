@@ -41,3 +41,24 @@ def job_alive(pgid: int) -> bool:
         if fields and fields[2] == str(pgid) and fields[0] != "Z":
             return True
     return False
+
+
+def job_commands(pgid: int) -> list[str]:
+    """The command names of the live processes in process group ``pgid``.
+
+    A pane started as ``sh -c CMD`` shows ``sh`` as its command while CMD runs under it; the
+    group's members tell that apart from a shell sitting alone at its prompt.
+    """
+    names = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fields = _stat(int(entry))
+        if not fields or fields[2] != str(pgid) or fields[0] == "Z":
+            continue
+        try:
+            with open(f"/proc/{entry}/comm", "rb") as f:
+                names.append(f.read().decode(errors="replace").strip())
+        except OSError:
+            continue
+    return names

@@ -214,6 +214,18 @@ def clear_if_declined(server: Server, p: Pane) -> bool:
     return True
 
 
+def label(server: Server, pane_id: str, name: str, *, view: bool = False) -> bool:
+    """Name a pane roost just opened (spawn, split, view); a view is also marked as one.
+
+    The mark is what lets the next view of the same name replace this one without ever
+    touching a pane a person named, or one ``split -n`` gave the same name.
+    """
+    args = ["set-option", "-p", "-t", pane_id, w.NAME, name]
+    if view:
+        args += [";", "set-option", "-p", "-t", pane_id, w.VIEW, "1"]
+    return server.run(*args, check=False).returncode == 0
+
+
 def mark_seen(server: Server, p: Pane) -> bool:
     """A person looked at a finished pane: done becomes idle."""
     if p.opt(w.STATE) != w.DONE:

@@ -1,15 +1,29 @@
-"""Sessions as a tmux user expects them: ``roost`` (attach), ``new``, ``kill``, ``ls``."""
+"""Sessions, windows and panes as a tmux user expects them.
+
+``roost`` (attach), ``new``, ``kill`` and ``ls`` are for the person at the terminal; ``spawn``,
+``split`` and ``view`` open things on an agent's behalf. Those three never change what the
+person is looking at, and print only the new pane's ``%N`` on stdout so a script can capture it.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from roost.errors import NoServer, TargetGone, UsageError
-from roost.tmux import sessions
-from roost.tmux.panes import list_sessions
+from roost.cli.output import notice
+from roost.errors import NoServer, RoostError, TargetGone, UsageError
+from roost.state import panestate
+from roost.state import words as w
+from roost.tmux import layout, sessions
+from roost.tmux.panes import Pane, list_panes, list_sessions, pane
 from roost.tmux.server import Server, TmuxError
-from roost.tmux.targets import DEFAULT_SESSION
+from roost.tmux.targets import DEFAULT_SESSION, resolve
+
+SPAWN_USAGE = "usage: roost spawn NAME [cmd…]"
+SPLIT_USAGE = "usage: roost split [-h|-v] [-t PANE] [-n NAME] [cmd…]"
+VIEW_USAGE = "usage: roost view [-n NAME] cmd…"
+VIEW_NAME = "view"
+VIEW_MIN_COLS = 180
 
 
 def attach(args: list[str]) -> int:
@@ -103,6 +117,176 @@ def ls(args: list[str]) -> int:
     return 0
 
 
+def _caller(server: Server) -> Pane | None:
+    """The pane this process runs in, when it is a live pane of this server."""
+    pane_id = server.current_pane()
+    return pane(server, pane_id) if pane_id else None
+
+
+def _name(value: str, usage: str) -> str:
+    """A pane name: shown on borders and matched by targets, so one printable line."""
+    if not value or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise UsageError(f"{usage} (NAME must be non-empty, one line, no control characters)")
+    return value
+
+
+def _flag_value(flag: str, rest: list[str], usage: str) -> str:
+    if not rest:
+        raise UsageError(f"{usage} ({flag} needs a value)")
+    return rest.pop(0)
+
+
+def _open_window(server: Server, session: str, name: str, command: str | None) -> layout.Opened:
+    """A new window in ``session``, creating the session (and server) when it is missing."""
+    cwd = os.getcwd()
+    try:
+        if sessions.has_session(server, session):
+            return layout.new_window(server, session, name, command, cwd)
+        pane_id = sessions.new_session(server, session, command, cwd=cwd, window_name=name)
+    except TmuxError as error:
+        raise RoostError(str(error)) from error
+    found = pane(server, pane_id)
+    return layout.Opened(pane_id, found.window_index if found else None)
+
+
+def _split(server: Server, pane_id: str, *, beside: bool, command: str | None) -> layout.Opened:
+    try:
+        return layout.split(server, pane_id, beside=beside, command=command, cwd=os.getcwd())
+    except TmuxError as error:
+        raise RoostError(str(error)) from error
+
+
+def spawn(args: list[str]) -> int:
+    """``roost spawn NAME [cmd…]``: a co-agent in its own window, never attached to."""
+    if not args or args[0].startswith("-"):
+        raise UsageError(SPAWN_USAGE)
+    name = _name(args[0], SPAWN_USAGE)
+    command = " ".join(args[1:]) or None
+    server = Server.from_env()
+    caller = _caller(server)
+    opened = _open_window(server, caller.session if caller else DEFAULT_SESSION, name, command)
+    panestate.label(server, opened.pane, name)
+    print(opened.pane)
+    return 0
+
+
+def split(args: list[str]) -> int:
+    """``roost split``: a helper pane beside the caller's pane, or beside ``-t PANE``."""
+    beside, target, name, rest = True, None, None, list(args)
+    while rest and rest[0].startswith("-"):
+        flag = rest.pop(0)
+        if flag == "--":
+            break
+        if flag in ("-h", "-v"):
+            beside = flag == "-h"
+        elif flag == "-t":
+            target = _flag_value(flag, rest, SPLIT_USAGE)
+        elif flag == "-n":
+            name = _name(_flag_value(flag, rest, SPLIT_USAGE), SPLIT_USAGE)
+        else:
+            raise UsageError(f"{SPLIT_USAGE} (unknown {flag})")
+    server = Server.from_env()
+    if target is None:
+        caller = _caller(server)
+        if caller is None:
+            raise UsageError(f"{SPLIT_USAGE} (outside roost, -t PANE says which pane to split)")
+        beside_id = caller.id
+    else:
+        found = resolve(server, target).panes
+        beside_id = next((p.id for p in found if p.active), found[0].id)
+    opened = _split(server, beside_id, beside=beside, command=" ".join(rest) or None)
+    if name:
+        panestate.label(server, opened.pane, name)
+    print(opened.pane)
+    return 0
+
+
+def _min_cols() -> int:
+    value = os.environ.get("ROOST_VIEW_MIN_COLS", "")
+    if not value:
+        return VIEW_MIN_COLS
+    if not value.isdigit():
+        raise UsageError(f"{VIEW_USAGE} (ROOST_VIEW_MIN_COLS must be a whole number, not '{value}')")
+    return int(value)
+
+
+def _close_views(server: Server, name: str, spare: str | None) -> None:
+    """Replace, not stack: only panes ``view`` opened under this name, never a person's."""
+    for p in list_panes(server, (w.NAME, w.VIEW)):
+        if p.id != spare and p.options.get(w.NAME) == name and p.options.get(w.VIEW) == "1":
+            layout.kill_pane(server, p.id)
+
+
+def view(args: list[str]) -> int:
+    """``roost view [-n NAME] cmd…``: show a person something without taking their focus."""
+    name, rest = VIEW_NAME, list(args)
+    while rest and rest[0].startswith("-"):
+        flag = rest.pop(0)
+        if flag == "--":
+            break
+        if flag != "-n":
+            raise UsageError(f"{VIEW_USAGE} (unknown {flag})")
+        name = _name(_flag_value(flag, rest, VIEW_USAGE), VIEW_USAGE)
+    if not rest:
+        raise UsageError(VIEW_USAGE)
+    command = " ".join(rest)
+    min_cols = _min_cols()
+    server = Server.from_env()
+    _close_views(server, name, spare=server.current_pane())
+    # Measured after the old view is gone: it was holding half of the caller's width.
+    caller = _caller(server)
+    beside = caller is not None and caller.width >= min_cols
+    if caller is not None and beside:
+        opened = _split(server, caller.id, beside=True, command=command)
+    else:
+        opened = _open_window(server, caller.session if caller else DEFAULT_SESSION, name, command)
+    panestate.label(server, opened.pane, name, view=True)
+    print(opened.pane)
+    sys.stdout.flush()
+    _directions(server, opened, caller, beside=beside)
+    return 0
+
+
+def _directions(server: Server, opened: layout.Opened, caller: Pane | None, *, beside: bool) -> None:
+    """Tell the person where the view is and which keys reach it, with their live prefix."""
+    keys = layout.keys(server)
+    prefix = layout.spoken(keys.prefix) if keys.prefix else None
+    if beside:
+        notice("view", f"open in the pane to the right ({opened.pane}).")
+        go, back = keys.key_for("select-pane -R"), keys.key_for("select-pane -L")
+        if prefix and go and back:
+            notice("view", f"press {prefix} then {go} to go there; {prefix} then {back} comes back.")
+        return
+    index = opened.window_index
+    if index is None:
+        notice("view", f"opened {opened.pane}, which has already closed.")
+        return
+    session = caller.session if caller else DEFAULT_SESSION
+    if caller is None:
+        notice("view", f"open in window {index} of session {session} ({opened.pane}).")
+    else:
+        notice("view", f"open in window {index} ({opened.pane}).")
+    go = keys.key_for(f"select-window -t :={index}")
+    back = keys.key_for(f"select-window -t :={caller.window_index}") if caller else None
+    chooser = keys.key_for("choose-tree -Zw")
+    if prefix and go:
+        how = f"press {prefix} then {go} to go there"
+        how += f"; {prefix} then {back} comes back." if back else "."
+    elif prefix and chooser:
+        how = f"press {prefix} then {chooser} and pick window {index} to go there."
+    else:
+        how = f"select window {session}:{index} to go there."
+    notice("view", how if caller else f"run roost to attach, then {how}")
+
+
 def run(verb: str, args: list[str]) -> int:
-    handlers = {"attach": attach, "new": new, "kill": kill, "ls": ls}
+    handlers = {
+        "attach": attach,
+        "new": new,
+        "kill": kill,
+        "ls": ls,
+        "spawn": spawn,
+        "split": split,
+        "view": view,
+    }
     return handlers[verb](args)

@@ -1,0 +1,103 @@
+"""Opening windows and panes beside others, and reading the keys a person uses to move between them.
+
+Everything here opens with ``-d``: roost runs on behalf of agents and scripts, and the person at
+the terminal keeps looking at whatever they were looking at. The keys are read from the live
+server, never assumed, so directions stay right for someone who rebound them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roost.tmux.server import Server, TmuxError
+
+_NEW_PANE = ("-d", "-P", "-F", "#{pane_id} #{window_index}")
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A pane just opened: its ``%N`` and the index of the window it is in."""
+
+    pane: str
+    window_index: int | None
+
+
+def _opened(out: str) -> Opened:
+    pane, _, index = out.strip().partition(" ")
+    return Opened(pane, int(index) if index.isdigit() else None)
+
+
+def new_window(server: Server, session: str, name: str, command: str | None, cwd: str | None) -> Opened:
+    """A window at the end of ``session``, named ``name``."""
+    args = ["new-window", *_NEW_PANE, "-t", f"={session}:", "-n", name]
+    if cwd:
+        args += ["-c", cwd]
+    if command:
+        args.append(command)
+    return _opened(server.out(*args))
+
+
+def split(server: Server, pane_id: str, *, beside: bool, command: str | None, cwd: str | None) -> Opened:
+    """A pane to the right of ``pane_id`` (``beside``) or below it."""
+    args = ["split-window", *_NEW_PANE, "-h" if beside else "-v", "-t", pane_id]
+    if cwd:
+        args += ["-c", cwd]
+    if command:
+        args.append(command)
+    return _opened(server.out(*args))
+
+
+def kill_pane(server: Server, pane_id: str) -> bool:
+    """Close one pane (its window goes with it when it was the last); False when already gone."""
+    return server.run("kill-pane", "-t", pane_id, check=False).returncode == 0
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The live prefix key and the prefix-table bindings, command -> the key that runs it."""
+
+    prefix: str | None
+    bindings: dict[str, str]
+
+    def key_for(self, command: str) -> str | None:
+        return self.bindings.get(command)
+
+
+def keys(server: Server) -> Keys:
+    """Read the prefix and its key table in one round trip."""
+    try:
+        out = server.out("show-options", "-gv", "prefix", ";", "list-keys", "-T", "prefix")
+    except TmuxError:
+        return Keys(None, {})
+    lines = out.splitlines()
+    prefix = lines[0].strip() if lines else ""
+    bindings: dict[str, str] = {}
+    for line in lines[1:]:
+        parsed = _binding(line)
+        if parsed is None:
+            continue
+        key, command = parsed
+        # Several keys can run one command (l and Right); the shortest is the one to print.
+        if command not in bindings or len(key) < len(bindings[command]):
+            bindings[command] = key
+    return Keys(None if prefix in ("", "None") else prefix, bindings)
+
+
+def _binding(line: str) -> tuple[str, str] | None:
+    """``bind-key [-r] -T prefix KEY COMMAND…`` -> (KEY, COMMAND) with spacing normalised."""
+    words = line.split()
+    try:
+        at = words.index("-T")
+    except ValueError:
+        return None
+    if len(words) < at + 4:
+        return None
+    key = words[at + 2]
+    if len(key) == 2 and key.startswith("\\"):
+        key = key[1:]
+    return key, " ".join(words[at + 3 :])
+
+
+def spoken(key: str) -> str:
+    """How a person says a tmux key: ``C-s`` is ``ctrl-s``; other keys read as tmux spells them."""
+    return "ctrl-" + key[2:] if key.startswith("C-") and len(key) > 2 else key
