@@ -12,8 +12,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,7 +74,9 @@ class Log:
         try:
             return json.loads((self.dir / META).read_text())
         except (OSError, ValueError):
-            return {"id": f"{int(time.time())}-{os.getpid()}", "gen": 1, "first": 1, "next": 1}
+            # Random, not time and pid: a process that clears and appends within one second
+            # must still make a new id, or an old cursor would silently point at new lines.
+            return {"id": f"{int(time.time())}-{secrets.token_hex(4)}", "gen": 1, "first": 1, "next": 1}
 
     def _write_meta(self, meta: dict) -> None:
         tmp = self.dir / f"{META}.{os.getpid()}"
@@ -86,17 +89,36 @@ class Log:
         """Add one line; returns the record with its ``ts`` and ``cursor`` filled in."""
         with self._locked():
             meta = self._meta()
-            line = {"schema": 1, "ts": int(time.time()), **record}
-            line["cursor"] = str(Cursor(meta["id"], meta["gen"], meta["next"]))
-            fd = os.open(self.dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8") as f:
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-            meta["next"] += 1
-            keep = paths.events_keep()
-            if meta["next"] - meta["first"] > keep + keep // 4:
-                self._rotate(meta, keep)
+            line = self._append(meta, record)
             self._write_meta(meta)
             return line
+
+    def append_derived(self, derive: Callable[[list[dict]], list[dict]]) -> list[dict]:
+        """Append the records ``derive`` makes from every kept line, all under one lock.
+
+        For a line that depends on what the log already says (one ``closed`` line per gone
+        pane): two callers deciding outside the lock would both see the pane open and both
+        close it.
+        """
+        with self._locked():
+            meta = self._meta()
+            records = derive(self._lines())
+            written = [self._append(meta, record) for record in records]
+            if written:
+                self._write_meta(meta)
+            return written
+
+    def _append(self, meta: dict, record: dict) -> dict:
+        line = {"schema": 1, "ts": int(time.time()), **record}
+        line["cursor"] = str(Cursor(meta["id"], meta["gen"], meta["next"]))
+        fd = os.open(self.dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+        meta["next"] += 1
+        keep = paths.events_keep()
+        if meta["next"] - meta["first"] > keep + keep // 4:
+            self._rotate(meta, keep)
+        return line
 
     def _rotate(self, meta: dict, keep: int) -> None:
         lines = (self.dir / LOG).read_text(encoding="utf-8").splitlines(keepends=True)
@@ -122,19 +144,33 @@ class Log:
                     raise CursorGone(str(since))
                 if since.seq >= meta["next"]:
                     raise CursorGone(str(since))
-            try:
-                text = (self.dir / LOG).read_text(encoding="utf-8")
-            except FileNotFoundError:
-                return []
+            lines = self._lines()
+        return [line for line in lines if since is None or Cursor.parse(line["cursor"]).seq > since.seq]
+
+    def _lines(self) -> list[dict]:
+        try:
+            text = (self.dir / LOG).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
         out = []
         for raw in text.splitlines():
             try:
-                line = json.loads(raw)
+                out.append(json.loads(raw))
             except ValueError:
                 continue
-            if since is None or Cursor.parse(line["cursor"]).seq > since.seq:
-                out.append(line)
         return out
+
+    def position(self) -> tuple[str, int] | None:
+        """The log's id and next sequence number, without the lock or the lines.
+
+        It changes with every line added and with a clear, so a follower checking twice a
+        second reads the log only when there is something new in it.
+        """
+        try:
+            meta = json.loads((self.dir / META).read_text())
+        except (OSError, ValueError):
+            return None
+        return meta["id"], meta["next"]
 
     def clear(self) -> None:
         with self._locked():

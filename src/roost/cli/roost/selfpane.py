@@ -73,10 +73,11 @@ def state(args: list[str]) -> int:
 
 
 def reply(args: list[str]) -> int:
-    data = " ".join(args).encode() if args and args != ["-"] else sys.stdin.buffer.read()
     server = Server.from_env()
     pane = _own_pane(server)
     if pane is not None:
+        # stdin is read only inside roost: outside, a terminal on stdin would hang a no-op.
+        data = " ".join(args).encode() if args and args != ["-"] else sys.stdin.buffer.read()
         panestate.record_reply(server, pane, data)
     return 0
 

@@ -1,0 +1,117 @@
+"""``roost status [--json]``: every session and pane on the server, with its badge.
+
+It costs one tmux invocation however many panes there are: ``list-sessions`` and
+``list-panes -a`` are chained in a single call and each line says which listing it is from.
+"""
+
+from __future__ import annotations
+
+from roost.cli.output import document
+from roost.errors import UsageError
+from roost.state import words as w
+from roost.tmux.server import SEP, Server, fields
+
+_SESSION = ("#{session_name}", "#{session_windows}", "#{session_attached}")
+_PANE = (
+    "#{pane_id}",
+    "#{session_name}",
+    "#{window_id}",
+    "#{window_index}",
+    "#{window_name}",
+    "#{pane_index}",
+    "#{pane_current_command}",
+    *(f"#{{{name}}}" for name in (w.NAME, w.STATE, w.SINCE, w.SESSION_ID, w.CWD, w.HARNESS, w.TRANSCRIPT)),
+)
+
+
+def _int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return 0
+
+
+def _listing(server: Server) -> tuple[bool, list[dict], list[dict]]:
+    """``(running, sessions, panes)`` from one tmux call; a failed call means no server."""
+    try:
+        proc = server.run(
+            "list-sessions",
+            "-F",
+            SEP.join(("s", *_SESSION)),
+            ";",
+            "list-panes",
+            "-a",
+            "-F",
+            SEP.join(("p", *_PANE)),
+            check=False,
+        )
+    except OSError:  # no tmux at all: no server either
+        return False, [], []
+    if proc.returncode != 0:
+        return False, [], []
+    sessions, panes = [], []
+    for line in proc.stdout.decode(errors="replace").splitlines():
+        if line.startswith("s" + SEP):
+            name, windows, attached = fields(line, 4)[1:4]
+            sessions.append({"name": name, "windows": _int(windows), "attached_clients": _int(attached)})
+        elif line.startswith("p" + SEP):
+            panes.append(_pane(fields(line, len(_PANE) + 1)[1:]))
+    return True, sessions, panes
+
+
+def _pane(values: list[str]) -> dict:
+    pane_id, session, window_id, window_index, window_name, pane_index, command = values[:7]
+    name, state, since, session_id, cwd, harness, transcript = (v or None for v in values[7:14])
+    return {
+        "id": pane_id,
+        "session": session,
+        "window_id": window_id,
+        "window_index": _int(window_index),
+        "window_name": window_name,
+        "pane_index": _int(pane_index),
+        "name": name,
+        "command": command,
+        "state": state,
+        "since": w.to_int(since),
+        "session_id": session_id,
+        "cwd": cwd,
+        "harness": harness,
+        "transcript": transcript,
+    }
+
+
+def _table(server: Server, running: bool, sessions: list[dict], panes: list[dict]) -> None:
+    """The same facts for a person: one line per pane, its badge first."""
+    if not running:
+        print(f"no roost server is running on socket '{server.socket}'")
+        return
+    for s in sessions:
+        looking = f", {s['attached_clients']} attached" if s["attached_clients"] else ""
+        plural = "" if s["windows"] == 1 else "s"
+        print(f"{s['name']}: {s['windows']} window{plural}{looking}")
+        for p in (p for p in panes if p["session"] == s["name"]):
+            badge = w.BADGES.get(p["state"] or "", "  ")
+            where = f"{p['session']}:{p['window_index']}.{p['pane_index']}"
+            label = p["name"] or p["window_name"]
+            detail = f"  {p['state']}" if p["state"] else ""
+            harness = f"  [{p['harness']}]" if p["harness"] else ""
+            print(f"  {badge} {p['id']:<5} {where:<10} {label}  ({p['command']}){detail}{harness}")
+
+
+def run(verb: str, args: list[str]) -> int:
+    if args not in ([], ["--json"]):
+        raise UsageError("usage: roost status [--json]")
+    server = Server.from_env()
+    running, sessions, panes = _listing(server)
+    if args:
+        document(
+            "status",
+            running=running,
+            socket=server.socket,
+            socket_kind=server.kind,
+            sessions=sessions,
+            panes=panes,
+        )
+    else:
+        _table(server, running, sessions, panes)
+    return 0
