@@ -60,6 +60,13 @@ def events_keep() -> int:
 
 
 def private_mkdir(path: Path) -> Path:
-    """Create ``path`` readable by the owner alone; kept replies and events are private."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``path`` (and any missing parent) readable by the owner alone.
+
+    ``mkdir(parents=True)`` would give the parents the umask's mode; kept replies and the
+    events log are private all the way down.
+    """
+    if not path.is_dir():
+        if not path.parent.is_dir():
+            private_mkdir(path.parent)
+        path.mkdir(mode=0o700, exist_ok=True)
     return path

@@ -333,3 +333,10 @@ def test_kept_replies_survive_close(roost: Roost) -> None:
     assert roost.run("close", agent.pane).returncode == 0
     assert not agent.alive()
     assert (kept / "000001").read_text() == "the kept answer"
+    proc = roost.run("read", agent.pane)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "the kept answer\n"
+    doc = roost.json("read", "--json", agent.pane)
+    assert (doc["pane"], doc["source"], doc["turn"], doc["state"]) == (agent.pane, "reply", 1, None)
+    assert doc["text"] == "the kept answer"
+    assert roost.run("read", "%999").returncode == 2

@@ -143,18 +143,25 @@ def finish_turn(server: Server, p: Pane) -> bool:
     turn = turn_number(p)
     change = _Change(p)
     if recording() and w.to_int(p.opt(w.REPLY_TURN)) != turn:
-        change.set(w.REPLY_TURN, None)
+        _set_reply_turn(change, p, None)
     change.set(w.TURN_DONE, turn)
     change.commit(server)
     return set_state(server, p, w.DONE)
 
 
+def _set_reply_turn(change: _Change, p: Pane, turn: int | None) -> None:
+    """Point the pane at its current kept reply, in the option and beside the replies.
+
+    The file copy is what lets ``roost read %N`` answer after the pane has closed.
+    """
+    change.set(w.REPLY_TURN, turn)
+    replies.mark_current(p.server_key, p.id, turn)
+
+
 def _stage_reply(change: _Change, p: Pane, turn: int, reply: bytes | None) -> None:
     if recording():
-        if reply and turn and replies.keep_reply(p.server_key, p.id, turn, reply):
-            change.set(w.REPLY_TURN, turn)
-        else:
-            change.set(w.REPLY_TURN, None)
+        kept = bool(reply and turn and replies.keep_reply(p.server_key, p.id, turn, reply))
+        _set_reply_turn(change, p, turn if kept else None)
     else:
         text = replies.truncate(reply).decode(errors="replace") if reply else None
         change.set(w.REPLY, text)

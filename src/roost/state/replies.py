@@ -60,6 +60,23 @@ def keep_sender(server_key: str, pane_id: str, turn: int, label: str) -> bool:
     return True
 
 
+def mark_current(server_key: str, pane_id: str, turn: int | None) -> None:
+    """Record which kept turn is the pane's current reply (empty once a turn said nothing)."""
+    base = pane_dir(server_key, pane_id)
+    if base is not None:
+        _write(base / "current", str(turn or "").encode())
+
+
+def current(server_key: str, pane_id: str) -> int | None:
+    """The pane's current kept turn as last marked, readable after the pane is gone."""
+    base = pane_dir(server_key, pane_id)
+    try:
+        text = (base / "current").read_text().strip() if base is not None else ""
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
 def reply(server_key: str, pane_id: str, turn: int) -> bytes | None:
     base = pane_dir(server_key, pane_id)
     if base is None:
@@ -88,6 +105,21 @@ def forget_pane(server_key: str, pane_id: str) -> bool:
     return True
 
 
+def _server_alive(key: str) -> bool:
+    """Whether the tmux server with boot key ``<start_time>-<pid>`` is still running."""
+    started, _, pid = key.partition("-")
+    if not (started.isdigit() and pid.isdigit()):
+        return False
+    try:
+        import psutil
+
+        process = psutil.Process(int(pid))
+        same = abs(process.create_time() - int(started)) < 2
+        return same and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def forget_gone(server_key: str | None, live: set[str]) -> list[Path]:
     """Remove kept replies of panes that no longer exist (and of servers that stopped)."""
     root = paths.record_dir()
@@ -97,8 +129,11 @@ def forget_gone(server_key: str | None, live: set[str]) -> list[Path]:
     for server_dir in root.iterdir():
         if not server_dir.is_dir() or server_dir.name == "events":
             continue
+        other = server_dir.name != server_key
+        if other and _server_alive(server_dir.name):
+            continue  # another socket's server is still running: its panes are not ours to judge
         for pane in server_dir.iterdir():
-            if server_dir.name != server_key or f"%{pane.name}" not in live:
+            if other or f"%{pane.name}" not in live:
                 shutil.rmtree(pane)
                 removed.append(pane)
         if not any(server_dir.iterdir()):

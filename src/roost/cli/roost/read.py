@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from roost import render
 from roost.cli.output import decode, document, notice
-from roost.errors import RoostError, UsageError
+from roost.errors import RoostError, TargetGone, UsageError
 from roost.state import panestate, replies
 from roost.state import words as w
 from roost.tmux import screen
-from roost.tmux.panes import Pane
+from roost.tmux.panes import Pane, server_key
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import resolve
 
@@ -193,7 +193,8 @@ def _fallback(server: Server, request: Request, pane: Pane, state: str | None, r
 
 def _document(
     request: Request,
-    pane: Pane,
+    pane_id: str,
+    key: str,
     state: str | None,
     reason: str | None,
     source: str,
@@ -207,7 +208,7 @@ def _document(
     document(
         "read",
         target=request.target,
-        pane=pane.id,
+        pane=pane_id,
         source=source,
         state=state,
         stale=stale,
@@ -215,14 +216,33 @@ def _document(
         turn=turn,
         text=text.rstrip("\n"),
         lossy=lossy or rewritten,
-        sent_by=replies.sender(pane.server_key, pane.id, turn) if turn is not None else None,
+        sent_by=replies.sender(key, pane_id, turn) if turn is not None else None,
     )
+
+
+def _closed_pane(server: Server, request: Request) -> int:
+    """A ``%N`` that has closed still has its kept replies: ``close`` deletes none of them."""
+    key = server_key(server) if request.target.startswith("%") else None
+    turn = request.turn or (replies.current(key, request.target) if key else None)
+    data = replies.reply(key, request.target, turn) if key and turn else None
+    if data is None:
+        raise TargetGone(f"can't find pane '{request.target}'")
+    assert key is not None and turn is not None
+    if request.as_json:
+        _document(request, request.target, key, None, None, "reply", data, turn=turn)
+    else:
+        _print_reply(request, Reply(data, turn))
+    return 0
 
 
 def run(verb: str, args: list[str]) -> int:
     request = parse(args)
     server = Server.from_env()
-    pane = agent_pane(resolve(server, request.target, w.PANE_OPTIONS).panes)
+    try:
+        resolved = resolve(server, request.target, w.PANE_OPTIONS)
+    except TargetGone:
+        return _closed_pane(server, request)
+    pane = agent_pane(resolved.panes)
     panestate.clear_if_declined(server, pane)
     state = pane.opt(w.STATE)
     reason = pane.opt(w.REASON) if state == w.ERROR else None
@@ -233,7 +253,7 @@ def run(verb: str, args: list[str]) -> int:
     if reply is None:
         data = _fallback(server, request, pane, state, reason)
         if request.as_json:
-            _document(request, pane, state, reason, "screen", data)
+            _document(request, pane.id, pane.server_key, state, reason, "screen", data)
         else:
             _write(data)
         return 0
@@ -241,7 +261,8 @@ def run(verb: str, args: list[str]) -> int:
     if request.as_json:
         _document(
             request,
-            pane,
+            pane.id,
+            pane.server_key,
             state,
             reason,
             "reply",
