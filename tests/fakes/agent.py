@@ -56,6 +56,9 @@ def main() -> None:
     parser.add_argument("--deaf", type=float, default=0.0, help="seconds after boot it reads nothing")
     parser.add_argument("--drop-reads", type=int, default=0, help="input it reads and loses after boot")
     parser.add_argument(
+        "--stall-after-paste", type=float, default=0.0, help="seconds it reads nothing after a paste"
+    )
+    parser.add_argument(
         "--exit-dialog", action="store_true", help="the exit command opens a dialog: 1 exits, Esc stays"
     )
     args = parser.parse_args()
@@ -108,6 +111,7 @@ def main() -> None:
                     chunk = data[i + len(PASTE_START) : end]
                     buf += chunk
                     write(f"[Pasted text, {len(chunk)} bytes]")
+                    time.sleep(args.stall_after_paste)
                     i = end + len(PASTE_END)
                     continue
                 ch = data[i : i + 1]

@@ -1,0 +1,220 @@
+"""``roost send [--force] [--json] [--from LABEL] TARGET MESSAGE…|-``: prompt an agent, provably.
+
+The text goes in as one bracketed paste, is confirmed on screen before Enter is pressed, and
+the Enter is confirmed to have left the input line. On a target whose badge reads done or
+idle, send then waits (bounded) for the agent's own hook to begin a new turn and names it:
+``%N TURN`` on stdout, so ``wait-done --turn`` and ``read --turn`` can ask about this prompt
+and no other. Flags go before the target; after it everything is message text, and a lone
+``-`` reads the message from stdin (for briefings longer than one argument may be).
+
+Exit codes: 0 sent; 1 usage, or the text could not be delivered (nothing was submitted);
+2 the target is gone or dead, or ``--from`` is malformed; 3 the target is blocked; 4 the text
+was submitted but no turn began (never resend: the prompt may be running).
+
+This is a hot verb: it imports the state layer only when it needs it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from dataclasses import dataclass
+
+from roost import paths
+from roost.errors import Blocked, DeliveredNoTurn, RoostError, TargetGone, UsageError
+from roost.state import words as w
+from roost.tmux import paste, targets
+from roost.tmux.panes import Pane, pane
+from roost.tmux.server import Server
+
+USAGE = "usage: roost send [--force] [--json] [--from LABEL] TARGET MESSAGE"
+READY_TIMEOUT = "@roost-send-ready-timeout"
+TURN_TIMEOUT = "@roost-send-turn-timeout"
+READY_DEFAULT, TURN_DEFAULT, TURN_MAX = 15, 10, 120
+WATCH = (w.STATE, w.TURN, w.REASON)
+TURN_POLL = 0.05
+BARE_PANE = re.compile(r"%[0-9]+")
+
+
+@dataclass
+class Call:
+    target: str
+    text: str
+    force: bool = False
+    as_json: bool = False
+    label: str | None = None
+
+
+def parse(args: list[str]) -> Call:
+    """Flags only before the target: after it, ``--force`` is just a word of the message."""
+    rest = list(args)
+    force = as_json = False
+    label = None
+    while rest and rest[0].startswith("-"):
+        flag = rest.pop(0)
+        if flag == "--force":
+            force = True
+        elif flag == "--json":
+            as_json = True
+        elif flag == "--from" and rest:
+            label = rest.pop(0)
+        else:
+            raise UsageError(USAGE)
+    # A lone "-" reads the message from stdin: one argument cannot exceed 128 KB on Linux.
+    if rest[1:] == ["-"]:
+        text = sys.stdin.buffer.read().decode(errors="surrogateescape")
+    else:
+        text = " ".join(rest[1:])
+    if len(rest) < 2 or not text:
+        raise UsageError(USAGE)
+    if label is not None:
+        label = _checked_label(label)
+    return Call(rest[0], text, force, as_json, label)
+
+
+def _checked_label(label: str) -> str:
+    """One word, at most 64 bytes, printable, not dash-first; a bare ``%N`` means ``pane:%N``."""
+    word = label.isprintable() and " " not in label and not label.startswith("-")
+    if not label or not word or len(label.encode(errors="surrogateescape")) > 64:
+        raise RoostError(
+            f"--from must be one word of at most 64 bytes, with no space or control character, "
+            f"not starting with '-' (got {label!r})",
+            exit_code=2,
+        )
+    return f"pane:{label}" if BARE_PANE.fullmatch(label) else label
+
+
+def seconds(value: str | None, default: int, most: int | None = None) -> int:
+    """A whole number of seconds from a tmux option; anything else is the default."""
+    if not value or not (value.isascii() and value.isdigit()):
+        return default
+    return int(value) if most is None else min(int(value), most)
+
+
+def _agent_pane(panes: list[Pane]) -> Pane:
+    """A window's agent pane (the active one if several), else the window's active pane."""
+    agents = [p for p in panes if p.opt(w.STATE)] or panes
+    return next((p for p in agents if p.active), agents[0])
+
+
+def _refuse_if_blocked(call: Call, state: str | None, reason: str | None) -> None:
+    if state == w.BLOCKED and not call.force:
+        why = reason or "a dialog is open"
+        raise Blocked(f"{call.target} is blocked: {why} — retry later or pass --force")
+
+
+def _turn(values: dict[str, str]) -> int:
+    return w.to_int(values.get(w.TURN)) or 0
+
+
+@dataclass
+class Outcome:
+    pane: Pane
+    state: str | None
+    started: bool = False
+    turn: int | None = None
+
+
+def _wait_for_turn(server: Server, pane_id: str, before: int, bound: int) -> Pane:
+    """The pane once its turn counter passes ``before``; exit 4 if the bound or the pane runs out."""
+    until = time.monotonic() + bound
+    while True:
+        now = pane(server, pane_id, (w.STATE, w.TURN))
+        if now is None or now.dead:
+            raise DeliveredNoTurn(
+                f"submitted to {pane_id} but the pane went away before a turn began — do not resend"
+            )
+        if (w.to_int(now.opt(w.TURN)) or 0) > before:
+            return now
+        if time.monotonic() >= until:
+            raise DeliveredNoTurn(f"submitted to {pane_id} but no turn began within {bound}s — do not resend")
+        time.sleep(TURN_POLL)
+
+
+def _deliver(server: Server, call: Call, target: Pane, data: bytes) -> Outcome:
+    """Paste, submit and (for a done or idle agent) watch a turn begin, holding the pane's lock."""
+    ready = seconds(target.opt(READY_TIMEOUT), READY_DEFAULT)
+    bound = seconds(target.opt(TURN_TIMEOUT), TURN_DEFAULT, TURN_MAX)
+    first = paste.look(server, target.id, WATCH)
+    if first is None or first.dead:
+        raise TargetGone(f"pane {target.id} is gone")
+    before = first.values.get(w.STATE) or None
+    _refuse_if_blocked(call, before, first.values.get(w.REASON))
+    try:
+        shown = paste.deliver(server, first, data, time.monotonic() + ready)
+    except paste.PaneGone as error:
+        raise TargetGone(f"pane {target.id} went away before the text was delivered") from error
+    except paste.NotDelivered as error:
+        raise RoostError(str(error)) from error
+    try:
+        left = paste.submit(server, shown, ready)
+    except paste.PaneGone as error:
+        raise DeliveredNoTurn(f"submitted to {target.id} but the pane went away — do not resend") from error
+    except paste.EnterUnread as error:
+        raise DeliveredNoTurn(
+            f"submitted to {target.id} but it has not read the Enter within {ready}s — do not resend"
+        ) from error
+    except paste.NotDelivered as error:
+        raise RoostError(str(error)) from error
+    state = left.values.get(w.STATE) or None
+    if before not in (w.DONE, w.IDLE) or bound == 0:
+        return Outcome(target, state)
+    if _turn(left.values) > _turn(first.values):
+        return Outcome(target, state, started=True, turn=_turn(left.values))
+    began = _wait_for_turn(server, target.id, _turn(first.values), bound)
+    return Outcome(target, began.opt(w.STATE), started=True, turn=w.to_int(began.opt(w.TURN)))
+
+
+def _named(outcome: Outcome, label: str) -> int | None:
+    """The turn to name, keeping its sender beside it; None when there is nothing to name."""
+    if not outcome.started or paths.record_dir() is None or outcome.state == w.ERROR:
+        return None
+    from roost.state import replies
+
+    try:
+        replies.keep_sender(outcome.pane.server_key, outcome.pane.id, outcome.turn, label)
+    except OSError as error:  # the prompt is already running: say so, but do not fail the send
+        sys.stderr.write(f"roost send: could not keep the sender of turn {outcome.turn}: {error}\n")
+    return outcome.turn
+
+
+def run(verb: str, args: list[str]) -> int:
+    call = parse(args)
+    server = Server.from_env()
+    resolved = targets.resolve(server, call.target, (*w.PANE_OPTIONS, READY_TIMEOUT, TURN_TIMEOUT))
+    target = _agent_pane(resolved.panes)
+    if target.dead:
+        raise TargetGone(f"pane {target.id} is dead")
+    if target.opt(w.STATE) == w.BLOCKED:
+        from roost.state import panestate
+
+        panestate.clear_if_declined(server, target)
+    _refuse_if_blocked(call, target.opt(w.STATE), target.opt(w.REASON))
+    here = server.current_pane()
+    label = call.label or (f"pane:{here}" if here else "human")
+    data = paste.clean(call.text.encode(errors="surrogateescape"))
+    if not data:
+        raise UsageError(USAGE)
+    try:
+        with paste.pane_lock(server, target.id):
+            outcome = _deliver(server, call, target, data)
+            turn = _named(outcome, label)
+    except BaseException:
+        paste.drop_buffer(server)
+        raise
+    if call.as_json:
+        from roost.cli.output import document
+
+        document(
+            "send",
+            target=call.target,
+            pane=target.id,
+            turn=turn,
+            started=outcome.started,
+            state=outcome.state,
+            sent_by=label if turn is not None else None,
+        )
+    elif turn is not None:
+        sys.stdout.write(f"{target.id} {turn}\n")
+    return 0

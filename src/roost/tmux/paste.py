@@ -1,0 +1,268 @@
+"""Putting text into a pane as one bracketed paste, proving it arrived, then submitting it.
+
+Text travels through one tmux buffer (``roost-send``) loaded from standard input, so its
+length is not limited by a command line, and it is pasted with ``-p`` (bracketed only when
+the program asked for it) and ``-d`` (the buffer is deleted as it is pasted). ``-w`` is never
+passed: a send is not copied to the system clipboard. Every send on one server shares that
+buffer, so loading and pasting happen under a lock on the server; a second lock per pane
+keeps two senders from typing into one input line at once.
+
+Arrival is judged from the outside: a pane's screen (its text, cursor and scrollback size)
+changes when its program takes a paste or a key. Text that is still waiting unread on the
+pane's terminal has not been lost, only not read yet, so it is never pasted a second time.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import struct
+import termios
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+
+from roost import paths
+from roost.tmux.server import SEP, Server, fields
+
+BUFFER = "roost-send"
+MARKERS = (b"\x1b[200~", b"\x1b[201~")
+
+BLANK_GRACE = 5.0  # how long a pane that has drawn nothing yet is left to finish booting
+REPASTE_AFTER = 1.5  # a paste read with no visible effect for this long was dropped
+ENTER_AFTER = 1.0  # an Enter read with no visible effect for this long was swallowed
+EXTRA_ENTERS = 3
+SETTLE_MAX = 0.5  # how long to let a paste finish drawing before pressing Enter
+POLLS = (0.005, 0.01, 0.02, 0.03, 0.05)  # quick first looks, then a steady pace
+
+_LOOK = ("#{pane_id}", "#{pane_dead}", "#{pane_tty}", "#{cursor_x}", "#{cursor_y}", "#{history_size}")
+
+
+class PaneGone(Exception):
+    """The pane closed, or its program exited and left it dead."""
+
+
+class NotDelivered(Exception):
+    """The text could not be shown to have reached the pane, or never left its input line."""
+
+
+class EnterUnread(Exception):
+    """Enter was pressed but the program has not read it: the text may still be submitted."""
+
+
+@dataclass(frozen=True)
+class Look:
+    """One moment of a pane: what is drawn, where the cursor is, and the watched options."""
+
+    pane_id: str
+    dead: bool
+    tty: str
+    screen: tuple[str, str, str, str]
+    values: dict[str, str]
+
+    @property
+    def blank(self) -> bool:
+        return not self.screen[0].strip()
+
+
+def clean(data: bytes) -> bytes:
+    """Remove bracketed-paste markers, so the text cannot end the paste early and be typed."""
+    while any(marker in data for marker in MARKERS):
+        for marker in MARKERS:
+            data = data.replace(marker, b"")
+    return data
+
+
+def look(server: Server, pane_id: str, watch: tuple[str, ...] = ()) -> Look | None:
+    """The pane now, in one tmux call; None when it is gone.
+
+    ``capture-pane`` goes first because it fails on a missing pane, which stops the chain;
+    ``display-message`` alone would answer for some other pane.
+    """
+    fmt = SEP.join([*_LOOK, *(f"#{{{name}}}" for name in watch)])
+    proc = server.run(
+        "capture-pane", "-p", "-t", pane_id, ";", "display-message", "-p", "-t", pane_id, fmt, check=False
+    )
+    if proc.returncode != 0:
+        return None
+    lines = proc.stdout.decode(errors="replace").split("\n")
+    if len(lines) < 2:
+        return None
+    values = fields(lines[-2], len(_LOOK) + len(watch))
+    if values[0] != pane_id:
+        return None
+    return Look(
+        pane_id=pane_id,
+        dead=values[1] == "1",
+        tty=values[2],
+        screen=("\n".join(lines[:-2]), values[3], values[4], values[5]),
+        values=dict(zip(watch, values[len(_LOOK) :], strict=False)),
+    )
+
+
+def unread(tty: str) -> int:
+    """Bytes waiting on the pane's terminal that its program has not read yet (0 if unknown)."""
+    try:
+        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return 0
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
+def _lock_path(server: Server, suffix: str) -> str:
+    socket = os.path.realpath(server.socket) if server.kind == "path" else server.socket
+    key = socket.replace("%", "%25").replace("/", "%2F")
+    return str(paths.runtime_dir() / f"send.{key}{suffix}.lock")
+
+
+@contextmanager
+def _locked(path: str) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def pane_lock(server: Server, pane_id: str) -> AbstractContextManager[None]:
+    """One sender at a time per pane, so two prompts never share an input line or a turn."""
+    return _locked(_lock_path(server, "." + pane_id.lstrip("%")))
+
+
+def _buffer_lock(server: Server) -> AbstractContextManager[None]:
+    return _locked(_lock_path(server, ""))
+
+
+def drop_buffer(server: Server) -> None:
+    """Delete the send buffer if a failed paste left it behind; nothing else is touched."""
+    with _buffer_lock(server):
+        server.run("delete-buffer", "-b", BUFFER, check=False)
+
+
+def _paste(server: Server, pane_id: str, data: bytes) -> None:
+    with _buffer_lock(server):
+        proc = server.run(
+            "load-buffer",
+            "-b",
+            BUFFER,
+            "-",
+            ";",
+            "paste-buffer",
+            "-p",
+            "-d",
+            "-b",
+            BUFFER,
+            "-t",
+            pane_id,
+            input=data,
+            check=False,
+        )
+        if proc.returncode != 0:
+            server.run("delete-buffer", "-b", BUFFER, check=False)
+            if look(server, pane_id) is None:
+                raise PaneGone(pane_id)
+            reason = proc.stderr.decode(errors="replace").strip()
+            raise NotDelivered(f"could not paste into {pane_id}: {reason}")
+
+
+def _pause(step: int) -> None:
+    time.sleep(POLLS[min(step, len(POLLS) - 1)])
+
+
+def _next(server: Server, pane_id: str, watch: tuple[str, ...]) -> Look:
+    now = look(server, pane_id, watch)
+    if now is None or now.dead:
+        raise PaneGone(pane_id)
+    return now
+
+
+def _drawn(server: Server, first: Look, until: float) -> Look:
+    """A pane that has drawn nothing yet is usually still booting, and may drop input."""
+    current, step = first, 0
+    while current.blank and time.monotonic() < until:
+        _pause(step)
+        step += 1
+        current = _next(server, first.pane_id, tuple(first.values))
+    return current
+
+
+def deliver(server: Server, first: Look, data: bytes, deadline: float) -> Look:
+    """Paste ``data`` into the pane and return how it looks once the paste shows.
+
+    It shows when the program has read it (nothing is left unread on the terminal) and the
+    screen changed: a change while the text still waits unread was the program's own doing.
+    A paste read without any visible effect is taken as dropped and pasted again after
+    ``REPASTE_AFTER``. Raises ``NotDelivered`` when ``deadline`` passes unconfirmed,
+    ``PaneGone`` if the pane goes.
+    """
+    watch = tuple(first.values)
+    before = _drawn(server, first, min(deadline, time.monotonic() + BLANK_GRACE))
+    _paste(server, first.pane_id, data)
+    pasted = time.monotonic()
+    deadline = max(deadline, pasted + REPASTE_AFTER)  # a paste always gets a fair look
+    step = 0
+    while True:
+        _pause(step)
+        step += 1
+        current = _next(server, first.pane_id, watch)
+        changed, now = current.screen != before.screen, time.monotonic()
+        read = (changed or now - pasted >= REPASTE_AFTER) and unread(current.tty) == 0
+        if changed and read:
+            return _settled(server, current, deadline)
+        if now >= deadline:
+            raise NotDelivered(f"could not confirm delivery to {first.pane_id}")
+        if read:
+            _paste(server, first.pane_id, data)
+            pasted = time.monotonic()
+
+
+def _settled(server: Server, current: Look, deadline: float) -> Look:
+    """Let the paste finish drawing, so its own echo is not mistaken for the submit."""
+    until = min(deadline, time.monotonic() + SETTLE_MAX)
+    step = 0
+    while True:
+        _pause(step)
+        step += 1
+        following = _next(server, current.pane_id, tuple(current.values))
+        if following.screen == current.screen or time.monotonic() >= until:
+            return following
+        current = following
+
+
+def submit(server: Server, pasted: Look, patience: float) -> Look:
+    """Press Enter and return the pane once the text visibly left its input line.
+
+    Left means the program read the Enter and then the screen moved or a watched option (the
+    badge) changed. An Enter read with no effect was swallowed, so it is pressed again, up to
+    ``EXTRA_ENTERS`` times (then ``NotDelivered``). An Enter still unread after ``patience``
+    seconds raises ``EnterUnread``: it may yet submit the text, so the text counts as sent.
+    """
+    pane_id, watch = pasted.pane_id, tuple(pasted.values)
+    give_up = time.monotonic() + patience
+    for _ in range(1 + EXTRA_ENTERS):
+        if server.run("send-keys", "-t", pane_id, "Enter", check=False).returncode != 0:
+            raise PaneGone(pane_id)
+        pressed, step = time.monotonic(), 0
+        while True:
+            _pause(step)
+            step += 1
+            current = _next(server, pane_id, watch)
+            changed = current.screen != pasted.screen or current.values != pasted.values
+            now = time.monotonic()
+            if not changed and now - pressed < ENTER_AFTER:
+                continue
+            if unread(current.tty) > 0:
+                if now >= give_up:
+                    raise EnterUnread(pane_id)
+                continue
+            if changed:
+                return current
+            break
+    raise NotDelivered(f"text delivered to {pane_id} but it never left the input line")

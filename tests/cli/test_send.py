@@ -1,0 +1,399 @@
+"""``roost send``: its exit codes, the ``%N TURN`` line, ``--json``, ``--from`` and its bounds.
+
+Each test drives the real ``roost`` against a throwaway tmux server, with the fake agent
+(tests/fakes/agent.py) or a plain shell in the target pane.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from pathlib import Path
+
+import pytest
+
+from roost.cli.roost.send import seconds
+from tests.cli.inpane import Shell
+from tests.conftest import Roost
+
+PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
+USAGE = "usage: roost send [--force] [--json] [--from LABEL] TARGET MESSAGE\n"
+
+
+def running(roost: Roost) -> bool:
+    return bool(roost.tmux("list-sessions", "-F", "x", check=False).strip())
+
+
+def agent(roost: Roost, log: Path, *flags: str, name: str = "agent", wait: bool = True) -> str:
+    """A fake agent in its own window, logging every byte it reads to ``log``."""
+    command = roost.fake_agent("--log", str(log), *flags)
+    pane = roost.window(name, command) if running(roost) else roost.start(command, window=name)
+    if wait:
+        roost.wait_screen(pane, "fake agent ready")
+    return pane
+
+
+def shell(roost: Roost, command: str = "sh", name: str = "sh") -> str:
+    return roost.window(name, command) if running(roost) else roost.start(command, window=name)
+
+
+def prime(roost: Roost, pane: str) -> None:
+    """A fake agent has no badge until its first prompt; that prompt is not numbered."""
+    proc = roost.run("send", pane, "first prompt")
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    wait_state(roost, pane, "done")
+
+
+def wait_state(roost: Roost, pane: str, state: str, timeout: float = 15) -> None:
+    roost.wait_for(lambda: roost.option(pane, "@roost-state") == state, timeout, f"{pane} {state}")
+
+
+def prompts(log: Path) -> list[bytes]:
+    """Every bracketed paste the agent read that was followed by an Enter, in order."""
+    data = log.read_bytes() if log.exists() else b""
+    return re.findall(re.escape(PASTE_START) + b"(.*?)" + re.escape(PASTE_END) + b"\r", data, re.DOTALL)
+
+
+def sender_file(roost: Roost, pane: str, turn: int) -> Path:
+    key = roost.tmux("display-message", "-p", "#{start_time}-#{pid}").strip()
+    return (
+        roost.root / "state" / "roost" / "panes" / key / pane.lstrip("%") / "replies" / f"{turn:06d}.sent_by"
+    )
+
+
+def set_option(roost: Roost, pane: str, name: str, value: str) -> None:
+    roost.tmux("set-option", "-p", "-t", pane, name, value)
+
+
+def assert_failed(proc, code: int, message: str) -> None:
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert proc.stdout == ""
+    assert message in proc.stderr, proc.stderr
+
+
+# --- exit 0: the turn line, numbering and sent_by -------------------------------------------
+
+
+def test_names_each_new_turn_and_keeps_its_sender(roost: Roost, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--work", "0")
+    prime(roost, pane)
+    for turn in (2, 3, 4):
+        proc = roost.run("send", pane, f"prompt {turn}")
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == f"{pane} {turn}\n"
+        assert sender_file(roost, pane, turn).read_text() == "human"
+        wait_state(roost, pane, "done")
+    assert not sender_file(roost, pane, 1).exists()  # the unnumbered first prompt keeps nothing
+    assert prompts(log) == [b"first prompt", b"prompt 2", b"prompt 3", b"prompt 4"]
+
+
+def test_json_names_the_turn(roost: Roost, tmp_path: Path) -> None:
+    pane = agent(roost, tmp_path / "log", "--work", "0", name="api")
+    prime(roost, pane)
+    doc = roost.json("send", "--json", "api", "run the tests")
+    assert doc == {
+        "schema": 1,
+        "command": "send",
+        "target": "api",
+        "pane": pane,
+        "turn": 2,
+        "started": True,
+        "state": doc["state"],
+        "sent_by": "human",
+    }
+    assert list(doc)[:2] == ["schema", "command"]
+    assert doc["state"] in ("working", "done")
+
+
+def test_plain_shell_gets_no_turn(roost: Roost) -> None:
+    pane = shell(roost)
+    roost.wait_for(lambda: roost.screen(pane).strip(), 10, "a prompt")
+    proc = roost.run("send", pane, "echo", "one", "two")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    roost.wait_screen(pane, "one two\n")
+    doc = roost.json("send", "--json", pane, "echo three")
+    assert doc == {
+        "schema": 1,
+        "command": "send",
+        "target": pane,
+        "pane": pane,
+        "turn": None,
+        "started": False,
+        "state": None,
+        "sent_by": None,
+    }
+
+
+def test_working_target_is_not_waited_for(roost: Roost, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--no-hooks")
+    set_option(roost, pane, "@roost-state", "working")
+    set_option(roost, pane, "@roost-turn", "5")
+    proc = roost.run("send", pane, "queued")
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    doc = roost.json("send", "--json", pane, "queued again")
+    assert (doc["turn"], doc["started"], doc["state"], doc["sent_by"]) == (None, False, "working", None)
+    assert prompts(log) == [b"queued", b"queued again"]
+
+
+def test_unrecorded_replies_prove_a_turn_without_naming_it(roost: Roost, tmp_path: Path) -> None:
+    pane = agent(roost, tmp_path / "log", "--work", "0")
+    prime(roost, pane)
+    proc = roost.run("send", pane, "not numbered", env={"ROOST_RECORD_DIR": ""})
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    wait_state(roost, pane, "done")
+    doc = roost.json("send", "--json", pane, "again", env={"ROOST_RECORD_DIR": ""})
+    assert (doc["turn"], doc["started"], doc["sent_by"]) == (None, True, None)
+    assert doc["state"] in ("working", "done")
+    assert not sender_file(roost, pane, 2).exists()
+
+
+ERRORING = (
+    "echo ready; while read x; do t=$(tmux display -p -t \"$TMUX_PANE\" '#{@roost-turn}'); "
+    'tmux set -p -t "$TMUX_PANE" @roost-turn $((t+1)) \\; set -p -t "$TMUX_PANE" @roost-state error; '
+    "echo failed; done"
+)
+
+
+def test_errored_turn_is_not_named(roost: Roost) -> None:
+    """A turn that began and errored at once: exit 0, started, but no number and no label."""
+    pane = shell(roost, f"sh -c {shlex.quote(ERRORING)}")
+    roost.wait_screen(pane, "ready")
+    set_option(roost, pane, "@roost-state", "idle")
+    set_option(roost, pane, "@roost-turn", "4")
+    proc = roost.run("send", pane, "fail please")
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    assert roost.option(pane, "@roost-turn") == "5"
+    set_option(roost, pane, "@roost-state", "done")
+    doc = roost.json("send", "--json", pane, "fail again")
+    assert (doc["turn"], doc["started"], doc["state"], doc["sent_by"]) == (None, True, "error", None)
+    assert not sender_file(roost, pane, 5).exists()
+    assert not sender_file(roost, pane, 6).exists()
+
+
+def test_window_target_reaches_its_agent_pane(roost: Roost, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--work", "0", name="api")
+    prime(roost, pane)
+    helper = roost.tmux("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", pane, "sh").strip()
+    roost.tmux("select-pane", "-t", helper)
+    doc = roost.json("send", "--json", "api", "to the agent")
+    assert (doc["pane"], doc["turn"]) == (pane, 2)
+    assert prompts(log)[-1] == b"to the agent"
+
+
+# --- --from ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["", "two words", "tab\there", "ctl\x01x", "del\x7fx", "-x", "--json", "x" * 65, "é" * 33, "nl\nx"],
+)
+def test_bad_from_label_is_refused_before_pasting(roost: Roost, tmp_path: Path, label: str) -> None:
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--work", "0")
+    proc = roost.run("send", "--from", label, pane, "never pasted")
+    assert_failed(proc, 2, "roost send: --from must be one word of at most 64 bytes")
+    time.sleep(0.3)
+    assert log.read_bytes() == b""
+
+
+def test_from_labels_are_kept(roost: Roost, tmp_path: Path) -> None:
+    pane = agent(roost, tmp_path / "log", "--work", "0")
+    prime(roost, pane)
+    longest = "é" * 32  # 64 bytes
+    for turn, given, kept in (
+        (2, "%12", "pane:%12"),
+        (3, "reviewer-bot", "reviewer-bot"),
+        (4, longest, longest),
+    ):
+        doc = roost.json("send", "--json", "--from", given, pane, f"prompt {turn}")
+        assert (doc["turn"], doc["sent_by"]) == (turn, kept)
+        assert sender_file(roost, pane, turn).read_text() == kept
+        wait_state(roost, pane, "done")
+
+
+def test_default_label_inside_a_pane_is_that_pane(roost: Roost, tmp_path: Path) -> None:
+    pane = agent(roost, tmp_path / "log", "--work", "0")
+    prime(roost, pane)
+    sender = Shell.open(roost)
+    proc = sender.run("send", pane, "from a pane")
+    assert (proc.returncode, proc.stdout) == (0, f"{pane} 2\n"), proc.stderr
+    assert sender_file(roost, pane, 2).read_text() == f"pane:{sender.pane}"
+    wait_state(roost, pane, "done")
+    doc = roost.json("send", "--json", pane, "from outside")
+    assert doc["sent_by"] == "human"
+    assert sender_file(roost, pane, 3).read_text() == "human"
+
+
+# --- exit 1: usage and delivery ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["api"], ["--force", "api"], ["--json"], ["--from", "me"], ["--bogus", "api", "hi"], ["api", ""]],
+)
+def test_missing_argument_is_a_usage_error(roost: Roost, args: list[str]) -> None:
+    proc = roost.run("send", *args)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", USAGE)
+
+
+def test_flags_after_the_target_are_message_text(roost: Roost, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--no-hooks")
+    set_option(roost, pane, "@roost-state", "blocked")
+    proc = roost.run("send", pane, "--force", "--json")
+    assert proc.returncode == 3
+    set_option(roost, pane, "@roost-state", "working")
+    proc = roost.run("send", pane, "--force", "--json", "--from", "x")
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    assert prompts(log) == [b"--force --json --from x"]
+
+
+def test_unconfirmed_delivery_submits_nothing(roost: Roost, tmp_path: Path) -> None:
+    """A pane that reads nothing: exit 1 after the ready timeout, pasted once, no Enter."""
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--deaf", "6")
+    roost.tmux("set-option", "-g", "@roost-send-ready-timeout", "1")
+    started = time.monotonic()
+    proc = roost.run("send", "--json", pane, "hold this")
+    assert_failed(proc, 1, f"roost send: could not confirm delivery to {pane}\n")
+    assert time.monotonic() - started < 5
+    roost.wait_for(lambda: log.exists() and PASTE_END in log.read_bytes(), 15, "the agent to read")
+    time.sleep(0.3)
+    assert log.read_bytes() == PASTE_START + b"hold this" + PASTE_END
+    assert roost.tmux("list-buffers") == ""
+
+
+def test_enter_that_never_lands_is_exit_1(roost: Roost, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--swallow-enters", "10")
+    proc = roost.run("send", pane, "stuck in the box")
+    assert_failed(proc, 1, f"roost send: text delivered to {pane} but it never left the input line\n")
+    assert log.read_bytes() == PASTE_START + b"stuck in the box" + PASTE_END + b"\r" * 4
+
+
+# --- exit 2: gone or dead ----------------------------------------------------------------------
+
+
+def test_missing_target_is_exit_2(roost: Roost) -> None:
+    shell(roost)
+    for args in (["nosuch", "hi"], ["--json", "%99", "hi"]):
+        proc = roost.run("send", *args)
+        assert_failed(proc, 2, "roost send: can't find")
+
+
+def test_no_server_is_exit_2(roost: Roost) -> None:
+    assert_failed(roost.run("send", "api", "hi"), 2, "roost send: no roost server is running")
+
+
+def test_dead_pane_is_exit_2(roost: Roost) -> None:
+    shell(roost)
+    roost.tmux("set-option", "-g", "remain-on-exit", "on")
+    pane = roost.window("dead", "true")
+    roost.wait_for(lambda: roost.option(pane, "pane_dead") == "1", 10, "the pane to die")
+    assert_failed(roost.run("send", "--json", pane, "hi"), 2, f"roost send: pane {pane} is dead\n")
+    assert roost.tmux("list-buffers") == ""
+
+
+# --- exit 3: blocked ---------------------------------------------------------------------------
+
+
+def test_blocked_target_is_refused_and_force_sends(roost: Roost, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--work", "0", "--dialog-on", "deploy")
+    prime(roost, pane)
+    assert roost.run("send", pane, "deploy now").returncode == 0
+    wait_state(roost, pane, "blocked")
+    before = log.read_bytes()
+    proc = roost.run("send", "--json", pane, "are you there")
+    assert_failed(proc, 3, f"roost send: {pane} is blocked: ")
+    assert proc.stderr.endswith(" — retry later or pass --force\n")
+    time.sleep(0.3)
+    assert log.read_bytes() == before
+    doc = roost.json("send", "--force", "--json", pane, "1")
+    assert (doc["turn"], doc["started"], doc["sent_by"]) == (None, False, None)
+    assert doc["state"] in ("blocked", "working", "done")
+    wait_state(roost, pane, "done")
+    assert prompts(log)[-1] == b"1"
+
+
+def test_declined_dialog_no_longer_blocks(roost: Roost, tmp_path: Path) -> None:
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text("")
+    pane = agent(
+        roost, tmp_path / "log", "--work", "0", "--dialog-on", "deploy", "--transcript", str(transcript)
+    )
+    prime(roost, pane)
+    assert roost.run("send", pane, "deploy now").returncode == 0
+    wait_state(roost, pane, "blocked")
+    time.sleep(1.1)
+    roost.tmux("send-keys", "-t", pane, "Escape")  # declined: the agent fires no hook
+    roost.wait_for(lambda: "declined" in transcript.read_text(), 10, "the decline")
+    proc = roost.run("send", pane, "carry on")
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+
+
+# --- exit 4: submitted, no turn ------------------------------------------------------------------
+
+
+def test_no_turn_began_is_exit_4(roost: Roost, tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--work", "0", "--no-start")
+    prime(roost, pane)
+    roost.tmux("set-option", "-g", "@roost-send-turn-timeout", "01")
+    started = time.monotonic()
+    proc = roost.run("send", "--json", pane, "ignored prompt")
+    assert_failed(proc, 4, f"roost send: submitted to {pane} but no turn began within 1s — do not resend\n")
+    assert 1 <= time.monotonic() - started < 6
+    assert prompts(log)[-1] == b"ignored prompt"
+
+
+def test_enter_left_unread_is_exit_4(roost: Roost, tmp_path: Path) -> None:
+    """The program took the paste, then stopped reading: the Enter may still submit it later."""
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--work", "0", "--stall-after-paste", "4")
+    roost.tmux("set-option", "-g", "@roost-send-ready-timeout", "1")
+    proc = roost.run("send", "--json", pane, "slow reader")
+    assert_failed(proc, 4, f"roost send: submitted to {pane} but it has not read the Enter within 1s")
+    roost.wait_for(lambda: log.read_bytes().endswith(b"\r"), 15, "the Enter to be read")
+    assert log.read_bytes() == PASTE_START + b"slow reader" + PASTE_END + b"\r"
+
+
+def test_pane_that_dies_after_submit_is_exit_4(roost: Roost) -> None:
+    shell(roost)
+    pane = roost.window("oneshot", "sh -c 'echo ready; read x'")
+    roost.wait_screen(pane, "ready")
+    set_option(roost, pane, "@roost-state", "idle")
+    proc = roost.run("send", pane, "last words")
+    assert_failed(proc, 4, f"roost send: submitted to {pane} but the pane went away")
+    assert roost.tmux("list-buffers") == ""
+
+
+# --- the two bounds ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(None, 10), ("", 10), ("abc", 10), ("1.5", 10), ("-5", 10), ("+5", 10), (" 5", 10), ("٣", 10),
+     ("08", 8), ("00", 0), ("0", 0), ("120", 120), ("121", 120), ("999", 120), ("0007", 7)],
+)  # fmt: skip
+def test_turn_timeout_parsing(value: str | None, expected: int) -> None:
+    assert seconds(value, 10, 120) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, 15), ("abc", 15), ("30", 30), ("030", 30), ("1", 1)])
+def test_ready_timeout_parsing(value: str | None, expected: int) -> None:
+    assert seconds(value, 15) == expected
+
+
+def test_turn_timeout_zero_turns_the_wait_off(roost: Roost, tmp_path: Path) -> None:
+    pane = agent(roost, tmp_path / "log", "--work", "0", "--no-start")
+    prime(roost, pane)
+    roost.tmux("set-option", "-g", "@roost-send-turn-timeout", "00")
+    started = time.monotonic()
+    doc = roost.json("send", "--json", pane, "no wait")
+    assert (doc["turn"], doc["started"], doc["sent_by"]) == (None, False, None)
+    assert time.monotonic() - started < 3
