@@ -5,10 +5,16 @@ from __future__ import annotations
 import os
 
 from roost.agents import manifest
-from roost.hook.events import HookEvent
+from roost.hook import owner
+from roost.hook.events import HookEvent, translate
 from roost.state import panestate
 from roost.state import words as w
 from roost.tmux.server import Server
+
+# What a subagent's event may do: show that a dialog is open, or that work goes on. It never
+# starts, ends or fails the pane's turn, and never publishes a reply: it was not addressed to
+# whoever is waiting on this pane.
+SUBAGENT_ACTIONS = ("blocked", "tool", "working")
 
 
 def _context(pane_id: str) -> str:
@@ -20,22 +26,32 @@ def _context(pane_id: str) -> str:
 
 
 def handle(harness: str, payload: dict) -> str | None:
-    """Apply the event to this process's pane; returns text for the agent's context, if any."""
+    """Apply the event to its pane; returns text for the agent's context, if any.
+
+    An event the manifest ignores costs no tmux call; one that changes nothing costs one read.
+    """
     pane_id = os.environ.get("TMUX_PANE")
-    if not pane_id or not os.environ.get("TMUX"):
+    tmux = os.environ.get("TMUX")
+    if not pane_id or not tmux:
         return None
     agent = manifest.load(harness)
     if agent is None:
         return None
-    event = HookEvent.parse(payload)
-    if event.agent_id:
-        return None  # a subagent's events are not the pane's: its output was not addressed to us
+    hook = agent.raw.get("hook", {})
+    event = HookEvent.parse(translate(payload, hook.get("fields", {})))
     action = agent.action(event.name, event.notification)
-    server = Server(os.environ["TMUX"].split(",")[0])
+    if action == "ignore" or (event.agent_id and action not in SUBAGENT_ACTIONS):
+        return None
+    server = Server(tmux.split(",")[0])
+    shared = owner.runs_in_shared_process(tuple(hook.get("shared_process", ())))
+    if shared:
+        pane_id = owner.pane_holding(server, event.session_id)
+        if pane_id is None:
+            return None
     pane = panestate.read(server, pane_id)
     if pane is None:
         return None
-    if event.session_id and event.cwd and os.path.isabs(event.cwd):
+    if not shared and not event.agent_id and event.session_id and event.cwd and os.path.isabs(event.cwd):
         panestate.identify(server, pane, event.session_id, event.cwd, agent.name, event.transcript)
     if action == "prompt" or action == "working":
         panestate.set_state(server, pane, w.WORKING)
@@ -52,5 +68,5 @@ def handle(harness: str, payload: dict) -> str | None:
     elif action == "error":
         panestate.fail_turn(server, pane, event.error or "the turn failed")
     elif action == "identify":
-        return _context(pane_id) if agent.raw.get("session_context", True) else None
+        return _context(pane.id) if agent.raw.get("session_context", True) else None
     return None

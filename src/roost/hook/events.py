@@ -1,7 +1,9 @@
 """Reading an agent's hook event: the few fields roost uses, in the shape adapters send.
 
 Claude Code's payload is the common shape; the other adapters (codex, opencode, copilot, pi)
-translate their own events into it before calling ``rosterd-hook``.
+translate their own events into it before calling ``rosterd-hook``. A harness that cannot
+(its hook program is fixed) names its own field names in its manifest's ``[hook.fields]``
+table, and ``translate`` renames them: per-harness knowledge stays data.
 """
 
 from __future__ import annotations
@@ -10,6 +12,17 @@ from dataclasses import dataclass
 
 # Fields of a tool's input that say best what a permission dialog asks for, in order.
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "url", "pattern", "query", "description")
+
+
+def translate(payload: dict, fields: dict[str, str]) -> dict:
+    """``payload`` with each host field renamed to its Claude name; Claude's own keys win."""
+    if not fields:
+        return payload
+    renamed = dict(payload)
+    for host, claude in fields.items():
+        if host in payload and claude not in payload:
+            renamed[claude] = payload[host]
+    return renamed
 
 
 @dataclass(frozen=True)

@@ -1,32 +1,70 @@
 """The ``rosterd-hook`` entry point.
 
 Usage: ``rosterd-hook [HARNESS]`` with the event as JSON on stdin; HARNESS defaults to
-``claude``, whose settings name the bare command. Everything it does is bounded: a watchdog
-ends the process at 800 ms with exit 0 whatever it was doing.
+``claude``, whose settings name the bare command. Everything it does is bounded: the contract
+is exit 0 within 800 ms of being started, so a watchdog ends the process 700 ms after it
+started (interpreter start-up included, the rest left for exiting), and takes any tmux client
+it was waiting on down with it, whatever it was doing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import sys
+import time
 
-DEADLINE = 0.8
+DEADLINE = 0.7
+# The least the watchdog allows, so a process that started late still gets to try.
+FLOOR = 0.05
+HARNESS = re.compile(r"[a-z0-9_-]{1,32}")
+
+
+def _age() -> float:
+    """Seconds since this process started, from /proc; 0 where that cannot be read."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+
+
+def _children() -> list[int]:
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return []
+    pids: list[int] = []
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children") as children:
+                pids += [int(pid) for pid in children.read().split()]
+        except (OSError, ValueError):
+            continue
+    return pids
 
 
 def _give_up(_signum: int, _frame: object) -> None:
+    # A hung tmux client must not outlive the hook that started it.
+    for pid in _children():
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     os._exit(0)
 
 
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGALRM, _give_up)
-    signal.setitimer(signal.ITIMER_REAL, DEADLINE)
+    signal.setitimer(signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
     args = sys.argv[1:] if argv is None else argv
     harness = args[0] if args else "claude"
     try:
         payload = json.loads(sys.stdin.buffer.read() or b"{}")
-        if isinstance(payload, dict):
+        if isinstance(payload, dict) and HARNESS.fullmatch(harness):
             from roost.hook.apply import handle
 
             context = handle(harness, payload)

@@ -1,0 +1,61 @@
+"""Which pane a hook event belongs to.
+
+Normally it is ``$TMUX_PANE``: the agent runs in a pane and its hooks inherit the pane's
+environment. Some harnesses run every agent's hooks in one shared background process (codex's
+managed ``app-server``), which carries the environment of whichever pane started it. A manifest
+names such processes in ``[hook] shared_process``; when one of them is among the hook's
+ancestors, ``$TMUX_PANE`` proves nothing, and the event is taken only by a pane that already
+says it holds that session. Naming no pane is better than badging another agent's.
+"""
+
+from __future__ import annotations
+
+import os
+
+from roost.state import words as w
+from roost.tmux.server import SEP, Server, TmuxError
+
+MAX_HOPS = 64
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return [part.decode(errors="replace") for part in f.read().split(b"\0") if part]
+    except OSError:
+        return []
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def runs_in_shared_process(markers: tuple[str, ...]) -> bool:
+    """True when an ancestor's command line has one of ``markers`` as a whole argument."""
+    if not markers:
+        return False
+    wanted = set(markers)
+    pid = os.getppid()
+    for _ in range(MAX_HOPS):
+        if pid <= 1:
+            return False
+        if wanted.intersection(_cmdline(pid)):
+            return True
+        pid = _parent(pid)
+    return False
+
+
+def pane_holding(server: Server, session_id: str | None) -> str | None:
+    """The one pane whose recorded session is ``session_id``; None when none or several."""
+    if not session_id:
+        return None
+    try:
+        out = server.out("list-panes", "-a", "-F", SEP.join(["#{pane_id}", f"#{{{w.SESSION_ID}}}"]))
+    except TmuxError:
+        return None
+    found = [line.split(SEP)[0] for line in out.splitlines() if line.endswith(SEP + session_id)]
+    return found[0] if len(found) == 1 else None

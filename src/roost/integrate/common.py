@@ -1,0 +1,139 @@
+"""What every integration shares: where its files are, the hook command, safe writes, reports."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from roost.agents import manifest
+from roost.agents.manifest import Manifest
+from roost.errors import RoostError
+
+INSTALLED, NOT_INSTALLED, OUTDATED = "installed", "not installed", "outdated"
+HOOK = "rosterd-hook"
+HARNESS = re.compile(r"[a-z0-9_-]{1,32}")
+
+# manifest ``[hook] kind`` -> module under roost.integrate that defines ``make(manifest)``
+KINDS = {"claude-settings": "claude", "codex-hooks": "codex", "asset": "asset"}
+
+
+class NoIntegration(RoostError):
+    """The harness is unknown, or roost has no adapter for it."""
+
+
+@dataclass
+class Report:
+    """One harness's integration as ``status`` sees it."""
+
+    harness: str
+    state: str
+    paths: list[Path] = field(default_factory=list)
+    detail: str = ""
+
+    @property
+    def line(self) -> str:
+        where = ", ".join(str(p) for p in self.paths)
+        text = f"{self.harness}: {self.state}"
+        if where:
+            text += f" ({where})"
+        return text + (f" — {self.detail}" if self.detail else "")
+
+
+class Integration(Protocol):
+    def install(self) -> list[str]: ...
+    def uninstall(self) -> list[str]: ...
+    def status(self) -> Report: ...
+
+
+def names() -> list[str]:
+    """Every harness roost can integrate, in name order."""
+    return sorted(n for n, m in manifest.load_all().items() if m.raw.get("hook", {}).get("kind") in KINDS)
+
+
+def integration(harness: str) -> Integration:
+    agent = manifest.load(harness) if HARNESS.fullmatch(harness) else None
+    if agent is None:
+        raise NoIntegration(f"unknown harness '{harness}' (one of: {', '.join(names())})")
+    kind = agent.raw.get("hook", {}).get("kind", "none")
+    if kind not in KINDS:
+        raise NoIntegration(
+            f"roost has no adapter for {harness}: an agent there can badge itself with "
+            "`roost reply` and `roost state`"
+        )
+    module = importlib.import_module(f"roost.integrate.{KINDS[kind]}")
+    return module.make(agent)
+
+
+def location(agent: Manifest) -> Path:
+    """The first of the manifest's ``dirs`` whose ``$VARIABLES`` are all set; ``~`` is $HOME."""
+    for candidate in agent.raw["hook"]["dirs"]:
+        parts = candidate.split("/")
+        if any(p.startswith("$") and not os.environ.get(p[1:]) for p in parts):
+            continue
+        expanded = [os.environ[p[1:]] if p.startswith("$") else p for p in parts]
+        return Path(os.path.expanduser("/".join(expanded)))
+    raise RoostError(f"cannot tell where {agent.name} keeps its configuration (set HOME)")
+
+
+def hook_program() -> str:
+    """The program a host runs: bare ``rosterd-hook`` when PATH finds this very one.
+
+    The bare name is what Claude's documented settings show, and it survives reinstalling
+    roost elsewhere on PATH; the absolute path is used only when PATH would not find this
+    installation's hook at all (roost in a virtualenv that is not on PATH).
+    """
+    ours = Path(sys.executable).parent / HOOK
+    found = shutil.which(HOOK)
+    return HOOK if found and Path(found).resolve() == ours.resolve() else str(ours)
+
+
+def hook_command(harness: str | None) -> str:
+    """``hook_program`` as a shell command line, with the harness argument when one is needed."""
+    base = shlex.quote(hook_program())
+    return f"{base} {harness}" if harness else base
+
+
+def is_hook_command(command: object) -> bool:
+    """Whether a host's command line runs ``rosterd-hook``: the mark of roost's own entries."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return bool(words) and os.path.basename(words[0]) == HOOK
+
+
+def read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise RoostError(f"cannot read {path}: {error}") from error
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace ``path`` atomically, keeping its mode; a host never reads half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".roost")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

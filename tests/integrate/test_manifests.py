@@ -1,0 +1,51 @@
+"""Every packaged agent manifest loads, and names only actions the hook engine knows."""
+
+from __future__ import annotations
+
+import pytest
+
+from roost.agents import manifest
+from roost.integrate import KINDS, names
+
+LAUNCHER = ("codex", "gemini", "opencode", "cursor-agent", "amp", "copilot", "droid", "grok", "pi", "omp")
+HOOK_KINDS = (*KINDS, "none")
+
+
+def packaged() -> dict[str, manifest.Manifest]:
+    return {path.stem: manifest._from_toml(path) for path in sorted(manifest.PACKAGED.glob("*.toml"))}
+
+
+def test_the_ten_launcher_agents_and_claude_have_manifests() -> None:
+    assert set(packaged()) == {"claude", *LAUNCHER}
+
+
+@pytest.mark.parametrize("name", sorted({"claude", *LAUNCHER}))
+def test_a_manifest_loads_and_names_only_known_actions(name: str) -> None:
+    agent = packaged()[name]
+    assert agent.name == name
+    assert agent.binaries, "every agent is launched by a binary"
+    assert all(action in manifest.ACTIONS for action in agent.events.values())
+    assert all(action in manifest.ACTIONS for action in agent.notifications.values())
+    hook = agent.raw["hook"]
+    assert hook["kind"] in HOOK_KINDS
+    if hook["kind"] != "none":
+        assert hook["dirs"] and hook["file"]
+        assert agent.events, "an agent with an adapter maps its events"
+    for event in hook.get("install", ()):
+        assert event in agent.events or event == "Notification", event
+    if agent.resume_command:
+        assert agent.resume_command.split()[0] in agent.binaries
+    if agent.exit_command:
+        assert agent.exit_command.startswith("/")
+
+
+def test_the_integrations_are_the_five_with_adapters() -> None:
+    assert names() == ["claude", "codex", "copilot", "opencode", "pi"]
+
+
+def test_no_two_agents_share_a_binary() -> None:
+    seen: dict[str, str] = {}
+    for name, agent in packaged().items():
+        for binary in (*agent.binaries, *agent.aliases):
+            assert binary not in seen, f"{binary} is both {seen[binary]} and {name}"
+            seen[binary] = name
