@@ -140,7 +140,9 @@ def check(claim: Claim) -> str | None:
         problem = process and _process_problem(process)
         if problem:
             return problem
-    if claim.activity is not None and claim.activity not in CLAIMABLE_WORDS:
+    if claim.activity is not None and (
+        not isinstance(claim.activity, str) or claim.activity not in CLAIMABLE_WORDS
+    ):
         return f"activity {claim.activity!r} cannot be claimed"
     if claim.event is not None and (
         not isinstance(claim.event, str) or not 0 < len(claim.event) <= _EVENT_LIMIT

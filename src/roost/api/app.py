@@ -1,0 +1,41 @@
+"""The Starlette app: every route in one table, built around the services it is given.
+
+The shortest use (the daemon does this once per listener)::
+
+    app = create_app(Services(live, token, time.time, started_at=time.time()))
+    uvicorn.Server(uvicorn.Config(auth.via(app, auth.UNIX), ...))
+"""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Route
+
+from roost.api import actions, errors, openapi, reads, streams
+from roost.api.auth import BearerAuth
+from roost.api.services import Services
+
+ROUTES = (
+    Route("/snapshot", reads.snapshot, methods=["GET"]),
+    Route("/events", streams.events, methods=["GET"]),
+    Route("/changes", streams.changes, methods=["GET"]),
+    Route("/sessions/{key}", reads.session, methods=["GET"]),
+    Route("/sessions/{key}/explain", reads.explain, methods=["GET"]),
+    Route("/sessions/{key}/name", actions.name, methods=["POST"]),
+    Route("/claim", actions.claim, methods=["POST"]),
+    Route("/register", actions.register, methods=["POST"]),
+    Route("/status", reads.status, methods=["GET"]),
+    Route("/openapi.json", openapi.route, methods=["GET"]),
+)
+
+
+def create_app(services: Services) -> Starlette:
+    """One app for every listener; each listener marks its requests (see :mod:`roost.api.auth`)."""
+    app = Starlette(
+        routes=list(ROUTES),
+        middleware=[Middleware(BearerAuth, token=services.token)],
+        exception_handlers=errors.HANDLERS,
+    )
+    app.state.services = services
+    return app

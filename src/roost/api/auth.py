@@ -1,0 +1,56 @@
+"""Who may call the API: unix-socket peers, and TCP clients that present the loopback token.
+
+The unix socket is 0600 in a 0700 directory, so only the owner can connect: its peers are
+trusted. Each listener marks the requests it accepts with how they came in; a request with
+no mark is treated as TCP, so a listener wired without :func:`via` fails closed.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from roost.api import errors
+
+PEER = "rosterd.peer"
+UNIX, TCP = "unix", "tcp"
+
+
+def via(app: ASGIApp, peer: str) -> ASGIApp:
+    """The app as one listener serves it: every request marked with how it arrived."""
+
+    async def marked(scope: Scope, receive: Receive, send: Send) -> None:
+        await app({**scope, PEER: peer}, receive, send)
+
+    return marked
+
+
+class BearerAuth:
+    """ASGI middleware: a TCP request needs ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or scope.get(PEER) == UNIX:
+            await self.app(scope, receive, send)
+            return
+        problem = self._problem(scope)
+        if problem is None:
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": problem})
+            return
+        await errors.response(401, problem)(scope, receive, send)
+
+    def _problem(self, scope: Scope) -> str | None:
+        header = dict(scope.get("headers", ())).get(b"authorization")
+        if header is None:
+            return "a bearer token is required (see loopback.token beside rosterd.toml)"
+        scheme, _, presented = header.partition(b" ")
+        if scheme.lower() != b"bearer" or not hmac.compare_digest(presented.strip(), self._token):
+            return "the bearer token is wrong"
+        return None

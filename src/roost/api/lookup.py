@@ -1,0 +1,32 @@
+"""Finding a session from what a caller typed: a key, a pid on this node, or a unique name.
+
+An ambiguous name lists the candidates and never guesses.
+"""
+
+from __future__ import annotations
+
+from roost.api.errors import Conflict, NotFound
+from roost.detect import procs
+from roost.roster import Roster, records
+
+
+def resolve(roster: Roster, key: str) -> str:
+    """The session key ``key`` refers to; NotFound or Conflict (ambiguous name) otherwise."""
+    if roster.record(key) is not None:
+        return key
+    everyone = roster.records()
+    if key.isascii() and key.isdigit():
+        pid = int(key)
+        live = [r.session_key for r in everyone if r.pid == pid and r.liveness != records.ENDED]
+        if live:
+            return live[0]
+        process = procs.identity(pid)
+        found = roster.find(process) if process else None
+        if found:
+            return found
+    named = [r.session_key for r in everyone if r.name == key]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        raise Conflict(f"the name {key!r} is ambiguous", candidates=named)
+    raise NotFound(f"no session {key!r}")

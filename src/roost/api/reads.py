@@ -1,0 +1,63 @@
+"""Routes that read the roster: the snapshot, one session, its explain view, the node's status."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from roost import __version__
+from roost.api import services
+from roost.api.errors import NotFound
+from roost.api.lookup import resolve
+from roost.roster import records, to_json
+from roost.roster.times import to_wire
+
+
+async def snapshot(request: Request) -> JSONResponse:
+    return JSONResponse(services.of(request).live.roster.snapshot())
+
+
+async def session(request: Request) -> JSONResponse:
+    roster = services.of(request).live.roster
+    record = roster.record(resolve(roster, request.path_params["key"]))
+    if record is None:
+        raise NotFound(f"no session {request.path_params['key']!r}")
+    return JSONResponse(to_json(record))
+
+
+async def explain(request: Request) -> JSONResponse:
+    roster = services.of(request).live.roster
+    view = roster.explain(resolve(roster, request.path_params["key"]))
+    if view is None:
+        raise NotFound(f"no session {request.path_params['key']!r}")
+    return JSONResponse(view)
+
+
+async def status(request: Request) -> JSONResponse:
+    """This node: who it is, its status epoch, how many sessions in which activity, its version."""
+    daemon = services.of(request)
+    roster = daemon.live.roster
+    everyone = roster.records()
+    live = [record for record in everyone if record.liveness != records.ENDED]
+    activity = Counter(record.activity for record in live)
+    now = daemon.clock()
+    return JSONResponse(
+        {
+            "node": roster.node,
+            "node_id": roster.node_id,
+            "status_epoch": roster.status_epoch,
+            "seq": roster.head,
+            "version": __version__,
+            "started_at": to_wire(daemon.started_at),
+            "uptime_s": round(now - daemon.started_at, 3),
+            "counts": {
+                "sessions": len(live),
+                **{word: activity.get(word, 0) for word in records.ACTIVITIES},
+                "ended": len(everyone) - len(live),
+            },
+            "streams": daemon.live.streams,
+            **daemon.facts,
+        }
+    )

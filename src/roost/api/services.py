@@ -1,0 +1,34 @@
+"""What the API is built around, passed in explicitly: no route reaches for a global."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.requests import Request
+
+from roost.daemon.live import Live
+from roost.roster.times import Clock
+
+KEEPALIVE = 15.0
+"""Seconds between SSE comments on a quiet stream, so a dead client is noticed and dropped."""
+
+
+@dataclass(frozen=True)
+class Services:
+    """The live roster, the loopback token, the clock, and what ``/status`` reports about the
+    daemon (``facts``: its listeners, how long the rebuild took)."""
+
+    live: Live
+    token: str
+    clock: Clock
+    started_at: float
+    max_streams: int = 64
+    keepalive: float = KEEPALIVE
+    facts: Mapping[str, Any] = field(default_factory=dict)
+
+
+def of(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services

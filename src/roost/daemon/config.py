@@ -1,0 +1,175 @@
+"""``rosterd.toml``: the daemon's settings, every key optional, every section the spec names.
+
+It lives at ``${XDG_CONFIG_HOME}/roost/rosterd.toml`` unless ``--config PATH`` names another
+file; a missing file means every default. A key this version does not know is an error rather
+than silently ignored: a misspelt ``loopback_port`` must not quietly bind the default port.
+"""
+
+from __future__ import annotations
+
+import socket
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from roost import paths
+from roost.errors import RoostError
+
+FILE = "rosterd.toml"
+
+
+class ConfigError(RoostError):
+    """The config file cannot be read or says something impossible."""
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str = field(default_factory=socket.gethostname)
+    port: int = 8791
+    listen: str = "tailscale"
+    loopback_port: int = 8790
+
+
+@dataclass(frozen=True)
+class Swarm:
+    static_peers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Runner:
+    default_permission_policy: str = "attention"
+    idle_timeout_s: int = 1800
+    suspend_on_needs_attention: bool = False
+    resume_on_crash: bool = True
+    max_resumes_per_hour: int = 6
+    recap: bool = True
+
+
+@dataclass(frozen=True)
+class Sources:
+    files: bool = False
+    scan_interval_ms: int = 2000
+
+
+@dataclass(frozen=True)
+class Api:
+    max_streams: int = 64
+    """Open SSE streams at most; one more is refused with 429 rather than starving the loop."""
+
+
+@dataclass(frozen=True)
+class Harness:
+    adapter: str | None = None
+    extension: bool = False
+    gate_timeout_s: int = 3600
+
+
+def _default_harnesses() -> dict[str, Harness]:
+    return {
+        "claude": Harness(adapter="claude-agent-acp"),
+        "codex": Harness(adapter="codex-acp"),
+        "pi": Harness(adapter="pi-acp", extension=True),
+    }
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole file. ``path`` is where it was (or would be) read from; secrets live beside it."""
+
+    path: Path
+    node: Node = field(default_factory=Node)
+    swarm: Swarm = field(default_factory=Swarm)
+    runner: Runner = field(default_factory=Runner)
+    sources: Sources = field(default_factory=Sources)
+    api: Api = field(default_factory=Api)
+    harness: dict[str, Harness] = field(default_factory=_default_harnesses)
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+
+def default_path() -> Path:
+    return paths.config_home() / FILE
+
+
+_KINDS: dict[str, type | tuple[type, ...]] = {"int": int, "bool": bool, "str": str}
+
+
+def _value(where: str, kind: str, value: Any) -> Any:
+    """One value checked against its field's annotation (written as text: ``from __future__``)."""
+    if kind == "tuple[str, ...]":
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"{where} must be a list of strings")
+        return tuple(value)
+    if kind == "str | None":
+        kind = "str"
+    expected = _KINDS[kind]
+    if not isinstance(value, expected) or (kind == "int" and isinstance(value, bool)):
+        raise ConfigError(f"{where} must be {'an' if kind == 'int' else 'a'} {kind}, got {value!r}")
+    return value
+
+
+def _section(cls: type, name: str, table: Any) -> Any:
+    if not isinstance(table, dict):
+        raise ConfigError(f"[{name}] must be a table")
+    known = {f.name: f for f in fields(cls)}
+    values = {}
+    for key, value in table.items():
+        if key not in known:
+            raise ConfigError(f"unknown key {key!r} in [{name}]; known: {', '.join(known)}")
+        values[key] = _value(f"[{name}] {key}", str(known[key].type), value)
+    return cls(**values)
+
+
+def _check(config: Config) -> Config:
+    for where, port in (
+        ("[node] loopback_port", config.node.loopback_port),
+        ("[node] port", config.node.port),
+    ):
+        if not 1 <= port <= 65535:
+            raise ConfigError(f"{where} must be a TCP port (1-65535), got {port}")
+    if config.sources.scan_interval_ms < 100:
+        raise ConfigError("[sources] scan_interval_ms must be at least 100")
+    if config.api.max_streams < 1:
+        raise ConfigError("[api] max_streams must be at least 1")
+    if config.runner.default_permission_policy not in ("auto", "attention"):
+        raise ConfigError("[runner] default_permission_policy must be auto or attention")
+    return config
+
+
+def load(path: Path | None = None) -> Config:
+    """The config at ``path`` (default: the XDG location); defaults for whatever it leaves out."""
+    path = path or default_path()
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        if path != default_path():
+            raise ConfigError(f"no config file at {path}") from None
+        return Config(path)
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    sections: dict[str, Any] = {"path": path}
+    for name, cls in (
+        ("node", Node),
+        ("swarm", Swarm),
+        ("runner", Runner),
+        ("sources", Sources),
+        ("api", Api),
+    ):
+        if name in data:
+            sections[name] = _section(cls, name, data.pop(name))
+    if "harness" in data:
+        table = data.pop("harness")
+        if not isinstance(table, dict):
+            raise ConfigError("[harness] must be a table of [harness.NAME] tables")
+        sections["harness"] = {
+            **_default_harnesses(),
+            **{name: _section(Harness, f"harness.{name}", value) for name, value in table.items()},
+        }
+    if data:
+        raise ConfigError(f"unknown section [{next(iter(data))}] in {path}")
+    return _check(Config(**sections))

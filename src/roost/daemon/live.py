@@ -1,0 +1,141 @@
+"""The roster as the running daemon holds it: claims in, changes out to every open stream.
+
+Everything here runs on the daemon's one event loop, so applying a claim, announcing its
+changes and replaying history to a new subscriber never interleave: a subscriber that asks
+for everything after seq N gets exactly that and then every later change, none twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Iterable
+
+from roost.roster import Change, Claim, Outcome, Roster
+from roost.roster.changes import SNAPSHOT
+from roost.roster.times import Clock
+
+STREAM_BACKLOG = 1024
+"""Changes a slow subscriber may fall behind by; past that it is sent one fresh snapshot."""
+
+
+class Stream:
+    """One subscriber's queue of changes. A subscriber that falls too far behind is not cut
+    off: its backlog is dropped and its next read is a ``snapshot`` change to start over from."""
+
+    def __init__(self, live: Live, backlog: int) -> None:
+        self._live = live
+        self._backlog = backlog
+        self._pending: deque[Change] = deque()
+        self._wake = asyncio.Event()
+        self._behind = False
+        self.closed = False
+
+    def push(self, changes: Iterable[Change]) -> None:
+        self._pending.extend(changes)
+        if len(self._pending) > self._backlog:
+            self._pending.clear()
+            self._behind = True
+        self._wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake.set()
+
+    async def next(self, timeout: float) -> tuple[Change, ...] | None:
+        """The changes waiting (after at most ``timeout`` seconds: possibly none), or None once
+        the daemon is shutting down."""
+        if not self._pending and not self._behind and not self.closed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+        self._wake.clear()
+        if self.closed:
+            return None
+        if self._behind:
+            self._behind = False
+            self._pending.clear()
+            return self._live.roster.changes_since(None)
+        batch = tuple(self._pending)
+        self._pending.clear()
+        return batch
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._live.unsubscribe(self)
+
+
+class Live:
+    """Applies claims, wakes subscribers, and ticks the roster when a lease or linger ends."""
+
+    def __init__(self, roster: Roster, clock: Clock, backlog: int = STREAM_BACKLOG) -> None:
+        self.roster = roster
+        self._clock = clock
+        self._backlog = backlog
+        self._streams: set[Stream] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    @property
+    def streams(self) -> int:
+        return len(self._streams)
+
+    def apply(self, claim: Claim) -> Outcome:
+        outcome = self.roster.apply(claim)
+        self._announce(outcome.changes)
+        return outcome
+
+    def apply_all(self, claims: Iterable[Claim]) -> list[Outcome]:
+        return [self.apply(claim) for claim in claims]
+
+    def subscribe(
+        self, since: int | None = None, status_epoch: int | None = None, *, replay: bool = True
+    ) -> Stream:
+        """A new stream, first holding what the subscriber missed (a snapshot when ``since``
+        cannot be replayed), then every change as it happens."""
+        stream = Stream(self, self._backlog)
+        if self._closed:
+            stream.close()
+            return stream
+        if replay:
+            stream.push(self.roster.changes_since(since, status_epoch))
+        self._streams.add(stream)
+        return stream
+
+    def unsubscribe(self, stream: Stream) -> None:
+        self._streams.discard(stream)
+
+    def close(self) -> None:
+        """End every stream (the daemon is stopping) and stop the lease timer."""
+        self._closed = True
+        for stream in list(self._streams):
+            stream.close()
+        self._streams.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _announce(self, changes: Iterable[Change]) -> None:
+        batch = tuple(change for change in changes if change.event != SNAPSHOT)
+        if batch:
+            for stream in self._streams:
+                stream.push(batch)
+        self._arm()
+
+    def _arm(self) -> None:
+        """Sleep until the roster next has something to expire, not in a polling loop."""
+        if self._closed:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        deadline = self.roster.deadline()
+        if deadline is None:
+            return
+        delay = max(0.0, deadline - self._clock())
+        self._timer = asyncio.get_running_loop().call_later(delay, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        self._announce(self.roster.tick())

@@ -1,0 +1,116 @@
+"""``run_daemon(config)``: wire the roster, the scan and the API, serve until told to stop.
+
+One asyncio loop does everything: the same app is served on the unix socket and on
+127.0.0.1, the scan runs on a timer, leases expire on the roster's own deadline, and
+SIGTERM or SIGINT end the streams, close the listeners and remove the socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+import uvicorn
+
+from roost.agents import manifest
+from roost.api import Services, auth, create_app
+from roost.daemon import listen, runtime, secrets
+from roost.daemon.config import Config
+from roost.daemon.live import Live
+from roost.daemon.rebuild import Observer
+from roost.detect.identify import Names
+from roost.detect.scan import Scanner
+from roost.roster import Roster
+from roost.tmux.server import Server
+
+GRACE = 2.0
+"""Seconds a stopping daemon lets open requests finish before it drops them."""
+
+
+def _server(app: object) -> uvicorn.Server:
+    config = uvicorn.Config(
+        app,  # type: ignore[arg-type]
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        proxy_headers=False,
+        server_header=False,
+        timeout_graceful_shutdown=GRACE,
+    )
+    config.load()
+    server = uvicorn.Server(config)
+    # startup()/shutdown() without serve(): serve() would poll a flag every 100 ms and install its
+    # own signal handlers; this daemon sleeps until a signal or a request wakes it.
+    server.lifespan = config.lifespan_class(config)
+    return server
+
+
+def run_daemon(config: Config) -> int:
+    """Serve until SIGTERM or SIGINT; returns the exit status."""
+    return asyncio.run(_serve(config))
+
+
+async def _serve(config: Config) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):  # from the start: a signal mid-startup is clean too
+        loop.add_signal_handler(signum, stop.set)
+    keys = secrets.load(config.directory)
+    held = listen.lock()
+    api_path = runtime.api_socket()
+    listeners: list[tuple[uvicorn.Server, socket.socket]] = []
+    bound = False
+    try:
+        unix_sock = listen.unix(api_path)
+        bound = True
+        tcp_sock = listen.loopback(config.node.loopback_port)
+        clock = time.time
+        started_at = clock()
+        live = Live(Roster(config.node.name, keys.node_id, clock), clock)
+        scanner = Scanner(Server.from_env(), Names(manifest.load_all().values()))
+        observer = Observer(scanner, live)
+        rebuilt = observer.rebuild()
+        facts = {
+            "listen": {"unix": str(api_path), "loopback": f"{listen.LOOPBACK}:{config.node.loopback_port}"},
+            "rebuild": {"ms": round(rebuilt.seconds * 1000, 1), "sessions": rebuilt.sessions},
+        }
+        app = create_app(Services(live, keys.token, clock, started_at, config.api.max_streams, facts=facts))
+        for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
+            server = _server(auth.via(app, peer))
+            await server.startup(sockets=[sock])
+            listeners.append((server, sock))
+        sys.stderr.write(
+            f"rosterd: serving unix:{api_path} and http://{facts['listen']['loopback']}; roster rebuilt "
+            f"in {facts['rebuild']['ms']} ms ({rebuilt.sessions} sessions)\n"
+        )
+        sys.stderr.flush()
+        await _until(stop, observer, config.sources.scan_interval_ms / 1000)
+        live.close()
+        for server, sock in listeners:
+            await server.shutdown(sockets=[sock])
+        return 0
+    finally:
+        if bound:
+            _remove(api_path)
+        held.close()
+
+
+async def _until(stop: asyncio.Event, observer: Observer, interval: float) -> None:
+    """Scan on the timer until ``stop`` is set."""
+    scanning = asyncio.create_task(observer.every(interval))
+    try:
+        await stop.wait()
+    finally:
+        scanning.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await scanning
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()

@@ -1,0 +1,92 @@
+"""The daemon's secrets, kept beside its config with mode 0600 and created on first run.
+
+- ``loopback.token``: the bearer every TCP client must present (unix-socket peers need none,
+  the socket itself is 0600).
+- ``node.key``: this node's identity, ``{"id": …, "key": …}``. The id is part of every session
+  key, so it must survive restarts: a daemon rebuilt after ``kill -9`` derives the same keys.
+  The key is 32 random bytes, usable later as a signing seed without changing the id.
+
+A secret file readable by anyone else is refused, not repaired: whoever could read it may
+already hold it, and the owner should know.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from roost import paths
+from roost.errors import RoostError
+
+TOKEN = "loopback.token"
+NODE_KEY = "node.key"
+
+
+class SecretError(RoostError):
+    """A secret file is unsafe or unreadable."""
+
+
+@dataclass(frozen=True)
+class Secrets:
+    token: str
+    node_id: str
+
+
+def _create(path: Path, content: str) -> None:
+    """Write ``path`` atomically, mode 0600, unless it already exists (a racing daemon won)."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(content)
+        with contextlib.suppress(FileExistsError):
+            os.link(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _read(path: Path, make: str) -> str:
+    if not path.exists():
+        _create(path, make)
+    try:
+        info = path.stat()
+    except OSError as error:
+        raise SecretError(f"cannot read {path}: {error}") from None
+    if info.st_uid != os.getuid():
+        raise SecretError(f"{path} belongs to another user")
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        raise SecretError(f"{path} is readable by others (mode {stat.S_IMODE(info.st_mode):o}); chmod 600 it")
+    return path.read_text().strip()
+
+
+def token(directory: Path) -> str:
+    """The loopback bearer token, created if missing."""
+    value = _read(directory / TOKEN, secrets.token_urlsafe(32) + "\n")
+    if len(value) < 16:
+        raise SecretError(f"{directory / TOKEN} holds no usable token")
+    return value
+
+
+def node_id(directory: Path) -> str:
+    """This node's id, from ``node.key`` (created if missing)."""
+    fresh = json.dumps({"id": secrets.token_hex(8), "key": secrets.token_hex(32)}) + "\n"
+    path = directory / NODE_KEY
+    try:
+        doc = json.loads(_read(path, fresh))
+        ident = doc["id"]
+    except (ValueError, KeyError, TypeError):
+        raise SecretError(f"{path} is not a node key") from None
+    if not isinstance(ident, str) or not ident or ":" in ident:
+        raise SecretError(f"{path} holds no usable node id")
+    return ident
+
+
+def load(directory: Path) -> Secrets:
+    """Both secrets, creating the directory (0700) and the files on first run."""
+    paths.private_mkdir(directory)
+    return Secrets(token(directory), node_id(directory))

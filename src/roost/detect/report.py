@@ -1,0 +1,133 @@
+"""Turning what a scan pass saw into claims, sending each observation once.
+
+Which process a pane's session is rooted at: its topmost known agent when one runs, else the
+pane's own process (a custom program that badges itself with ``roost state``). The same rule
+on every pass and after every restart gives the same session key for the same processes.
+
+A pass claims only what changed since the last pass (and, for badges, what the record does
+not already say), so an idle machine produces no claims and no change events. A session
+whose process is gone is ended; a pane badge that disappeared leaves its session idle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from roost.detect import badges, procs
+from roost.detect.scan import Agent, Observation, PaneSighting
+from roost.roster import Claim, ProcessId, Roster, records
+from roost.roster.precedence import HOOK, SCAN
+
+INTERACTIVE = "interactive"
+GONE = "exit"
+"""Why a session whose process vanished ended: the scan cannot tell a crash from an exit."""
+
+
+def _tmux(sighting: PaneSighting, socket: str) -> dict[str, Any]:
+    pane = sighting.pane
+    return {
+        "socket": socket,
+        "server": pane.server_key,
+        "session": pane.session,
+        "window": pane.window_id,
+        "window_index": pane.window_index,
+        "window_name": pane.window_name,
+        "pane": pane.id,
+    }
+
+
+class Reporter:
+    """Remembers what it last claimed per process, so only changes become claims."""
+
+    def __init__(self) -> None:
+        self._scanned: dict[ProcessId, str] = {}
+        self._badged: dict[ProcessId, badges.Badge] = {}
+
+    def claims(self, observation: Observation, roster: Roster) -> list[Claim]:
+        """The claims one pass adds, in the order to apply them."""
+        out: list[Claim] = []
+        seen: set[ProcessId] = set()
+        for sighting in observation.panes:
+            out += self._pane(sighting, observation, roster, seen)
+        for agent in observation.outside:
+            seen.add(agent.process)
+            fields = {"harness": agent.harness, "cwd": agent.cwd, "tty": agent.tty, "lane": INTERACTIVE}
+            out += self._scan(agent.process, agent.ancestors, agent.started_at, fields, observation.at)
+        out += ended(roster.records(), observation.at)
+        for memory in (self._scanned, self._badged):
+            for gone in set(memory) - seen:
+                del memory[gone]
+        return out
+
+    def _pane(
+        self, sighting: PaneSighting, observation: Observation, roster: Roster, seen: set[ProcessId]
+    ) -> list[Claim]:
+        agent: Agent | None = sighting.agent
+        badge = badges.read(sighting.pane)
+        root = agent.process if agent else sighting.root
+        if badge is None and agent is None and root not in self._badged:
+            return []
+        seen.add(root)
+        ancestors = agent.ancestors if agent else ()
+        started_at = agent.started_at if agent else sighting.started_at
+        fields = {
+            "harness": agent.harness if agent else None,
+            "lane": INTERACTIVE,
+            "tty": sighting.pane.tty or None,
+            "tmux": _tmux(sighting, observation.socket),
+        }
+        if agent and agent.cwd:
+            fields["cwd"] = agent.cwd
+        out = self._scan(root, ancestors, started_at, fields, observation.at)
+        key = roster.find(root)
+        record = roster.record(key) if key else None
+        previous = self._badged.get(root)
+        if badge is not None and badge != previous:
+            self._badged[root] = badge
+            if not badges.shows(badge, record):
+                received = min(badge.since or observation.at, observation.at)
+                out.append(
+                    Claim(
+                        HOOK,
+                        received,
+                        process=root,
+                        ancestors=ancestors,
+                        activity=badge.word,
+                        event=badge.event,
+                        fields=badge.claim_fields(),
+                        started_at=started_at,
+                    )
+                )
+        elif badge is None and previous is not None:
+            del self._badged[root]
+            if record is not None and record.activity != records.IDLE:
+                out.append(Claim(HOOK, observation.at, process=root, activity="idle", event=badges.CLEARED))
+        return out
+
+    def _scan(
+        self,
+        process: ProcessId,
+        ancestors: tuple[ProcessId, ...],
+        started_at: float,
+        fields: dict[str, Any],
+        at: float,
+    ) -> list[Claim]:
+        signature = repr(sorted(fields.items()))
+        if self._scanned.get(process) == signature:
+            return []
+        self._scanned[process] = signature
+        return [Claim(SCAN, at, process=process, ancestors=ancestors, fields=fields, started_at=started_at)]
+
+
+def ended(live: Iterable[records.Record], at: float) -> list[Claim]:
+    """End every live session whose process is gone, checked against /proc at this moment so a
+    process that started after the scan's table was read is never ended by mistake."""
+    out = []
+    for record in live:
+        if record.liveness == records.ENDED:
+            continue
+        process = ProcessId(record.pid, record.start_ticks)
+        if not procs.alive(process):
+            out.append(Claim(SCAN, at, process=process, ended=GONE))
+    return out

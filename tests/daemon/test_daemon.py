@@ -1,0 +1,162 @@
+"""The daemon process: its files and their modes, its listeners, its lock, its shutdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import time
+
+import psutil
+
+from roost.daemon import cli
+from roost.daemon.main import GRACE
+from tests.daemon.fixture import Daemon
+
+
+def mode(path: os.PathLike[str]) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_secrets_and_socket_are_private_and_created_on_first_run(running: Daemon) -> None:
+    assert mode(running.socket) == 0o600
+    assert stat.S_ISSOCK(os.stat(running.socket).st_mode)
+    for name in ("loopback.token", "node.key"):
+        assert mode(running.config_dir / name) == 0o600
+    assert len(running.token) >= 32
+    node = json.loads((running.config_dir / "node.key").read_text())
+    assert running.get("/status")["node_id"] == node["id"]
+
+
+def test_secrets_survive_a_restart(running: Daemon) -> None:
+    token, node_id = running.token, running.get("/status")["node_id"]
+    assert running.stop() == 0
+    running.start()
+    assert running.token == token
+    assert running.get("/status")["node_id"] == node_id
+
+
+def test_binds_only_loopback_and_its_socket(running: Daemon) -> None:
+    assert running.proc is not None
+    process = psutil.Process(running.proc.pid)
+    inet = [c for c in process.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+    assert [(c.laddr.ip, c.laddr.port) for c in inet] == [("127.0.0.1", running.port)]
+    unix = [c.laddr for c in process.net_connections(kind="unix") if c.laddr]
+    assert str(running.socket) in unix
+
+
+def test_sigterm_and_sigint_stop_cleanly_and_remove_the_socket(daemon: Daemon) -> None:
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        daemon.start()
+        assert daemon.stop(signum) == 0
+        assert not daemon.socket.exists()
+
+
+def test_sigterm_ends_open_streams(running: Daemon) -> None:
+    with running.unix(timeout=20) as client, client.stream("GET", "/changes") as response:
+        lines = response.iter_lines()
+        assert next(lines).startswith("id: ")
+        began = time.monotonic()
+        assert running.stop() == 0
+        stopped = time.monotonic() - began
+        assert list(lines)[-1] == ""  # the stream ended cleanly, after its last frame
+    print(f"stopped in {stopped * 1000:.0f} ms with a stream open")
+    assert stopped < GRACE  # the stream was ended, not waited on until the grace ran out
+
+
+def test_a_second_daemon_refuses_to_start(running: Daemon) -> None:
+    second = running.spawn()
+    assert second.wait(20) == 1
+    assert "already running" in running.log.read_text()
+    assert running.get("/status")["status_epoch"]  # the first one still answers
+
+
+def test_a_stale_socket_from_a_killed_daemon_is_replaced(running: Daemon) -> None:
+    assert running.stop(signal.SIGKILL) == -signal.SIGKILL
+    assert running.socket.exists()
+    running.start()
+    assert mode(running.socket) == 0o600
+
+
+def test_an_unknown_config_key_is_refused(daemon: Daemon) -> None:
+    daemon.settings = {"node": {"loopback-port": 1}}
+    daemon.write_config()
+    proc = daemon.spawn()
+    assert proc.wait(20) == 1
+    assert "unknown key 'loopback-port' in [node]" in daemon.log.read_text()
+
+
+def test_a_bad_config_value_is_refused(daemon: Daemon) -> None:
+    daemon.settings = {"node": {"loopback_port": "8790"}}
+    daemon.write_config()
+    assert daemon.spawn().wait(20) == 1
+    assert "[node] loopback_port must be an int" in daemon.log.read_text()
+
+
+def test_config_path_is_taken_from_the_command_line(daemon: Daemon) -> None:
+    other = daemon.roost.root / "elsewhere" / "rosterd.toml"
+    other.parent.mkdir()
+    other.write_text(f"[node]\nloopback_port = {daemon.port}\nname = 'elsewhere'\n")
+    daemon.proc = daemon.spawn("--config", str(other))
+    daemon.wait_ready()
+    assert daemon.get("/status")["node"] == "elsewhere"
+    assert mode(other.parent / "loopback.token") == 0o600  # secrets live beside the config
+
+
+def test_a_missing_config_named_on_the_command_line_is_an_error(daemon: Daemon) -> None:
+    assert daemon.spawn("--config", str(daemon.roost.root / "nope.toml")).wait(20) == 1
+    assert "no config file at" in daemon.log.read_text()
+
+
+def test_usage(daemon: Daemon) -> None:
+    assert daemon.spawn("--bogus").wait(20) == 1
+    assert daemon.log.read_text().startswith("usage: rosterd daemon [--config PATH]")
+
+
+def test_a_token_readable_by_others_is_refused(daemon: Daemon) -> None:
+    daemon.config_dir.mkdir(parents=True)
+    token = daemon.config_dir / "loopback.token"
+    token.write_text("x" * 43 + "\n")
+    token.chmod(0o644)
+    daemon.write_config()
+    assert daemon.spawn().wait(20) == 1
+    assert "readable by others" in daemon.log.read_text()
+
+
+def test_the_port_in_use_is_reported(daemon: Daemon) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", daemon.port))
+        taken.listen()
+        daemon.write_config()
+        assert daemon.spawn().wait(20) == 1
+    assert f"cannot listen on 127.0.0.1:{daemon.port}" in daemon.log.read_text()
+
+
+def test_the_dispatcher_can_list_the_verb() -> None:
+    assert cli.USAGE == (("daemon [--config PATH]", "run the daemon in the foreground"),)
+
+
+def test_rosterd_socket_moves_the_api_socket(daemon: Daemon) -> None:
+    moved = daemon.runtime / "elsewhere.sock"
+    daemon.write_config()
+    daemon.roost.env["ROSTERD_SOCKET"] = str(moved)
+    proc = daemon.spawn()
+    try:
+        daemon.wait_for(moved.exists, what="the moved socket")
+        assert mode(moved) == 0o600
+        assert not daemon.socket.exists()
+    finally:
+        proc.terminate()  # early, maybe mid-startup: the shutdown is clean all the same
+        assert proc.wait(20) == 0
+    assert not moved.exists()
+
+
+def test_a_file_where_the_socket_goes_is_left_alone(daemon: Daemon) -> None:
+    daemon.socket.parent.mkdir(mode=0o700, parents=True)
+    daemon.socket.write_text("not a socket")
+    daemon.write_config()
+    assert daemon.spawn().wait(20) == 1
+    assert "something that is not a socket is there" in daemon.log.read_text()
+    assert daemon.socket.read_text() == "not a socket"

@@ -1,0 +1,208 @@
+"""The process scan against real processes: fake agents (scripts named like a known binary),
+wrapped agents (``ROOST_AGENT``), agents outside tmux, and the claims a pass produces."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roost.agents.manifest import load_all
+from roost.detect import identify
+from roost.detect.identify import Names
+from roost.detect.report import Reporter
+from roost.detect.scan import Observation, PaneSighting, Scanner
+from roost.roster import Roster
+from roost.tmux.server import Server
+from tests.conftest import Roost
+from tests.daemon.fixture import Daemon, pid_start_ticks
+
+SLEEPER = f"""#!{sys.executable}
+import subprocess, sys, time
+if len(sys.argv) > 1:
+    subprocess.Popen(sys.argv[1:])
+time.sleep(600)
+"""
+
+
+@pytest.fixture
+def names() -> Names:
+    return Names(load_all().values())
+
+
+@pytest.fixture
+def fakes(tmp_path: Path) -> Path:
+    """A directory of fake agents: ``claude`` and ``codex`` are symlinks to a sleeping script,
+    and ``gemini`` is a script with no execute bit, for ``python3 gemini``."""
+    script = tmp_path / "fakes" / "sleeper.py"
+    script.parent.mkdir()
+    script.write_text(SLEEPER)
+    script.chmod(0o755)
+    for name in ("claude", "codex"):
+        (script.parent / name).symlink_to(script)
+    (script.parent / "gemini").write_text(SLEEPER)
+    return script.parent
+
+
+@pytest.fixture
+def outside() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Processes a test starts outside tmux; killed afterwards."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        proc.kill()
+        proc.wait(10)
+
+
+def scanner(roost: Roost, names: Names) -> Scanner:
+    return Scanner(Server(roost.socket), names)
+
+
+def in_pane(observation: Observation, pane: str) -> PaneSighting | None:
+    return next((s for s in observation.panes if s.pane.id == pane), None)
+
+
+def children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as listing:
+        return [int(child) for child in listing.read().split()]
+
+
+# What a process is, by its command line (no processes needed)
+
+
+@pytest.mark.parametrize(
+    ("name", "argv", "agent"),
+    [
+        ("claude", ["claude", "--resume", "x"], "claude"),
+        ("node", ["claude-code"], "claude"),
+        ("node", ["node", "/usr/lib/node_modules/@openai/codex/bin/codex.js", "exec"], "codex"),
+        ("node", ["node", "--no-warnings", "/usr/local/bin/gemini"], "gemini"),
+        ("bun", ["bun", "run", "/opt/amp/amp.ts"], "amp"),
+        ("deno", ["deno", "run", "-A", "/x/opencode.mjs"], "opencode"),
+        ("python3", ["/usr/bin/python3", "-u", "/home/me/bin/pi"], "pi"),
+        ("python3.11", ["python3.11", "-m", "droid.cli"], "droid"),
+        ("sh", ["sh", "-c", "FOO=1 exec /usr/bin/cursor-agent --x"], "cursor-agent"),
+        ("bash", ["bash", "-c", "env A=1 copilot"], "copilot"),
+        ("sh", ["sh", "-c", "roost state working; sleep 1"], None),
+        ("python3", ["python3", "-c", "import claude"], None),
+        ("python3", ["python3", "/x/pytest"], None),
+        ("bash", ["bash"], None),
+        ("sh", ["sh", "-c", "'unbalanced"], None),
+        ("vim", ["vim", "claude.md"], None),
+    ],
+)
+def test_by_command(names: Names, name: str, argv: list[str], agent: str | None) -> None:
+    assert identify.by_command(names, name, argv) == agent
+
+
+def test_by_environment(names: Names) -> None:
+    assert identify.by_environment(names, {"ROOST_AGENT": "codex"}) == "codex"
+    assert identify.by_environment(names, {"ROOST_AGENT": "not-an-agent"}) is None
+    assert identify.by_environment(names, {}) is None
+
+
+# Real processes in a real tmux server
+
+
+def test_a_fake_claude_in_a_pane_is_found(roost: Roost, names: Names, fakes: Path) -> None:
+    pane = roost.start(str(fakes / "claude"))
+    pane_pid = int(roost.option(pane, "pane_pid"))
+    sighting = roost.wait_for(lambda: (s := in_pane(scanner(roost, names).observe(), pane)) and s.agent and s)
+    assert sighting.agent.harness == "claude"
+    assert sighting.root.pid == pane_pid
+    assert sighting.agent.process.start_ticks == pid_start_ticks(sighting.agent.process.pid)
+    chain = [sighting.agent.process.pid, *(p.pid for p in sighting.agent.ancestors)]
+    assert chain[-1] == pane_pid  # the ancestors run up to the pane's own process
+    assert sighting.agent.cwd == os.path.realpath(sighting.agent.cwd or "")
+
+
+def test_a_wrapped_agent_names_itself_with_roost_agent(roost: Roost, names: Names) -> None:
+    pane = roost.start("env ROOST_AGENT=codex sleep 600")
+    sighting = roost.wait_for(lambda: (s := in_pane(scanner(roost, names).observe(), pane)) and s.agent and s)
+    assert sighting.agent.harness == "codex"
+    assert Path(f"/proc/{sighting.agent.process.pid}/comm").read_text().strip() == "sleep"
+    assert sighting.agent.ancestors[-1].pid == int(roost.option(pane, "pane_pid"))
+
+
+def test_a_script_run_by_an_interpreter_is_found(roost: Roost, names: Names, fakes: Path) -> None:
+    pane = roost.start(f"{sys.executable} {fakes / 'gemini'}")
+    sighting = roost.wait_for(lambda: (s := in_pane(scanner(roost, names).observe(), pane)) and s.agent and s)
+    assert sighting.agent.harness == "gemini"
+
+
+def test_a_plain_pane_has_no_agent(roost: Roost, names: Names) -> None:
+    pane = roost.start("sleep 600")
+    sighting = roost.wait_for(lambda: in_pane(scanner(roost, names).observe(), pane))
+    assert sighting.agent is None
+
+
+def test_agents_outside_tmux_are_found_topmost_only(
+    roost: Roost, names: Names, fakes: Path, outside: list[subprocess.Popen[bytes]]
+) -> None:
+    parent = subprocess.Popen([str(fakes / "claude"), str(fakes / "codex")])
+    outside.append(parent)
+    child = roost.wait_for(lambda: children(parent.pid), what="the nested codex")[0]
+    observation = scanner(roost, names).observe()
+    found = {agent.process.pid: agent for agent in observation.outside}
+    assert found[parent.pid].harness == "claude"
+    assert child not in found  # a harness under another collapses into it
+    assert all(agent.process.pid != os.getpid() for agent in observation.outside)
+
+
+# Claims from a pass
+
+
+def test_a_pass_claims_once_and_ends_what_is_gone(
+    roost: Roost, names: Names, fakes: Path, outside: list[subprocess.Popen[bytes]]
+) -> None:
+    proc = subprocess.Popen([str(fakes / "claude")])
+    outside.append(proc)
+    scan = scanner(roost, names)
+    roster = Roster("test", "n0", time.time)
+    reporter = Reporter()
+    first = [c for c in reporter.claims(scan.observe(), roster) if c.process and c.process.pid == proc.pid]
+    assert [(c.source, c.fields["harness"]) for c in first] == [("scan", "claude")]
+    for claim in first:
+        assert roster.apply(claim).accepted
+    again = [c for c in reporter.claims(scan.observe(), roster) if c.process and c.process.pid == proc.pid]
+    assert again == []
+    proc.kill()
+    proc.wait(10)
+    gone = [c for c in reporter.claims(scan.observe(), roster) if c.process and c.process.pid == proc.pid]
+    assert [(c.source, c.ended) for c in gone] == [("scan", "exit")]
+
+
+# Through the daemon
+
+
+def test_the_daemon_reports_scanned_agents_and_ends_them(
+    roost: Roost, daemon: Daemon, fakes: Path, outside: list[subprocess.Popen[bytes]]
+) -> None:
+    in_tmux = roost.start(str(fakes / "claude"))
+    wrapped = roost.window("wrapped", "env ROOST_AGENT=codex sleep 600")
+    loose = subprocess.Popen([str(fakes / "claude")])
+    outside.append(loose)
+    daemon.start()
+
+    def by_pane(pane: str) -> dict[str, Any] | None:
+        return daemon.record_where(lambda r: (r.get("tmux") or {}).get("pane") == pane and r["harness"])
+
+    claude = daemon.wait_for(lambda: by_pane(in_tmux), what="claude in a pane")
+    codex = daemon.wait_for(lambda: by_pane(wrapped), what="wrapped codex")
+    assert (claude["harness"], claude["sources"], claude["lane"]) == ("claude", ["scan"], "interactive")
+    assert codex["harness"] == "codex"
+    assert Path(f"/proc/{codex['pid']}/comm").read_text().strip() == "sleep"
+    free = daemon.wait_for(lambda: daemon.record_where(lambda r: r["pid"] == loose.pid), what="outside agent")
+    assert (free["harness"], free["tmux"]) == ("claude", None)
+    loose.kill()
+    loose.wait(10)
+    ended = daemon.wait_for(
+        lambda: (r := daemon.get(f"/sessions/{free['session_key']}")) and r["liveness"] == "ended" and r
+    )
+    assert ended["ended_reason"] == "exit"
