@@ -1,0 +1,251 @@
+"""Tier 3: the real Claude Code and Codex CLIs from npm, in roost panes, against fake model APIs.
+
+Each agent runs in the ``roost`` fixture's sandbox (private tmux server, HOME, XDG dirs) and
+talks only to a fake API the test serves on 127.0.0.1, so real hooks, real permission dialogs
+and real screens are exercised with no network. The CLIs are installed once per machine by
+``scripts/install-test-agents``; when npm cannot install them the whole tier is skipped.
+
+Set ``ROOST_RECORD_SCREENS=1`` to save what each agent's screen looks like in each state under
+``tests/fixtures/screens/<agent>/<state>.txt`` (``tmux capture-pane -p -e``) while the tests run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BIN, Roost
+from tests.fakes.anthropic_api import AnthropicAPI
+from tests.fakes.model_api import ModelAPI
+from tests.fakes.responses_api import ResponsesAPI
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT_BIN = REPO / ".cache" / "agents" / "node_modules" / ".bin"
+SCREENS = REPO / "tests" / "fixtures" / "screens"
+API_KEY = "sk-ant-roost-tests-0123456789abcdefghijklmn"
+START_TIMEOUT = 30
+TURN_TIMEOUT = 60
+
+# What the agents must not do on a test machine: reach out for updates, telemetry or surveys.
+CLAUDE_QUIET = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+}
+TIMINGS: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def agent_bin() -> Path:
+    """The installed CLIs' bin directory; the tier is skipped when npm cannot install them."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed, so the real agent CLIs cannot be installed")
+    proc = subprocess.run(
+        [str(REPO / "scripts" / "install-test-agents")], capture_output=True, text=True, timeout=900
+    )
+    if proc.returncode != 0:
+        pytest.skip(
+            f"scripts/install-test-agents could not install the agent CLIs: {proc.stderr.strip()[-400:]}"
+        )
+    return AGENT_BIN
+
+
+@dataclass
+class AgentPane:
+    """One real agent running in a roost pane, and what a test needs to watch it."""
+
+    roost: Roost
+    name: str  # the agent, and the name of its window
+    pane: str
+    project: Path
+    api: ModelAPI
+
+    def screen(self) -> str:
+        return self.roost.screen(self.pane)
+
+    def state(self) -> str:
+        return self.roost.option(self.pane, "@roost-state")
+
+    def wait(self, predicate: Callable[[], object], timeout: float, what: str) -> float:
+        """``wait_until``, with the agent's screen and badge in the failure message."""
+        try:
+            return wait_until(predicate, timeout, what)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\nbadge: {self.state()!r}\nscreen:\n{self.screen()}") from None
+
+    def wait_state(self, word: str, timeout: float = TURN_TIMEOUT) -> None:
+        self.wait(lambda: self.state() == word, timeout, f"{self.pane} to be {word}")
+
+    def keys(self, *keys: str) -> None:
+        self.roost.tmux("send-keys", "-t", self.pane, *keys)
+
+    def events(self) -> list[dict]:
+        """This pane's lines in the events log, oldest first (``roost events --pane``)."""
+        proc = self.roost.run("events", "--pane", self.pane)
+        assert proc.returncode == 0, proc.stderr
+        return [json.loads(line) for line in proc.stdout.splitlines()]
+
+    def transitions(self) -> list[tuple[str | None, str | None]]:
+        return [(e["from"], e["to"]) for e in self.events() if e["event"] == "state"]
+
+    def record(self, state: str) -> None:
+        """Keep this screen as ``tests/fixtures/screens/<agent>/<state>.txt`` when recording."""
+        if not os.environ.get("ROOST_RECORD_SCREENS"):
+            return
+        text = self.roost.tmux("capture-pane", "-p", "-e", "-t", self.pane)
+        target = SCREENS / self.name / f"{state}.txt"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+    def timed(self, what: str, seconds: float) -> None:
+        TIMINGS.append(f"{self.name}: {what} {seconds:.2f}s")
+
+
+def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> float:
+    """Poll ``predicate``; returns the seconds it took, fails the test on timeout."""
+    began = time.monotonic()
+    deadline = began + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return time.monotonic() - began
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def _integrate(roost: Roost, harness: str) -> None:
+    """Install roost's hooks the way a user does: ``rosterd integrate install HARNESS``."""
+    proc = subprocess.run(
+        [str(BIN / "rosterd"), "integrate", "install", harness],
+        capture_output=True,
+        text=True,
+        env=roost.env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, f"rosterd integrate install {harness}: {proc.stderr}"
+
+
+def _stop_strays(home: Path) -> None:
+    """End any process left running from the test's HOME (codex's app-server daemon), by PID."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(home) in command:
+            with contextlib.suppress(OSError):
+                os.kill(int(proc.name), signal.SIGTERM)
+
+
+def _start(roost: Roost, name: str, project: Path, command: str) -> str:
+    proc = roost.run("new", "-d", "-s", "main", "-n", name, "-c", str(project), command)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+@pytest.fixture
+def anthropic_api() -> Iterator[AnthropicAPI]:
+    api = AnthropicAPI()
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def responses_api() -> Iterator[ResponsesAPI]:
+    api = ResponsesAPI()
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def claude(roost: Roost, anthropic_api: AnthropicAPI, agent_bin: Path) -> Iterator[AgentPane]:
+    """Claude Code at its idle prompt in window ``claude``, hooks installed, first-run screens skipped."""
+    home = Path(roost.env["HOME"])
+    project = (roost.root / "project").resolve()
+    project.mkdir()
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "hasSeenAutoDefaultNotice": True,
+                "hasSeenAutoDefaultNudge": True,
+                "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    # Claude 2.1.332 defaults to "auto" mode, which runs `touch x` without asking.
+    settings.write_text(json.dumps({"permissions": {"defaultMode": "default"}}))
+    _integrate(roost, "claude")
+    env = {"ANTHROPIC_BASE_URL": anthropic_api.url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_QUIET}
+    command = shlex.join(["exec", "env", *(f"{k}={v}" for k, v in env.items()), str(agent_bin / "claude")])
+    began = time.monotonic()
+    pane = _start(roost, "claude", project, command)
+    agent = AgentPane(roost, "claude", pane, project, anthropic_api)
+    agent.wait(
+        lambda: "? for shortcuts" in agent.screen() and roost.option(pane, "@roost-harness") == "claude",
+        START_TIMEOUT,
+        "Claude Code's idle prompt and its SessionStart hook",
+    )
+    agent.timed("start to idle prompt", time.monotonic() - began)
+    yield agent
+    _stop_strays(home)
+
+
+@pytest.fixture
+def codex(roost: Roost, responses_api: ResponsesAPI, agent_bin: Path) -> Iterator[AgentPane]:
+    """Codex at its idle prompt in window ``codex``, hooks installed, the folder trusted."""
+    home = Path(roost.env["HOME"])
+    project = (roost.root / "project").resolve()
+    project.mkdir()
+    codex_home = home / ".codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        f"""model = "gpt-fake"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.fake]
+name = "Fake"
+base_url = "{responses_api.url}/v1"
+wire_api = "responses"
+
+[projects."{project}"]
+trust_level = "trusted"
+"""
+    )
+    _integrate(roost, "codex")
+    command = shlex.join(["exec", str(agent_bin / "codex")])
+    began = time.monotonic()
+    pane = _start(roost, "codex", project, command)
+    agent = AgentPane(roost, "codex", pane, project, responses_api)
+    agent.wait(lambda: "? for shortcuts" in agent.screen(), START_TIMEOUT, "Codex's idle prompt")
+    agent.timed("start to idle prompt", time.monotonic() - began)
+    yield agent
+    _stop_strays(home)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if TIMINGS:
+        terminalreporter.write_sep("-", "real agent timings")
+        for line in TIMINGS:
+            terminalreporter.write_line(line)

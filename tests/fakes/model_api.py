@@ -1,0 +1,178 @@
+"""What the fake model APIs share: a scripted "model" and a threaded loopback HTTP server.
+
+The real agent CLIs (tier 3) talk to these instead of a provider. The model is a script: it
+looks only at the newest user text of a request and answers with a text reply, a shell tool
+call that needs permission (then, once the tool's result comes back, a final text), or an
+HTTP error. Each wire format (Anthropic Messages, OpenAI Responses) is a subclass that turns
+those steps into its own streamed events.
+
+Every request is kept in ``requests`` and every text the model streamed in ``streamed``, so a
+test can assert that ``roost read`` prints exactly what the model said.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass(frozen=True)
+class Reply:
+    """Answer with this text and end the turn, after ``delay`` seconds of "thinking"."""
+
+    text: str
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """Ask to run ``command`` in the agent's shell tool; after its result, answer ``then``.
+
+    ``at_fraction`` holds the call back until the wall clock is that far into a second, so a
+    test can open the agent's dialog at a chosen point of the second (timestamps in whole
+    seconds are where clocks and file times disagree).
+    """
+
+    command: str
+    then: str
+    at_fraction: float | None = None
+
+    def wait(self) -> None:
+        if self.at_fraction is not None:
+            time.sleep((self.at_fraction - time.time()) % 1.0)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Refuse the request with this HTTP status and message."""
+
+    status: int
+    message: str
+
+
+Step = Reply | ToolCall | Failure
+SLOW_SECONDS = 4.0
+SIDE_ANSWER = "Fake title"
+Script = Callable[[str], Step]
+
+
+def reply_for(prompt: str) -> str:
+    """A deterministic reply a test can compute too; several lines, so "exactly" means something."""
+    digest = hashlib.sha1(prompt.encode()).hexdigest()[:8]
+    return f"REPLY:{digest}\n\nsecond line of the answer to {digest}."
+
+
+def default_script(prompt: str) -> Step:
+    """The words a test puts in its prompt choose the step.
+
+    ``FAIL`` -> a 400; ``TOOL`` -> ``touch x``, which needs permission (with ``AT.35``, asked
+    for 0.35 s into a second); ``SLOW`` -> a reply that takes a few seconds (long enough to see
+    the agent working); anything else -> a reply.
+    """
+    if "FAIL" in prompt:
+        return Failure(400, "the fake model API refuses prompts containing FAIL")
+    if "TOOL" in prompt:
+        at = re.search(r"\bAT(\.[0-9]+)", prompt)
+        return ToolCall(
+            "touch x", then=f"TOOL-DONE:{reply_for(prompt)}", at_fraction=float(at[1]) if at else None
+        )
+    return Reply(reply_for(prompt), delay=SLOW_SECONDS if "SLOW" in prompt else 0.0)
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    body: dict
+
+
+@dataclass
+class ModelAPI:
+    """A loopback server on a random port; ``url`` is its base, ``close()`` stops it."""
+
+    script: Script = default_script
+    requests: list[Request] = field(default_factory=list)
+    streamed: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def record(self, request: Request) -> None:
+        with self.lock:
+            self.requests.append(request)
+
+    def said(self, text: str) -> None:
+        with self.lock:
+            self.streamed.append(text)
+
+    def route(self, handler: BaseHTTPRequestHandler, request: Request) -> None:
+        """Answer one request; subclasses speak their wire format here."""
+        raise NotImplementedError
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else {}
+                except ValueError:
+                    body = {}
+                request = Request(self.command, self.path, body if isinstance(body, dict) else {})
+                api.record(request)
+                api.route(self, request)
+
+            do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = _serve
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        return Handler
+
+
+def send_json(handler: BaseHTTPRequestHandler, status: int, document: object) -> None:
+    data = json.dumps(document).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def start_stream(handler: BaseHTTPRequestHandler) -> None:
+    """Server-sent events; the connection closes after the last event."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Cache-Control", "no-cache")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.close_connection = True
+
+
+def send_event(handler: BaseHTTPRequestHandler, name: str, data: dict) -> None:
+    handler.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+    handler.wfile.flush()
