@@ -169,6 +169,15 @@ def test_stop_failure_is_an_error_with_its_reason(roost: Roost, pane: str) -> No
     assert roost.option(pane, "@roost-reason") == "API Error: 400"
 
 
+def test_stop_failure_reason_is_the_error_the_agent_showed(roost: Roost, pane: str) -> None:
+    """Claude Code sends ``error: "unknown"`` beside the message it put on screen."""
+    hook(roost, pane, event("UserPromptSubmit"))
+    shown = "API Error: 400 the model API refused the prompt"
+    hook(roost, pane, event("StopFailure", error="unknown", last_assistant_message=shown))
+    assert state(roost, pane) == "error"
+    assert roost.option(pane, "@roost-reason") == shown
+
+
 def test_subagent_events_never_publish_a_reply_nor_end_the_turn(roost: Roost, pane: str) -> None:
     hook(roost, pane, event("UserPromptSubmit"))
     hook(roost, pane, event("Stop", agent_id="sub-1", last_assistant_message="subagent's words"))
@@ -264,6 +273,28 @@ def test_codex_interrupt_ends_the_turn_with_nothing_said(roost: Roost, pane: str
     hook(roost, pane, event("Interrupt"), "codex")
     assert state(roost, pane) == "done"
     assert reply(roost, pane)["source"] == "screen"  # the first turn's reply is not served as this one's
+
+
+def test_codex_interrupt_ends_a_blocked_turn(roost: Roost, pane: str) -> None:
+    """A declined dialog interrupts the turn: the agent says so, so the 🛑 goes at once."""
+    hook(roost, pane, event("UserPromptSubmit"), "codex")
+    hook(roost, pane, event("PermissionRequest", tool_name="Bash", tool_input={"command": "ls"}), "codex")
+    assert state(roost, pane) == "blocked"
+    hook(roost, pane, event("Interrupt"), "codex")
+    assert state(roost, pane) == "done"
+    assert roost.option(pane, "@roost-transcript") == ""
+    assert events_logged(roost)[-1]["from"] == "blocked"
+
+
+def test_a_dialog_is_stamped_once_and_to_the_millisecond(roost: Roost, pane: str) -> None:
+    """A later notification about the same dialog must not move its opening time."""
+    hook(roost, pane, event("UserPromptSubmit", transcript_path="/tmp/t.jsonl"))
+    hook(roost, pane, event("PermissionRequest", tool_name="Bash", tool_input={"command": "ls"}))
+    opened = roost.option(pane, "@roost-transcript")
+    stamp, _, path = opened.partition(" ")
+    assert path and "." in stamp and len(stamp.split(".")[1]) == 3
+    hook(roost, pane, event("Notification", notification_type="permission_prompt", message="needs you"))
+    assert roost.option(pane, "@roost-transcript") == opened
 
 
 def test_a_shared_codex_process_never_badges_the_pane_it_inherited(roost: Roost, pane: str) -> None:

@@ -65,6 +65,8 @@ def handle(harness: str, payload: dict) -> str | None:
         panestate.set_state(server, pane, w.BLOCKED, reason)
     elif action == "done":
         panestate.end_turn(server, pane, event.reply.encode() if event.reply else None)
+    elif action == "interrupt":
+        panestate.interrupt_turn(server, pane)
     elif action == "error":
         panestate.fail_turn(server, pane, event.error or "the turn failed")
     elif action == "identify":

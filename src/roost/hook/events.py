@@ -8,8 +8,6 @@ table, and ``translate`` renames them: per-harness knowledge stays data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 # Fields of a tool's input that say best what a permission dialog asks for, in order.
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "url", "pattern", "query", "description")
 
@@ -25,8 +23,13 @@ def translate(payload: dict, fields: dict[str, str]) -> dict:
     return renamed
 
 
-@dataclass(frozen=True)
 class HookEvent:
+    """One event's fields, an immutable value.
+
+    Written out rather than a frozen dataclass: importing ``dataclasses`` would cost the hook
+    several milliseconds on every event.
+    """
+
     name: str
     session_id: str | None
     cwd: str | None
@@ -38,6 +41,48 @@ class HookEvent:
     reply: str | None
     error: str | None
     agent_id: str | None
+
+    def __init__(
+        self,
+        name: str,
+        session_id: str | None,
+        cwd: str | None,
+        transcript: str | None,
+        notification: str | None,
+        message: str | None,
+        tool: str | None,
+        tool_summary: str | None,
+        reply: str | None,
+        error: str | None,
+        agent_id: str | None,
+    ) -> None:
+        values = {
+            "name": name,
+            "session_id": session_id,
+            "cwd": cwd,
+            "transcript": transcript,
+            "notification": notification,
+            "message": message,
+            "tool": tool,
+            "tool_summary": tool_summary,
+            "reply": reply,
+            "error": error,
+            "agent_id": agent_id,
+        }
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return vars(self) == vars(other) if other.__class__ is self.__class__ else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(vars(self).values()))
+
+    def __repr__(self) -> str:
+        return f"HookEvent({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
     @classmethod
     def parse(cls, payload: dict) -> HookEvent:
@@ -58,7 +103,11 @@ class HookEvent:
             )
         elif isinstance(tool_input, str):
             summary = tool_input
-        error = text("error_details") or text("error") or text("reason")
+        # A failed turn's last assistant message is the error the agent showed (Claude Code
+        # sends "error": "unknown" beside "API Error: 400 …"), so it says more than the code.
+        reply = payload.get("last_assistant_message")
+        shown = reply if isinstance(reply, str) and reply else None
+        error = text("error_details") or shown or text("error") or text("reason")
         return cls(
             name=text("hook_event_name") or "",
             session_id=text("session_id"),

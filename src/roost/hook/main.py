@@ -1,10 +1,11 @@
 """The ``rosterd-hook`` entry point.
 
 Usage: ``rosterd-hook [HARNESS]`` with the event as JSON on stdin; HARNESS defaults to
-``claude``, whose settings name the bare command. Everything it does is bounded: the contract
-is exit 0 within 800 ms of being started, so a watchdog ends the process 700 ms after it
-started (interpreter start-up included, the rest left for exiting), and takes any tmux client
-it was waiting on down with it, whatever it was doing.
+``claude``, whose settings name the bare command. It stamps the pane it runs in, then posts
+the event to the daemon as a claim (:mod:`roost.hook.post`). Everything it does is bounded:
+the contract is exit 0 within 800 ms of being started, so a watchdog ends the process 700 ms
+after it started (interpreter start-up included, the rest left for exiting), and takes any
+tmux client it was waiting on down with it, whatever it was doing.
 """
 
 from __future__ import annotations
@@ -66,8 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         payload = json.loads(sys.stdin.buffer.read() or b"{}")
         if isinstance(payload, dict) and HARNESS.fullmatch(harness):
             from roost.hook.apply import handle
+            from roost.hook.post import post
 
-            context = handle(harness, payload)
+            try:
+                context = handle(harness, payload)
+            finally:  # the daemon hears of the event even when the pane could not be stamped
+                post(harness, payload)
             if context:
                 sys.stdout.write(context)
                 sys.stdout.flush()

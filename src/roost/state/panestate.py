@@ -11,13 +11,15 @@ import os
 import time
 
 from roost import paths
-from roost.state import jobs, replies
+from roost.state import jobs
 from roost.state import words as w
-from roost.state.events import Log
 from roost.tmux.panes import Pane, pane
 from roost.tmux.server import Server
 
 DECLINED = "the dialog was declined or dismissed"
+# Claude Code and Codex write their transcript within ~20 ms of a dialog opening; a write
+# later than this is the dialog being answered or dismissed.
+DIALOG_SETTLE = 1.0
 
 
 def read(server: Server, pane_id: str) -> Pane | None:
@@ -63,6 +65,8 @@ class _Change:
 
 
 def _log(p: Pane, event: str, before: str | None, after: str | None, reason: str) -> None:
+    from roost.state.events import Log  # imported only when something changed: the hook's rare case
+
     log = Log.from_env()
     if log is None:
         return
@@ -97,14 +101,16 @@ def set_state(server: Server, p: Pane, word: str, reason: str = "") -> bool:
     if word in w.BUSY and before not in w.BUSY:
         job = jobs.foreground_job(p.pid)
         change.set(w.JOB, job)
-    if word == w.BLOCKED:
+    new_dialog = before == w.BLOCKED == word and reason and reason != (p.opt(w.REASON) or "")
+    if word == w.BLOCKED and (before != w.BLOCKED or new_dialog):
+        # Stamped to the millisecond: agents write their transcript as a dialog opens, and
+        # only a write well after the opening can mean the dialog was answered or dismissed.
         transcript = p.opt(w.TRANSCRIPT)
-        change.set(w.DIALOG, f"{int(time.time())} {transcript}" if transcript else None)
-    elif before == w.BLOCKED:
+        change.set(w.DIALOG, f"{time.time():.3f} {transcript}" if transcript else None)
+    elif word != w.BLOCKED and before == w.BLOCKED:
         change.set(w.DIALOG, None)
     if word not in w.BUSY:
         change.set(w.JOB, None)
-    new_dialog = before == w.BLOCKED == word and reason and reason != (p.opt(w.REASON) or "")
     if before != word:
         change.set(w.SINCE, int(time.time()))
     change.set(w.STATE, word)
@@ -116,6 +122,21 @@ def set_state(server: Server, p: Pane, word: str, reason: str = "") -> bool:
     elif new_dialog:
         _log(p, "blocked_on", before, word, reason)
     return True
+
+
+def interrupt_turn(server: Server, p: Pane) -> bool:
+    """The agent says the turn was interrupted (a declined dialog, Esc): it ends, saying nothing.
+
+    Unlike a Stop, an interruption ends the turn even while the badge reads blocked: the
+    agent itself reports that the dialog is gone.
+    """
+    turn = turn_number(p)
+    change = _Change(p)
+    _stage_reply(change, p, turn, None)
+    change.set(w.TURN_DONE, turn)
+    change.set(w.DIALOG, None)
+    change.commit(server)
+    return set_state(server, p, w.DONE)
 
 
 def end_turn(server: Server, p: Pane, reply: bytes | None) -> bool:
@@ -154,11 +175,15 @@ def _set_reply_turn(change: _Change, p: Pane, turn: int | None) -> None:
 
     The file copy is what lets ``roost read %N`` answer after the pane has closed.
     """
+    from roost.state import replies
+
     change.set(w.REPLY_TURN, turn)
     replies.mark_current(p.server_key, p.id, turn)
 
 
 def _stage_reply(change: _Change, p: Pane, turn: int, reply: bytes | None) -> None:
+    from roost.state import replies  # its file handling is needed only when a turn ends
+
     if recording():
         kept = bool(reply and turn and replies.keep_reply(p.server_key, p.id, turn, reply))
         _set_reply_turn(change, p, turn if kept else None)
@@ -185,11 +210,17 @@ def fail_turn(server: Server, p: Pane, reason: str) -> bool:
 def identify(
     server: Server, p: Pane, session_id: str, cwd: str, harness: str, transcript: str | None
 ) -> bool:
+    """Record who the agent in the pane is; an event that omits the transcript keeps it.
+
+    A new session id is a new conversation, so its identity is written whole, nulls included.
+    """
+    same_session = p.opt(w.SESSION_ID) == session_id
     change = _Change(p)
     change.set(w.SESSION_ID, session_id)
     change.set(w.CWD, cwd)
     change.set(w.HARNESS, harness)
-    change.set(w.TRANSCRIPT, transcript)
+    if transcript or not same_session:
+        change.set(w.TRANSCRIPT, transcript)
     return change.commit(server)
 
 
@@ -209,7 +240,7 @@ def clear_if_declined(server: Server, p: Pane) -> bool:
         modified = os.stat(transcript).st_mtime
     except OSError:
         return False
-    if modified <= float(opened) + 0.5:
+    if modified <= float(opened) + DIALOG_SETTLE:
         return False
     change = _Change(p)
     for name in (w.STATE, w.REASON, w.DIALOG, w.JOB):

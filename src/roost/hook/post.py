@@ -1,0 +1,160 @@
+"""Posting a hook's claim to the daemon, after the pane is stamped: ``POST /claim`` on its socket.
+
+The claim says what the hook read (``session_id``, ``hook_event_name``, ``cwd``,
+``notification_type``), the activity word the manifest maps the event to, and which process
+the event is about. That process is the hook's nearest ancestor that is not a shell: harnesses
+run hooks either directly (Pi, OpenCode: the parent is the harness) or through ``sh -c`` (Claude
+Code: the shell's parent is the harness), so skipping shells names the harness process itself,
+the same process the scan roots the session at. Its own ancestors travel along so a harness
+nested in another session's tree finds that session. Hooks running in a harness's shared
+background process (``[hook] shared_process``) post nothing: that process is no one session.
+
+Two events post nothing: a tool starting (``tool``), which says only that a turn goes on and is
+the most frequent event, and ones the manifest ignores. Everything is bounded: no socket file
+means no daemon and costs one failed ``connect``; a daemon that accepts and never answers costs
+:data:`TIMEOUT`. Nothing here raises. Imports stay minimal (``_socket`` rather than ``socket``,
+which would pull in ``selectors``): this runs on every hook event.
+"""
+
+from __future__ import annotations
+
+import _socket
+import json
+import os
+import time
+
+from roost import paths
+from roost.agents import manifest
+from roost.hook import owner
+from roost.hook.events import HookEvent, translate
+
+TIMEOUT = 0.25
+"""Seconds the whole exchange with the daemon may take; the hook's budget is 800 ms in all."""
+API_SOCKET = "rosterd.sock"
+SOCKET_ENV = "ROSTERD_SOCKET"
+_WORDS = {"prompt": "working", "working": "working", "blocked": "blocked", "done": "done", "error": "error"}
+_SUBAGENT_ACTIONS = ("blocked", "working")
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox"})
+_EVENT_LIMIT = 64
+_ANCESTORS_KEPT = 16
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(command name, parent pid, start ticks) of a live process, from ``/proc/PID/stat``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            raw = stat.read()
+        name = raw[raw.find(b"(") + 1 : raw.rfind(b")")].decode(errors="replace")
+        fields = raw[raw.rfind(b")") + 2 :].split()
+        if fields[0] in (b"Z", b"X"):
+            return None
+        return name, int(fields[1]), int(fields[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def agent_process() -> tuple[list[int], list[list[int]]] | None:
+    """The harness process as ``[pid, start_ticks]`` and its ancestors, nearest first."""
+    pid = os.getppid()
+    found: list[int] | None = None
+    ancestors: list[list[int]] = []
+    while pid > 1 and len(ancestors) < _ANCESTORS_KEPT:
+        stat = _stat(pid)
+        if stat is None:
+            break
+        name, parent, ticks = stat
+        if found is not None:
+            ancestors.append([pid, ticks])
+        elif name not in _SHELLS:
+            found = [pid, ticks]
+        pid = parent
+    return None if found is None else (found, ancestors)
+
+
+def claim(harness: str, payload: dict) -> dict | None:
+    """The claim body for this event, or None when it should post nothing."""
+    agent = manifest.load(harness)
+    if agent is None:
+        return None
+    hook = agent.raw.get("hook", {})
+    event = HookEvent.parse(translate(payload, hook.get("fields", {})))
+    action = agent.action(event.name, event.notification)
+    if action not in _WORDS and action != "identify":
+        return None
+    if event.agent_id and action not in _SUBAGENT_ACTIONS:
+        return None
+    if owner.runs_in_shared_process(tuple(hook.get("shared_process", ()))):
+        return None
+    process = agent_process()
+    if process is None:
+        return None
+    (pid, ticks), ancestors = process
+    fields: dict = {"harness": agent.name}
+    if not event.agent_id:
+        if event.session_id:
+            fields["session_id"] = event.session_id
+        if event.cwd and os.path.isabs(event.cwd):
+            fields["cwd"] = event.cwd
+    body: dict = {
+        "source": "hook",
+        "pid": pid,
+        "start_ticks": ticks,
+        "ancestors": ancestors,
+        "fields": fields,
+    }
+    if event.name:
+        name = f"{event.name}:{event.notification}" if event.notification else event.name
+        body["event"] = name[:_EVENT_LIMIT]
+    if action in _WORDS:
+        body["activity"] = _WORDS[action]
+    return body
+
+
+def socket_path() -> str:
+    """The daemon's API socket, found as :func:`roost.daemon.runtime.api_socket` finds it
+    (that module imports pathlib, which the hook cannot afford)."""
+    return os.environ.get(SOCKET_ENV) or os.path.join(paths.runtime_path(), API_SOCKET)
+
+
+def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
+    """POST the claim; the response's status code, or None when no daemon answered in time."""
+    data = json.dumps(body, separators=(",", ":")).encode()
+    head = (
+        "POST /claim HTTP/1.1\r\nHost: rosterd\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    deadline = time.monotonic() + timeout
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(timeout)
+        conn.connect(path)
+        conn.sendall(head + data)
+        answer = b""
+        while b"\r\n" not in answer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            conn.settimeout(left)
+            chunk = conn.recv(512)
+            if not chunk:
+                break
+            answer += chunk
+        status = answer.split(b" ", 2)[1] if answer.startswith(b"HTTP/") else b""
+        return int(status) if status.isdigit() else None
+    except OSError:
+        return None
+    finally:
+        conn.close()
+
+
+def post(harness: str, payload: dict) -> None:
+    """Tell the daemon about this event, if one is listening; never raises, never waits long."""
+    try:
+        path = socket_path()
+        if not os.path.exists(path):
+            return
+        body = claim(harness, payload)
+        if body is not None:
+            send(body, path)
+    except Exception:
+        return
