@@ -17,7 +17,17 @@ from roost.errors import RoostError
 
 # verb -> module under roost.cli.rosterd; help lists the modules in this order
 VERBS = {
+    "list": "list",
+    "watch": "watch",
+    "changes": "changes",
+    "status": "status",
+    "read": "read",
+    "explain": "explain",
+    "name": "name",
+    "daemon": "daemon",
+    "doctor": "doctor",
     "integrate": "integrate",
+    "detect": "detect",
     "version": "version",
     "--version": "version",
     "help": "helptext",

@@ -1,0 +1,167 @@
+"""``rosterd doctor``: is this machine set up the way rosterd needs it? One line per check.
+
+Each check says ``ok``, ``FAIL`` (with what to do) or ``skip`` (nothing to check), and the
+exit status is 1 when any check failed: the daemon answers, its config parses, its secrets and
+socket are 0600, its loopback port is bound on 127.0.0.1 and nowhere else, every harness on
+PATH has roost's integration installed, and roost's tmux server answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from roost.cli.rosterd import render
+from roost.cli.rosterd.client import Client, Refused, Unreachable
+from roost.cli.rosterd.options import parse
+from roost.daemon import config, runtime, secrets
+from roost.errors import RoostError
+
+USAGE = (("doctor [--config PATH]", "check the daemon, config, secrets, listeners, integrations, tmux"),)
+_USAGE = "usage: rosterd doctor [--config PATH]"
+
+OK, FAIL, SKIP = "ok", "FAIL", "skip"
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Check:
+    outcome: str
+    what: str
+    detail: str
+
+
+@dataclass
+class Findings:
+    """What earlier checks learned that later ones need: the config, the daemon's listeners."""
+
+    config_path: Path | None
+    settings: config.Config | None = None
+    status: dict | None = None
+
+
+def _daemon(found: Findings) -> Iterator[Check]:
+    try:
+        with Client() as client:
+            found.status = json.loads(client.get("/status"))
+    except (Unreachable, Refused) as error:
+        yield Check(FAIL, "daemon", error.message)
+        return
+    where = (found.status.get("listen") or {}).get("unix") or "its socket"
+    yield Check(OK, "daemon", f"answers on {where} (rosterd {found.status.get('version')})")
+
+
+def _config(found: Findings) -> Iterator[Check]:
+    path = found.config_path or config.default_path()
+    try:
+        found.settings = config.load(found.config_path)
+    except RoostError as error:
+        yield Check(FAIL, "config", error.message)
+        return
+    yield Check(OK, "config", f"{path} parses" if path.exists() else f"no {path}: every default applies")
+
+
+def _private(what: str, path: Path, kind: Callable[[int], bool]) -> Check:
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return Check(FAIL, what, f"{path} does not exist (the daemon creates it when it starts)")
+    mode = stat.S_IMODE(info.st_mode)
+    if not kind(info.st_mode):
+        return Check(FAIL, what, f"{path} is not what rosterd made there")
+    if info.st_uid != os.getuid() or mode != 0o600:
+        return Check(FAIL, what, f"{path} is mode {mode:o}, owner uid {info.st_uid}: it must be yours, 600")
+    return Check(OK, what, f"{path} is 600")
+
+
+def _modes(found: Findings) -> Iterator[Check]:
+    directory = (found.settings.path if found.settings else found.config_path or config.default_path()).parent
+    yield _private("token", directory / secrets.TOKEN, stat.S_ISREG)
+    yield _private("node key", directory / secrets.NODE_KEY, stat.S_ISREG)
+    yield _private("socket", runtime.api_socket(), stat.S_ISSOCK)
+
+
+def _loopback_port(found: Findings) -> int | None:
+    """The port the running daemon says it bound, else the config's."""
+    bound = ((found.status or {}).get("listen") or {}).get("loopback")
+    if isinstance(bound, str) and bound.rpartition(":")[2].isdigit():
+        return int(bound.rpartition(":")[2])
+    return found.settings.node.loopback_port if found.settings else None
+
+
+def _loopback(found: Findings) -> Iterator[Check]:
+    import psutil
+
+    port = _loopback_port(found)
+    if port is None:
+        yield Check(SKIP, "loopback", "no config, no daemon: no port to check")
+        return
+    addresses = sorted(
+        {
+            conn.laddr.ip
+            for conn in psutil.net_connections("inet")
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port
+        }
+    )
+    if not addresses:
+        yield Check(FAIL, "loopback", f"nothing listens on {LOOPBACK}:{port}")
+    elif addresses != [LOOPBACK]:
+        bound = ", ".join(addresses)
+        yield Check(FAIL, "loopback", f"port {port} is bound on {bound}: only {LOOPBACK} may be")
+    else:
+        yield Check(OK, "loopback", f"port {port} is bound on {LOOPBACK} only")
+
+
+def _integrations(found: Findings) -> Iterator[Check]:
+    from roost.agents import manifest
+    from roost.integrate import INSTALLED, integration, names
+
+    for name in names():
+        agent = manifest.load(name)
+        binaries = agent.binaries if agent else ()
+        on_path = next((where for where in map(shutil.which, binaries) if where), None)
+        if on_path is None:
+            yield Check(SKIP, name, f"{' or '.join(binaries)} is not on PATH")
+            continue
+        try:
+            report = integration(name).status()
+        except RoostError as error:
+            yield Check(FAIL, name, error.message)
+            continue
+        if report.state == INSTALLED:
+            yield Check(OK, name, f"{on_path}: integration installed")
+        else:
+            yield Check(FAIL, name, f"{on_path}: {report.line}; run `rosterd integrate install {name}`")
+
+
+def _tmux(found: Findings) -> Iterator[Check]:
+    from roost.tmux.server import Server
+
+    server = Server.from_env()
+    try:
+        running = server.running()
+    except OSError as error:
+        yield Check(FAIL, "tmux", f"cannot run tmux: {error.strerror or error}")
+        return
+    if running:
+        yield Check(OK, "tmux", f"roost's server answers on {server.socket}")
+    else:
+        yield Check(FAIL, "tmux", f"no tmux server answers on {server.socket} (`roost` starts one)")
+
+
+CHECKS = (_daemon, _config, _modes, _loopback, _integrations, _tmux)
+
+
+def run(verb: str, args: list[str]) -> int:
+    options = parse(args, _USAGE, valued=("--config",))
+    given = options.values.get("--config")
+    found = Findings(Path(given) if given else None)
+    checks = [check for step in CHECKS for check in step(found)]
+    for text in render.columns([[c.outcome, c.what, c.detail] for c in checks]):
+        render.line(text)
+    return 1 if any(c.outcome == FAIL for c in checks) else 0

@@ -1,0 +1,118 @@
+"""What the rosterd verbs print: API bodies exactly as they came, and lines for people.
+
+``--json`` output is the daemon's own bytes plus one newline, never re-encoded, so a script
+reading ``rosterd list --json`` sees what ``GET /snapshot`` sent. Everything else here is for
+people, and scripts must not parse it (the spec's one rule for agents).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+
+TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
+
+SHOWN_LIVENESS = ("suspended", "stale", "ended")
+"""Liveness words that replace the activity column: a suspended session is not "idle"."""
+
+
+def raw(body: bytes) -> None:
+    """Print an API body (or an SSE data line) byte for byte, then a newline, and flush so a
+    pipe reader gets each line as it happens."""
+    out = sys.stdout.buffer
+    out.write(body + b"\n")
+    out.flush()
+
+
+@contextlib.contextmanager
+def piped() -> Iterator[None]:
+    """A reader that stops reading (``rosterd changes --json | head -1``) ends a stream verb
+    quietly, as it ends any Unix filter; stdout goes to /dev/null so the exit flush is silent."""
+    try:
+        yield
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def line(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def seconds_since(stamp: str | None, now: float) -> float | None:
+    if not stamp:
+        return None
+    return max(0.0, now - datetime.fromisoformat(stamp).timestamp())
+
+
+def age(seconds: float | None) -> str:
+    """``4s``, ``58s``, ``4m``, ``2h``, ``3d``: one unit, rounded down, as the spec's list shows."""
+    if seconds is None:
+        return "-"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def label(record: dict[str, Any]) -> str:
+    """The display name, else ``[basename of the cwd]``, as every rosterd client shows it."""
+    if record.get("name"):
+        return str(record["name"])
+    cwd = record.get("cwd")
+    return f"[{os.path.basename(cwd.rstrip('/')) or cwd}]" if cwd else "[?]"
+
+
+def activity(record: dict[str, Any]) -> str:
+    liveness = record.get("liveness")
+    return str(liveness) if liveness in SHOWN_LIVENESS else str(record.get("activity") or "unknown")
+
+
+def row(record: dict[str, Any], now: float) -> list[str]:
+    """name, harness, activity, age, lane, node, pid: the columns of ``rosterd list``."""
+    since = record.get("activity_at") or record.get("started_at")
+    gone = record.get("liveness") in ("suspended", "ended")
+    return [
+        label(record),
+        record.get("harness") or "-",
+        activity(record),
+        age(seconds_since(since, now)),
+        record.get("lane") or "-",
+        record.get("node") or "-",
+        "-" if gone else str(record.get("pid", "-")),
+    ]
+
+
+def columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as aligned text, two spaces between columns, no trailing blanks."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(size) for cell, size in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def roster(snapshot: dict[str, Any], now: float | None = None) -> list[str]:
+    """A snapshot document as the lines of ``rosterd list``."""
+    moment = time.time() if now is None else now
+    return columns([row(record, moment) for record in snapshot.get("records", [])])
+
+
+def value(item: Any) -> str:
+    return item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+
+
+def fields(pairs: Iterable[tuple[str, Any]]) -> list[str]:
+    """``name  value`` lines, names aligned; a value's later lines indented under the first."""
+    shown = [(name, value(item)) for name, item in pairs if item is not None]
+    if not shown:
+        return []
+    width = max(len(name) for name, _ in shown)
+    indent = "\n" + " " * (width + 2)
+    return [f"{name:<{width}}  {text.replace(chr(10), indent)}" for name, text in shown]

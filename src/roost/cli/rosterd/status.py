@@ -1,0 +1,52 @@
+"""``rosterd status [--json]``: this node as ``GET /status`` reports it.
+
+Who the node is, its status epoch and head seq, sessions by activity, open streams, where it
+listens and how long its last rebuild took. ``--json`` prints the body as sent.
+"""
+
+from __future__ import annotations
+
+import json
+
+from roost.cli.rosterd import render
+from roost.cli.rosterd.client import Client
+from roost.cli.rosterd.options import parse
+
+TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
+if TYPE_CHECKING:
+    from typing import Any
+
+USAGE = (("status [--json]", "this node: identity, epoch, sessions by activity, listeners"),)
+
+
+def describe(doc: dict[str, Any]) -> list[str]:
+    counts = doc.get("counts") or {}
+    by_activity = ", ".join(
+        f"{number} {word}" for word, number in counts.items() if word not in ("sessions", "ended")
+    )
+    listen = doc.get("listen") or {}
+    rebuild = doc.get("rebuild") or {}
+    return render.fields(
+        [
+            ("node", f"{doc.get('node')} ({doc.get('node_id')})"),
+            ("version", doc.get("version")),
+            ("up", f"{render.age(doc.get('uptime_s'))} (since {doc.get('started_at')})"),
+            ("epoch", f"{doc.get('status_epoch')}, seq {doc.get('seq')}"),
+            ("sessions", f"{counts.get('sessions', 0)}: {by_activity}; {counts.get('ended', 0)} ended"),
+            ("streams", doc.get("streams")),
+            ("listen", " and ".join(f"{kind} {where}" for kind, where in listen.items()) or None),
+            ("rebuild", f"{rebuild['ms']} ms, {rebuild['sessions']} sessions" if rebuild else None),
+        ]
+    )
+
+
+def run(verb: str, args: list[str]) -> int:
+    options = parse(args, "usage: rosterd status [--json]", flags=("--json",))
+    with Client() as client:
+        body = client.get("/status")
+    if "--json" in options.flags:
+        render.raw(body)
+    else:
+        for text in describe(json.loads(body)):
+            render.line(text)
+    return 0

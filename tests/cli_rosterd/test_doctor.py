@@ -1,0 +1,138 @@
+"""``rosterd doctor``: one line per check, ``ok``/``FAIL``/``skip``; exit 1 when any check fails."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from roost.agents import manifest
+from roost.integrate import names
+from tests.cli_rosterd.helpers import ok, rosterd
+from tests.conftest import Roost
+from tests.daemon.fixture import Daemon
+
+HARNESSES = names()
+
+
+def checks(
+    daemon: Daemon, code: int, env: dict[str, str] | None = None, *args: str
+) -> dict[str, tuple[str, str]]:
+    """Run doctor expecting ``code``; its lines as {what: (outcome, detail)}."""
+    proc = rosterd(daemon, "doctor", *args, env=env)
+    assert proc.returncode == code, proc.stdout.decode() + proc.stderr.decode()
+    found = {}
+    for line in proc.stdout.decode().splitlines():
+        outcome, what, detail = re.split(r"\s{2,}", line, maxsplit=2)
+        found[what] = (outcome, detail)
+    return found
+
+
+def healthy(roost: Roost, daemon: Daemon) -> None:
+    """What a set-up machine has: a daemon, roost's tmux server, every harness on PATH integrated."""
+    roost.start("sleep 600")
+    daemon.start()
+    for name in HARNESSES:
+        agent = manifest.load(name)
+        if agent and any(shutil.which(b, path=daemon.env["PATH"]) for b in agent.binaries):
+            ok(daemon, "integrate", "install", name)
+
+
+def test_a_healthy_machine_passes_every_check(roost: Roost, daemon: Daemon) -> None:
+    healthy(roost, daemon)
+    found = checks(daemon, 0)
+    assert found["daemon"] == ("ok", f"answers on {daemon.socket} (rosterd {_version()})")
+    assert found["config"] == ("ok", f"{daemon.config} parses")
+    assert found["token"] == ("ok", f"{daemon.config_dir / 'loopback.token'} is 600")
+    assert found["node key"] == ("ok", f"{daemon.config_dir / 'node.key'} is 600")
+    assert found["socket"] == ("ok", f"{daemon.socket} is 600")
+    assert found["loopback"] == ("ok", f"port {daemon.port} is bound on 127.0.0.1 only")
+    assert found["tmux"] == ("ok", f"roost's server answers on {roost.socket}")
+    assert set(HARNESSES) <= found.keys()
+    assert all(outcome in ("ok", "skip") for outcome, _ in found.values())
+
+
+def test_a_stopped_daemon_fails_the_daemon_socket_and_loopback_checks(roost: Roost, daemon: Daemon) -> None:
+    healthy(roost, daemon)
+    daemon.stop()
+    found = checks(daemon, 1)
+    assert found["daemon"][0] == "FAIL" and f"no socket at {daemon.socket}" in found["daemon"][1]
+    assert found["socket"] == (
+        "FAIL",
+        f"{daemon.socket} does not exist (the daemon creates it when it starts)",
+    )
+    assert found["loopback"] == ("FAIL", f"nothing listens on 127.0.0.1:{daemon.port}")
+    assert found["config"][0] == found["token"][0] == "ok"
+
+
+def test_a_secret_readable_by_others_fails(roost: Roost, daemon: Daemon) -> None:
+    healthy(roost, daemon)
+    token = daemon.config_dir / "loopback.token"
+    token.chmod(0o644)
+    found = checks(daemon, 1)
+    assert found["token"][0] == "FAIL" and f"{token} is mode 644" in found["token"][1]
+    assert found["node key"][0] == "ok"
+
+
+def test_a_config_that_does_not_parse_fails(roost: Roost, daemon: Daemon) -> None:
+    healthy(roost, daemon)
+    daemon.config.write_text("[node]\nloopback_prot = 1\n")
+    found = checks(daemon, 1)
+    assert found["config"][0] == "FAIL" and "unknown key 'loopback_prot' in [node]" in found["config"][1]
+    assert found["loopback"][0] == "ok"  # the running daemon still says which port it bound
+    elsewhere = daemon.roost.root / "elsewhere.toml"
+    found = checks(daemon, 1, None, "--config", str(elsewhere))
+    assert found["config"] == ("FAIL", f"no config file at {elsewhere}")
+    assert found["token"] == (
+        "FAIL",
+        f"{elsewhere.parent / 'loopback.token'} does not exist (the daemon creates it when it starts)",
+    )
+
+
+def test_the_loopback_port_bound_anywhere_but_127_0_0_1_fails(roost: Roost, daemon: Daemon) -> None:
+    healthy(roost, daemon)
+    with socket.socket(socket.AF_INET6) as other:
+        other.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        try:
+            other.bind(("::1", daemon.port))
+        except OSError:
+            pytest.skip("no IPv6 loopback here")
+        other.listen()
+        found = checks(daemon, 1)
+    assert found["loopback"] == (
+        "FAIL",
+        f"port {daemon.port} is bound on 127.0.0.1, ::1: only 127.0.0.1 may be",
+    )
+
+
+def test_a_harness_on_path_without_its_integration_fails_until_installed(
+    roost: Roost, daemon: Daemon, tmp_path: Path
+) -> None:
+    healthy(roost, daemon)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    with_claude = {"PATH": f"{bin_dir}:{daemon.env['PATH']}"}
+    found = checks(daemon, 1, with_claude)
+    outcome, detail = found["claude"]
+    assert outcome == "FAIL" and detail.startswith(f"{fake}: claude: not installed")
+    assert detail.endswith("run `rosterd integrate install claude`")
+    assert rosterd(daemon, "integrate", "install", "claude", env=with_claude).returncode == 0
+    assert checks(daemon, 0, with_claude)["claude"] == ("ok", f"{fake}: integration installed")
+
+
+def test_no_tmux_server_fails(daemon: Daemon) -> None:
+    daemon.start()
+    found = checks(daemon, 1)
+    assert found["tmux"][0] == "FAIL" and "no tmux server answers on" in found["tmux"][1]
+
+
+def _version() -> str:
+    from roost import __version__
+
+    return __version__

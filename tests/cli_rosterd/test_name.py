@@ -1,0 +1,51 @@
+"""``rosterd name KEY LABEL | rosterd name KEY --clear``: a display name every client sees."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli_rosterd.helpers import badged, body, fails, ok, session_of
+from tests.conftest import Roost
+from tests.daemon.fixture import Daemon
+
+
+def test_name_sets_and_clear_removes_the_display_name(roost: Roost, running: Daemon) -> None:
+    pane = badged(roost, "working", session="naming")
+    record = session_of(running, pane)
+    key = record["session_key"]
+    assert record["name"] is None
+
+    assert ok(running, "name", key, "echo: tests") == f"{key}: named echo: tests\n".encode()
+    assert json.loads(body(running, f"/sessions/{key}"))["name"] == "echo: tests"
+    assert json.loads(ok(running, "read", "echo: tests", "--json"))["session_key"] == key
+
+    assert ok(running, "name", "echo: tests", "--clear") == f"{key}: name cleared, shown as [?]\n".encode()
+    assert json.loads(body(running, f"/sessions/{key}"))["name"] is None
+    fails(running, 1, "read", "echo: tests")
+
+
+def test_name_by_pid_and_its_json_is_the_daemons_answer(roost: Roost, running: Daemon) -> None:
+    pane = badged(roost, "idle", session="naming")
+    record = session_of(running, pane)
+    printed = ok(running, "name", str(record["pid"]), "foxtrot", "--json")
+    assert printed.endswith(b"\n") and printed.count(b"\n") == 1
+    answer = json.loads(printed)
+    assert (answer["accepted"], answer["session_key"]) == (True, record["session_key"])
+    assert answer["record"]["name"] == "foxtrot"
+    assert printed[:-1] == json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode()
+    cleared = json.loads(ok(running, "name", "foxtrot", "--clear", "--json"))
+    assert cleared["record"]["name"] is None and cleared["seq"] > answer["seq"]
+
+
+def test_a_label_may_start_with_a_dash_after_double_dash(roost: Roost, running: Daemon) -> None:
+    key = session_of(running, badged(roost, "idle", session="naming"))["session_key"]
+    ok(running, "name", key, "--", "-odd-")
+    assert json.loads(body(running, f"/sessions/{key}"))["name"] == "-odd-"
+
+
+def test_naming_an_unknown_session_or_with_an_empty_label_is_a_user_error(
+    roost: Roost, running: Daemon
+) -> None:
+    assert fails(running, 1, "name", "nope", "label") == "rosterd name: no session 'nope'\n"
+    key = session_of(running, badged(roost, "idle", session="naming"))["session_key"]
+    assert fails(running, 1, "name", key, " ") == "rosterd name: name must be non-empty text or null\n"
