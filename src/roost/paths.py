@@ -7,27 +7,53 @@ function reads the environment when it is called.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
-def _xdg(var: str, fallback: str) -> Path:
+def _path(*parts: str) -> Path:
+    # pathlib is imported on first use: the hook gets by on ``config_dir`` and
+    # ``runtime_path``, and importing pathlib would cost it ~3 ms on every event.
+    from pathlib import Path
+
+    return Path(*parts)
+
+
+def _xdg(var: str, fallback: str) -> str:
     value = os.environ.get(var)
-    return Path(value) if value else Path.home() / fallback
+    if value:
+        return value
+    home = os.path.expanduser("~")
+    if home.startswith("~"):
+        raise RuntimeError("Could not determine home directory.")  # as Path.home() says it
+    return os.path.join(home, fallback)
 
 
 def state_home() -> Path:
-    return _xdg("XDG_STATE_HOME", ".local/state") / "roost"
+    return _path(_xdg("XDG_STATE_HOME", ".local/state"), "roost")
 
 
 def config_home() -> Path:
-    return _xdg("XDG_CONFIG_HOME", ".config") / "roost"
+    return _path(config_dir())
+
+
+def config_dir() -> str:
+    """``config_home()`` as a string, for the hook."""
+    return os.path.join(_xdg("XDG_CONFIG_HOME", ".config"), "roost")
 
 
 def runtime_dir() -> Path:
     """A private directory for sockets and locks: ``$XDG_RUNTIME_DIR/roost`` or ``/tmp``."""
+    return _path(runtime_path())
+
+
+def runtime_path() -> str:
+    """``runtime_dir()`` as a string (created if missing), for the hook."""
     base = os.environ.get("XDG_RUNTIME_DIR")
-    path = Path(base) / "roost" if base else Path(f"/tmp/roost-{os.getuid()}")
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = os.path.join(base, "roost") if base else f"/tmp/roost-{os.getuid()}"
+    os.makedirs(path, mode=0o700, exist_ok=True)
     return path
 
 
@@ -36,7 +62,7 @@ def record_dir() -> Path | None:
     value = os.environ.get("ROOST_RECORD_DIR")
     if value is None:
         return state_home() / "panes"
-    return Path(value) if value else None
+    return _path(value) if value else None
 
 
 def events_dir() -> Path | None:
@@ -47,7 +73,7 @@ def events_dir() -> Path | None:
     """
     value = os.environ.get("ROOST_EVENTS")
     if value is not None:
-        return Path(value) if value else None
+        return _path(value) if value else None
     records = record_dir()
     return records / "events" if records is not None else None
 

@@ -12,11 +12,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from roost import paths
@@ -32,11 +30,35 @@ class BadCursor(ValueError):
     """The string is not a cursor at all."""
 
 
-@dataclass(frozen=True)
 class Cursor:
+    """A position in the log, an immutable value.
+
+    Written out rather than a frozen dataclass: the hook appends a line on every state
+    change, and importing ``dataclasses`` would cost it several milliseconds.
+    """
+
     log_id: str
     gen: int
     seq: int
+
+    def __init__(self, log_id: str, gen: int, seq: int) -> None:
+        object.__setattr__(self, "log_id", log_id)
+        object.__setattr__(self, "gen", gen)
+        object.__setattr__(self, "seq", seq)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.log_id, self.gen, self.seq) == (other.log_id, other.gen, other.seq)
+
+    def __hash__(self) -> int:
+        return hash((self.log_id, self.gen, self.seq))
+
+    def __repr__(self) -> str:
+        return f"Cursor(log_id={self.log_id!r}, gen={self.gen!r}, seq={self.seq!r})"
 
     @classmethod
     def parse(cls, text: str) -> Cursor:
@@ -76,6 +98,8 @@ class Log:
         except (OSError, ValueError):
             # Random, not time and pid: a process that clears and appends within one second
             # must still make a new id, or an old cursor would silently point at new lines.
+            import secrets  # a new log is rare; its import costs every other append ~3 ms
+
             return {"id": f"{int(time.time())}-{secrets.token_hex(4)}", "gen": 1, "first": 1, "next": 1}
 
     def _write_meta(self, meta: dict) -> None:

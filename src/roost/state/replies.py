@@ -7,7 +7,6 @@ keeps a restarted server's reused ``%N`` from reading another pane's answers.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 from roost import paths
@@ -97,11 +96,17 @@ def sender(server_key: str, pane_id: str, turn: int) -> str | None:
         return None
 
 
+def _remove(path: Path) -> None:
+    import shutil  # only forgetting needs it, not the hook keeping a reply at every turn's end
+
+    shutil.rmtree(path)
+
+
 def forget_pane(server_key: str, pane_id: str) -> bool:
     base = pane_dir(server_key, pane_id)
     if base is None or not base.exists():
         return False
-    shutil.rmtree(base)
+    _remove(base)
     return True
 
 
@@ -134,7 +139,7 @@ def forget_gone(server_key: str | None, live: set[str]) -> list[Path]:
             continue  # another socket's server is still running: its panes are not ours to judge
         for pane in server_dir.iterdir():
             if other or f"%{pane.name}" not in live:
-                shutil.rmtree(pane)
+                _remove(pane)
                 removed.append(pane)
         if not any(server_dir.iterdir()):
             server_dir.rmdir()
@@ -147,4 +152,4 @@ def forget_all() -> None:
         return
     for child in root.iterdir():
         if child.is_dir() and child.name != "events":
-            shutil.rmtree(child)
+            _remove(child)

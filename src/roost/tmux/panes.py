@@ -6,8 +6,6 @@ state layer can read every badge on the server with a single ``list-panes -a``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from roost.tmux.server import SEP, Server, TmuxError, fields
 
 _BASE = (
@@ -34,24 +32,56 @@ _BASE = (
 )
 
 
-@dataclass
-class Pane:
-    id: str
-    pid: int
-    dead: bool
-    command: str
-    width: int
-    active: bool
-    index: int
-    window_id: str
-    window_index: int
-    window_name: str
-    window_panes: int
-    session: str
-    session_windows: int
-    tty: str
-    server_key: str
-    options: dict[str, str] = field(default_factory=dict)
+class _Value:
+    """Equality and repr from the attributes, as a dataclass would give them.
+
+    Pane and Session are written out rather than dataclasses: importing ``dataclasses``
+    costs several milliseconds, which the hook (one pane read per event) cannot spare.
+    """
+
+    def __eq__(self, other: object) -> bool:
+        return vars(self) == vars(other) if other.__class__ is self.__class__ else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+
+
+class Pane(_Value):
+    def __init__(
+        self,
+        id: str,
+        pid: int,
+        dead: bool,
+        command: str,
+        width: int,
+        active: bool,
+        index: int,
+        window_id: str,
+        window_index: int,
+        window_name: str,
+        window_panes: int,
+        session: str,
+        session_windows: int,
+        tty: str,
+        server_key: str,
+        options: dict[str, str] | None = None,
+    ) -> None:
+        self.id = id
+        self.pid = pid
+        self.dead = dead
+        self.command = command
+        self.width = width
+        self.active = active
+        self.index = index
+        self.window_id = window_id
+        self.window_index = window_index
+        self.window_name = window_name
+        self.window_panes = window_panes
+        self.session = session
+        self.session_windows = session_windows
+        self.tty = tty
+        self.server_key = server_key
+        self.options: dict[str, str] = {} if options is None else options
 
     def opt(self, name: str) -> str | None:
         """A user option's value, or None when unset or empty."""
@@ -115,11 +145,11 @@ def pane(server: Server, pane_id: str, options: tuple[str, ...] = ()) -> Pane | 
     return found if found.id == pane_id else None
 
 
-@dataclass
-class Session:
-    name: str
-    windows: int
-    attached: int
+class Session(_Value):
+    def __init__(self, name: str, windows: int, attached: int) -> None:
+        self.name = name
+        self.windows = windows
+        self.attached = attached
 
 
 def list_sessions(server: Server) -> list[Session]:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
-from pathlib import Path
 
-CONFIG = Path(__file__).with_name("roost.tmux.conf")
+CONFIG = os.path.join(os.path.dirname(__file__), "roost.tmux.conf")
 SEP = "\x1f"
 
 
@@ -19,11 +17,29 @@ class TmuxError(Exception):
     """tmux refused a command; the message is tmux's own stderr."""
 
 
-@dataclass(frozen=True)
 class Server:
-    """Where roost's tmux server listens: a socket name (``-L``) or a path (``-S``)."""
+    """Where roost's tmux server listens: a socket name (``-L``) or a path (``-S``).
+
+    An immutable value, written out rather than a frozen dataclass: importing ``dataclasses``
+    costs the hook, which makes a Server on every event, several milliseconds.
+    """
 
     socket: str
+
+    def __init__(self, socket: str) -> None:
+        object.__setattr__(self, "socket", socket)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return self.socket == other.socket if other.__class__ is self.__class__ else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.socket,))
+
+    def __repr__(self) -> str:
+        return f"Server(socket={self.socket!r})"
 
     @classmethod
     def from_env(cls) -> Server:
@@ -35,7 +51,7 @@ class Server:
 
     def argv(self, *args: str) -> list[str]:
         flag = "-S" if self.kind == "path" else "-L"
-        return ["tmux", flag, self.socket, "-f", str(CONFIG), *args]
+        return ["tmux", flag, self.socket, "-f", CONFIG, *args]
 
     def run(
         self, *args: str, input: bytes | None = None, check: bool = True
@@ -64,7 +80,7 @@ class Server:
         if self.kind == "path":
             if os.path.realpath(tmux.split(",")[0]) != os.path.realpath(self.socket):
                 return None
-        elif Path(tmux.split(",")[0]).name != self.socket:
+        elif os.path.basename(tmux.split(",")[0]) != self.socket:
             return None
         return pane
 
