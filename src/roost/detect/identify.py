@@ -21,7 +21,7 @@ from roost.agents.manifest import Manifest
 
 ENV = "ROOST_AGENT"
 _INTERPRETERS = re.compile(r"(node|nodejs|bun|deno|python[0-9.]*|pypy[0-9.]*)")
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish"})
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish"})
 # Subcommands an interpreter takes before the script it runs (deno run x.ts, bun run x).
 _SUBCOMMANDS = frozenset({"run", "x", "exec"})
 _SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".py", ".sh")
@@ -102,7 +102,7 @@ def by_command(names: Names, name: str, argv: Sequence[str]) -> str | None:
     if _INTERPRETERS.fullmatch(program) or _INTERPRETERS.fullmatch(name):
         script = _script(argv)
         return names.agent(script) if script else None
-    if (program in _SHELLS or name in _SHELLS) and "-c" in argv:
+    if (program in SHELLS or name in SHELLS) and "-c" in argv:
         command = _shell_command(argv)
         return names.agent(command) if command else None
     return None

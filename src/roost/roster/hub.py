@@ -147,6 +147,16 @@ class Roster:
         """The live session a process belongs to, as its root or as a nested process."""
         return self._where.get(process)
 
+    def refuse(self, key: str, claim: Claim, reason: str) -> bool:
+        """Record a claim refused before it could be applied (a report whose sender was not
+        proven to be the session's agent), so ``explain`` lists it beside the roster's own
+        refusals. False when there is no such session to record it on."""
+        session = self._sessions.get(key)
+        if session is None:
+            return False
+        session.reject(self._clock(), reason, claim)
+        return True
+
     def _admit(self, claim: Claim, now: float) -> tuple[Session, list[str]]:
         session, parent = self._address(claim)
         if session is None:

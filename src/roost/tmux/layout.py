@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from roost.tmux import paneenv
 from roost.tmux.server import Server, TmuxError
 
 _NEW_PANE = ("-d", "-P", "-F", "#{pane_id} #{window_index}")
@@ -27,14 +28,22 @@ def _opened(out: str) -> Opened:
     return Opened(pane, int(index) if index.isdigit() else None)
 
 
+def _open(server: Server, args: list[str], command: str | None) -> Opened:
+    """Open the pane with its own session id (see :mod:`roost.tmux.paneenv`), then record the id
+    on it. A separate call, because only the new ``%N`` can name the pane; a report that comes
+    in between is refused as naming no pane, never taken for another's."""
+    session_id = paneenv.fresh_id()
+    opened = _opened(server.out(*args, *paneenv.env_args(session_id), *([command] if command else [])))
+    server.run("set-option", "-p", "-t", opened.pane, paneenv.PANE_SESSION, session_id, check=False)
+    return opened
+
+
 def new_window(server: Server, session: str, name: str, command: str | None, cwd: str | None) -> Opened:
     """A window at the end of ``session``, named ``name``."""
     args = ["new-window", *_NEW_PANE, "-t", f"={session}:", "-n", name]
     if cwd:
         args += ["-c", cwd]
-    if command:
-        args.append(command)
-    return _opened(server.out(*args))
+    return _open(server, args, command)
 
 
 def split(server: Server, pane_id: str, *, beside: bool, command: str | None, cwd: str | None) -> Opened:
@@ -42,9 +51,7 @@ def split(server: Server, pane_id: str, *, beside: bool, command: str | None, cw
     args = ["split-window", *_NEW_PANE, "-h" if beside else "-v", "-t", pane_id]
     if cwd:
         args += ["-c", cwd]
-    if command:
-        args.append(command)
-    return _opened(server.out(*args))
+    return _open(server, args, command)
 
 
 def kill_pane(server: Server, pane_id: str) -> bool:

@@ -10,6 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from roost.tmux import paneenv
 from roost.tmux.server import Server
 
 
@@ -31,8 +32,14 @@ def new_session(
     cwd: str | None = None,
     window_name: str | None = None,
 ) -> str:
-    """Create a detached session (starting the server if needed); returns its first ``%N``."""
-    args = ["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", name]
+    """Create a detached session (starting the server if needed); returns its first ``%N``.
+
+    The pane gets its own session id (see :mod:`roost.tmux.paneenv`). ``-e`` on new-session
+    also writes the session's environment, and a server inherits its starter's: both forget the
+    id again, so a pane opened later by plain tmux never carries another pane's.
+    """
+    session_id = paneenv.fresh_id()
+    args = ["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", name, *paneenv.env_args(session_id)]
     if cwd:
         args += ["-c", cwd]
     if window_name:
@@ -40,6 +47,10 @@ def new_session(
     if command:
         args.append(command)
     args += [";", "set-option", "-g", "@roost-bin", roost_bin()]
+    # Untargeted, these act on the session just created.
+    args += [";", "set-option", "-p", paneenv.PANE_SESSION, session_id]
+    args += [";", "set-environment", "-u", paneenv.SESSION_ID]
+    args += [";", "set-environment", "-gu", paneenv.SESSION_ID]
     return server.out(*args).strip().splitlines()[0]
 
 

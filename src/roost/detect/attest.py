@@ -1,0 +1,128 @@
+"""Proving that a reporting process is the agent of the session it names, from a fresh look at
+the process tree: who sent a report is the kernel's word (the socket's peer), never the report's.
+
+A report names its session by ``ROOST_SESSION_ID``; roost recorded the same id on the pane it
+opened (``@roost-pane-session``). The reporter is believed only when, right now:
+
+1. it is a known agent (by ``ROOST_AGENT`` or its command line, as the process scan decides);
+2. it is the pane's root process or descends from it;
+3. no known agent sits between it and the pane's root: a harness nested under another belongs
+   to that one's session, and only the topmost agent speaks for a pane. A shell above it does
+   not count, even one the scan names after the agent it runs (``sh -c 'pi; echo'``): the
+   shell launched the agent, the agent is the one with an integration to report from.
+
+So "the current known agent under the session" is that exact process: a tool or helper the
+agent started is refused even though it inherited the id, and so is any process of another
+pane, whatever id it presents. Two sibling agents at the top of one pane (``a & b``) would each
+pass; the process scan keys the pane's session by the first, the other reports as its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import psutil
+
+from roost.detect import identify, procs
+from roost.detect.identify import Names
+from roost.roster.claims import ProcessId
+from roost.tmux.paneenv import PANE_SESSION
+from roost.tmux.panes import list_panes
+from roost.tmux.server import Server
+
+
+class Unproven(Exception):
+    """The reporter could not be shown to be the session's agent; the message says why, and
+    ``pane`` is the pane the report named, when one holds that id (its session is told)."""
+
+    def __init__(self, reason: str, pane: PaneRef | None = None) -> None:
+        super().__init__(reason)
+        self.pane = pane
+
+
+@dataclass(frozen=True)
+class Proof:
+    """What the check established: the pane, and the agent process that speaks for it."""
+
+    pane_id: str
+    root: ProcessId
+    process: ProcessId
+    ancestors: tuple[ProcessId, ...]
+    harness: str
+    started_at: float | None
+
+
+@dataclass(frozen=True)
+class PaneRef:
+    """A pane roost opened with a session id, and the process it was started with."""
+
+    pane_id: str
+    root: ProcessId
+
+
+def agent_of(names: Names, pid: int, *, shells: bool = True) -> str | None:
+    """The known agent a process is, by the same rules as the scan: its word, then its command.
+    With ``shells=False`` a shell is never an agent, whatever its ``-c`` line runs."""
+    try:
+        process = psutil.Process(pid)
+        if not shells and process.name() in identify.SHELLS:
+            return None
+        declared = identify.by_environment(names, process.environ())
+        return declared or identify.by_command(names, process.name(), process.cmdline())
+    except psutil.Error:
+        return None
+
+
+class Attestor:
+    """Maps session ids to panes and proves reporters. The id-to-pane map is cached, because a
+    pane's id never changes; an entry is looked up again once its pane's process is gone."""
+
+    def __init__(self, server: Server, names: Names) -> None:
+        self.server = server
+        self.names = names
+        self._panes: dict[str, PaneRef] = {}
+
+    def pane(self, session_id: str) -> PaneRef | None:
+        """The live pane holding ``session_id``, or None."""
+        known = self._panes.get(session_id)
+        if known is not None and procs.alive(known.root):
+            return known
+        self._panes.pop(session_id, None)
+        for pane in list_panes(self.server, (PANE_SESSION,)):
+            if pane.opt(PANE_SESSION) != session_id or pane.dead or pane.pid <= 0:
+                continue
+            root = procs.identity(pane.pid)
+            if root is not None:
+                self._panes[session_id] = PaneRef(pane.id, root)
+                return self._panes[session_id]
+        return None
+
+    def prove(self, session_id: str, peer: ProcessId) -> Proof:
+        """The proof that ``peer`` is the agent of the pane holding ``session_id``; raises
+        :class:`Unproven` with the reason otherwise."""
+        if not procs.alive(peer):
+            raise Unproven(f"the reporting process {peer.pid} has exited")
+        pane = self.pane(session_id)
+        if pane is None:
+            raise Unproven(f"no live pane holds session {session_id}")
+        chain = () if peer == pane.root else procs.ancestors(peer.pid, stop=pane.root.pid)
+        if peer != pane.root and (not chain or chain[-1] != pane.root):
+            raise Unproven(f"process {peer.pid} is not in the process tree of pane {pane.pane_id}", pane)
+        harness = agent_of(self.names, peer.pid)
+        if harness is None:
+            raise Unproven(f"process {peer.pid} in pane {pane.pane_id} is not a known agent", pane)
+        for above in chain:
+            other = agent_of(self.names, above.pid, shells=False)
+            if other is not None:
+                raise Unproven(
+                    f"process {peer.pid} runs under agent process {above.pid} ({other}), "
+                    f"which is the agent of pane {pane.pane_id}",
+                    pane,
+                )
+        started_at = None
+        with contextlib.suppress(psutil.Error):
+            started_at = psutil.Process(peer.pid).create_time()
+        if not procs.alive(peer):  # the pid may name another process by now
+            raise Unproven(f"the reporting process {peer.pid} has exited", pane)
+        return Proof(pane.pane_id, pane.root, peer, chain, harness, started_at)

@@ -1,0 +1,236 @@
+"""``rosterd-hook`` posting its claim to the daemon: to a real one, to none, to one that hangs.
+
+The hook is run by this test process, so the "agent" its claim names is this process (the
+hook's nearest ancestor that is not a shell); one test runs it the way an agent does, from the
+fake agent in a pane. Times are printed: the hook's cost with and without a daemon.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roost.hook.post import TIMEOUT
+from tests.conftest import BIN, Roost
+from tests.daemon.fixture import Daemon, daemon, pid_start_ticks, running
+
+__all__ = ["daemon", "running"]  # the daemon fixtures, for this directory has no conftest of its own
+
+BOUND = 0.8  # the contract: exit 0 within 800 ms, whatever the daemon does
+SHOWN = 0.1  # the roster shows the claim within 100 ms of the hook finishing
+
+
+def run_hook(
+    roost: Roost, pane: str, payload: dict[str, Any], env: dict[str, str], prefix: tuple[str, ...] = ()
+) -> tuple[subprocess.CompletedProcess[bytes], float]:
+    full_env = {**roost.env, "TMUX": f"{roost.socket},1,0", "TMUX_PANE": pane, **env}
+    began = time.monotonic()
+    proc = subprocess.run(
+        [*prefix, str(BIN / "rosterd-hook")],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=full_env,
+        timeout=20,
+    )
+    return proc, time.monotonic() - began
+
+
+def event(name: str, **fields: object) -> dict[str, Any]:
+    return {"hook_event_name": name, "session_id": "sess-1", "cwd": "/tmp", **fields}
+
+
+@pytest.fixture
+def pane(roost: Roost) -> str:
+    return roost.start("sh")
+
+
+def mine(daemon: Daemon) -> dict[str, Any] | None:
+    """The session the hook's claims name: this test process, the hook's parent."""
+    return daemon.record_where(lambda r: r["pid"] == os.getpid())
+
+
+def test_the_hook_posts_its_claim_and_the_roster_shows_it_at_once(
+    roost: Roost, running: Daemon, pane: str
+) -> None:
+    with running.unix() as client:
+        client.get("/status")  # a warm connection, so the time below is the roster's, not httpx's
+        proc, took = run_hook(roost, pane, event("UserPromptSubmit", prompt="hi"), running.env)
+        finished = time.monotonic()
+        records = client.get("/snapshot").json()["records"]
+        seen = time.monotonic() - finished
+    record = next((r for r in records if r["pid"] == os.getpid()), None)  # the first look finds it
+    assert proc.returncode == 0 and took < BOUND
+    assert record is not None, running.snapshot()
+    assert seen < SHOWN
+    assert (record["activity"], record["activity_event"]) == ("active", "UserPromptSubmit")
+    assert (record["session_id"], record["cwd"], record["harness"]) == ("sess-1", "/tmp", "claude")
+    assert record["start_ticks"] == pid_start_ticks(os.getpid())
+    assert record["sources"] == ["hook"]
+    assert roost.option(pane, "@roost-state") == "working"  # the pane was stamped as before
+    print(f"hook with a daemon: {took * 1000:.0f} ms; claim shown {seen * 1000:.0f} ms after it exited")
+
+    # Run through a shell, as Claude Code runs hooks: the shell is skipped, the session is the same.
+    notification = event("Notification", notification_type="permission_prompt", message="allow?")
+    proc, _ = run_hook(roost, pane, notification, running.env, prefix=("sh", "-c", '"$0"; true'))
+    assert proc.returncode == 0
+    again = mine(running)
+    assert again is not None and again["session_key"] == record["session_key"]
+    assert (again["activity"], again["activity_event"]) == (
+        "needs_attention",
+        "Notification:permission_prompt",
+    )
+    run_hook(roost, pane, event("Stop", last_assistant_message="done."), running.env)
+    done = mine(running)
+    assert done is not None and (done["activity"], done["activity_event"]) == ("idle", "Stop")
+    assert done["completed_revision"] is not None
+    explain = running.get(f"/sessions/{record['session_key']}/explain")
+    assert explain["fields"]["activity"]["source"] == "hook"
+
+
+def test_events_that_say_nothing_new_post_nothing(roost: Roost, running: Daemon, pane: str) -> None:
+    for quiet in (
+        event("PreToolUse", tool_name="Bash"),
+        event("Notification", notification_type="idle_prompt"),
+    ):
+        proc, _ = run_hook(roost, pane, quiet, running.env)
+        assert proc.returncode == 0
+    assert mine(running) is None
+    run_hook(roost, pane, event("SessionStart", source="startup"), running.env)
+    started = mine(running)
+    assert started is not None
+    assert (started["activity"], started["session_id"]) == ("unknown", "sess-1")  # identity, no activity
+
+
+def test_a_fake_agents_hooks_reach_the_roster_as_its_own_process(roost: Roost, daemon: Daemon) -> None:
+    """End to end: the agent runs in a pane whose server has the daemon's runtime dir."""
+    daemon.start()
+    pane = roost.start("sh")
+    roost.tmux("set-environment", "-g", "XDG_RUNTIME_DIR", str(daemon.runtime))
+    agent = roost.tmux(
+        "new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:", roost.fake_agent("--session", "fake-9")
+    ).strip()
+    roost.wait_screen(agent, "fake agent ready")
+    roost.tmux("send-keys", "-t", agent, "hello", "Enter")
+
+    def stopped() -> dict[str, Any] | None:
+        return daemon.record_where(lambda r: r["session_id"] == "fake-9" and r["activity_event"] == "Stop")
+
+    record = daemon.wait_for(stopped, 15, "the agent's Stop claim")
+    assert "agent.py" in Path(f"/proc/{record['pid']}/cmdline").read_text()  # the agent, not its hook
+    assert record["activity"] == "idle" and "hook" in record["sources"]
+    assert record["tmux"] is None or record["tmux"]["pane"] == agent
+    assert roost.option(pane, "@roost-state") == ""  # nobody else's pane was touched
+
+
+@pytest.fixture
+def silent() -> Iterator[tuple[str, list[bytes]]]:
+    """A socket that accepts connections, reads what is sent, and never answers."""
+    directory = tempfile.mkdtemp(prefix="rs", dir="/tmp")
+    path = os.path.join(directory, "rosterd.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen()
+    received: list[bytes] = []
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            held.append(conn)
+            conn.settimeout(5)
+            data = b""
+            try:
+                while b"\r\n\r\n" not in data or len(data.split(b"\r\n\r\n", 1)[1]) < body_length(data):
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError:
+                pass
+            received.append(data)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield path, received
+    listener.close()
+    for conn in held:
+        conn.close()
+    os.unlink(path)
+    os.rmdir(directory)
+
+
+def body_length(data: bytes) -> int:
+    for line in data.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return int(line.split(b":", 1)[1])
+    return 0
+
+
+def test_a_daemon_that_never_answers_costs_the_hook_its_post_timeout_only(
+    roost: Roost, pane: str, silent: tuple[str, list[bytes]]
+) -> None:
+    path, received = silent
+    proc, took = run_hook(roost, pane, event("UserPromptSubmit"), {"ROSTERD_SOCKET": path})
+    assert proc.returncode == 0
+    assert TIMEOUT <= took < BOUND
+    assert roost.option(pane, "@roost-state") == "working"
+    print(f"hook with a daemon that never answers: {took * 1000:.0f} ms")
+    [request] = received
+    head, body = request.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"POST /claim HTTP/1.1\r\n")
+    claim = json.loads(body)
+    assert claim == {
+        "source": "hook",
+        "pid": os.getpid(),
+        "start_ticks": pid_start_ticks(os.getpid()),
+        "ancestors": claim["ancestors"],
+        "fields": {"harness": "claude", "session_id": "sess-1", "cwd": "/tmp"},
+        "event": "UserPromptSubmit",
+        "activity": "working",
+    }
+    assert claim["ancestors"][0] == [os.getppid(), pid_start_ticks(os.getppid())]
+
+
+def test_with_no_daemon_the_hook_posts_nothing_and_stays_fast(roost: Roost, pane: str) -> None:
+    proc, took = run_hook(roost, pane, event("UserPromptSubmit"), {})
+    assert proc.returncode == 0 and took < BOUND
+    assert roost.option(pane, "@roost-state") == "working"
+    print(f"hook with no daemon: {took * 1000:.0f} ms")
+    gone = {"ROSTERD_SOCKET": str(roost.root / "run" / "nobody-listens.sock")}
+    Path(gone["ROSTERD_SOCKET"]).touch()  # a file that is not a socket: connect fails at once
+    proc, took = run_hook(roost, pane, event("Stop"), gone)
+    assert proc.returncode == 0 and took < BOUND
+    assert roost.option(pane, "@roost-state") == "done"
+
+
+def test_the_hook_measured_against_a_bare_interpreter(roost: Roost, running: Daemon, pane: str) -> None:
+    """Not a bound beyond 800 ms, a record of what posting costs: median of a few runs each."""
+
+    def median(times: list[float]) -> float:
+        return sorted(times)[len(times) // 2]
+
+    def bare_start() -> float:
+        began = time.monotonic()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        return time.monotonic() - began
+
+    bare = median([bare_start() for _ in range(7)])
+    without = median([run_hook(roost, pane, event("PostToolUse"), {})[1] for _ in range(7)])
+    posting = median([run_hook(roost, pane, event("PostToolUse"), running.env)[1] for _ in range(7)])
+    print(f"python -c pass {bare * 1000:.0f} ms; hook without a daemon {without * 1000:.0f} ms", end="")
+    print(f"; with one {posting * 1000:.0f} ms")
+    assert without < BOUND and posting < BOUND
