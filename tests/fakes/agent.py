@@ -61,6 +61,9 @@ def main() -> None:
     parser.add_argument(
         "--exit-dialog", action="store_true", help="the exit command opens a dialog: 1 exits, Esc stays"
     )
+    parser.add_argument(
+        "--no-bracketed-paste", action="store_true", help="never turn bracketed paste on (a plain program)"
+    )
     args = parser.parse_args()
 
     log = open(args.log, "ab", buffering=0) if args.log else None  # noqa: SIM115
@@ -78,7 +81,8 @@ def main() -> None:
         while time.monotonic() < deadline:
             if select.select([fd], [], [], 0.05)[0]:
                 os.read(fd, 65536)  # booting: input is lost, as in a real slow start
-        out.write(b"\x1b[?2004h")
+        if not args.no_bracketed_paste:
+            out.write(b"\x1b[?2004h")
         if args.start_hook:
             hook({"hook_event_name": "SessionStart", "source": "startup"}, args)
         write("fake agent ready\n> ")

@@ -51,6 +51,12 @@ class TooMany(ApiError):
     status = 429
 
 
+class Unavailable(ApiError):
+    """Something the daemon relies on (tmux) failed it, through no fault of the request."""
+
+    status = 503
+
+
 def response(status: int, message: str, **extra: Any) -> JSONResponse:
     headers = {"WWW-Authenticate": 'Bearer realm="rosterd"'} if status == 401 else None
     return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)

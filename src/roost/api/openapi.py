@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost import __version__
+from roost.api import openapi_agents
 from roost.api.body import LIMIT
 from roost.roster import SOURCES, records
 from roost.roster.changes import EVENTS
@@ -307,9 +308,9 @@ def document() -> dict[str, Any]:
         "security": [{"bearer": []}],
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": _schemas(),
+            "schemas": {**_schemas(), **openapi_agents.schemas()},
         },
-        "paths": _paths(),
+        "paths": {**_paths(), **openapi_agents.paths()},
     }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import os
 import struct
+import subprocess
 import termios
 import time
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from roost import paths
 from roost.tmux.server import SEP, Server, fields
 
 BUFFER = "roost-send"
+ENTER_BUFFER = "roost-enter"
 MARKERS = (b"\x1b[200~", b"\x1b[201~")
 
 BLANK_GRACE = 5.0  # how long a pane that has drawn nothing yet is left to finish booting
@@ -146,7 +148,22 @@ def drop_buffer(server: Server) -> None:
         server.run("delete-buffer", "-b", BUFFER, check=False)
 
 
-def _paste(server: Server, pane_id: str, data: bytes) -> None:
+def paste_once(
+    server: Server, pane_id: str, data: bytes, *, bracket: bool = True, raw: bool = False, enter: bool = False
+) -> subprocess.CompletedProcess[bytes]:
+    """Paste ``data`` into the pane in one tmux call and, with ``enter``, one Enter after it in
+    that same call. Nothing is confirmed or repeated here, so a caller that must never write
+    twice knows exactly what was attempted: once.
+
+    ``bracket`` wraps the text in bracketed-paste markers when the pane's program asked for
+    them; tmux turns each line feed into a carriage return, as a terminal's paste does, unless
+    ``raw``. The Enter is pasted too (a raw CR), not sent as a key: a key would be taken by a
+    pane in copy mode, while a paste reaches the program whatever mode the pane is in. A
+    failed call leaves no buffer behind: text must not linger in tmux's buffer list.
+    """
+    flags = [*(["-p"] if bracket else []), *(["-r"] if raw else [])]
+    then = [";", "set-buffer", "-b", ENTER_BUFFER, "\r", ";", "paste-buffer", "-r", "-d", "-b", ENTER_BUFFER]
+    then = [*then, "-t", pane_id] if enter else []
     with _buffer_lock(server):
         proc = server.run(
             "load-buffer",
@@ -155,21 +172,29 @@ def _paste(server: Server, pane_id: str, data: bytes) -> None:
             "-",
             ";",
             "paste-buffer",
-            "-p",
+            *flags,
             "-d",
             "-b",
             BUFFER,
             "-t",
             pane_id,
+            *then,
             input=data,
             check=False,
         )
         if proc.returncode != 0:
-            server.run("delete-buffer", "-b", BUFFER, check=False)
-            if look(server, pane_id) is None:
-                raise PaneGone(pane_id)
-            reason = proc.stderr.decode(errors="replace").strip()
-            raise NotDelivered(f"could not paste into {pane_id}: {reason}")
+            for name in (BUFFER, ENTER_BUFFER):  # separately: tmux stops a list at its first error
+                server.run("delete-buffer", "-b", name, check=False)
+    return proc
+
+
+def _paste(server: Server, pane_id: str, data: bytes) -> None:
+    proc = paste_once(server, pane_id, data)
+    if proc.returncode != 0:
+        if look(server, pane_id) is None:
+            raise PaneGone(pane_id)
+        reason = proc.stderr.decode(errors="replace").strip()
+        raise NotDelivered(f"could not paste into {pane_id}: {reason}")
 
 
 def _pause(step: int) -> None:

@@ -35,6 +35,7 @@ VERBS = {
     "forget": "forget",
     "doctor": "doctor",
     "ssh": "ssh",
+    "api": "api",
     "help": "helptext",
     "--help": "helptext",
     "-h": "helptext",

@@ -27,6 +27,7 @@ VERBS = (
     ("ls", "list sessions"),
     ("kill [SESSION]", "end one session, or the whole server"),
     ("ssh HOST [VERB …]", "run roost on another machine"),
+    ("api VERB …", "status rows, waits and fenced prompts via rosterd (roost api help)"),
     ("help", "this list; roost --version prints the version"),
 )
 

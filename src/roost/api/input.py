@@ -1,0 +1,67 @@
+"""``POST /sessions/{key}/input``: raw bytes into a pane, unfenced.
+
+The independent raw-byte surface beside the fenced prompt: no pins, no state checks, no
+encoding. ``{"data": BASE64}`` is written to the pane exactly as given (no bracketed-paste
+markers, line feeds kept as line feeds, no Enter added), in one tmux call, once. Any pane
+of roost's tmux server can take input, whether or not an agent runs in it; ``key`` is the
+pane (``%N``) or a session key, pid or unique name that resolves to one.
+
+The bytes are not logged or stored: the paste buffer is deleted as it is pasted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from roost.api import rows, services
+from roost.api.body import read_object
+from roost.api.errors import BadRequest, NotFound, TooLarge, Unavailable
+from roost.api.prompt import DEFINITE_FAILURES
+from roost.tmux import paste
+from roost.tmux.server import Server
+
+DATA_LIMIT = 65_536
+"""Bytes one call may write."""
+BODY_LIMIT = DATA_LIMIT * 4 // 3 + 4096
+
+
+def decode(payload: dict[str, object]) -> bytes:
+    encoded = payload.get("data")
+    if not isinstance(encoded, str):
+        raise BadRequest("data must be the bytes to write, base64-encoded")
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise BadRequest("data is not valid base64") from None
+    if not data:
+        raise BadRequest("data must hold at least one byte")
+    if len(data) > DATA_LIMIT:
+        raise TooLarge(f"data is {len(data)} bytes, more than {DATA_LIMIT}", limit=DATA_LIMIT)
+    return data
+
+
+def write(tmux: Server, pane: str, data: bytes) -> tuple[int, str]:
+    """One raw paste, under the pane's send lock so it never lands inside a prompt."""
+    with paste.pane_lock(tmux, pane):
+        proc = paste.paste_once(tmux, pane, data, bracket=False, raw=True)
+    return proc.returncode, proc.stderr.decode(errors="replace").strip()
+
+
+async def raw_input(request: Request) -> JSONResponse:
+    daemon = services.of(request)
+    data = decode(await read_object(request, BODY_LIMIT))
+    key = request.path_params["key"]
+    if daemon.tmux is None:
+        raise NotFound(f"no session {key!r}")
+    pane = rows.session_pane(daemon.live.roster, daemon.tmux.socket, key)
+    code, error = await asyncio.to_thread(write, daemon.tmux, pane, data)
+    if code != 0:
+        if any(failure in error for failure in DEFINITE_FAILURES):
+            raise NotFound(f"no session {key!r}")
+        raise Unavailable(f"tmux could not write to {pane}: {error}")
+    return JSONResponse({"session_id": pane, "written_bytes": len(data)})

@@ -1,0 +1,200 @@
+"""Status rows: the roster as ``roost api`` and the web app see it, one row per terminal.
+
+Roost labels a shell PTY (a pane of roost's tmux server) with the state of whatever agent
+runs in it, so a row is about a pane, named by its pane id (``%N``): the PTY stays when the
+agent in it restarts, and the new process is a new *occupant* of the same session. The row
+of a pane is its newest live record; a pane with no record, or whose record has no activity
+yet, has no row (an unlabelled terminal is the normal case, not a failure).
+
+A row has exactly these eleven fields (the machine projection, ``--json``):
+
+==================  =====================================================================
+session_id          the pane, ``%N``
+agent_id            the harness (``claude``, ``codex``…), null when unknown
+state               ``working``, ``blocked`` or ``idle`` (error and done read as idle)
+message             what a blocked agent waits on, or why a turn failed; null otherwise
+status_epoch        the daemon's roster lifetime (an integer)
+occupant_id         the process incarnation the row describes (an integer)
+source              ``integration`` when the state came from the agent itself (launcher,
+                    ACP, integration report or hook), ``screen`` when read off its screen,
+                    null (``legacy``) when from anything else (session files)
+revision            the record's revision: bumps on every visible change of this occupant
+completed_revision  the revision at which the last turn ended, 0 before the first
+updated_at          when the state was observed, in milliseconds since the Unix epoch
+promptable          true only for a complete integration identity (below)
+==================  =====================================================================
+
+A complete integration identity is a live record in a pane whose harness and harness session
+id are both known and whose state came from an integration-class source: the process it
+names was observed by the scan and the state was reported by the agent, not inferred from
+its screen. Only such a row may receive a fenced prompt; the others stay readable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from roost.api import services
+from roost.api.errors import NotFound
+from roost.api.lookup import resolve
+from roost.roster import Roster, records
+from roost.roster.precedence import ACP, HOOK, INTEGRATION, LAUNCHER, SCREEN
+from roost.roster.records import Record
+
+FIELDS = (
+    "session_id",
+    "agent_id",
+    "state",
+    "message",
+    "status_epoch",
+    "occupant_id",
+    "source",
+    "revision",
+    "completed_revision",
+    "updated_at",
+    "promptable",
+)
+WORKING, BLOCKED, IDLE = "working", "blocked", "idle"
+STATES = (IDLE, WORKING, BLOCKED)
+STATE_OF_ACTIVITY = {records.ACTIVE: WORKING, records.NEEDS_ATTENTION: BLOCKED, records.IDLE: IDLE}
+"""rosterd's activity in the web app's words (see the vocabularies table in ARCHITECTURE.md)."""
+
+INTEGRATION_SOURCES = frozenset({LAUNCHER, ACP, INTEGRATION, HOOK})
+SCREEN_SOURCES = frozenset({SCREEN})
+INTEGRATION_CLASS, SCREEN_CLASS = "integration", "screen"
+
+
+def pane_of(record: Record, socket: str | None) -> str | None:
+    """The pane of roost's tmux server the record is about, or None (not in a pane, or in a
+    pane of another tmux server: a foreign session)."""
+    tmux = record.tmux or {}
+    pane = tmux.get("pane")
+    if socket is None or tmux.get("socket") != socket or not isinstance(pane, str):
+        return None
+    return pane
+
+
+def occupants(roster: Roster, socket: str | None, pane: str) -> list[Record]:
+    """The live records in a pane, oldest occupant first."""
+    found = [
+        record
+        for record in roster.records()
+        if record.liveness != records.ENDED and pane_of(record, socket) == pane
+    ]
+    return sorted(found, key=lambda record: record.occupant_id)
+
+
+def current(roster: Roster, socket: str | None, pane: str) -> Record | None:
+    """The pane's occupant now: its newest live record (occupant ids only grow)."""
+    found = occupants(roster, socket, pane)
+    return found[-1] if found else None
+
+
+def source_class(roster: Roster, record: Record) -> str | None:
+    """Whether the record's state came from the agent itself, from its screen, or neither."""
+    view = roster.explain(record.session_key) or {}
+    origin = view.get("fields", {}).get("activity") or {}
+    source = origin.get("source")
+    if source in INTEGRATION_SOURCES:
+        return INTEGRATION_CLASS
+    if source in SCREEN_SOURCES:
+        return SCREEN_CLASS
+    return None
+
+
+def message(record: Record) -> str | None:
+    pending = record.pending or {}
+    if record.activity == records.NEEDS_ATTENTION and isinstance(pending.get("summary"), str):
+        return str(pending["summary"])
+    return record.error_reason
+
+
+def promptable(record: Record, source: str | None) -> bool:
+    """A complete integration identity; see the module docstring."""
+    return (
+        source == INTEGRATION_CLASS
+        and record.harness is not None
+        and record.session_id is not None
+        and record.liveness == records.LIVE
+    )
+
+
+def row(roster: Roster, socket: str | None, record: Record) -> dict[str, Any] | None:
+    """The record as a status row, or None when it is not one (no pane, no state, ended)."""
+    pane = pane_of(record, socket)
+    state = STATE_OF_ACTIVITY.get(record.activity)
+    if pane is None or state is None or record.liveness == records.ENDED:
+        return None
+    source = source_class(roster, record)
+    observed = record.activity_at if record.activity_at is not None else record.started_at
+    return {
+        "session_id": pane,
+        "agent_id": record.harness,
+        "state": state,
+        "message": message(record),
+        "status_epoch": record.status_epoch,
+        "occupant_id": record.occupant_id,
+        "source": source,
+        "revision": record.revision,
+        "completed_revision": record.completed_revision or 0,
+        "updated_at": round(observed * 1000),
+        "promptable": promptable(record, source),
+    }
+
+
+def _pane_number(pane: str) -> tuple[int, str]:
+    digits = pane[1:]
+    return (int(digits), pane) if digits.isdigit() else (-1, pane)
+
+
+def every(roster: Roster, socket: str | None) -> list[dict[str, Any]]:
+    """One row per pane that has one, in session_id order (pane numbers compare as numbers)."""
+    panes = {pane for record in roster.records() if (pane := pane_of(record, socket)) is not None}
+    found = []
+    for pane in sorted(panes, key=_pane_number):
+        record = current(roster, socket, pane)
+        shown = row(roster, socket, record) if record is not None else None
+        if shown is not None:
+            found.append(shown)
+    return found
+
+
+def session_pane(roster: Roster, socket: str | None, key: str) -> str:
+    """The pane a caller means: ``%N`` itself, or the pane of the session a key, a pid or a
+    unique name resolves to. NotFound when that is no pane of roost's tmux server."""
+    if key.startswith("%"):
+        return key
+    record = roster.record(resolve(roster, key))
+    pane = pane_of(record, socket) if record is not None else None
+    if pane is None:
+        raise NotFound(f"no session {key!r}")
+    return pane
+
+
+def session_row(roster: Roster, socket: str | None, key: str) -> dict[str, Any]:
+    """The row of the session ``key`` names; a missing or foreign session is one NotFound."""
+    record = current(roster, socket, session_pane(roster, socket, key))
+    shown = row(roster, socket, record) if record is not None else None
+    if shown is None:
+        raise NotFound(f"no session {key!r}")
+    return shown
+
+
+def _socket(request: Request) -> str | None:
+    tmux = services.of(request).tmux
+    return tmux.socket if tmux is not None else None
+
+
+async def agents(request: Request) -> JSONResponse:
+    """``GET /agents``: every status row."""
+    roster = services.of(request).live.roster
+    return JSONResponse({"agents": every(roster, _socket(request))})
+
+
+async def agent(request: Request) -> JSONResponse:
+    """``GET /agents/{session}``: one status row."""
+    roster = services.of(request).live.roster
+    return JSONResponse(session_row(roster, _socket(request), request.path_params["session"]))

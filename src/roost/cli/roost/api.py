@@ -1,0 +1,292 @@
+"""``roost api …``: the web app's CLI, over the daemon's unix socket. See ``HELP`` for the
+contract (output and exit codes); the daemon decides everything, this only asks and prints."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from roost.cli.output import notice
+from roost.cli.roost import apiwire
+from roost.errors import RoostError, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+USAGE = """usage: roost api agent-status SESSION [--json]
+       roost api agents [--json]
+       roost api agent-wait SESSION --until STATES --timeout DURATION
+       roost api agent-prompt SESSION TEXT [--wait --until STATES --timeout DURATION]
+       roost api input SESSION [TEXT]"""
+
+HELP = f"""{USAGE}
+
+SESSION   a pane of roost's tmux server (%N), or a rosterd session key, pid or unique name
+STATES    a comma list of distinct states: idle, working, blocked
+DURATION  an integer with ms, s or m: 1ms to 5m
+
+agent-status, agents  headered TSV, one row per session (source "legacy" when absent);
+                      --json: the row with exactly its eleven fields (agents: an array)
+agent-wait            pins the session's status_epoch and occupant_id, then prints one
+                      outcome: matched, timed_out, occupant_changed or session_closed
+agent-prompt          pins status_epoch, occupant_id and revision; the daemon writes TEXT
+                      (at most 16384 UTF-8 bytes) and one Enter only while they hold.
+                      Prints TSV: input (accepted, ambiguous, rejected), written_bytes,
+                      code (why it was rejected) and wait (the outcome, with --wait)
+input                 writes TEXT, or standard input, to the pane as raw bytes, unfenced
+
+exit  0  read, written, accepted (and matched, with --wait)
+      1  usage error; prompt rejected; an outcome other than matched
+      2  rosterd unreachable, or no such session
+      4  input ambiguous: it may have arrived; never send it again"""
+
+FIELDS = (
+    "session_id",
+    "agent_id",
+    "state",
+    "message",
+    "status_epoch",
+    "occupant_id",
+    "source",
+    "revision",
+    "completed_revision",
+    "updated_at",
+    "promptable",
+)
+PROMPT_COLUMNS = ("input", "written_bytes", "code", "wait")
+STATES = ("idle", "working", "blocked")
+TEXT_LIMIT = 16_384
+INPUT_LIMIT = 65_536
+LONGEST_MS = 300_000
+PROMPT_DEADLINE_MS = 10_000
+"""How long a prompt without --wait may take to be admitted (the pane's send lock)."""
+SLACK = 10.0
+"""Seconds past a deadline to wait for the daemon's answer before calling it lost."""
+AMBIGUOUS_EXIT = 4
+_UNITS = {"ms": 1, "s": 1000, "m": 60_000}
+"""Longest suffix first: "5ms" ends with "s" too."""
+
+
+def duration_ms(text: str) -> int:
+    """An integral duration in ms, s or m, as milliseconds (``re`` is not worth its import)."""
+    unit = next((unit for unit in _UNITS if text.endswith(unit)), "")
+    number = text[: -len(unit)] if unit else ""
+    value = int(number) * _UNITS[unit] if number.isascii() and number.isdigit() else 0
+    if not 1 <= value <= LONGEST_MS:
+        raise UsageError(f"usage: --timeout takes an integer with ms, s or m, from 1ms to 5m (got {text!r})")
+    return value
+
+
+def states(text: str) -> list[str]:
+    words = text.split(",")
+    if not all(word in STATES for word in words) or len(set(words)) != len(words):
+        raise UsageError(
+            f"usage: --until takes a comma list of distinct states: idle,working,blocked (got {text!r})"
+        )
+    return words
+
+
+def _options(
+    args: list[str], flags: tuple[str, ...] = (), valued: tuple[str, ...] = ()
+) -> tuple[list[str], dict[str, str]]:
+    """Positional arguments and the options given; ``--`` ends the options."""
+    positional: list[str] = []
+    given: dict[str, str] = {}
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        name, eq, value = arg.partition("=")
+        if arg == "--":
+            positional += rest
+            break
+        if arg in flags:
+            given[arg] = ""
+        elif name in valued:
+            if not eq:
+                if not rest:
+                    raise UsageError(USAGE)
+                value = rest.pop(0)
+            given[name] = value
+        elif arg.startswith("--") or arg == "-h":
+            raise UsageError(USAGE)
+        else:
+            positional.append(arg)
+    return positional, given
+
+
+def _answer(status: int, doc: Any, session: str | None = None) -> Any:
+    """The answer of a 2xx; the error the daemon named otherwise, mapped to an exit code."""
+    if 200 <= status < 300:
+        return doc
+    error = doc.get("error") if isinstance(doc, dict) else None
+    message = str(error or f"rosterd answered {status}")
+    if status == 404:
+        raise RoostError(f"no session {session!r}" if session else message, exit_code=2)
+    raise RoostError(message, exit_code=2 if status >= 500 else 1)
+
+
+def _cell(name: str, value: object) -> str:
+    if value is None:
+        return "legacy" if name == "source" else "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return " ".join(str(value).split()) or "-"
+
+
+def _table(rows: list[dict[str, Any]], header: tuple[str, ...] = FIELDS) -> None:
+    lines = ["\t".join(header), *("\t".join(_cell(name, row.get(name)) for name in header) for row in rows)]
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def _json(doc: object) -> None:
+    import json
+
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def _row(session: str) -> dict[str, Any]:
+    return _answer(*apiwire.call("GET", apiwire.path("agents", session)), session)
+
+
+def agent_status(args: list[str]) -> int:
+    positional, given = _options(args, ("--json",), ())
+    if len(positional) != 1:
+        raise UsageError(USAGE)
+    row = _row(positional[0])
+    if "--json" in given:
+        _json(row)
+    else:
+        _table([row])
+    return 0
+
+
+def agents(args: list[str]) -> int:
+    positional, given = _options(args, ("--json",), ())
+    if positional:
+        raise UsageError(USAGE)
+    rows = _answer(*apiwire.call("GET", "/agents"))["agents"]
+    if "--json" in given:
+        _json(rows)
+    else:
+        _table(rows)
+    return 0
+
+
+def _waiting(given: dict[str, str], names: tuple[str, ...]) -> tuple[list[str], int] | None:
+    """The wait options, ``--until`` and ``--timeout`` among them: all of ``names`` or none."""
+    present = [name for name in names if name in given]
+    if not present:
+        return None
+    if len(present) != len(names):
+        raise UsageError(f"usage: {' '.join(names)} go together\n{USAGE}")
+    return states(given["--until"]), duration_ms(given["--timeout"])
+
+
+def agent_wait(args: list[str]) -> int:
+    began = time.time()
+    positional, given = _options(args, valued=("--until", "--timeout"))
+    if len(positional) != 1:
+        raise UsageError(USAGE)
+    wait = _waiting(given, ("--until", "--timeout"))
+    if wait is None:
+        raise UsageError(USAGE)
+    until, timeout_ms = wait
+    row = _row(positional[0])
+    body = {
+        "status_epoch": row["status_epoch"],
+        "occupant_id": row["occupant_id"],
+        "until": until,
+        "deadline_ms": round(began * 1000) + timeout_ms,
+    }
+    target = apiwire.path("sessions", row["session_id"], "wait")
+    doc = _answer(*apiwire.call("POST", target, body, timeout_ms / 1000 + SLACK), positional[0])
+    print(doc["outcome"])
+    return 0 if doc["outcome"] == "matched" else 1
+
+
+def _text(value: str) -> str:
+    try:
+        size = len(value.encode())
+    except UnicodeEncodeError:
+        raise RoostError("TEXT is not valid UTF-8") from None
+    if not value:
+        raise UsageError(f"usage: TEXT must not be empty\n{USAGE}")
+    if size > TEXT_LIMIT:
+        raise RoostError(f"TEXT is {size} UTF-8 bytes, more than {TEXT_LIMIT}; nothing was sent")
+    return value
+
+
+def agent_prompt(args: list[str]) -> int:
+    began = time.time()
+    positional, given = _options(args, ("--wait",), ("--until", "--timeout"))
+    if len(positional) != 2:
+        raise UsageError(USAGE)
+    session, text = positional[0], _text(positional[1])
+    wait = _waiting(given, ("--wait", "--until", "--timeout"))
+    row = _row(session)
+    body: dict[str, Any] = {
+        "text": text,
+        "status_epoch": row["status_epoch"],
+        "occupant_id": row["occupant_id"],
+        "revision": row["revision"],
+        "deadline_ms": round(began * 1000) + (wait[1] if wait else PROMPT_DEADLINE_MS),
+    }
+    if wait:
+        body["wait"] = {"until": wait[0]}
+    target = apiwire.path("sessions", row["session_id"], "prompt")
+    budget = (wait[1] if wait else PROMPT_DEADLINE_MS) / 1000 + SLACK
+    try:
+        status, doc = apiwire.call("POST", target, body, budget)
+    except apiwire.Lost as lost:
+        _table([{"input": "ambiguous", "written_bytes": None}], PROMPT_COLUMNS)
+        message = f"{lost.message}; the text may have arrived: never send it again"
+        raise RoostError(message, exit_code=AMBIGUOUS_EXIT) from None
+    if status != 409 or doc.get("input") != "rejected":
+        doc = _answer(status, doc, session)
+    outcome = (doc.get("wait") or {}).get("outcome")
+    _table([{**doc, "wait": outcome}], PROMPT_COLUMNS)
+    if doc["input"] == "rejected":
+        notice("api", f"agent-prompt rejected: {doc.get('reason') or doc.get('code')}")
+        return 1
+    if doc["input"] == "ambiguous":
+        notice("api", f"agent-prompt ambiguous: {doc.get('reason')}; never send it again")
+        return AMBIGUOUS_EXIT
+    return 0 if wait is None or outcome == "matched" else 1
+
+
+def raw_input(args: list[str]) -> int:
+    positional, _ = _options(args)
+    if len(positional) not in (1, 2):
+        raise UsageError(USAGE)
+    data = os.fsencode(positional[1]) if len(positional) == 2 else sys.stdin.buffer.read()
+    if not data:
+        raise UsageError(f"usage: there is nothing to write\n{USAGE}")
+    if len(data) > INPUT_LIMIT:
+        raise RoostError(f"input is {len(data)} bytes, more than {INPUT_LIMIT}; nothing was sent")
+    import base64
+
+    body = {"data": base64.b64encode(data).decode()}
+    target = apiwire.path("sessions", positional[0], "input")
+    _answer(*apiwire.call("POST", target, body), positional[0])
+    return 0
+
+
+VERBS = {
+    "agent-status": agent_status,
+    "agents": agents,
+    "agent-wait": agent_wait,
+    "agent-prompt": agent_prompt,
+    "input": raw_input,
+}
+
+
+def run(verb: str, args: list[str]) -> int:
+    if args and args[0] in ("help", "--help", "-h"):
+        print(HELP)
+        return 0
+    command = VERBS.get(args[0]) if args else None
+    if command is None:
+        raise UsageError(USAGE)
+    return command(args[1:])
