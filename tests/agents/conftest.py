@@ -125,16 +125,16 @@ def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> fl
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def _integrate(roost: Roost, harness: str) -> None:
-    """Install roost's hooks the way a user does: ``rosterd integrate install HARNESS``."""
+def _integrate(roost: Roost, harness: str, action: str = "install") -> None:
+    """Install (or remove) roost's hooks the way a user does: ``rosterd integrate install HARNESS``."""
     proc = subprocess.run(
-        [str(BIN / "rosterd"), "integrate", "install", harness],
+        [str(BIN / "rosterd"), "integrate", action, harness],
         capture_output=True,
         text=True,
         env=roost.env,
         timeout=60,
     )
-    assert proc.returncode == 0, f"rosterd integrate install {harness}: {proc.stderr}"
+    assert proc.returncode == 0, f"rosterd integrate {action} {harness}: {proc.stderr}"
 
 
 def _stop_strays(home: Path) -> None:
@@ -172,8 +172,15 @@ def responses_api() -> Iterator[ResponsesAPI]:
 
 
 @pytest.fixture
-def claude(roost: Roost, anthropic_api: AnthropicAPI, agent_bin: Path) -> Iterator[AgentPane]:
-    """Claude Code at its idle prompt in window ``claude``, hooks installed, first-run screens skipped."""
+def claude(
+    request: pytest.FixtureRequest, roost: Roost, anthropic_api: AnthropicAPI, agent_bin: Path
+) -> Iterator[AgentPane]:
+    """Claude Code at its idle prompt in window ``claude``, hooks installed, first-run screens skipped.
+
+    Parametrized indirectly with False, the hooks are installed and then removed again with
+    ``rosterd integrate uninstall claude`` before Claude starts: an agent that reports nothing.
+    """
+    hooks = getattr(request, "param", True)
     home = Path(roost.env["HOME"])
     project = (roost.root / "project").resolve()
     project.mkdir()
@@ -193,13 +200,18 @@ def claude(roost: Roost, anthropic_api: AnthropicAPI, agent_bin: Path) -> Iterat
     # Claude 2.1.332 defaults to "auto" mode, which runs `touch x` without asking.
     settings.write_text(json.dumps({"permissions": {"defaultMode": "default"}}))
     _integrate(roost, "claude")
+    if not hooks:
+        _integrate(roost, "claude", "uninstall")
     env = {"ANTHROPIC_BASE_URL": anthropic_api.url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_QUIET}
     command = shlex.join(["exec", "env", *(f"{k}={v}" for k, v in env.items()), str(agent_bin / "claude")])
     began = time.monotonic()
     pane = _start(roost, "claude", project, command)
     agent = AgentPane(roost, "claude", pane, project, anthropic_api)
     agent.wait(
-        lambda: "? for shortcuts" in agent.screen() and roost.option(pane, "@roost-harness") == "claude",
+        lambda: (
+            "? for shortcuts" in agent.screen()
+            and (not hooks or roost.option(pane, "@roost-harness") == "claude")
+        ),
         START_TIMEOUT,
         "Claude Code's idle prompt and its SessionStart hook",
     )

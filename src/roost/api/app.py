@@ -12,9 +12,11 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
 
-from roost.api import actions, errors, openapi, reads, streams
+from roost.api import actions, errors, input, openapi, prompt, reads, rows, streams, waits
 from roost.api.auth import BearerAuth
+from roost.api.gate import WebGate
 from roost.api.services import Services
+from roost.api.web import ROUTES as WEB_ROUTES
 
 ROUTES = (
     Route("/snapshot", reads.snapshot, methods=["GET"]),
@@ -23,6 +25,11 @@ ROUTES = (
     Route("/sessions/{key}", reads.session, methods=["GET"]),
     Route("/sessions/{key}/explain", reads.explain, methods=["GET"]),
     Route("/sessions/{key}/name", actions.name, methods=["POST"]),
+    Route("/sessions/{key}/input", input.raw_input, methods=["POST"]),
+    Route("/sessions/{key}/prompt", prompt.prompt, methods=["POST"]),
+    Route("/sessions/{key}/wait", waits.wait, methods=["POST"]),
+    Route("/agents", rows.agents, methods=["GET"]),
+    Route("/agents/{session}", rows.agent, methods=["GET"]),
     Route("/claim", actions.claim, methods=["POST"]),
     Route("/register", actions.register, methods=["POST"]),
     Route("/status", reads.status, methods=["GET"]),
@@ -33,8 +40,11 @@ ROUTES = (
 def create_app(services: Services) -> Starlette:
     """One app for every listener; each listener marks its requests (see :mod:`roost.api.auth`)."""
     app = Starlette(
-        routes=list(ROUTES),
-        middleware=[Middleware(BearerAuth, token=services.token)],
+        routes=[*ROUTES, *WEB_ROUTES],
+        middleware=[
+            Middleware(WebGate, logins=services.logins),
+            Middleware(BearerAuth, token=services.token),
+        ],
         exception_handlers=errors.HANDLERS,
     )
     app.state.services = services

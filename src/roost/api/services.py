@@ -8,8 +8,10 @@ from typing import Any
 
 from starlette.requests import Request
 
+from roost.api.logins import Logins
 from roost.daemon.live import Live
 from roost.roster.times import Clock
+from roost.tmux.server import Server
 
 KEEPALIVE = 15.0
 """Seconds between SSE comments on a quiet stream, so a dead client is noticed and dropped."""
@@ -18,7 +20,8 @@ KEEPALIVE = 15.0
 @dataclass(frozen=True)
 class Services:
     """The live roster, the loopback token, the clock, and what ``/status`` reports about the
-    daemon (``facts``: its listeners, how long the rebuild took)."""
+    daemon (``facts``: its listeners, how long the rebuild took). ``tmux`` is the roost tmux
+    server the daemon scans: its panes are the interactive sessions that input is written to."""
 
     live: Live
     token: str
@@ -27,6 +30,9 @@ class Services:
     max_streams: int = 64
     keepalive: float = KEEPALIVE
     facts: Mapping[str, Any] = field(default_factory=dict)
+    tmux: Server | None = None
+    logins: Logins = field(default_factory=Logins)
+    """The web face's login tokens and session cookies (see :mod:`roost.api.logins`)."""
 
 
 def of(request: Request) -> Services:

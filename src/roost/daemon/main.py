@@ -19,11 +19,15 @@ import uvicorn
 
 from roost.agents import manifest
 from roost.api import Services, auth, create_app
+from roost.api.logins import Logins
 from roost.daemon import listen, runtime, secrets
 from roost.daemon.config import Config
 from roost.daemon.live import Live
 from roost.daemon.rebuild import Observer
+from roost.daemon.screens import Screens
+from roost.detect.attest import Attestor
 from roost.detect.identify import Names
+from roost.detect.reports import Reports
 from roost.detect.scan import Scanner
 from roost.roster import Roster
 from roost.tmux.server import Server
@@ -65,6 +69,8 @@ async def _serve(config: Config) -> int:
     api_path = runtime.api_socket()
     listeners: list[tuple[uvicorn.Server, socket.socket]] = []
     bound = False
+    reports_path = runtime.reports_socket()
+    reports_server: asyncio.Server | None = None
     try:
         unix_sock = listen.unix(api_path)
         bound = True
@@ -75,11 +81,26 @@ async def _serve(config: Config) -> int:
         scanner = Scanner(Server.from_env(), Names(manifest.load_all().values()))
         observer = Observer(scanner, live)
         rebuilt = observer.rebuild()
+        reports = Reports(live.roster, live.apply, Attestor(scanner.server, scanner.names), clock)
+        reports_server = await reports.serve(listen.unix(reports_path))
         facts = {
             "listen": {"unix": str(api_path), "loopback": f"{listen.LOOPBACK}:{config.node.loopback_port}"},
             "rebuild": {"ms": round(rebuilt.seconds * 1000, 1), "sessions": rebuilt.sessions},
+            "reports": {"unix": str(reports_path), "counts": reports.counts},
         }
-        app = create_app(Services(live, keys.token, clock, started_at, config.api.max_streams, facts=facts))
+        logins = Logins(keys.token)
+        app = create_app(
+            Services(
+                live,
+                keys.token,
+                clock,
+                started_at,
+                config.api.max_streams,
+                facts=facts,
+                tmux=scanner.server,
+                logins=logins,
+            )
+        )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
             server = _server(auth.via(app, peer))
             await server.startup(sockets=[sock])
@@ -88,8 +109,10 @@ async def _serve(config: Config) -> int:
             f"rosterd: serving unix:{api_path} and http://{facts['listen']['loopback']}; roster rebuilt "
             f"in {facts['rebuild']['ms']} ms ({rebuilt.sessions} sessions)\n"
         )
+        sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
         sys.stderr.flush()
-        await _until(stop, observer, config.sources.scan_interval_ms / 1000)
+        async with Screens(scanner.server, live, clock):
+            await _until(stop, observer, config.sources.scan_interval_ms / 1000)
         live.close()
         for server, sock in listeners:
             await server.shutdown(sockets=[sock])
@@ -97,6 +120,9 @@ async def _serve(config: Config) -> int:
     finally:
         if bound:
             _remove(api_path)
+        if reports_server is not None:
+            reports_server.close()
+            _remove(reports_path)
         held.close()
 
 
@@ -109,6 +135,10 @@ async def _until(stop: asyncio.Event, observer: Observer, interval: float) -> No
         scanning.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await scanning
+
+
+def _origin(config: Config) -> str:
+    return f"http://{listen.LOOPBACK}:{config.node.loopback_port}"
 
 
 def _remove(path: Path) -> None:

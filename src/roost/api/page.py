@@ -1,0 +1,92 @@
+"""The web app's page, its static files, and logging a browser in.
+
+- ``GET /``: the page (a browser without a session cookie is sent to ``/login`` first, by
+  :mod:`roost.api.gate`).
+- ``GET /login?token=T``: trades a one-time login token for a session cookie and redirects to
+  the page; a used or unknown token gets 401 and the "log in with the link" page. Without a
+  token: that page, or the app when the browser is already logged in.
+- ``POST /login-link``: a new one-time link, ``{"url": …}``, for a caller that already holds
+  the bearer token or the unix socket (the link rosterd printed at start works once).
+- ``/static/…``: the page's modules, styles and vendored xterm.js; public, they hold no secret.
+"""
+
+from __future__ import annotations
+
+import html
+from importlib import resources
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.staticfiles import StaticFiles
+
+from roost.api import services
+from roost.api.gate import session_cookie
+from roost.api.logins import cookie_name
+
+STATIC = Path(str(resources.files("roost.web") / "static"))
+NO_STORE = {"Cache-Control": "no-store"}
+PAGE_HEADERS = {
+    **NO_STORE,
+    # Only this daemon's own files and sockets; never inside another site's frame, where a
+    # page could trick a person into typing into a terminal. xterm.js sets inline styles.
+    "Content-Security-Policy": (
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+}
+
+_LOGIN_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Roost: log in</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="/static/style.css"></head>
+<body class="login"><main>
+<h1>Roost</h1>
+<p class="why">{why}</p>
+<p>Open the login link <code>rosterd</code> printed when it started (each link works once).
+For a new one, ask the daemon on its socket:</p>
+<pre>curl -s --unix-socket "$XDG_RUNTIME_DIR/roost/rosterd.sock" -X POST http://rosterd/login-link</pre>
+</main></body></html>
+"""
+
+
+def login_page(why: str, status: int) -> HTMLResponse:
+    return HTMLResponse(_LOGIN_PAGE.format(why=html.escape(why)), status_code=status, headers=PAGE_HEADERS)
+
+
+async def index(_request: Request) -> Response:
+    return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
+
+
+async def login(request: Request) -> Response:
+    logins = services.of(request).logins
+    token = request.query_params.get("token")
+    if token is None:
+        if logins.valid(session_cookie(request.scope, request.headers)):
+            return RedirectResponse("/", status_code=303)
+        return login_page("Log in with the link.", 200)
+    if not logins.redeem(token):
+        return login_page("That login link was used already, or is not one this daemon gave.", 401)
+    response = RedirectResponse("/", status_code=303, headers=NO_STORE)
+    server = request.scope.get("server") or ("", 0)
+    response.set_cookie(
+        cookie_name(server[1]),
+        logins.cookie(),
+        max_age=logins.lifetime,
+        path="/",
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+async def login_link(request: Request) -> JSONResponse:
+    daemon = services.of(request)
+    listen = daemon.facts.get("listen", {})
+    loopback = listen.get("loopback") if isinstance(listen, dict) else None
+    origin = f"http://{loopback}" if loopback else str(request.base_url).rstrip("/")
+    return JSONResponse({"url": daemon.logins.link(origin)}, headers=NO_STORE)
+
+
+static = StaticFiles(directory=STATIC)

@@ -1,0 +1,60 @@
+"""``GET /terminals``: every terminal (pane) of roost's tmux server, with its session's state.
+
+The roster only knows panes something has claimed (an agent found by the scan, a hook, a
+badge), but the web app lists every terminal: a plain shell is the normal case, shown
+unmarked. So a terminal comes from tmux, and its badge from the roster: ``session_key`` and
+``state`` are those of the pane's current record (``rows.current``), null when it has none.
+``state`` uses the web app's words (working, blocked, idle; see ARCHITECTURE.md).
+
+The document: ``socket`` (roost's tmux server, as records name it in ``tmux.socket``) and
+``terminals``, each with ``pane`` (``%N``, what ``/ws/terminal/{pane}`` takes), ``session`` and
+``window`` (tmux's names), ``name`` (the pane's ``@roost-name``, else null), ``command``
+(what runs in front), ``cwd`` (the pane's current directory), ``session_key``, ``state``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from roost.api import rows, services
+from roost.roster import Roster
+from roost.state import words
+from roost.tmux.panes import Pane, list_panes
+from roost.tmux.server import Server
+
+_CWD = "pane_current_path"
+
+
+def terminals(roster: Roster, server: Server, panes: list[Pane]) -> list[dict[str, Any]]:
+    """The listing, from one ``list-panes -a`` (taken off the event loop by the route)."""
+    found = []
+    for pane in panes:
+        if pane.dead:
+            continue
+        record = rows.current(roster, server.socket, pane.id)
+        found.append(
+            {
+                "pane": pane.id,
+                "session": pane.session,
+                "window": pane.window_name,
+                "name": pane.opt(words.NAME),
+                "command": pane.command,
+                "cwd": pane.opt(_CWD),
+                "session_key": record.session_key if record else None,
+                "state": rows.STATE_OF_ACTIVITY.get(record.activity) if record else None,
+            }
+        )
+    return found
+
+
+async def route(request: Request) -> JSONResponse:
+    daemon = services.of(request)
+    if daemon.tmux is None:
+        return JSONResponse({"socket": None, "terminals": []})
+    panes = await asyncio.to_thread(list_panes, daemon.tmux, (words.NAME, _CWD))
+    listing = terminals(daemon.live.roster, daemon.tmux, panes)
+    return JSONResponse({"socket": daemon.tmux.socket, "terminals": listing})

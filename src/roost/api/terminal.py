@@ -1,0 +1,204 @@
+"""``GET /ws/terminal/{pane}``: one tmux pane in a browser terminal, over a WebSocket.
+
+``pane`` is a pane id (``%N``, sent URL-encoded as ``%25N``) or anything that names a session
+of roost's tmux server (a session key, a pid, a unique name). ``?cols=C&rows=R`` says the size
+the browser starts at, so the first paint is already the right size.
+
+Server to browser:
+
+- binary messages: the pane's output, to write to the terminal as it is;
+- ``{"type":"reset","cols":C,"rows":R}``: clear the terminal and make it C x R; the binary
+  messages that follow repaint it (scrollback, screen, cursor, modes);
+- ``{"type":"size","cols":C,"rows":R}``: the pane's size changed (it is shared: see
+  :mod:`roost.tmux.paneview`); resize before writing what follows;
+- ``{"type":"closed","reason":…}``, then the socket closes (1000): the pane is gone.
+
+Browser to server, JSON text messages of at most 64 KiB:
+
+- ``{"type":"input","data":TEXT}``: keys as typed, UTF-8; with ``"paste":true`` a paste
+  (bracketed when the program asked for it); with ``"binary":true`` each character of TEXT is
+  one byte (xterm.js's ``onBinary``);
+- ``{"type":"resize","cols":C,"rows":R}``: the browser's terminal size.
+
+Anything else closes the socket before it reaches the pane: 1009 when larger than 64 KiB,
+1008 with the reason otherwise (not JSON, an unknown type, a missing or wrong field).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.types import Message
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from roost.api import rows
+from roost.api.errors import ApiError
+from roost.api.services import Services
+from roost.tmux.frames import Bytes, Closed, Reset, Size
+from roost.tmux.paneview import MAX_SIZE, PaneView
+from roost.tmux.server import Server, TmuxError
+from roost.tmux.viewclient import PaneGone
+
+LIMIT = 64 * 1024
+"""Bytes one browser message may hold."""
+POLICY, TOO_BIG, NORMAL = 1008, 1009, 1000
+
+
+class Refused(Exception):
+    """A browser message the pane must not see; closes the socket with ``code`` and the reason."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Input:
+    data: bytes
+    paste: bool = False
+
+
+@dataclass(frozen=True)
+class Resize:
+    cols: int
+    rows: int
+
+
+def _size(doc: dict[str, Any], name: str) -> int:
+    value = doc.get(name)
+    if type(value) is not int or not 0 < value <= MAX_SIZE:
+        raise Refused(POLICY, f"{name} must be an integer from 1 to {MAX_SIZE}")
+    return value
+
+
+def _input(doc: dict[str, Any]) -> Input:
+    data = doc.get("data")
+    if not isinstance(data, str) or not data:
+        raise Refused(POLICY, "input needs data: a non-empty string")
+    flags = {name: doc.get(name, False) for name in ("paste", "binary")}
+    if not all(isinstance(flag, bool) for flag in flags.values()):
+        raise Refused(POLICY, "paste and binary must be true or false")
+    try:
+        raw = data.encode("latin-1") if flags["binary"] else data.encode()
+    except UnicodeEncodeError:
+        raise Refused(POLICY, "binary input must hold one byte per character") from None
+    return Input(raw, flags["paste"])
+
+
+def parse(message: Message) -> Input | Resize:
+    """One browser message, checked completely before anything reaches the pane."""
+    text = message.get("text")
+    if text is None:
+        raise Refused(POLICY, "messages must be JSON text")
+    if len(text) > LIMIT or len(text.encode(errors="surrogatepass")) > LIMIT:
+        raise Refused(TOO_BIG, f"a message may hold at most {LIMIT} bytes")
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        raise Refused(POLICY, "a message must be JSON") from None
+    if not isinstance(doc, dict):
+        raise Refused(POLICY, "a message must be a JSON object")
+    kind = doc.get("type")
+    if kind == "input":
+        return _input(doc)
+    if kind == "resize":
+        return Resize(_size(doc, "cols"), _size(doc, "rows"))
+    raise Refused(POLICY, "type must be input or resize")
+
+
+def _start_size(websocket: WebSocket) -> tuple[int | None, int | None]:
+    values = []
+    for name in ("cols", "rows"):
+        text = websocket.query_params.get(name, "")
+        values.append(int(text) if text.isascii() and text.isdigit() and 0 < int(text) <= MAX_SIZE else None)
+    return values[0], values[1]
+
+
+def _target(daemon: Services, key: str) -> tuple[Server, str]:
+    """roost's tmux server and the pane ``key`` names; PaneGone (reported as closed) otherwise."""
+    if daemon.tmux is None:
+        raise PaneGone("this daemon watches no tmux server")
+    try:
+        return daemon.tmux, rows.session_pane(daemon.live.roster, daemon.tmux.socket, key)
+    except ApiError as error:
+        raise PaneGone(error.message) from None
+
+
+async def _frames(websocket: WebSocket, view: PaneView) -> None:
+    """Send the view's frames, output batched into one message per wake-up, until it closes."""
+    while True:
+        frames = [await view.next(), *view.pending()]
+        batch = bytearray()
+        for frame in frames:
+            if isinstance(frame, Bytes):
+                batch += frame.data
+                continue
+            if batch:
+                await websocket.send_bytes(bytes(batch))
+                batch.clear()
+            if isinstance(frame, Reset):
+                await websocket.send_json({"type": "reset", "cols": frame.cols, "rows": frame.rows})
+                batch += frame.data
+            elif isinstance(frame, Size):
+                await websocket.send_json({"type": "size", "cols": frame.cols, "rows": frame.rows})
+            elif isinstance(frame, Closed):
+                await _closed(websocket, frame.reason)
+                return
+        if batch:
+            await websocket.send_bytes(bytes(batch))
+
+
+async def _closed(websocket: WebSocket, reason: str) -> None:
+    await websocket.send_json({"type": "closed", "reason": reason})
+    await websocket.close(NORMAL, reason[:120])
+
+
+async def _keys(websocket: WebSocket, view: PaneView) -> None:
+    """Apply the browser's messages in order; the first bad one closes the socket."""
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        try:
+            action = parse(message)
+        except Refused as refused:
+            await websocket.close(refused.code, refused.reason)
+            return
+        with contextlib.suppress(TmuxError, PaneGone):  # a gone pane is reported by the frames
+            if isinstance(action, Resize):
+                await view.resize(action.cols, action.rows)
+            elif action.paste:
+                await view.paste(action.data)
+            else:
+                await view.write(action.data)
+
+
+async def terminal(websocket: WebSocket) -> None:
+    daemon: Services = websocket.app.state.services
+    await websocket.accept()
+    try:
+        view = PaneView(*_target(daemon, websocket.path_params["pane"]))
+    except PaneGone as gone:
+        await _closed(websocket, str(gone))
+        return
+    tasks: list[asyncio.Task[None]] = []
+    try:  # however this ends (the pane, the browser, the daemon stopping), the view's client goes
+        try:
+            await view.open(*_start_size(websocket))
+        except PaneGone as gone:
+            await _closed(websocket, str(gone))
+            return
+        tasks = [asyncio.create_task(_frames(websocket, view)), asyncio.create_task(_keys(websocket, view))]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, RuntimeError, OSError):
+                await task
+        await view.close()

@@ -1,0 +1,229 @@
+"""Screen detection in the running daemon: a pane that wrote something is read once and judged.
+
+Detection's third tier (an agent with no hooks, or a session that predates the install) must
+follow a screen within a second without polling panes. The tmux watcher says when a pane
+wrote (coalesced per pane); this module then captures that pane with one tmux call, runs the
+screen engine with the pane's agent (its ``@roost-harness``, else the roster record's
+harness, else whichever agent the screen identifies as), and applies the claim, source
+``screen``, through :class:`~roost.daemon.live.Live` like every other claim. The roster's
+precedence keeps a hook's word over the screen's.
+
+Boundaries, as sentences:
+- The watcher's callback only triggers a per-pane job; capture and detection never run in it.
+- One capture per pane at a time: output during a capture reruns it once, never stacks it.
+- Every pane is read once when the watcher reports it (start-up, a new pane) and after tmux
+  dropped some of its output (``resync``).
+- A claim is applied only when what the screen shows changed for that pane's session.
+- A closed pane's session ends as the scan ends it: when its process is gone.
+- While roost's tmux server is down the watcher holds no clients; it is asked to reconcile
+  when the server's socket file appears or changes (looked at every ``NOTICE`` seconds, a
+  stat, no tmux call) and at least every ``REVIVE`` seconds, and not at all while it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from roost.daemon.live import Live
+from roost.detect import procs
+from roost.detect import screen as engine
+from roost.detect.manifests import load_catalog
+from roost.detect.regions import Screen
+from roost.detect.report import INTERACTIVE, ended
+from roost.roster import ProcessId, records
+from roost.roster.times import Clock
+from roost.state import words
+from roost.tmux.pacing import Rerun
+from roost.tmux.server import SEP, Server
+from roost.tmux.watch import Change, Watcher
+
+log = logging.getLogger("rosterd")
+
+REVIVE = 5.0
+"""Seconds between reconcile attempts while roost's tmux server is not running."""
+NOTICE = 0.2
+"""Seconds between looks at the tmux socket file while the server is not running."""
+_FIELDS = (
+    "#{pane_pid}",
+    "#{pane_dead}",
+    "#{" + words.HARNESS + "}",
+    "#{pane_title}",
+    "#{pane_tty}",
+    "#{session_name}",
+    "#{window_id}",
+    "#{window_index}",
+    "#{window_name}",
+    "#{start_time}-#{pid}",
+)
+INFO = SEP.join(_FIELDS)
+_READ = ("output", "pane-added", "pane-moved")
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One read of one pane: who runs in it and what its screen shows."""
+
+    pane: str
+    pid: int
+    harness: str | None
+    tty: str | None
+    tmux: dict[str, Any]
+    screen: Screen
+
+
+def parse(pane: str, socket: str, out: bytes) -> Capture | None:
+    """A capture from the output of ``display-message -p INFO ; capture-pane -p -e``; None for
+    a dead pane or output that is not that."""
+    head, _, body = out.decode(errors="replace").partition("\n")
+    fields = head.split(SEP)
+    if len(fields) != len(_FIELDS) or fields[1] == "1" or not fields[0].isdigit():
+        return None
+    pid, _, harness, title, tty, session, window, index, name, key = fields
+    tmux = {
+        "socket": socket,
+        "server": key or None,
+        "session": session,
+        "window": window,
+        "window_index": int(index) if index.isdigit() else None,
+        "window_name": name,
+        "pane": pane,
+    }
+    return Capture(
+        pane, int(pid), harness or None, tty or None, tmux, Screen.parse(body, title=title or None)
+    )
+
+
+class Screens:
+    """Watches roost's tmux server and turns pane screens into ``screen`` claims."""
+
+    def __init__(self, server: Server, live: Live, clock: Clock, *, interval: float = 0.05) -> None:
+        self.server = server
+        self.live = live
+        self._clock = clock
+        self._watcher = Watcher(server, self._on_change, interval=interval)
+        self._jobs: dict[str, Rerun] = {}
+        self._shown: dict[str, tuple[ProcessId, engine.Detection]] = {}
+        self._gone = asyncio.Event()
+        self._revive: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Screens:
+        await self._watcher.start()
+        if not self._watcher.server_running:
+            self._gone.set()
+        self._revive = asyncio.create_task(self._keep_watching())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._revive is not None:
+            self._revive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._revive
+        for job in self._jobs.values():
+            job.cancel()
+        self._jobs.clear()
+        await self._watcher.close()
+
+    def _on_change(self, change: Change) -> None:
+        pane = change.pane
+        if change.kind in _READ and pane is not None:
+            job = self._jobs.get(pane)
+            if job is None:
+                job = self._jobs[pane] = Rerun(lambda: self._read(pane))
+            job.trigger()
+        elif change.kind == "pane-closed" and pane is not None:
+            self._forget(pane)
+            self._end_gone(pane)
+        elif change.kind == "server-gone":
+            for gone in list(self._jobs):
+                self._forget(gone)
+            self._gone.set()
+
+    def _forget(self, pane: str) -> None:
+        job = self._jobs.pop(pane, None)
+        if job is not None:
+            job.cancel()
+        self._shown.pop(pane, None)
+
+    def _end_gone(self, pane: str) -> None:
+        """End the closed pane's session if its process is gone, as the scan would on its next pass."""
+        record = self._record(pane)
+        if record is not None:
+            self.live.apply_all(ended([record], self._clock()))
+
+    async def _keep_watching(self) -> None:
+        """Bring the watcher back after the server went away (or before it first started)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._gone.wait()
+            tried, at = self._socket_mark(), loop.time()
+            while not self._watcher.server_running:
+                await asyncio.sleep(NOTICE)
+                mark = self._socket_mark()
+                if mark is not None and (mark != tried or loop.time() - at >= REVIVE):
+                    tried, at = mark, loop.time()
+                    await self._watcher.reconcile()
+            self._gone.clear()
+
+    def _socket_mark(self) -> tuple[int, int] | None:
+        """Which socket file the server listens on now (a new server makes a new one), or None."""
+        if self.server.kind == "path":
+            path = self.server.socket
+        else:
+            base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+            path = os.path.join(base, f"tmux-{os.getuid()}", self.server.socket)
+        try:
+            found = os.stat(path)
+        except OSError:
+            return None
+        return found.st_ino, found.st_ctime_ns
+
+    async def capture(self, pane: str) -> Capture | None:
+        """One tmux call: the pane's identity and its screen, with colours (``-e``)."""
+        env = {k: v for k, v in os.environ.items() if k != "TMUX"}
+        proc = await asyncio.create_subprocess_exec(
+            *self.server.argv(
+                "display-message", "-p", "-t", pane, INFO, ";", "capture-pane", "-p", "-e", "-t", pane
+            ),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
+        )
+        out, _ = await proc.communicate()
+        return parse(pane, self.server.socket, out) if proc.returncode == 0 else None
+
+    async def _read(self, pane: str) -> None:
+        seen = await self.capture(pane)
+        if seen is None or pane not in self._jobs:
+            return
+        record = self._record(pane)
+        agent = seen.harness or (record.harness if record is not None else None)
+        detection = engine.detect(seen.screen, agent, load_catalog())
+        if detection is None:
+            return
+        process = (
+            ProcessId(record.pid, record.start_ticks) if record is not None else procs.identity(seen.pid)
+        )
+        if process is None or self._shown.get(pane) == (process, detection):
+            return
+        self._shown[pane] = (process, detection)
+        claim = engine.claim(detection, self._clock(), process=process)
+        fields = {**claim.fields, "tmux": seen.tmux, "tty": seen.tty, "lane": INTERACTIVE}
+        self.live.apply(dataclasses.replace(claim, fields=fields))
+
+    def _record(self, pane: str) -> records.Record | None:
+        """The live session shown in ``pane`` of this server, if the roster knows one."""
+        for record in self.live.roster.records():
+            where = record.tmux or {}
+            if (
+                record.liveness != records.ENDED
+                and where.get("pane") == pane
+                and where.get("socket") == self.server.socket
+            ):
+                return record
+        return None

@@ -1,0 +1,348 @@
+"""One viewer of one pane: its screen now, then its live output, in order, and its keys back.
+
+A browser tab showing a pane is a :class:`PaneView`. Each view is its own tmux control client
+(``tmux -C``) attached to the pane's session, so its output arrives as ``%output`` in the
+same stream as the notices that change its size or end it, and nothing needs polling.
+
+Sharing a pane (the design choice). A person at a terminal comes first; browsers share what
+is left. Each view is a control client flagged ``ignore-size``, which tmux 3.3a leaves out of
+every size decision while any other client (a person in ``tmux attach``) is attached: then the
+window keeps the size that person's terminal gives it, and no browser can shrink or grow it
+under them. When nobody is attached, the views decide: each asks for its pane's window
+(``refresh-client -C @WINDOW:COLSxROWS``) and tmux never lets a window be larger than any
+such request, so a window viewed from several browsers is as large as the smallest allows
+(everyone sees the whole pane). A view also gives its size as its client's own, which is what
+the session's other windows take, as they would for a person attaching from a terminal of
+that size. When a client detaches, every view asks again, so a window grows back at once.
+Every view draws the pane at the size tmux gave it, told by a :class:`Size` frame, so output
+always lands where the program meant it; a browser whose box is larger or smaller than the
+pane letterboxes or scrolls.
+
+Order. Replies and notifications share one stream, so a screen captured by a command shows
+exactly the output that came before its reply: output before is dropped (it is in the
+capture), output after follows the :class:`Reset` frame. Output after a layout change waits
+for the pane's new size, so it is never drawn at the old one. A viewer that falls behind by
+more than ``backlog`` bytes loses the queued output and gets a fresh :class:`Reset`, and so
+does one tmux paused (``pause-after``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+
+from roost.tmux import paste
+from roost.tmux.controlclient import ControlClosed, Event, Resync
+from roost.tmux.frames import Bytes, Closed, Frame, Reset, Size
+from roost.tmux.notifications import (
+    ClientDetached,
+    LayoutChange,
+    Output,
+    Reply,
+    SessionChanged,
+    UnlinkedWindowClose,
+    WindowClose,
+)
+from roost.tmux.paint import FORMAT, PaneState, paint
+from roost.tmux.server import Server, TmuxError
+from roost.tmux.viewclient import PaneGone, ViewClient, where
+
+HISTORY = 2000
+"""Scrollback lines a new view is painted with."""
+BACKLOG = 1 << 20
+"""Output bytes queued for a slow viewer before it is repainted instead."""
+KEYS_PER_COMMAND = 512
+"""Bytes per ``send-keys -H``: one command line stays short however much is typed."""
+MAX_SIZE = 10_000
+"""tmux's largest window, in columns or rows."""
+
+
+class PaneView:
+    """``await open()``, then ``await next()`` frame after frame until :class:`Closed`."""
+
+    def __init__(self, server: Server, pane: str, *, history: int = HISTORY, backlog: int = BACKLOG) -> None:
+        self.server = server
+        self.pane = pane
+        self.history = history
+        self.backlog = backlog
+        self.state: PaneState | None = None
+        self._client: ViewClient | None = None
+        self._frames: deque[Frame] = deque()
+        self._queued = 0
+        self._wake = asyncio.Event()
+        self._painting = 0
+        self._held: list[bytes] | None = None
+        self._holds = 0
+        self._wanted: tuple[int, int] | None = None
+        self._closed: Closed | None = None
+        self._ending: asyncio.Task[None] | None = None
+
+    async def open(self, cols: int | None = None, rows: int | None = None) -> None:
+        """Attach, size the window if a size is given, and queue the first :class:`Reset`."""
+        self.state = await asyncio.to_thread(where, self.server, self.pane)
+        self._client = ViewClient(self.server, self.state.session, self._on_event)
+        try:
+            await self._client.start()
+        except ControlClosed:
+            raise PaneGone(f"no pane {self.pane}") from None
+        self._ending = asyncio.create_task(self._watch_end(self._client))
+        if cols is not None and rows is not None:
+            with contextlib.suppress(TmuxError):  # the size is asked for again on the next resize
+                await self.resize(cols, rows)
+        self._paint()
+
+    async def next(self) -> Frame:
+        """The next frame; after :class:`Closed`, :class:`Closed` again."""
+        while not self._frames:
+            if self._closed is not None:
+                return self._closed
+            self._wake.clear()
+            await self._wake.wait()
+        frame = self._frames.popleft()
+        if isinstance(frame, Bytes | Reset):
+            self._queued -= len(frame.data)
+        return frame
+
+    def pending(self) -> list[Frame]:
+        """Every frame already queued, without waiting (to batch output into one message)."""
+        frames = []
+        while self._frames:
+            frame = self._frames.popleft()
+            if isinstance(frame, Bytes | Reset):
+                self._queued -= len(frame.data)
+            frames.append(frame)
+        return frames
+
+    async def write(self, data: bytes) -> None:
+        """Keys, as typed: the bytes reach the pane's program unchanged."""
+        client = self._live()
+        for start in range(0, len(data), KEYS_PER_COMMAND):
+            chunk = data[start : start + KEYS_PER_COMMAND]
+            await client.command("send-keys", "-t", self.pane, "-H", *(f"{byte:02x}" for byte in chunk))
+
+    async def paste(self, data: bytes) -> None:
+        """A paste: bracketed when the program asked for it (tmux knows, a viewer cannot)."""
+        self._live()
+        clean = paste.clean(data)
+        if not clean:
+            return
+        proc = await asyncio.to_thread(paste.paste_once, self.server, self.pane, clean, raw=True)
+        if proc.returncode != 0:
+            raise TmuxError(proc.stderr.decode(errors="replace").strip() or "paste failed")
+
+    async def resize(self, cols: int, rows: int) -> None:
+        """Ask for the pane to be ``cols`` x ``rows``; a :class:`Size` frame says what it became."""
+        if not (0 < cols <= MAX_SIZE and 0 < rows <= MAX_SIZE):
+            raise ValueError(f"{cols}x{rows} is not a terminal size")
+        self._wanted = (cols, rows)
+        client = self._live()
+        for command in self._size_commands():
+            await client.command(*command)
+
+    async def close(self) -> None:
+        """Detach this view's client; the pane and its other viewers are untouched."""
+        self._end("the view was closed")
+        if self._client is not None:
+            await self._client.close()
+        if self._ending is not None:
+            self._ending.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ending
+
+    def _live(self) -> ViewClient:
+        if self._client is None or self._closed is not None:
+            raise PaneGone(self._closed.reason if self._closed else "the view is not open")
+        return self._client
+
+    def _size_commands(self) -> list[tuple[str, ...]]:
+        """Ask for the window size wanted, as this client's own size and for the pane's window."""
+        window = self._window_wanted()
+        if window is None or self.state is None:
+            return []
+        size = f"{window[0]}x{window[1]}"
+        return [("refresh-client", "-C", size), ("refresh-client", "-C", f"{self.state.window}:{size}")]
+
+    def _ask_again(self) -> None:
+        """Repeat the size request from the stream: a window that is nobody's current one is
+        otherwise resized only when next shown, so one viewer leaving would not let it grow."""
+        client = self._client
+        if client is None:
+            return
+        with contextlib.suppress(ControlClosed):
+            for command in self._size_commands():
+                client.ask(_ignore, *command)
+
+    def _window_wanted(self) -> tuple[int, int] | None:
+        """The window size that makes the pane the size wanted: a window holds the pane, its
+        border line, and any panes beside it."""
+        if self._wanted is None or self.state is None:
+            return None
+        extra_x = max(0, self.state.window_size[0] - self.state.size[0])
+        extra_y = max(0, self.state.window_size[1] - self.state.size[1])
+        return min(MAX_SIZE, self._wanted[0] + extra_x), min(MAX_SIZE, self._wanted[1] + extra_y)
+
+    # The stream: everything below runs from the control client's reader, in stream order.
+
+    def _on_event(self, event: Event) -> None:
+        if self._closed is not None:
+            return
+        state = self.state
+        if isinstance(event, Output):
+            if event.pane == self.pane and not self._painting:
+                self._output(event.data)
+        elif isinstance(event, Resync):
+            if event.pane == self.pane:
+                self._paint()
+        elif isinstance(event, LayoutChange):
+            if state is not None and (event.window == state.window or self.pane in event.panes):
+                self._check()
+        elif isinstance(event, WindowClose | UnlinkedWindowClose):
+            if state is not None and event.window == state.window:
+                self._check()
+        elif isinstance(event, SessionChanged) and state is not None and event.session != state.session:
+            self._check()
+        elif isinstance(event, ClientDetached):
+            self._ask_again()
+
+    def _output(self, data: bytes) -> None:
+        if self._held is not None:
+            self._held.append(data)
+        else:
+            self._push(Bytes(data))
+
+    def _push(self, frame: Frame) -> None:
+        if isinstance(frame, Bytes | Reset):
+            self._queued += len(frame.data)
+        self._frames.append(frame)
+        self._wake.set()
+        if self._queued > self.backlog and not self._painting:
+            self._frames = deque(f for f in self._frames if not isinstance(f, Bytes | Reset))
+            self._queued = 0
+            self._paint()
+
+    def _paint(self) -> None:
+        """Capture scrollback, screens and state in order; queue a Reset when the last arrives."""
+        client = self._client
+        state = self.state
+        if client is None or state is None:
+            return
+        alternate = state.alternate
+        captured: list[tuple[bytes, ...] | None] = []
+
+        def capture(reply: Reply | None) -> None:
+            captured.append(reply.lines if reply is not None and reply.ok else None)
+
+        def done(reply: Reply | None) -> None:
+            self._painting -= 1
+            self._painted(reply, alternate, captured)
+
+        pane = ("-p", "-e", "-t", self.pane)
+        self._painting += 1
+        try:
+            if not alternate:
+                client.ask(capture, "capture-pane", *pane, "-S", f"-{self.history}")
+            else:
+                # The history, the normal screen saved behind the full-screen program, its screen.
+                if state.history:
+                    client.ask(capture, "capture-pane", *pane, "-S", f"-{self.history}", "-E", "-1")
+                client.ask(capture, "capture-pane", *pane, "-a", "-q")
+                client.ask(capture, "capture-pane", *pane)
+            client.ask(done, "display-message", "-p", "-t", self.pane, FORMAT)
+        except ControlClosed:
+            self._painting -= 1
+
+    def _painted(
+        self, reply: Reply | None, alternate: bool, captured: list[tuple[bytes, ...] | None]
+    ) -> None:
+        state = self._read_state(reply)
+        if state is None or state.dead or any(lines is None for lines in captured):
+            self._gone(state)
+            return
+        self.state = state
+        if state.alternate != alternate:
+            # A full-screen program started or ended since the last look: capture the right screens.
+            self._paint()
+            return
+        rows = [lines or () for lines in captured]
+        if alternate:
+            data = paint(state, [line for lines in rows[:-1] for line in lines], rows[-1])
+        else:
+            data = paint(state, rows[0])
+        self._push(Reset(state.size[0], state.size[1], data))
+
+    def _check(self) -> None:
+        """Re-read the pane after a notice that may have resized, moved or closed it; output
+        that arrives meanwhile waits, so it is drawn at the size it was written for."""
+        client = self._client
+        if client is None:
+            return
+        self._holds += 1
+        if self._held is None:
+            self._held = []
+        try:
+            client.ask(self._checked, "display-message", "-p", "-t", self.pane, FORMAT)
+        except ControlClosed:
+            self._release()
+
+    def _checked(self, reply: Reply | None) -> None:
+        state = self._read_state(reply)
+        before = self.state
+        if state is None or state.dead:
+            self._release()
+            self._gone(state)
+            return
+        self.state = state
+        if before is not None and state.size != before.size:
+            self._push(Size(*state.size))
+        if before is not None and state.session != before.session and self._client is not None:
+            # The pane moved to another session: follow it, or its output stops flowing here.
+            with contextlib.suppress(ControlClosed):
+                self._client.ask(_ignore, "switch-client", "-t", state.session)
+        if before is not None and state.window != before.window:
+            self._ask_again()  # the size asked for was the old window's
+        self._release()
+
+    def _release(self) -> None:
+        self._holds -= 1
+        if self._holds > 0 or self._held is None:
+            return
+        held, self._held = self._held, None
+        if held:
+            self._push(Bytes(b"".join(held)))
+
+    def _read_state(self, reply: Reply | None) -> PaneState | None:
+        if reply is None or not reply.ok or not reply.lines:
+            return None
+        try:
+            state = PaneState.parse(reply.lines[-1].decode(errors="replace"))
+        except ValueError:
+            return None
+        return state if state.pane == self.pane else None
+
+    def _gone(self, state: PaneState | None) -> None:
+        self._end(f"pane {self.pane} has exited" if state is not None else f"pane {self.pane} closed")
+
+    def _end(self, reason: str) -> None:
+        if self._closed is None:
+            self._closed = Closed(reason)
+            self._wake.set()
+
+    async def _watch_end(self, client: ViewClient) -> None:
+        """The client ended on its own: the session went away, or tmux did."""
+        await client.wait_closed()
+        if self._closed is None:
+            exists = await asyncio.to_thread(_exists, self.server, self.pane)
+            self._end("tmux detached this view" if exists else f"pane {self.pane} closed")
+
+
+def _ignore(_reply: Reply | None) -> None:
+    """For a command whose reply says nothing the view needs."""
+
+
+def _exists(server: Server, pane: str) -> bool:
+    try:
+        where(server, pane)
+    except PaneGone:
+        return False
+    return True

@@ -1,0 +1,124 @@
+// The page: the sidebar of sessions, the tabs of open ones, and the terminal of the active tab.
+// State lives in the roster (roster.js) and the open terminals (terminal.js); this module only
+// wires them to the page and re-renders when either changes.
+
+import { badge } from "./badges.js";
+import { Roster, Unauthorized } from "./roster.js";
+import { renderSidebar } from "./sidebar.js";
+import { TerminalView } from "./terminal.js";
+
+const roster = new Roster();
+const open = new Map(); // pane -> { view, box }
+let active = null;
+
+const $ = (id) => document.getElementById(id);
+
+function render() {
+  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openPane });
+  renderTabs();
+  const link = $("link");
+  link.dataset.connected = roster.connected ? "yes" : "no";
+  link.textContent = roster.connected ? "live" : "offline";
+}
+
+function renderTabs() {
+  const names = new Map(roster.rows().map((row) => [row.pane, row.name]));
+  const tabs = [];
+  for (const [pane, { view }] of open) {
+    const tab = document.createElement("div");
+    tab.className = "tab";
+    tab.setAttribute("role", "tab");
+    tab.dataset.pane = pane;
+    tab.dataset.view = view.state;
+    tab.setAttribute("aria-selected", pane === active ? "true" : "false");
+    tab.title = view.reason || pane;
+    const label = document.createElement("span");
+    label.className = "name";
+    label.textContent = names.get(pane) || pane;
+    const close = document.createElement("button");
+    close.className = "close";
+    close.type = "button";
+    close.title = "Close this tab (the session keeps running)";
+    close.textContent = "×";
+    close.addEventListener("click", (event) => {
+      event.stopPropagation();
+      closeTab(pane);
+    });
+    tab.append(label, badge(roster.stateOf(pane)), close);
+    tab.addEventListener("click", () => activate(pane));
+    tabs.push(tab);
+  }
+  $("tabs").replaceChildren(...tabs);
+  $("empty").hidden = open.size > 0;
+}
+
+function openPane(pane) {
+  if (!open.has(pane)) {
+    const box = document.createElement("div");
+    box.className = "view";
+    box.dataset.pane = pane;
+    const note = document.createElement("div");
+    note.className = "note";
+    box.append(note);
+    $("views").append(box);
+    // Visible before the terminal opens, so it can measure the box it fits.
+    showOnly(pane, box);
+    const view = new TerminalView(pane, box);
+    view.addEventListener("state", () => {
+      note.textContent = view.state === "closed" ? `[closed: ${view.reason}]` : view.state === "disconnected" ? view.reason : "";
+      // A closed pane leaves the list of terminals; the tab stays, marked, until closed.
+      if (view.state === "closed") roster.refreshTerminals().catch(() => {});
+      renderTabs();
+    });
+    open.set(pane, { view, box });
+  }
+  activate(pane);
+}
+
+function showOnly(pane, extra = null) {
+  for (const [other, { box }] of open) box.hidden = other !== pane;
+  if (extra) extra.hidden = false;
+}
+
+function activate(pane) {
+  active = pane;
+  showOnly(pane);
+  render();
+  open.get(pane).view.focus();
+}
+
+function closeTab(pane) {
+  const entry = open.get(pane);
+  if (!entry) return;
+  entry.view.dispose();
+  entry.box.remove();
+  open.delete(pane);
+  if (active === pane) {
+    const next = [...open.keys()].pop() || null;
+    if (next) activate(next);
+    else active = null;
+  }
+  render();
+}
+
+roster.addEventListener("change", render);
+
+async function main() {
+  try {
+    await roster.start();
+  } catch (error) {
+    if (error instanceof Unauthorized) {
+      location.assign("/login");
+      return;
+    }
+    throw error;
+  }
+  // The terminal list has no change stream yet: re-read it when the page comes back into view.
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) roster.refreshTerminals().catch(() => {});
+  });
+}
+
+// For people poking at the page in devtools, and for the browser tests.
+window.roost = { roster, open };
+main();

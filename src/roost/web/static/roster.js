@@ -1,0 +1,128 @@
+// The roster as the page knows it: every terminal of roost's tmux server (GET /terminals),
+// with the state of the session in it, kept current by the roster's change stream
+// (GET /changes, server-sent events). Badges move only when the stream says so: nothing polls.
+//
+// A session's state is rosterd's activity in the web app's words (ARCHITECTURE.md, "One
+// state, three vocabularies"): active -> working, needs_attention -> blocked, idle -> idle.
+// A terminal with no live record, or one whose activity is unknown, has no state: unmarked.
+
+const STATE_OF_ACTIVITY = { active: "working", needs_attention: "blocked", idle: "idle" };
+
+export class Unauthorized extends Error {}
+
+async function getJSON(path) {
+  const response = await fetch(path, { credentials: "same-origin", cache: "no-store" });
+  if (response.status === 401) throw new Unauthorized(path);
+  if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+  return response.json();
+}
+
+function paneOf(record, socket) {
+  const tmux = record.tmux || {};
+  return typeof tmux.pane === "string" && tmux.socket === socket ? tmux.pane : null;
+}
+
+export class Roster extends EventTarget {
+  constructor() {
+    super();
+    this.terminals = new Map(); // pane -> terminal from /terminals
+    this.records = new Map(); // session_key -> live record
+    this.socket = null; // roost's tmux socket, learnt from the records that name a pane
+    this.connected = false;
+    this.source = null;
+  }
+
+  // Load the terminals and the snapshot, then follow the change stream from the snapshot's seq.
+  async start() {
+    const [listing, snapshot] = await Promise.all([getJSON("/terminals"), getJSON("/snapshot")]);
+    this.setTerminals(listing);
+    this.setSnapshot(snapshot);
+    this.follow(`${snapshot.status_epoch}:${snapshot.seq}`);
+  }
+
+  async refreshTerminals() {
+    this.setTerminals(await getJSON("/terminals"));
+  }
+
+  setTerminals(listing) {
+    this.socket = listing.socket;
+    this.terminals = new Map(listing.terminals.map((t) => [t.pane, t]));
+    this.changed();
+  }
+
+  setSnapshot(snapshot) {
+    this.records = new Map();
+    for (const record of snapshot.records) this.put(record);
+    this.changed();
+  }
+
+  put(record) {
+    if (record.liveness === "ended") this.records.delete(record.session_key);
+    else this.records.set(record.session_key, record);
+  }
+
+  follow(since) {
+    // EventSource sends the cookie (same origin) and, on reconnecting, Last-Event-ID.
+    const source = new EventSource(`/changes?since=${encodeURIComponent(since)}`);
+    this.source = source;
+    source.addEventListener("open", () => this.setConnected(true));
+    source.addEventListener("error", () => this.setConnected(false));
+    source.addEventListener("snapshot", (event) => this.setSnapshot(JSON.parse(event.data).snapshot));
+    const change = (event) => {
+      const doc = JSON.parse(event.data);
+      if (!doc.record) return;
+      const pane = paneOf(doc.record, this.socket);
+      this.put(doc.record);
+      this.changed();
+      // A session in a terminal this page has not listed yet, or one that ended (its terminal
+      // may have gone with it): the terminal list is stale.
+      const stale = pane && (!this.terminals.has(pane) || event.type === "session_ended");
+      if (stale) this.refreshTerminals().catch(() => {});
+    };
+    for (const name of [
+      "session_started", "session_ended", "session_suspended", "attention", "attention_cleared", "activity", "renamed",
+    ]) {
+      source.addEventListener(name, change);
+    }
+  }
+
+  setConnected(value) {
+    if (this.connected === value) return;
+    this.connected = value;
+    this.changed();
+  }
+
+  changed() {
+    this.dispatchEvent(new Event("change"));
+  }
+
+  // The newest live record in a pane (occupant ids only grow), as status-row code does.
+  recordOf(pane) {
+    let found = null;
+    for (const record of this.records.values()) {
+      if (paneOf(record, this.socket) !== pane) continue;
+      if (found === null || record.occupant_id > found.occupant_id) found = record;
+    }
+    return found;
+  }
+
+  stateOf(pane) {
+    const record = this.recordOf(pane);
+    return record ? STATE_OF_ACTIVITY[record.activity] || null : null;
+  }
+
+  // What the sidebar shows: one row per terminal, named and placed by folder.
+  rows() {
+    return [...this.terminals.values()].map((terminal) => {
+      const record = this.recordOf(terminal.pane);
+      return {
+        pane: terminal.pane,
+        name: (record && record.name) || terminal.name || terminal.window || terminal.command || terminal.pane,
+        detail: `${terminal.session}:${terminal.window} · ${terminal.pane}`,
+        cwd: (record && record.cwd) || terminal.cwd || "",
+        harness: record ? record.harness : null,
+        state: record ? STATE_OF_ACTIVITY[record.activity] || null : null,
+      };
+    });
+  }
+}

@@ -1,0 +1,76 @@
+// The sidebar: one row per session, grouped by folder (its working directory), each folder with
+// a rollup of its sessions' states. Rendered whole from the roster on every change: a few
+// dozen rows cost nothing, and no row can drift from the roster.
+
+import { badge, rollup } from "./badges.js";
+
+function folderName(cwd) {
+  if (!cwd) return "(unknown folder)";
+  const parts = cwd.replace(/\/+$/, "").split("/");
+  return parts[parts.length - 1] || "/";
+}
+
+function groups(rows) {
+  const byFolder = new Map();
+  for (const row of rows) {
+    if (!byFolder.has(row.cwd)) byFolder.set(row.cwd, []);
+    byFolder.get(row.cwd).push(row);
+  }
+  return [...byFolder.entries()].sort(([a], [b]) => folderName(a).localeCompare(folderName(b)) || a.localeCompare(b));
+}
+
+function paneNumber(pane) {
+  return Number.parseInt(pane.slice(1), 10) || 0;
+}
+
+export function renderSidebar(nav, rows, { active, onOpen }) {
+  const list = document.createDocumentFragment();
+  for (const [cwd, members] of groups(rows)) {
+    const section = document.createElement("section");
+    section.className = "folder";
+    section.dataset.cwd = cwd;
+    const head = document.createElement("h2");
+    head.title = cwd;
+    const name = document.createElement("span");
+    name.className = "folder-name";
+    name.textContent = folderName(cwd);
+    const summary = document.createElement("span");
+    summary.className = "rollup";
+    summary.textContent = rollup(members.map((row) => row.state));
+    head.append(name, summary);
+    const ul = document.createElement("ul");
+    for (const row of members.sort((a, b) => paneNumber(a.pane) - paneNumber(b.pane))) {
+      const li = document.createElement("li");
+      li.className = "session";
+      li.dataset.pane = row.pane;
+      li.dataset.state = row.state || "";
+      if (row.pane === active) li.classList.add("active");
+      li.tabIndex = 0;
+      li.title = `${row.detail}\n${cwd}`;
+      const label = document.createElement("span");
+      label.className = "name";
+      label.textContent = row.name;
+      const detail = document.createElement("span");
+      detail.className = "detail";
+      detail.textContent = row.harness ? `${row.harness} · ${row.detail}` : row.detail;
+      const text = document.createElement("span");
+      text.className = "text";
+      text.append(label, detail);
+      li.append(text, badge(row.state));
+      li.addEventListener("click", () => onOpen(row.pane));
+      li.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") onOpen(row.pane);
+      });
+      ul.append(li);
+    }
+    section.append(head, ul);
+    list.append(section);
+  }
+  if (!rows.length) {
+    const none = document.createElement("p");
+    none.className = "empty";
+    none.textContent = "No terminals yet: start one with `roost new`.";
+    list.append(none);
+  }
+  nav.replaceChildren(list);
+}

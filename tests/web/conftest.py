@@ -1,0 +1,108 @@
+"""The web face against a real daemon: logging in, the terminal WebSocket, and a real browser.
+
+``web`` is a running daemon (see :mod:`tests.daemon.fixture`) with helpers to log in the way
+a browser does; ``chromium`` is Debian's Chromium driven by Playwright (never a downloaded
+browser), started once per module, each test in its own fresh context (its own cookies).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Roost
+from tests.daemon.fixture import Daemon, daemon, running
+
+__all__ = ["daemon", "running"]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LINK = re.compile(r"rosterd: web app login \(works once\): (http://\S+)")
+
+
+@dataclass
+class Web:
+    """A running daemon seen from a browser's side."""
+
+    daemon: Daemon
+    roost: Roost
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.daemon.port}"
+
+    @property
+    def cookie_name(self) -> str:
+        return f"roost_session_{self.daemon.port}"
+
+    def printed_link(self) -> str:
+        """The login link the daemon printed on stderr at start."""
+        links = LINK.findall(self.daemon.log.read_text())
+        assert links, self.daemon.log.read_text()
+        return links[-1]
+
+    def new_link(self) -> str:
+        """A fresh one-time link, asked for over the unix socket."""
+        with self.daemon.unix() as client:
+            response = client.post("/login-link")
+        assert response.status_code == 200, response.text
+        return str(response.json()["url"])
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.origin, timeout=10, follow_redirects=False)
+
+    def cookie(self) -> str:
+        """A session cookie value, got by opening a login link."""
+        with self.client() as client:
+            response = client.get(self.new_link().removeprefix(self.origin))
+        assert response.status_code == 303, response.text
+        value = response.cookies.get(self.cookie_name)
+        assert value
+        return value
+
+    def cookie_header(self) -> dict[str, str]:
+        return {"Cookie": f"{self.cookie_name}={self.cookie()}"}
+
+
+@pytest.fixture
+def web(running: Daemon, roost: Roost) -> Web:
+    return Web(running, roost)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium: Any) -> Iterator[Any]:
+    """A page in a fresh browser context: no cookies from another test."""
+    context = chromium.new_context(viewport={"width": 1200, "height": 760})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    yield page
+    # A 401 page load is the login test's own doing; anything else (a throw, a CSP refusal) is
+    # not. Closing the context cuts the change stream: what it reports then is no fault.
+    unexpected = [error for error in errors if "401 (Unauthorized)" not in error]
+    context.close()
+    assert not unexpected, f"the page reported errors: {unexpected}"
