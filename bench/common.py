@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv" / "bin"
 PYTHON = BIN / "python"
 FAKE_AGENT = ROOT / "tests" / "fakes" / "agent.py"
+SCREENS = ROOT / "tests" / "fixtures" / "screens" / "claude"
+"""Recorded Claude Code screens (``capture-pane -p -e``), one per state, for a fake TUI to print."""
 TMUX = shutil.which("tmux") or "tmux"
 
 # The two baselines every benchmark compares against.
@@ -151,6 +153,14 @@ class Sandbox:
             PYTHON_START: Case([str(PYTHON), "-c", "pass"], self.env),
             TMUX_LIST: Case([TMUX, "-S", self.socket, "list-panes", "-a"], self.env),
         }
+
+
+def screen_tui(first: str) -> str:
+    """A program that clears its screen and prints the recorded Claude screen ``first``, then
+    another each time a screen's name (``working``, ``permission`` …) is typed at it, unechoed."""
+    show = f'printf "\\033[H\\033[2J\\033[3J"; cat "{SCREENS}/$f.txt"'
+    script = f"stty -echo; f={shlex.quote(first)}; {show}; while read f; do {show}; done"
+    return shlex.join(["sh", "-c", script])
 
 
 def count_calls(case: Case, log: Path) -> list[str]:
