@@ -51,7 +51,9 @@ def one_turn(daemon: Daemon, claude: AgentPane) -> tuple[list[str], dict[str, An
     seen: list[str] = []
     last: dict[str, Any] = {}
     with Events(daemon.unix(timeout=TURN_TIMEOUT), "/changes") as stream:
-        claude.keys("-l", "please run TOOL")
+        # SLOW holds the answer after the tool's result back a few seconds: the agent is then
+        # visibly working again, not only for the few ms an instant answer would take.
+        claude.keys("-l", "please run TOOL SLOW")
         time.sleep(0.3)  # typed, not pasted: Claude takes a fast burst of keys as a paste
         claude.keys("Enter")
         dialog_seen = approved = False

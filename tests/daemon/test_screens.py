@@ -143,3 +143,38 @@ def test_a_closed_pane_ends_its_screen_session(roost: Roost, daemon: Daemon) -> 
         GENEROUS,
         "the session ended",
     )
+
+
+def test_a_finished_looking_frame_between_busy_screens_is_not_claimed(roost: Roost, daemon: Daemon) -> None:
+    """Between a dialog closing and the spinner starting, a screen can look finished for a
+    moment. The roster must not say idle (a lie, and a false 'done' notification) for that."""
+    pane = roost.start(fake_tui("permission"), session="tui")
+    roost.wait_screen(pane, "Do you want")
+    daemon.start()
+    follows(daemon, pane, "needs_attention", "permission")
+    seen: list[str] = []
+
+    def watch(seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            record = in_pane(daemon, pane)
+            if record and (not seen or seen[-1] != record["activity"]):
+                seen.append(record["activity"])
+            time.sleep(0.02)
+
+    show(roost, pane, "idle")
+    watch(0.25)  # longer than the watcher's coalescing, shorter than the settle
+    show(roost, pane, "working")
+    watch(1.5)
+    assert seen == ["needs_attention", "active"], seen
+
+
+def test_a_screen_that_stays_finished_is_claimed_once_settled(roost: Roost, daemon: Daemon) -> None:
+    """The wait is only a settle: a finished screen with no further output is still claimed."""
+    pane = roost.start(fake_tui("working"), session="tui")
+    roost.wait_screen(pane, "esc to interrupt")
+    daemon.start()
+    follows(daemon, pane, "active", "working")
+    asked = show(roost, pane, "done")
+    follows(daemon, pane, "idle", "done")
+    assert time.monotonic() - asked < FOLLOW_BOUND + 0.5

@@ -80,7 +80,9 @@ class AnthropicAPI(ModelAPI):
             return
         kind, value = newest(body)
         call = self.calls.get(value) if kind == "tool_result" else None
-        step = Reply(call.then) if call else self.script(value if kind == "text" else "")
+        step = (
+            Reply(call.then, delay=call.then_delay) if call else self.script(value if kind == "text" else "")
+        )
         if isinstance(step, Failure):
             error = {"type": "error", "error": {"type": "invalid_request_error", "message": step.message}}
             send_json(handler, step.status, error)

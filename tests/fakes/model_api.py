@@ -36,12 +36,14 @@ class ToolCall:
 
     ``at_fraction`` holds the call back until the wall clock is that far into a second, so a
     test can open the agent's dialog at a chosen point of the second (timestamps in whole
-    seconds are where clocks and file times disagree).
+    seconds are where clocks and file times disagree). ``then_delay`` holds the final answer
+    back, so the agent is seen working again after its dialog is answered.
     """
 
     command: str
     then: str
     at_fraction: float | None = None
+    then_delay: float = 0.0
 
     def wait(self) -> None:
         if self.at_fraction is not None:
@@ -73,14 +75,18 @@ def default_script(prompt: str) -> Step:
 
     ``FAIL`` -> a 400; ``TOOL`` -> ``touch x``, which needs permission (with ``AT.35``, asked
     for 0.35 s into a second); ``SLOW`` -> a reply that takes a few seconds (long enough to see
-    the agent working); anything else -> a reply.
+    the agent working; after a tool call, the answer that follows the tool's result is the one
+    held back); anything else -> a reply.
     """
     if "FAIL" in prompt:
         return Failure(400, "the fake model API refuses prompts containing FAIL")
     if "TOOL" in prompt:
         at = re.search(r"\bAT(\.[0-9]+)", prompt)
         return ToolCall(
-            "touch x", then=f"TOOL-DONE:{reply_for(prompt)}", at_fraction=float(at[1]) if at else None
+            "touch x",
+            then=f"TOOL-DONE:{reply_for(prompt)}",
+            at_fraction=float(at[1]) if at else None,
+            then_delay=SLOW_SECONDS if "SLOW" in prompt else 0.0,
         )
     return Reply(reply_for(prompt), delay=SLOW_SECONDS if "SLOW" in prompt else 0.0)
 

@@ -49,6 +49,12 @@ REVIVE = 5.0
 """Seconds between reconcile attempts while roost's tmux server is not running."""
 NOTICE = 0.2
 """Seconds between looks at the tmux socket file while the server is not running."""
+SETTLE = 0.4
+"""Seconds a screen must keep reading idle or done, after reading busy, before it is claimed.
+
+Between a dialog closing and the agent's spinner starting, a screen can look finished for a
+frame or two; claiming that would badge a working agent idle (and notify "done"). Busy states
+are claimed at once: a false "working" costs nothing a moment later corrects."""
 _FIELDS = (
     "#{pane_pid}",
     "#{pane_dead}",
@@ -109,6 +115,7 @@ class Screens:
         self._watcher = Watcher(server, self._on_change, interval=interval)
         self._jobs: dict[str, Rerun] = {}
         self._shown: dict[str, tuple[ProcessId, engine.Detection]] = {}
+        self._quiet_since: dict[str, float] = {}
         self._gone = asyncio.Event()
         self._revive: asyncio.Task[None] | None = None
 
@@ -149,6 +156,7 @@ class Screens:
         if job is not None:
             job.cancel()
         self._shown.pop(pane, None)
+        self._quiet_since.pop(pane, None)
 
     def _end_gone(self, pane: str) -> None:
         """End the closed pane's session if its process is gone, as the scan would on its next pass."""
@@ -211,10 +219,34 @@ class Screens:
         )
         if process is None or self._shown.get(pane) == (process, detection):
             return
+        if not self._settled(pane, detection):
+            return
         self._shown[pane] = (process, detection)
         claim = engine.claim(detection, self._clock(), process=process)
         fields = {**claim.fields, "tmux": seen.tmux, "tty": seen.tty, "lane": INTERACTIVE}
         self.live.apply(dataclasses.replace(claim, fields=fields))
+
+    def _settled(self, pane: str, detection: engine.Detection) -> bool:
+        """Whether ``detection`` may be claimed now; an idle reading after a busy one waits.
+
+        A reading that must wait schedules its own re-read, so a screen that then stays still
+        (no output, so no watcher event) is still claimed once it has settled.
+        """
+        shown = self._shown.get(pane)
+        was_busy = shown is not None and shown[1].state in words.BUSY
+        if detection.state in words.BUSY or not was_busy:
+            self._quiet_since.pop(pane, None)
+            return True
+        loop = asyncio.get_running_loop()
+        since = self._quiet_since.setdefault(pane, loop.time())
+        left = SETTLE - (loop.time() - since)
+        if left <= 0:
+            self._quiet_since.pop(pane, None)
+            return True
+        job = self._jobs.get(pane)
+        if job is not None:
+            loop.call_later(left + 0.01, job.trigger)
+        return False
 
     def _record(self, pane: str) -> records.Record | None:
         """The live session shown in ``pane`` of this server, if the roster knows one."""
