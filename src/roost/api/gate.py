@@ -9,8 +9,8 @@ request (unix-socket peers pass untouched):
   this is what stops another site's page from driving a terminal through a logged-in browser.
   A script with the bearer token sends no Origin and needs none.
 - Who: a valid session cookie vouches for the request (bearer auth is then skipped); so do the
-  public paths (the login page and the static files, which hold no secret). Everything else
-  goes on to the bearer check, which answers 401.
+  public paths (the login page, the static files, the app's manifest and service worker,
+  which hold no secret). Everything else goes on to the bearer check, which answers 401.
 - Where to: a browser opening the page without a cookie is sent to the login page, and a
   WebSocket without either credential gets a plain 401 instead of an opaque close.
 """
@@ -26,7 +26,7 @@ from roost.api import auth, errors
 from roost.api.logins import Logins, cookie_name
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-PUBLIC = frozenset({"/login", "/favicon.ico"})
+PUBLIC = frozenset({"/login", "/favicon.ico", "/manifest.webmanifest", "/sw.js"})
 STATIC = "/static/"
 PAGE = "/"
 LOGIN_PAGE = "/login"

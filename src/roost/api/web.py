@@ -8,13 +8,18 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from roost.api import page, panes, terminal
+from roost.api import launcher, page, panes, pwa, tail, terminal
 
 ROUTES: tuple[BaseRoute, ...] = (
     Route("/", page.index, methods=["GET"]),
     Route("/login", page.login, methods=["GET"]),
     Route("/login-link", page.login_link, methods=["POST"]),
+    Route("/manifest.webmanifest", pwa.manifest, methods=["GET"]),
+    Route("/sw.js", pwa.service_worker, methods=["GET"]),
     Route("/terminals", panes.route, methods=["GET"]),
+    Route("/terminals/{pane}/tail", tail.route, methods=["GET"]),
+    Route("/launcher", launcher.listing, methods=["GET"]),
+    Route("/launch", launcher.launch, methods=["POST"]),
     WebSocketRoute("/ws/terminal/{pane}", terminal.terminal),
     Mount("/static", app=page.static),
 )

@@ -1,20 +1,37 @@
-// The page: the sidebar of sessions, the tabs of open ones, and the terminal of the active tab.
+// The page: the sidebar of sessions, the tabs of open ones, and the terminal of the active tab;
+// on a phone, a deck of session cards instead, and one terminal full screen under a key row.
 // State lives in the roster (roster.js) and the open terminals (terminal.js); this module only
 // wires them to the page and re-renders when either changes.
 
 import { badge } from "./badges.js";
+import { renderCards, Tails } from "./cards.js";
+import { KeyRow } from "./keys.js";
+import { Launcher } from "./launcher.js";
 import { Roster, Unauthorized } from "./roster.js";
 import { renderSidebar } from "./sidebar.js";
 import { TerminalView } from "./terminal.js";
 
+const PHONE = matchMedia("(max-width: 699px)");
+
 const roster = new Roster();
 const open = new Map(); // pane -> { view, box }
+const tails = new Tails();
 let active = null;
+// On a phone one thing shows at a time: the deck of cards, or the active terminal.
+let phoneView = "deck";
 
 const $ = (id) => document.getElementById(id);
+const keys = new KeyRow($("keys"), { target: () => (active ? open.get(active).view : null) });
+
+function showingDeck() {
+  return PHONE.matches && phoneView === "deck";
+}
 
 function render() {
+  document.body.classList.toggle("phone", PHONE.matches);
+  document.body.dataset.phoneView = phoneView;
   renderSidebar($("sessions"), roster.rows(), { active, onOpen: openPane });
+  if (PHONE.matches) renderCards($("cards"), roster.rows(), { tails, onOpen: openPane });
   renderTabs();
   const link = $("link");
   link.dataset.connected = roster.connected ? "yes" : "no";
@@ -50,9 +67,15 @@ function renderTabs() {
   }
   $("tabs").replaceChildren(...tabs);
   $("empty").hidden = open.size > 0;
+  const title = $("phone-title");
+  title.replaceChildren();
+  if (active) title.append(names.get(active) || active, " ", badge(roster.stateOf(active)));
 }
 
 function openPane(pane) {
+  // Shown before the terminal opens (on a phone too), so it can measure the box it fits.
+  phoneView = "terminal";
+  document.body.dataset.phoneView = phoneView;
   if (!open.has(pane)) {
     const box = document.createElement("div");
     box.className = "view";
@@ -63,7 +86,7 @@ function openPane(pane) {
     $("views").append(box);
     // Visible before the terminal opens, so it can measure the box it fits.
     showOnly(pane, box);
-    const view = new TerminalView(pane, box);
+    const view = new TerminalView(pane, box, { filter: (data) => keys.filter(data) });
     view.addEventListener("state", () => {
       note.textContent = view.state === "closed" ? `[closed: ${view.reason}]` : view.state === "disconnected" ? view.reason : "";
       // A closed pane leaves the list of terminals; the tab stays, marked, until closed.
@@ -82,6 +105,7 @@ function showOnly(pane, extra = null) {
 
 function activate(pane) {
   active = pane;
+  phoneView = "terminal";
   showOnly(pane);
   render();
   open.get(pane).view.focus();
@@ -98,10 +122,40 @@ function closeTab(pane) {
     if (next) activate(next);
     else active = null;
   }
+  if (!active) phoneView = "deck";
   render();
 }
 
-roster.addEventListener("change", render);
+function backToDeck() {
+  phoneView = "deck";
+  render();
+  tails.refresh().catch(() => {});
+}
+
+async function launched(pane) {
+  await roster.refreshTerminals();
+  openPane(pane);
+}
+
+const launcher = new Launcher($("launcher"), { onLaunched: launched });
+for (const button of document.querySelectorAll(".new-session")) {
+  button.addEventListener("click", () => launcher.open().catch((error) => console.warn(error)));
+}
+$("back").addEventListener("click", backToDeck);
+
+let tailSoon = null;
+roster.addEventListener("change", () => {
+  render();
+  // A card's last lines follow its session: read them again shortly after the roster moves.
+  if (showingDeck()) {
+    clearTimeout(tailSoon);
+    tailSoon = setTimeout(() => tails.refresh().catch(() => {}), 300);
+  }
+});
+tails.addEventListener("change", () => {
+  if (PHONE.matches) renderCards($("cards"), roster.rows(), { tails, onOpen: openPane });
+});
+PHONE.addEventListener("change", render);
 
 async function main() {
   try {
@@ -117,8 +171,14 @@ async function main() {
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden) roster.refreshTerminals().catch(() => {});
   });
+  tails.start(() => [...roster.terminals.keys()], showingDeck);
+}
+
+// The service worker keeps the app's shell so it installs to a home screen (see sw.js).
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch((error) => console.warn("service worker:", error));
 }
 
 // For people poking at the page in devtools, and for the browser tests.
-window.roost = { roster, open };
+window.roost = { roster, open, keys, tails };
 main();

@@ -4,13 +4,13 @@
 
 import { badge, rollup } from "./badges.js";
 
-function folderName(cwd) {
+export function folderName(cwd) {
   if (!cwd) return "(unknown folder)";
   const parts = cwd.replace(/\/+$/, "").split("/");
   return parts[parts.length - 1] || "/";
 }
 
-function groups(rows) {
+export function groups(rows) {
   const byFolder = new Map();
   for (const row of rows) {
     if (!byFolder.has(row.cwd)) byFolder.set(row.cwd, []);
@@ -19,7 +19,7 @@ function groups(rows) {
   return [...byFolder.entries()].sort(([a], [b]) => folderName(a).localeCompare(folderName(b)) || a.localeCompare(b));
 }
 
-function paneNumber(pane) {
+export function paneNumber(pane) {
   return Number.parseInt(pane.slice(1), 10) || 0;
 }
 
@@ -69,7 +69,7 @@ export function renderSidebar(nav, rows, { active, onOpen }) {
   if (!rows.length) {
     const none = document.createElement("p");
     none.className = "empty";
-    none.textContent = "No terminals yet: start one with `roost new`.";
+    none.textContent = "No terminals yet: start one with New session or `roost new`.";
     list.append(none);
   }
   nav.replaceChildren(list);

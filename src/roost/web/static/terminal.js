@@ -20,7 +20,8 @@ const RETRY_MS = [500, 1000, 2000, 5000, 10000];
 const FINAL_CODES = new Set([1000, 1008, 1009]); // closed on purpose: do not reconnect
 
 export class TerminalView extends EventTarget {
-  constructor(pane, box) {
+  // ``filter`` rewrites keys typed on the keyboard before they are sent (the key row's Ctrl).
+  constructor(pane, box, { filter = (data) => data } = {}) {
     super();
     this.pane = pane;
     this.box = box;
@@ -41,7 +42,7 @@ export class TerminalView extends EventTarget {
     this.term.loadAddon(this.fit);
     this.term.loadAddon(new WebLinksAddon());
     this.term.open(box);
-    this.term.onData((data) => this.send({ type: "input", data }));
+    this.term.onData((data) => this.send({ type: "input", data: filter(data) }));
     this.term.onBinary((data) => this.send({ type: "input", data, binary: true }));
     // Paste goes to tmux as a paste (bracketed when the program asked for it: tmux knows
     // whether it did, this page cannot), not as typed keys.
@@ -113,6 +114,11 @@ export class TerminalView extends EventTarget {
 
   send(message) {
     if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+  }
+
+  // Keys from outside the terminal (the phone's key row), as if typed.
+  sendKeys(data) {
+    this.send({ type: "input", data });
   }
 
   onPaste(event) {

@@ -1,0 +1,162 @@
+"""The web app's launcher: which agents it can start (``GET /launcher``), and starting one
+(``POST /launch``) in a new window of roost's tmux server.
+
+Every agent with a manifest is listed, with whether its binary is on the daemon's PATH: a
+missing one is shown as "not installed" and refused here too (409), so a person never lands in
+a window that only says "command not found". Beside the agents, a custom command runs the same
+way, unlabelled.
+
+A launch opens the window the way ``roost spawn`` does (the same tmux helpers): at the end of
+session ``main`` (made, with the server, when missing), the pane's own session id and reports
+endpoint in its environment, the name on the window and in ``@roost-name``. Everything in the
+body is checked before tmux is touched, so a bad request creates nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from roost.agents import manifest
+from roost.api import services
+from roost.api.body import read_object
+from roost.api.errors import BadRequest, Conflict, Unavailable
+from roost.state import panestate
+from roost.tmux import layout, sessions
+from roost.tmux.server import Server, TmuxError
+from roost.tmux.targets import DEFAULT_SESSION
+
+ORDER = (
+    "claude",
+    "codex",
+    "gemini",
+    "opencode",
+    "cursor-agent",
+    "amp",
+    "copilot",
+    "droid",
+    "grok",
+    "pi",
+    "omp",
+)
+"""The order the launcher lists agents in: Claude Code, then the spec's ten; others after, by name."""
+FIELDS = frozenset({"agent", "command", "cwd", "name"})
+MAX_NAME = 64
+MAX_COMMAND = 1024
+MAX_CWD = 4096
+
+
+def _has_control(text: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)
+
+
+def agents() -> list[dict[str, Any]]:
+    """Each agent with a binary to start: name, display name, binary, and whether it is installed."""
+    found = manifest.load_all()
+    names = [n for n in ORDER if n in found] + sorted(n for n in found if n not in ORDER)
+    listed = []
+    for name in names:
+        entry = found[name]
+        if not entry.binaries:
+            continue
+        binary = entry.binaries[0]
+        listed.append(
+            {
+                "name": name,
+                "display": str(entry.raw.get("display") or name),
+                "binary": binary,
+                "installed": shutil.which(binary) is not None,
+            }
+        )
+    return listed
+
+
+async def listing(_request: Request) -> JSONResponse:
+    found = await asyncio.to_thread(agents)
+    return JSONResponse({"home": os.path.expanduser("~"), "agents": found, "custom": True})
+
+
+def _text(doc: dict[str, Any], field: str, limit: int, *, required: bool) -> str | None:
+    value = doc.get(field)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f"{field} must be a non-empty string")
+    if len(value) > limit:
+        raise BadRequest(f"{field} may hold at most {limit} characters")
+    if _has_control(value):
+        raise BadRequest(f"{field} must be one line without control characters")
+    return value
+
+
+def folder(value: str) -> str:
+    """The folder to start in: absolute (``~`` is the daemon's home), existing, a directory."""
+    path = os.path.expanduser(value) if value.startswith("~") else value
+    if not os.path.isabs(path):
+        raise BadRequest(f"cwd must be an absolute path, not {value!r}")
+    if not os.path.exists(path):
+        raise BadRequest(f"cwd {value!r} does not exist")
+    if not os.path.isdir(path):
+        raise BadRequest(f"cwd {value!r} is not a directory")
+    return os.path.normpath(path)
+
+
+def plan(doc: dict[str, Any]) -> dict[str, Any]:
+    """What to launch, checked completely: the command line, the folder, the name, the agent."""
+    unknown = sorted(set(doc) - FIELDS)
+    if unknown:
+        raise BadRequest(f"unknown fields: {', '.join(unknown)}")
+    if ("agent" in doc) == ("command" in doc):
+        raise BadRequest("give exactly one of agent (an agent's name) or command (a command line)")
+    cwd = folder(_text(doc, "cwd", MAX_CWD, required=True) or "")
+    name = _text(doc, "name", MAX_NAME, required=False)
+    if "command" in doc:
+        command = _text(doc, "command", MAX_COMMAND, required=True) or ""
+        return {"agent": None, "command": command, "cwd": cwd, "name": name or command.split()[0][:MAX_NAME]}
+    agent = doc["agent"]
+    known = {entry["name"]: entry for entry in agents()}
+    if not isinstance(agent, str) or agent not in known:
+        raise BadRequest(f"unknown agent {agent!r}; known: {', '.join(known)}")
+    entry = known[agent]
+    path = shutil.which(entry["binary"])
+    if path is None:
+        missing = f"{entry['binary']!r} is not on the daemon's PATH"
+        raise Conflict(f"{entry['display']} is not installed: {missing}", agent=agent)
+    return {"agent": agent, "command": shlex.quote(path), "cwd": cwd, "name": name or agent}
+
+
+def open_window(server: Server, name: str, command: str, cwd: str) -> str:
+    """A new window in session ``main`` (creating it, and the server, when missing); its ``%N``."""
+    if sessions.has_session(server, DEFAULT_SESSION):
+        pane = layout.new_window(server, DEFAULT_SESSION, name, command, cwd).pane
+    else:
+        pane = sessions.new_session(server, DEFAULT_SESSION, command, cwd=cwd, window_name=name)
+    panestate.label(server, pane, name)
+    return pane
+
+
+async def launch(request: Request) -> JSONResponse:
+    daemon = services.of(request)
+    wanted = plan(await read_object(request))
+    if daemon.tmux is None:
+        raise Unavailable("this daemon watches no tmux server")
+    try:
+        pane = await asyncio.to_thread(
+            open_window, daemon.tmux, wanted["name"], wanted["command"], wanted["cwd"]
+        )
+    except TmuxError as error:
+        raise Unavailable(f"tmux could not open the window: {error}") from None
+    body = {
+        "pane": pane,
+        "session": DEFAULT_SESSION,
+        "name": wanted["name"],
+        "agent": wanted["agent"],
+        "cwd": wanted["cwd"],
+    }
+    return JSONResponse(body, status_code=201)
