@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from roost.agents.manifest import load_all
@@ -142,6 +143,13 @@ def test_a_plain_pane_has_no_agent(roost: Roost, names: Names) -> None:
     assert sighting.agent is None
 
 
+def test_a_pane_started_when_psutil_says(roost: Roost, names: Names) -> None:
+    """The scan reads ``/proc`` itself; the start time it reports is psutil's ``create_time``."""
+    pane = roost.start("sleep 600")
+    sighting = roost.wait_for(lambda: in_pane(scanner(roost, names).observe(), pane))
+    assert sighting.started_at == psutil.Process(int(roost.option(pane, "pane_pid"))).create_time()
+
+
 def test_agents_outside_tmux_are_found_topmost_only(
     roost: Roost, names: Names, fakes: Path, outside: list[subprocess.Popen[bytes]]
 ) -> None:
@@ -176,6 +184,31 @@ def test_a_pass_claims_once_and_ends_what_is_gone(
     proc.wait(10)
     gone = [c for c in reporter.claims(scan.observe(), roster) if c.process and c.process.pid == proc.pid]
     assert [(c.source, c.ended) for c in gone] == [("scan", "exit")]
+
+
+def test_a_badge_that_comes_back_is_claimed_again(roost: Roost, names: Names) -> None:
+    """A pane seen unchanged is skipped, but exactly as a fresh look would: a badge that went and
+    came back is claimed again, scan claim included."""
+    pane = roost.start("sleep 600")
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-state", "working")
+    scan, roster, reporter = scanner(roost, names), Roster("test", "n0", time.time), Reporter()
+
+    def sources() -> list[str]:
+        root = in_pane(observation := scan.observe(), pane)
+        claims = [c for c in reporter.claims(observation, roster) if root and c.process == root.root]
+        for claim in claims:
+            roster.apply(claim)
+        return [c.source for c in claims]
+
+    assert sources() == ["scan", "hook"]
+    assert sources() == []
+    roost.tmux("set-option", "-p", "-t", pane, "-u", "@roost-state")
+    assert sources() == ["hook"]  # idle again
+    assert sources() == []
+    assert sources() == []
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-state", "working")
+    assert sources() == ["scan", "hook"]
+    assert sources() == []
 
 
 # Through the daemon

@@ -50,6 +50,11 @@ class Badge:
 _IDENTITY = (("session_id", w.SESSION_ID), ("cwd", w.CWD), ("harness", w.HARNESS), ("name", w.NAME))
 
 
+def badged(pane: Pane) -> bool:
+    """Whether the pane has a badge (what :func:`read` would not return None for)."""
+    return pane.opt(w.STATE) is not None
+
+
 def read(pane: Pane) -> Badge | None:
     """The pane's badge, or None when it has none."""
     word = pane.opt(w.STATE)

@@ -7,27 +7,43 @@ import-light on purpose: the hook and the API compute identities with it on thei
 
 from __future__ import annotations
 
+import os
+
 from roost.roster.claims import ProcessId
 
 MAX_DEPTH = 64
 """Ancestors followed at most: deeper trees are not sessions anyone nests on purpose."""
 
 
-def _stat(pid: int) -> list[str] | None:
-    """The fields of ``/proc/PID/stat`` after the command name (state first), or None when gone."""
+def raw_stat(pid: int) -> bytes | None:
+    """``/proc/PID/stat`` as bytes, or None when the process is gone. Plain ``os`` calls, no
+    buffered file object: the daemon's scan reads this for every process on every pass."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            raw = stat.read()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
         return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    """The first 20 fields of ``/proc/PID/stat`` after the command name (state first, start time
+    last), or None when gone; all ASCII, so left undecoded."""
+    raw = raw_stat(pid)
+    if raw is None:
+        return None
     # The command name may hold spaces and parentheses; the fields resume after the last ')'.
-    return raw[raw.rfind(b")") + 2 :].decode(errors="replace").split()
+    return raw[raw.rfind(b")") + 2 :].split(maxsplit=20)[:20]
 
 
 def identity(pid: int) -> ProcessId | None:
     """The live process ``pid`` names now, or None when it is gone or a zombie."""
     fields = _stat(pid)
-    if not fields or len(fields) < 20 or fields[0] in ("Z", "X"):
+    if not fields or len(fields) < 20 or fields[0] in (b"Z", b"X"):
         return None
     return ProcessId(pid, int(fields[19]))
 

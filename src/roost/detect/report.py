@@ -5,8 +5,9 @@ pane's own process (a custom program that badges itself with ``roost state``). T
 on every pass and after every restart gives the same session key for the same processes.
 
 A pass claims only what changed since the last pass (and, for badges, what the record does
-not already say), so an idle machine produces no claims and no change events. A session
-whose process is gone is ended; a pane badge that disappeared leaves its session idle.
+not already say), so an idle machine produces no claims and no change events; a pane seen
+exactly as on the last pass (same process, agent, options) is not even looked at again. A
+session whose process is gone is ended; a pane badge that disappeared leaves its session idle.
 """
 
 from __future__ import annotations
@@ -43,13 +44,25 @@ class Reporter:
     def __init__(self) -> None:
         self._scanned: dict[ProcessId, str] = {}
         self._badged: dict[ProcessId, badges.Badge] = {}
+        # root -> the sighting last looked at: seen again unchanged, it claims nothing new
+        self._sighted: dict[ProcessId, tuple[PaneSighting, str]] = {}
 
     def claims(self, observation: Observation, roster: Roster) -> list[Claim]:
         """The claims one pass adds, in the order to apply them."""
         out: list[Claim] = []
         seen: set[ProcessId] = set()
+        sighted: dict[ProcessId, tuple[PaneSighting, str]] = {}
         for sighting in observation.panes:
+            root = sighting.agent.process if sighting.agent else sighting.root
+            sighted[root] = (sighting, observation.socket)
+            if self._sighted.get(root) == sighted[root]:
+                # Exactly as last pass, which remembered its badge and scan fields: ``_pane``
+                # would claim nothing, and count it seen unless it has no badge and no agent.
+                if sighting.agent is not None or badges.badged(sighting.pane):
+                    seen.add(root)
+                continue
             out += self._pane(sighting, observation, roster, seen)
+        self._sighted = sighted
         for agent in observation.outside:
             seen.add(agent.process)
             fields = {"harness": agent.harness, "cwd": agent.cwd, "tty": agent.tty, "lane": INTERACTIVE}

@@ -1,9 +1,10 @@
 """The process scan: which known agents run on this machine, in roost's panes and outside them.
 
-One pass reads the process table once (psutil), walks each roost pane's process tree to its
-topmost known agent, and lists the topmost known agents that run outside roost's panes. A
-process's command line and environment are read once per incarnation and cached, so a pass
-over an unchanged machine costs one read of each process's ``stat``.
+One pass reads the process table once (each process's ``/proc/PID/stat``, read directly: a
+psutil object per process costs several times that), walks each roost pane's process tree to
+its topmost known agent, and lists the topmost known agents that run outside roost's panes. A
+process's command line and environment are read once per incarnation (through psutil) and
+cached, so a pass over an unchanged machine costs one read of each process's ``stat``.
 
 This module only observes; :mod:`roost.detect.report` turns what it saw into claims.
 """
@@ -15,6 +16,7 @@ import os
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import psutil
 
@@ -58,13 +60,21 @@ class Observation:
     outside: tuple[Agent, ...]
 
 
-@dataclass(frozen=True)
-class _Proc:
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+COMM = 15
+"""The kernel keeps this many bytes of a process's name; psutil lengthens such a name from argv[0]."""
+
+
+class _Proc(NamedTuple):
+    """One process as one pass read it; a tuple, since a pass makes one for every process."""
+
     pid: int
     ppid: int
-    name: str
+    comm: bytes
+    """The kernel's name (``comm``, possibly truncated), undecoded: what a pass reads, and an exec changes."""
+    ticks: int
     created: float
-    handle: psutil.Process
+    zombie: bool
 
 
 class Scanner:
@@ -74,9 +84,10 @@ class Scanner:
         self.server = server
         self.names = names
         self._uid = os.getuid()
-        # (pid, create time, name) -> agent by command line; (pid, create time) -> agent by environment
-        self._by_command: dict[tuple[int, float, str], str | None] = {}
+        # (pid, create time, comm) -> agent by command line; (pid, create time) -> agent by environment
+        self._by_command: dict[tuple[int, float, bytes], str | None] = {}
         self._by_environment: dict[tuple[int, float], str | None] = {}
+        self._handles: dict[tuple[int, float], psutil.Process] = {}
 
     def observe(self) -> Observation:
         """One pass: a tmux listing and a process table, turned into sightings."""
@@ -102,44 +113,65 @@ class Scanner:
         return Observation(at, self.server.socket, tuple(sightings), tuple(outside))
 
     def _table(self) -> dict[int, _Proc]:
+        """Every process now, from one read of each ``/proc/PID/stat``; the caches keep only these."""
+        booted = _boot_time()
         table: dict[int, _Proc] = {}
-        for process in psutil.process_iter(["ppid", "name"]):
-            try:
-                created = process.create_time()
-            except psutil.Error:
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
                 continue
-            info = process.info
-            table[process.pid] = _Proc(process.pid, info["ppid"] or 0, info["name"] or "", created, process)
+            pid = int(entry)
+            raw = procs.raw_stat(pid)
+            if raw is None:
+                continue
+            close = raw.rfind(b")")
+            fields = raw[close + 2 :].split(maxsplit=20)
+            if len(fields) < 20:
+                continue
+            ticks = int(fields[19])
+            comm = raw[raw.find(b"(") + 1 : close]
+            zombie = fields[0] in (b"Z", b"X")
+            table[pid] = _Proc(pid, int(fields[1]), comm, ticks, ticks / CLOCK_TICKS + booted, zombie)
         live = {(proc.pid, proc.created) for proc in table.values()}
         self._by_command = {k: v for k, v in self._by_command.items() if (k[0], k[1]) in live}
         self._by_environment = {k: v for k, v in self._by_environment.items() if k in live}
+        self._handles = {k: v for k, v in self._handles.items() if k in live}
         return table
 
+    def _handle(self, proc: _Proc) -> psutil.Process:
+        """psutil's view of this incarnation, for what it reads well (argv, environment, cwd, tty);
+        made once and kept while it runs."""
+        key = (proc.pid, proc.created)
+        handle = self._handles.get(key)
+        if handle is None:
+            handle = self._handles[key] = psutil.Process(proc.pid)
+        return handle
+
     def _command_agent(self, proc: _Proc) -> str | None:
-        key = (proc.pid, proc.created, proc.name)
+        key = (proc.pid, proc.created, proc.comm)
         if key not in self._by_command:
             try:
-                argv = proc.handle.cmdline()
+                argv = self._handle(proc).cmdline()
             except psutil.Error:
                 argv = []
-            self._by_command[key] = identify.by_command(self.names, proc.name, argv)
+            name = _name(os.fsdecode(proc.comm), argv)
+            self._by_command[key] = identify.by_command(self.names, name, argv)
         return self._by_command[key]
 
     def _environment_agent(self, proc: _Proc) -> str | None:
         key = (proc.pid, proc.created)
         if key not in self._by_environment:
             try:
-                environ = proc.handle.environ()
+                environ = self._handle(proc).environ()
             except psutil.Error:
                 environ = {}
             self._by_environment[key] = identify.by_environment(self.names, environ)
         return self._by_environment[key]
 
     def _pane(self, pane: Pane, tree: list[int], table: dict[int, _Proc]) -> PaneSighting | None:
-        root = procs.identity(pane.pid)
         top = table.get(pane.pid)
-        if root is None or top is None:
+        if top is None or top.zombie:
             return None
+        root = ProcessId(top.pid, top.ticks)
         agent = None
         for pid in tree:  # breadth first: the first agent found is the topmost
             proc = table.get(pid)
@@ -188,9 +220,30 @@ class Scanner:
             return None
         cwd = tty = None
         with contextlib.suppress(psutil.Error):
-            cwd = proc.handle.cwd() or None
-            tty = proc.handle.terminal()
+            handle = self._handle(proc)
+            cwd = handle.cwd() or None
+            tty = handle.terminal()
         return Agent(harness, process, procs.ancestors(proc.pid, stop), proc.created, cwd, tty)
+
+
+def _boot_time() -> float:
+    """When the machine booted, as psutil reads it (``btime`` in ``/proc/stat``): a process's start
+    ticks plus this is the ``create_time`` psutil would give."""
+    with open("/proc/stat", "rb") as stat:
+        for line in stat:
+            if line.startswith(b"btime"):
+                return float(line.split()[1])
+    raise RuntimeError("no btime in /proc/stat")
+
+
+def _name(comm: str, argv: list[str]) -> str:
+    """The process's name as psutil gives it: ``comm``, or argv[0]'s base name when ``comm`` is a
+    truncated prefix of it."""
+    if len(comm) >= COMM and argv:
+        longer = os.path.basename(argv[0])
+        if longer.startswith(comm):
+            return longer
+    return comm
 
 
 def _tree(root: int, children: dict[int, list[int]]) -> list[int]:
