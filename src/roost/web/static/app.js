@@ -7,6 +7,7 @@ import { badge } from "./badges.js";
 import { renderCards, Tails } from "./cards.js";
 import { KeyRow } from "./keys.js";
 import { Launcher } from "./launcher.js";
+import { Notifier } from "./notify.js";
 import { Roster, Unauthorized } from "./roster.js";
 import { renderSidebar } from "./sidebar.js";
 import { TerminalView } from "./terminal.js";
@@ -22,6 +23,11 @@ let phoneView = "deck";
 
 const $ = (id) => document.getElementById(id);
 const keys = new KeyRow($("keys"), { target: () => (active ? open.get(active).view : null) });
+// A session counts as seen while it is this tab's active terminal and the tab is in view.
+const notifier = new Notifier(roster, {
+  viewing: (pane) => pane === active && phoneView === "terminal" && document.visibilityState === "visible",
+  onOpen: (pane) => openPane(pane),
+});
 
 function showingDeck() {
   return PHONE.matches && phoneView === "deck";
@@ -106,6 +112,7 @@ function showOnly(pane, extra = null) {
 function activate(pane) {
   active = pane;
   phoneView = "terminal";
+  notifier.seen(pane);
   showOnly(pane);
   render();
   open.get(pane).view.focus();
@@ -169,7 +176,9 @@ async function main() {
   }
   // The terminal list has no change stream yet: re-read it when the page comes back into view.
   document.addEventListener("visibilitychange", () => {
-    if (!document.hidden) roster.refreshTerminals().catch(() => {});
+    if (document.hidden) return;
+    roster.refreshTerminals().catch(() => {});
+    if (active && phoneView === "terminal") notifier.seen(active);
   });
   tails.start(() => [...roster.terminals.keys()], showingDeck);
 }
@@ -180,5 +189,5 @@ if ("serviceWorker" in navigator) {
 }
 
 // For people poking at the page in devtools, and for the browser tests.
-window.roost = { roster, open, keys, tails };
+window.roost = { roster, open, keys, tails, notifier };
 main();

@@ -11,6 +11,7 @@ const SHELL = [
   "/static/cards.js",
   "/static/keys.js",
   "/static/launcher.js",
+  "/static/notify.js",
   "/static/roster.js",
   "/static/sidebar.js",
   "/static/terminal.js",

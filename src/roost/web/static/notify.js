@@ -1,0 +1,176 @@
+// In-browser notifications: no permission needed. When a session the person is not looking at
+// moves in the background — working -> needs input, or working|needs input -> done — one tab of
+// this browser profile shows a toast (and, if asked for, plays a sound), and every tab counts it
+// as unseen in its title: "(2) Roost". Opening the session clears its count in every tab.
+//
+// Once per profile: each tab sees the same change stream, so each would notify. A tab delivers
+// only after claiming "<session>:<revision>" in localStorage, under a Web Lock so two tabs
+// cannot both find the claim free. The unseen counts live in localStorage too, and tabs tell
+// each other over a BroadcastChannel to re-read them.
+
+const BACKGROUND = {
+  // previous activity -> new activity -> what the toast says
+  active: { needs_attention: "needs input", idle: "done" },
+  needs_attention: { idle: "done" },
+};
+const CLAIMS = "roost-notify-claims";
+const UNSEEN = "roost-notify-unseen";
+const SOUND = "roost-notify-sound";
+const LOCK = "roost-notify";
+const CHANNEL = "roost-notify";
+const CLAIMS_KEPT = 200;
+const TOAST_MS = 8000;
+const TITLE = "Roost";
+
+// What a record moving from `before` to `after` is worth telling, or null.
+export function backgroundTransition(before, after) {
+  return (BACKGROUND[before] || {})[after] || null;
+}
+
+function readJSON(key, fallback) {
+  try {
+    return JSON.parse(localStorage.getItem(key)) || fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+export function soundOn() {
+  return localStorage.getItem(SOUND) === "on";
+}
+
+export function setSound(on) {
+  if (on) localStorage.setItem(SOUND, "on");
+  else localStorage.removeItem(SOUND);
+}
+
+function beep() {
+  const audio = new AudioContext();
+  const tone = audio.createOscillator();
+  const gain = audio.createGain();
+  tone.frequency.value = 880;
+  gain.gain.setValueAtTime(0.15, audio.currentTime);
+  gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.3);
+  tone.connect(gain).connect(audio.destination);
+  tone.start();
+  tone.stop(audio.currentTime + 0.3);
+  tone.addEventListener("ended", () => audio.close());
+}
+
+export class Notifier {
+  // `viewing(pane)`: is this tab showing that pane to the person now; `onOpen(pane)`: a toast
+  // was clicked.
+  constructor(roster, { viewing, onOpen }) {
+    this.roster = roster;
+    this.viewing = viewing;
+    this.onOpen = onOpen;
+    this.activity = new Map(); // session_key -> the activity last seen
+    this.box = document.createElement("div");
+    this.box.id = "toasts";
+    this.box.setAttribute("aria-live", "polite");
+    document.body.append(this.box);
+    this.channel = "BroadcastChannel" in window ? new BroadcastChannel(CHANNEL) : null;
+    if (this.channel) this.channel.addEventListener("message", () => this.renderTitle());
+    window.addEventListener("storage", (event) => {
+      if (event.key === UNSEEN) this.renderTitle();
+    });
+    roster.addEventListener("change", () => this.observe());
+    this.renderTitle();
+  }
+
+  // Compare every record with the activity seen before; a session seen for the first time (all
+  // of them, on the first look) only teaches what it is doing.
+  observe() {
+    for (const [key, record] of this.roster.records) {
+      const before = this.activity.get(key);
+      this.activity.set(key, record.activity);
+      if (before === undefined || before === record.activity) continue;
+      const what = backgroundTransition(before, record.activity);
+      if (what) this.transition(record, what).catch((error) => console.warn("notify:", error));
+    }
+    for (const key of [...this.activity.keys()]) if (!this.roster.records.has(key)) this.activity.delete(key);
+  }
+
+  paneOf(record) {
+    const tmux = record.tmux || {};
+    return tmux.socket === this.roster.socket ? tmux.pane || null : null;
+  }
+
+  async transition(record, what) {
+    const pane = this.paneOf(record);
+    const seen = pane !== null && this.viewing(pane);
+    // The tab showing the session claims it silently, so no other tab speaks up for it.
+    if (!(await this.claim(`${record.session_key}:${record.revision}`))) return;
+    if (seen) return;
+    this.bump(record.session_key, 1);
+    this.toast(record, pane, what);
+    if (soundOn()) beep();
+  }
+
+  async claim(id) {
+    const take = () => {
+      const claims = readJSON(CLAIMS, []);
+      if (claims.includes(id)) return false;
+      claims.push(id);
+      localStorage.setItem(CLAIMS, JSON.stringify(claims.slice(-CLAIMS_KEPT)));
+      return true;
+    };
+    if (!navigator.locks) return take();
+    return navigator.locks.request(LOCK, take);
+  }
+
+  unseen() {
+    return readJSON(UNSEEN, {});
+  }
+
+  bump(key, by) {
+    const counts = this.unseen();
+    counts[key] = (counts[key] || 0) + by;
+    this.store(counts);
+  }
+
+  // The person opened the session in `pane`: its unseen count goes, in every tab.
+  seen(pane) {
+    const counts = this.unseen();
+    let changed = false;
+    for (const [key, record] of this.roster.records) {
+      if (this.paneOf(record) === pane && key in counts) {
+        delete counts[key];
+        changed = true;
+      }
+    }
+    for (const toast of this.box.querySelectorAll(`.toast[data-pane="${CSS.escape(pane)}"]`)) toast.remove();
+    if (changed) this.store(counts);
+  }
+
+  store(counts) {
+    localStorage.setItem(UNSEEN, JSON.stringify(counts));
+    this.renderTitle();
+    if (this.channel) this.channel.postMessage("unseen");
+  }
+
+  total() {
+    return Object.values(this.unseen()).reduce((sum, n) => sum + n, 0);
+  }
+
+  renderTitle() {
+    const total = this.total();
+    document.title = total > 0 ? `(${total}) ${TITLE}` : TITLE;
+  }
+
+  toast(record, pane, what) {
+    const toast = document.createElement("button");
+    toast.type = "button";
+    toast.className = "toast";
+    toast.dataset.session = record.session_key;
+    if (pane) toast.dataset.pane = pane;
+    toast.dataset.what = what;
+    toast.textContent = `${record.name || pane || record.session_key}: ${what}`;
+    toast.addEventListener("click", () => {
+      toast.remove();
+      if (pane) this.onOpen(pane);
+    });
+    this.box.append(toast);
+    setTimeout(() => toast.remove(), TOAST_MS);
+  }
+}

@@ -1,0 +1,100 @@
+"""In-browser notifications (notify.js) in Debian's Chromium against a real daemon and tmux.
+
+Two tabs of one browser profile see the same change stream; a background transition must
+still make exactly one toast between them, and bump the unseen count in both titles.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import Web
+
+pytestmark = pytest.mark.browser
+
+
+def row(pane: str) -> str:
+    return f'li.session[data-pane="{pane}"]'
+
+
+def toasts(*pages: Any) -> int:
+    return sum(page.locator(".toast").count() for page in pages)
+
+
+def wait_title(page: Any, title: str) -> None:
+    page.wait_for_function("title => document.title === title", arg=title, timeout=5000)
+
+
+def set_state(web: Web, pane: str, word: str) -> None:
+    inside = {"TMUX": f"{web.roost.socket},1,0", "TMUX_PANE": pane}
+    proc = web.roost.run("state", word, env=inside)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_two_tabs_make_one_toast_and_opening_clears_the_count(page: Any, web: Web) -> None:
+    pane = web.roost.start()
+    page.goto(web.new_link())
+    other = page.context.new_page()
+    other.goto(f"{web.origin}/")
+    for tab in (page, other):
+        tab.wait_for_selector(row(pane))
+        assert tab.title() == "Roost"
+    assert page.evaluate("localStorage.getItem('roost-notify-sound')") is None  # sound is off by default
+    set_state(web, pane, "working")
+    for tab in (page, other):
+        tab.wait_for_selector(f'{row(pane)} .badge[data-state="working"]', timeout=5000)
+    assert toasts(page, other) == 0  # idle -> working is nothing to tell
+    set_state(web, pane, "blocked")
+    for tab in (page, other):
+        tab.wait_for_selector(f'{row(pane)} .badge[data-state="blocked"]', timeout=5000)
+        wait_title(tab, "(1) Roost")
+    deadline = time.monotonic() + 5
+    while toasts(page, other) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    settle = time.monotonic() + 1
+    while time.monotonic() < settle:
+        assert toasts(page, other) <= 1, "both tabs made a toast"
+        time.sleep(0.05)
+    assert toasts(page, other) == 1
+    shown = page.locator(".toast") if page.locator(".toast").count() else other.locator(".toast")
+    assert shown.inner_text().endswith("needs input")
+    assert shown.get_attribute("data-pane") == pane
+    page.click(row(pane))
+    page.wait_for_selector(f'.view[data-pane="{pane}"]')
+    for tab in (page, other):
+        wait_title(tab, "Roost")
+    other.close()
+
+
+def test_the_session_in_view_makes_no_toast(page: Any, web: Web) -> None:
+    pane = web.roost.start()
+    page.goto(web.new_link())
+    page.wait_for_selector(row(pane))
+    page.click(row(pane))
+    page.wait_for_selector(f'.view[data-pane="{pane}"][data-state="open"]')
+    set_state(web, pane, "working")
+    page.wait_for_selector(f'{row(pane)} .badge[data-state="working"]', timeout=5000)
+    set_state(web, pane, "done")
+    page.wait_for_selector(f'{row(pane)} .badge[data-state="idle"]', timeout=5000)
+    time.sleep(0.5)
+    assert page.locator(".toast").count() == 0
+    assert page.title() == "Roost"
+
+
+def test_a_background_session_finishing_says_done(page: Any, web: Web) -> None:
+    first = web.roost.start()
+    second = web.roost.window("other", "sh")
+    page.goto(web.new_link())
+    page.wait_for_selector(row(second))
+    page.click(row(first))
+    set_state(web, second, "working")
+    page.wait_for_selector(f'{row(second)} .badge[data-state="working"]', timeout=5000)
+    set_state(web, second, "done")
+    page.wait_for_selector(f'.toast[data-pane="{second}"][data-what="done"]', timeout=5000)
+    wait_title(page, "(1) Roost")
+    page.click(f'.toast[data-pane="{second}"]')
+    page.wait_for_selector(f'.tab[data-pane="{second}"][aria-selected="true"]')
+    wait_title(page, "Roost")
