@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 
@@ -12,6 +12,9 @@ from roost.api.logins import Logins
 from roost.daemon.live import Live
 from roost.roster.times import Clock
 from roost.tmux.server import Server
+
+if TYPE_CHECKING:
+    from roost.notify.service import Notifier
 
 KEEPALIVE = 15.0
 """Seconds between SSE comments on a quiet stream, so a dead client is noticed and dropped."""
@@ -33,6 +36,8 @@ class Services:
     tmux: Server | None = None
     logins: Logins = field(default_factory=Logins)
     """The web face's login tokens and session cookies (see :mod:`roost.api.logins`)."""
+    push: Notifier | None = None
+    """Web Push notifications (see :mod:`roost.notify.service`); None where they are not run."""
 
 
 def of(request: Request) -> Services:

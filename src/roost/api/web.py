@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from roost.api import launcher, page, panes, pwa, tail, terminal
+from roost.api import launcher, page, panes, pushroutes, pwa, tail, terminal
 
 ROUTES: tuple[BaseRoute, ...] = (
     Route("/", page.index, methods=["GET"]),
@@ -20,6 +20,11 @@ ROUTES: tuple[BaseRoute, ...] = (
     Route("/terminals/{pane}/tail", tail.route, methods=["GET"]),
     Route("/launcher", launcher.listing, methods=["GET"]),
     Route("/launch", launcher.launch, methods=["POST"]),
+    Route("/push/vapid-key", pushroutes.vapid_key, methods=["GET"]),
+    Route("/push/subscribe", pushroutes.subscribe, methods=["POST"]),
+    Route("/push/subscribe", pushroutes.unsubscribe, methods=["DELETE"]),
+    Route("/push/viewing", pushroutes.viewing, methods=["POST"]),
+    Route("/sessions/{key}/seen", pushroutes.seen, methods=["POST"]),
     WebSocketRoute("/ws/terminal/{pane}", terminal.terminal),
     Mount("/static", app=page.static),
 )

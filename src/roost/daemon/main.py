@@ -29,6 +29,9 @@ from roost.detect.attest import Attestor
 from roost.detect.identify import Names
 from roost.detect.reports import Reports
 from roost.detect.scan import Scanner
+from roost.notify import vapid
+from roost.notify.service import Notifier
+from roost.notify.store import Store
 from roost.roster import Roster
 from roost.tmux.server import Server
 
@@ -89,6 +92,7 @@ async def _serve(config: Config) -> int:
             "reports": {"unix": str(reports_path), "counts": reports.counts},
         }
         logins = Logins(keys.token)
+        notifier = Notifier(live, Store.default(), vapid.load(config.directory))
         app = create_app(
             Services(
                 live,
@@ -99,6 +103,7 @@ async def _serve(config: Config) -> int:
                 facts=facts,
                 tmux=scanner.server,
                 logins=logins,
+                push=notifier,
             )
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
@@ -111,7 +116,7 @@ async def _serve(config: Config) -> int:
         )
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
         sys.stderr.flush()
-        async with Screens(scanner.server, live, clock):
+        async with Screens(scanner.server, live, clock), notifier:
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
         live.close()
         for server, sock in listeners:

@@ -1,0 +1,25 @@
+"""Which activity changes are worth a notification: pure, so the rule is tested on its own.
+
+Only a session finishing in the background matters: working -> blocked ("needs input") and
+working or blocked -> idle ("done"). Starting to work, or anything from an unknown state (a
+session just discovered, a daemon just restarted), is not news.
+"""
+
+from __future__ import annotations
+
+from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION
+
+NEEDS_INPUT = "needs input"
+DONE = "done"
+
+_BACKGROUND = {
+    (ACTIVE, NEEDS_ATTENTION): NEEDS_INPUT,
+    (ACTIVE, IDLE): DONE,
+    (NEEDS_ATTENTION, IDLE): DONE,
+}
+
+
+def classify(before: str | None, after: str) -> str | None:
+    """What to tell ("needs input" or "done") when a session's activity went from ``before``
+    to ``after``, or None when that is not worth a notification."""
+    return _BACKGROUND.get((before or "", after))

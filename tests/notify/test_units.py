@@ -1,0 +1,83 @@
+"""The pure and local parts of push notifications: the classifier, the grace delay, the store."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from pathlib import Path
+
+import pytest
+
+from roost.notify.classify import DONE, NEEDS_INPUT, classify
+from roost.notify.delay import Delays
+from roost.notify.store import Store, Subscription
+from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "what"),
+    [
+        (ACTIVE, NEEDS_ATTENTION, NEEDS_INPUT),
+        (ACTIVE, IDLE, DONE),
+        (NEEDS_ATTENTION, IDLE, DONE),
+        (IDLE, ACTIVE, None),
+        (NEEDS_ATTENTION, ACTIVE, None),
+        (IDLE, NEEDS_ATTENTION, None),
+        (UNKNOWN, IDLE, None),
+        (UNKNOWN, NEEDS_ATTENTION, None),
+        (None, IDLE, None),
+        (None, NEEDS_ATTENTION, None),
+        (ACTIVE, ACTIVE, None),
+        (IDLE, IDLE, None),
+    ],
+)
+def test_only_background_transitions_count(before: str | None, after: str, what: str | None) -> None:
+    assert classify(before, after) == what
+
+
+def test_a_delay_fires_once_after_its_grace() -> None:
+    async def scenario() -> list[str]:
+        fired: list[str] = []
+        delays = Delays(0.05)
+        delays.schedule("a", lambda: fired.append("a"))
+        assert delays.pending("a")
+        await asyncio.sleep(0.3)
+        assert not delays.pending("a")
+        return fired
+
+    assert asyncio.run(scenario()) == ["a"]
+
+
+def test_a_cancelled_delay_never_fires_and_a_newer_one_replaces_the_old() -> None:
+    async def scenario() -> list[str]:
+        fired: list[str] = []
+        delays = Delays(0.05)
+        delays.schedule("a", lambda: fired.append("a"))
+        assert delays.cancel("a") is True
+        assert delays.cancel("a") is False
+        delays.schedule("b", lambda: fired.append("b1"))
+        delays.schedule("b", lambda: fired.append("b2"))
+        delays.schedule("c", lambda: fired.append("c"))
+        delays.close()
+        delays.schedule("d", lambda: fired.append("d"))
+        await asyncio.sleep(0.3)
+        return fired
+
+    assert asyncio.run(scenario()) == ["d"]
+
+
+def test_the_store_keeps_one_row_per_endpoint_across_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "roost" / "push.sqlite3"
+    store = Store(path)
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    store.add(Subscription("https://push.example/1", "key1", "auth1"))
+    store.add(Subscription("https://push.example/2", "key2", "auth2"))
+    store.add(Subscription("https://push.example/1", "key1b", "auth1b"))
+    again = Store(path)
+    assert again.all() == [
+        Subscription("https://push.example/1", "key1b", "auth1b"),
+        Subscription("https://push.example/2", "key2", "auth2"),
+    ]
+    assert again.remove("https://push.example/1") is True
+    assert again.remove("https://push.example/1") is False
+    assert [s.endpoint for s in store.all()] == ["https://push.example/2"]
