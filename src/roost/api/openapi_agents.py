@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from roost import agentrow
 from roost.api import input, prompt, rows, waits
 
 _ERRORS = {
@@ -51,7 +52,7 @@ _UNTIL = {
     "type": "array",
     "minItems": 1,
     "uniqueItems": True,
-    "items": {"type": "string", "enum": list(rows.STATES)},
+    "items": {"type": "string", "enum": list(agentrow.STATES)},
 }
 _DEADLINE = {"type": "integer", "description": "Unix milliseconds, at most five minutes ahead"}
 
@@ -61,12 +62,12 @@ def schemas() -> dict[str, Any]:
     return {
         "Row": {
             "type": "object",
-            "required": list(rows.FIELDS),
+            "required": list(agentrow.FIELDS),
             "additionalProperties": False,
             "properties": {
                 "session_id": {"type": "string"},
                 "agent_id": nullable_text,
-                "state": {"type": "string", "enum": list(rows.STATES)},
+                "state": {"type": "string", "enum": list(agentrow.STATES)},
                 "message": nullable_text,
                 "status_epoch": _INT,
                 "occupant_id": _INT,

@@ -37,6 +37,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.agentrow import BLOCKED, IDLE, WORKING
 from roost.api import services
 from roost.api.errors import NotFound
 from roost.api.lookup import resolve
@@ -44,21 +45,6 @@ from roost.roster import Roster, records
 from roost.roster.precedence import ACP, HOOK, INTEGRATION, LAUNCHER, SCREEN
 from roost.roster.records import Record
 
-FIELDS = (
-    "session_id",
-    "agent_id",
-    "state",
-    "message",
-    "status_epoch",
-    "occupant_id",
-    "source",
-    "revision",
-    "completed_revision",
-    "updated_at",
-    "promptable",
-)
-WORKING, BLOCKED, IDLE = "working", "blocked", "idle"
-STATES = (IDLE, WORKING, BLOCKED)
 STATE_OF_ACTIVITY = {records.ACTIVE: WORKING, records.NEEDS_ATTENTION: BLOCKED, records.IDLE: IDLE}
 """rosterd's activity in the web app's words (see the vocabularies table in ARCHITECTURE.md)."""
 

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost import agentrow
 from roost.api import rows, services
 from roost.api.body import read_object
 from roost.api.errors import BadRequest, TooMany
@@ -188,10 +189,11 @@ def states(value: object) -> frozenset[str]:
     if (
         not isinstance(value, list)
         or not value
-        or not all(isinstance(word, str) and word in rows.STATES for word in value)
+        or not all(isinstance(word, str) and word in agentrow.STATES for word in value)
         or len(set(value)) != len(value)
     ):
-        raise BadRequest(f"until must be a nonempty list of distinct states from {', '.join(rows.STATES)}")
+        choices = ", ".join(agentrow.STATES)
+        raise BadRequest(f"until must be a nonempty list of distinct states from {choices}")
     return frozenset(value)
 
 

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+from roost.agentrow import FIELDS, STATES
 from roost.cli.output import notice
 from roost.cli.roost import apiwire
 from roost.errors import RoostError, UsageError
@@ -42,21 +43,7 @@ exit  0  read, written, accepted (and matched, with --wait)
       2  rosterd unreachable, or no such session
       4  input ambiguous: it may have arrived; never send it again"""
 
-FIELDS = (
-    "session_id",
-    "agent_id",
-    "state",
-    "message",
-    "status_epoch",
-    "occupant_id",
-    "source",
-    "revision",
-    "completed_revision",
-    "updated_at",
-    "promptable",
-)
 PROMPT_COLUMNS = ("input", "written_bytes", "code", "wait")
-STATES = ("idle", "working", "blocked")
 TEXT_LIMIT = 16_384
 INPUT_LIMIT = 65_536
 LONGEST_MS = 300_000
