@@ -6,8 +6,8 @@
 // card): read again while the deck is in view, every few seconds and after roster changes.
 // Badges still come only from the roster's change stream.
 
-import { badge, rollup } from "./badges.js";
-import { folderName, groups, paneNumber } from "./sidebar.js";
+import { badge } from "./badges.js";
+import { folderHead, groups, paneNumber } from "./sidebar.js";
 
 const TAIL_LINES = 3;
 const TAIL_EVERY_MS = 4000;
@@ -61,15 +61,7 @@ export function renderCards(deck, rows, { tails, onOpen }) {
     const section = document.createElement("section");
     section.className = "card-folder";
     section.dataset.cwd = cwd;
-    const head = document.createElement("h2");
-    head.title = cwd;
-    const name = document.createElement("span");
-    name.className = "folder-name";
-    name.textContent = folderName(cwd);
-    const summary = document.createElement("span");
-    summary.className = "rollup";
-    summary.textContent = rollup(members.map((row) => row.state));
-    head.append(name, summary);
+    const head = folderHead(cwd, members);
     section.append(head);
     for (const row of members.sort((a, b) => paneNumber(a.pane) - paneNumber(b.pane))) {
       const card = document.createElement("article");

@@ -23,21 +23,27 @@ export function paneNumber(pane) {
   return Number.parseInt(pane.slice(1), 10) || 0;
 }
 
+/** A folder's heading: its name and the rollup of its sessions' states ("2 working · 1 needs input"). */
+export function folderHead(cwd, members) {
+  const head = document.createElement("h2");
+  head.title = cwd;
+  const name = document.createElement("span");
+  name.className = "folder-name";
+  name.textContent = folderName(cwd);
+  const summary = document.createElement("span");
+  summary.className = "rollup";
+  summary.textContent = rollup(members.map((row) => row.state));
+  head.append(name, summary);
+  return head;
+}
+
 export function renderSidebar(nav, rows, { active, onOpen }) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
     section.className = "folder";
     section.dataset.cwd = cwd;
-    const head = document.createElement("h2");
-    head.title = cwd;
-    const name = document.createElement("span");
-    name.className = "folder-name";
-    name.textContent = folderName(cwd);
-    const summary = document.createElement("span");
-    summary.className = "rollup";
-    summary.textContent = rollup(members.map((row) => row.state));
-    head.append(name, summary);
+    const head = folderHead(cwd, members);
     const ul = document.createElement("ul");
     for (const row of members.sort((a, b) => paneNumber(a.pane) - paneNumber(b.pane))) {
       const li = document.createElement("li");
