@@ -234,3 +234,20 @@ def test_the_hook_measured_against_a_bare_interpreter(roost: Roost, running: Dae
     print(f"python -c pass {bare * 1000:.0f} ms; hook without a daemon {without * 1000:.0f} ms", end="")
     print(f"; with one {posting * 1000:.0f} ms")
     assert without < BOUND and posting < BOUND
+
+
+def test_an_agent_outside_roosts_tmux_is_in_the_roster_by_its_hook(roost: Roost, running: Daemon) -> None:
+    """An agent started in any terminal, no tmux at all: its hook still reaches the roster."""
+    env = {k: v for k, v in {**roost.env, **running.env}.items() if not k.startswith("TMUX")}
+    proc = subprocess.run(
+        [str(BIN / "rosterd-hook")],
+        input=json.dumps(event("UserPromptSubmit", session_id="outside-1")).encode(),
+        capture_output=True,
+        env=env,
+        timeout=20,
+    )
+    assert proc.returncode == 0
+    record = running.wait_for(lambda: mine(running), 5, "the outside agent's session")
+    assert (record["activity"], record["session_id"], record["harness"]) == ("active", "outside-1", "claude")
+    assert record["tmux"] is None
+    assert record["sources"] == ["hook"]
