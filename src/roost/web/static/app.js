@@ -9,6 +9,7 @@ import { KeyRow } from "./keys.js";
 import { Launcher } from "./launcher.js";
 import { Notifier } from "./notify.js";
 import { Roster, Unauthorized } from "./roster.js";
+import { markSeen, Settings } from "./settings.js";
 import { renderSidebar } from "./sidebar.js";
 import { TerminalView } from "./terminal.js";
 
@@ -28,6 +29,15 @@ const notifier = new Notifier(roster, {
   viewing: (pane) => pane === active && phoneView === "terminal" && document.visibilityState === "visible",
   onOpen: (pane) => openPane(pane),
 });
+
+// The session this tab shows the person now, or null (for rosterd's pushes: see settings.js).
+function sessionInView() {
+  if (!active || showingDeck() || document.visibilityState !== "visible") return null;
+  const record = roster.recordOf(active);
+  return record ? record.session_key : null;
+}
+
+const settings = new Settings($("settings"), { session: sessionInView });
 
 function showingDeck() {
   return PHONE.matches && phoneView === "deck";
@@ -113,8 +123,11 @@ function activate(pane) {
   active = pane;
   phoneView = "terminal";
   notifier.seen(pane);
+  const record = roster.recordOf(pane);
+  if (record) markSeen(record.session_key);
   showOnly(pane);
   render();
+  settings.viewing();
   open.get(pane).view.focus();
 }
 
@@ -131,11 +144,13 @@ function closeTab(pane) {
   }
   if (!active) phoneView = "deck";
   render();
+  settings.viewing();
 }
 
 function backToDeck() {
   phoneView = "deck";
   render();
+  settings.viewing();
   tails.refresh().catch(() => {});
 }
 
@@ -176,18 +191,37 @@ async function main() {
   }
   // The terminal list has no change stream yet: re-read it when the page comes back into view.
   document.addEventListener("visibilitychange", () => {
+    settings.viewing();
     if (document.hidden) return;
     roster.refreshTerminals().catch(() => {});
     if (active && phoneView === "terminal") notifier.seen(active);
   });
   tails.start(() => [...roster.terminals.keys()], showingDeck);
+  settings.start().catch((error) => console.warn("settings:", error));
+  // A notification clicked while no Roost window was open opened this one with ?open=KEY.
+  const asked = new URLSearchParams(location.search).get("open");
+  if (asked) {
+    history.replaceState(null, "", "/");
+    openSession(asked);
+  }
+}
+
+// Open the terminal of session `key` (a clicked desktop notification names a session).
+function openSession(key) {
+  const record = roster.records.get(key);
+  const pane = record ? notifier.paneOf(record) : null;
+  if (pane) openPane(pane);
 }
 
 // The service worker keeps the app's shell so it installs to a home screen (see sw.js).
 if ("serviceWorker" in navigator) {
   navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch((error) => console.warn("service worker:", error));
+  navigator.serviceWorker.addEventListener("message", (event) => {
+    const doc = event.data || {};
+    if (doc.type === "open-session" && typeof doc.session_key === "string") openSession(doc.session_key);
+  });
 }
 
 // For people poking at the page in devtools, and for the browser tests.
-window.roost = { roster, open, keys, tails, notifier };
+window.roost = { roster, open, keys, tails, notifier, settings };
 main();

@@ -3,6 +3,10 @@
 // Always network first: roost's files have no content hashes, so a cache-first shell would
 // keep an old page after an upgrade. The API, the change stream and the terminal sockets are
 // never cached (they are live, and the page says so when they are unreachable).
+//
+// It also shows rosterd's Web Push notifications: a push names a session and what it did
+// ({session_key, name, state, revision}: never a prompt or a reply); clicking the notification
+// brings a Roost window forward (or opens one) and asks it to open that session.
 
 const CACHE = "roost-shell-v1";
 const SHELL = [
@@ -13,6 +17,7 @@ const SHELL = [
   "/static/launcher.js",
   "/static/notify.js",
   "/static/roster.js",
+  "/static/settings.js",
   "/static/sidebar.js",
   "/static/terminal.js",
   "/static/style.css",
@@ -60,4 +65,42 @@ async function networkFirst(request) {
 self.addEventListener("fetch", (event) => {
   const url = new URL(event.request.url);
   if (isShell(event.request, url)) event.respondWith(networkFirst(event.request));
+});
+
+self.addEventListener("push", (event) => {
+  let doc = {};
+  try {
+    doc = event.data ? event.data.json() : {};
+  } catch {
+    doc = {};
+  }
+  const key = typeof doc.session_key === "string" ? doc.session_key : "";
+  const name = doc.name || key || "a session";
+  // A repeat for the same session replaces the notification before it (same tag).
+  event.waitUntil(
+    self.registration.showNotification("Roost", {
+      body: `${name}: ${doc.state === "done" ? "done" : "needs input"}`,
+      tag: key || "roost",
+      data: key,
+      icon: "/static/icon-192.png",
+    }),
+  );
+});
+
+async function openSession(key) {
+  const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  const mine = windows.filter((client) => new URL(client.url).origin === self.location.origin);
+  const client = mine.find((candidate) => candidate.focused) || mine[0];
+  if (!client) {
+    // A new window may not listen yet: it reads the session from its address instead.
+    await self.clients.openWindow(key ? `/?open=${encodeURIComponent(key)}` : "/");
+    return;
+  }
+  await client.focus();
+  if (key) client.postMessage({ type: "open-session", session_key: key });
+}
+
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  event.waitUntil(openSession(event.notification.data));
 });

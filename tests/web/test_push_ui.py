@@ -1,0 +1,235 @@
+"""Settings → Notifications and the service worker's push handler, in Debian's Chromium against
+a real daemon and tmux.
+
+Chromium is granted the "notifications" permission per origin. Pushes reach the service worker
+through the DevTools protocol (``ServiceWorker.deliverPushMessage``), the way a push service
+would hand them over; what the worker showed is read back with ``registration.getNotifications()``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from tests.fakes.push_service import PushService
+from tests.web.conftest import Web
+from tests.web.test_notify import set_state
+
+pytestmark = pytest.mark.browser
+
+SHOWN = """() => navigator.serviceWorker.ready
+  .then((registration) => registration.getNotifications())
+  .then((shown) => shown.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data })))"""
+
+
+def row(pane: str) -> str:
+    return f'li.session[data-pane="{pane}"]'
+
+
+def session_of(web: Web, pane: str) -> str:
+    """The session key of ``pane``, after ``roost state`` gave it a record."""
+    set_state(web, pane, "working")
+    record = web.daemon.wait_for(
+        lambda: web.daemon.record_where(lambda r: (r.get("tmux") or {}).get("pane") == pane),
+        what=f"a record for {pane}",
+    )
+    return str(record["session_key"])
+
+
+def request_to(method: str, suffix: str) -> Callable[[Any], bool]:
+    return lambda request: bool(request.method == method and request.url.endswith(suffix))
+
+
+def viewing_status(web: Web, endpoint: str) -> int:
+    """What rosterd answers ``POST /push/viewing`` for ``endpoint``: 204 while subscribed, else 404."""
+    with web.daemon.unix() as client:
+        return client.post("/push/viewing", json={"endpoint": endpoint, "session": None}).status_code
+
+
+def open_app(page: Any, web: Web, pane: str, notifications: bool = True) -> None:
+    """Log in and wait until the service worker controls the page."""
+    if notifications:
+        page.context.grant_permissions(["notifications"], origin=web.origin)
+    page.goto(web.new_link())
+    page.wait_for_selector(row(pane))
+    assert page.evaluate("() => navigator.serviceWorker.ready.then(() => true)")
+
+
+def test_the_settings_panel_turns_the_sound_on_and_off(page: Any, web: Web) -> None:
+    pane = web.roost.start()
+    open_app(page, web, pane, notifications=False)
+    assert page.locator("#settings").is_hidden()
+    page.click("#sidebar .open-settings")
+    page.wait_for_selector("#settings[open]")
+    assert page.locator("#push-on").is_visible()
+    assert page.locator("#push-on").inner_text() == "Desktop notifications"
+    assert not page.locator("#notify-sound").is_checked()
+    page.check("#notify-sound")
+    assert page.evaluate("localStorage.getItem('roost-notify-sound')") == "on"
+    page.uncheck("#notify-sound")
+    assert page.evaluate("localStorage.getItem('roost-notify-sound')") is None
+    page.evaluate("localStorage.setItem('roost-notify-sound', 'on')")
+    page.click("#settings-close")
+    page.click("#sidebar .open-settings")
+    assert page.locator("#notify-sound").is_checked()  # the panel shows what notify.js will read
+
+
+INCOGNITO = "Chrome currently does not support the Push API in incognito mode"
+
+
+@pytest.fixture
+def push_page(chromium: Any) -> Iterator[Any]:
+    """Like the ``page`` fixture, but Chromium's own console line refusing the Push API in a
+    fresh (incognito) context is expected here: the page's answer to it is what is tested."""
+    context = chromium.new_context(viewport={"width": 1200, "height": 760})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    yield page
+    # Closing the context cuts the change stream: what it reports then is no fault.
+    unexpected = [error for error in errors if not error.startswith(INCOGNITO)]
+    context.close()
+    assert not unexpected, f"the page reported errors: {unexpected}"
+
+
+def test_desktop_notifications_subscribe_this_device_or_say_why_not(push_page: Any, web: Web) -> None:
+    page = push_page
+    pane = web.roost.start()
+    open_app(page, web, pane)
+    page.click("#sidebar .open-settings")
+    page.click("#push-on")
+    page.wait_for_function("() => document.getElementById('push-status').textContent !== ''", timeout=20000)
+    status = page.locator("#push-status").inner_text()
+    endpoint = page.evaluate("window.roost.settings.endpoint")
+    if endpoint is None:
+        # A fresh Chromium context is incognito: it refuses the Push API (and a persistent profile
+        # with no network waits on a push service that never answers).
+        print(f"push status: {status}")
+        assert status.startswith("This browser could not subscribe to push messages:"), status
+        assert page.locator("#push-on").is_visible()
+        return
+    assert status == "Desktop notifications are on for this device.", status
+    assert viewing_status(web, endpoint) == 204  # rosterd keeps this endpoint
+    assert page.locator("#push-enabled").is_checked()
+    page.uncheck("#push-enabled")
+    page.wait_for_function("() => document.getElementById('push-status').textContent.includes('off')")
+    assert viewing_status(web, endpoint) == 404
+
+
+def registration_id(cdp: Any, scope: str) -> str:
+    found: dict[str, str] = {}
+
+    def updated(params: dict[str, Any]) -> None:
+        for registration in params["registrations"]:
+            if registration["scopeURL"] == scope and not registration["isDeleted"]:
+                found["id"] = registration["registrationId"]
+
+    cdp.on("ServiceWorker.workerRegistrationUpdated", updated)
+    cdp.send("ServiceWorker.enable")
+    deadline = time.monotonic() + 10
+    while "id" not in found and time.monotonic() < deadline:
+        cdp.send("Runtime.evaluate", {"expression": "1"})  # lets the event loop deliver events
+        time.sleep(0.05)
+    assert "id" in found, "no service worker registration for the page"
+    return found["id"]
+
+
+def shown(page: Any, want: Callable[[list[dict[str, Any]]], bool]) -> list[dict[str, Any]]:
+    """The notifications the worker shows, once ``want`` holds for them (they show asynchronously)."""
+    deadline = time.monotonic() + 10
+    while True:
+        notifications = list(page.evaluate(SHOWN))
+        if want(notifications) or time.monotonic() > deadline:
+            return notifications
+        time.sleep(0.05)
+
+
+def test_a_push_shows_one_notification_per_session(page: Any, web: Web) -> None:
+    pane = web.roost.start()
+    key = session_of(web, pane)
+    open_app(page, web, pane)
+    cdp = page.context.new_cdp_session(page)
+    registration = registration_id(cdp, f"{web.origin}/")
+
+    def push(doc: dict[str, Any]) -> None:
+        cdp.send(
+            "ServiceWorker.deliverPushMessage",
+            {"origin": web.origin, "registrationId": registration, "data": json.dumps(doc)},
+        )
+
+    push({"session_key": key, "name": "builder", "state": "needs input", "revision": 3})
+    first = shown(page, lambda notifications: len(notifications) > 0)
+    assert first == [{"title": "Roost", "body": "builder: needs input", "tag": key, "data": key}]
+    push({"session_key": key, "name": "builder", "state": "done", "revision": 4})
+    # The same session's tag: the second replaces the first.
+    second = shown(page, lambda notifications: any(n["body"].endswith("done") for n in notifications))
+    assert second == [{"title": "Roost", "body": "builder: done", "tag": key, "data": key}]
+    push({"session_key": "other-session", "name": "tests", "state": "done", "revision": 1})
+    both = shown(page, lambda notifications: len(notifications) > 1)
+    assert sorted(n["body"] for n in both) == ["builder: done", "tests: done"]
+    cdp.detach()
+
+
+def test_a_clicked_notification_opens_its_session_and_marks_it_seen(page: Any, web: Web) -> None:
+    pane = web.roost.start()
+    key = session_of(web, pane)
+    open_app(page, web, pane, notifications=False)
+    page.wait_for_function("key => window.roost.roster.records.has(key)", arg=key)
+    with page.expect_request(request_to("POST", "/seen")) as seen:
+        # What the service worker's notificationclick handler posts to the window it focuses.
+        page.evaluate(
+            """key => navigator.serviceWorker.dispatchEvent(
+                new MessageEvent("message", { data: { type: "open-session", session_key: key } }))""",
+            key,
+        )
+    assert seen.value.url == f"{web.origin}/sessions/{quote(key, safe='')}/seen"
+    assert seen.value.response().status == 200
+    page.wait_for_selector(f'.tab[data-pane="{pane}"][aria-selected="true"]')
+    page.wait_for_selector(f'.view[data-pane="{pane}"][data-state="open"]')
+
+
+def test_a_subscribed_device_tells_rosterd_what_it_views_and_can_unsubscribe(page: Any, web: Web) -> None:
+    first = web.roost.start()
+    second = web.roost.window("other", "sh")
+    keys = {pane: session_of(web, pane) for pane in (first, second)}
+    service = PushService(web.daemon.get("/push/vapid-key")["key"])
+    try:
+        subscription = service.subscription("phone")
+        endpoint = subscription["endpoint"]
+        with web.daemon.unix() as client:
+            assert client.post("/push/subscribe", json=subscription).status_code == 201
+        open_app(page, web, first, notifications=False)
+        # This device as if its browser had subscribed: the same endpoint rosterd keeps.
+        page.evaluate("endpoint => { window.roost.settings.endpoint = endpoint; }", endpoint)
+        for pane in (first, second):
+            page.wait_for_function("key => window.roost.roster.records.has(key)", arg=keys[pane])
+            with page.expect_request(request_to("POST", "/push/viewing")) as told:
+                page.click(row(pane))
+            assert told.value.post_data_json == {"endpoint": endpoint, "session": keys[pane]}
+            assert told.value.response().status == 204
+        page.click("#sidebar .open-settings")
+        assert page.locator("#push-enabled").is_checked()
+        assert page.locator("#push-on").is_hidden()
+        with page.expect_request(request_to("DELETE", "/push/subscribe")) as gone:
+            page.uncheck("#push-enabled")
+        assert gone.value.post_data_json == {"endpoint": endpoint}
+        assert gone.value.response().status == 204
+        page.wait_for_selector("#push-on:not([hidden])")
+        assert viewing_status(web, endpoint) == 404  # rosterd forgot it
+    finally:
+        service.close()
+
+
+def test_a_window_opened_for_a_notification_opens_its_session(page: Any, web: Web) -> None:
+    pane = web.roost.start()
+    key = session_of(web, pane)
+    open_app(page, web, pane, notifications=False)
+    page.goto(f"{web.origin}/?open={quote(key, safe='')}")
+    page.wait_for_selector(f'.tab[data-pane="{pane}"][aria-selected="true"]')
+    assert page.url == f"{web.origin}/"  # the address no longer asks, so a reload opens nothing
