@@ -13,8 +13,10 @@
 from __future__ import annotations
 
 import html
+import re
 from importlib import resources
 from pathlib import Path
+from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -50,6 +52,8 @@ For a new one, ask the daemon on its socket:</p>
 </main></body></html>
 """
 
+_SESSION_KEY = re.compile(r"[A-Za-z0-9:._%@-]{1,200}")
+
 
 def login_page(why: str, status: int) -> HTMLResponse:
     return HTMLResponse(_LOGIN_PAGE.format(why=html.escape(why)), status_code=status, headers=PAGE_HEADERS)
@@ -59,16 +63,28 @@ async def index(_request: Request) -> Response:
     return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
 
+def _landing(request: Request) -> str:
+    """Where a login lands: the page, or one session in it (``rosterd open KEY``).
+
+    Only a session-key-shaped value is passed on, and only as a query on ``/``: a login link
+    must never be usable to send the browser anywhere else.
+    """
+    wanted = request.query_params.get("open")
+    if wanted and _SESSION_KEY.fullmatch(wanted):
+        return "/?" + urlencode({"open": wanted})
+    return "/"
+
+
 async def login(request: Request) -> Response:
     logins = services.of(request).logins
     token = request.query_params.get("token")
     if token is None:
         if logins.valid(session_cookie(request.scope, request.headers)):
-            return RedirectResponse("/", status_code=303)
+            return RedirectResponse(_landing(request), status_code=303)
         return login_page("Log in with the link.", 200)
     if not logins.redeem(token):
         return login_page("That login link was used already, or is not one this daemon gave.", 401)
-    response = RedirectResponse("/", status_code=303, headers=NO_STORE)
+    response = RedirectResponse(_landing(request), status_code=303, headers=NO_STORE)
     server = request.scope.get("server") or ("", 0)
     response.set_cookie(
         cookie_name(server[1]),

@@ -28,6 +28,8 @@ VERBS = {
     "doctor": "doctor",
     "integrate": "integrate",
     "detect": "detect",
+    "ui": "ui",
+    "open": "ui",
     "version": "version",
     "--version": "version",
     "help": "helptext",
