@@ -75,12 +75,15 @@ class Live:
         self._clock = clock
         self._backlog = backlog
         self._streams: set[Stream] = set()
+        self._own: set[Stream] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
 
     @property
     def streams(self) -> int:
-        return len(self._streams)
+        """Streams held by clients; the daemon's own followers (notifications) do not count
+        against ``max_streams``, or a low limit would refuse every client."""
+        return len(self._streams) - len(self._own)
 
     def apply(self, claim: Claim) -> Outcome:
         outcome = self.roster.apply(claim)
@@ -91,10 +94,16 @@ class Live:
         return [self.apply(claim) for claim in claims]
 
     def subscribe(
-        self, since: int | None = None, status_epoch: int | None = None, *, replay: bool = True
+        self,
+        since: int | None = None,
+        status_epoch: int | None = None,
+        *,
+        replay: bool = True,
+        own: bool = False,
     ) -> Stream:
         """A new stream, first holding what the subscriber missed (a snapshot when ``since``
-        cannot be replayed), then every change as it happens."""
+        cannot be replayed), then every change as it happens. ``own`` marks the daemon's own
+        follower, which ``streams`` leaves out."""
         stream = Stream(self, self._backlog)
         if self._closed:
             stream.close()
@@ -102,10 +111,13 @@ class Live:
         if replay:
             stream.push(self.roster.changes_since(since, status_epoch))
         self._streams.add(stream)
+        if own:
+            self._own.add(stream)
         return stream
 
     def unsubscribe(self, stream: Stream) -> None:
         self._streams.discard(stream)
+        self._own.discard(stream)
 
     def close(self) -> None:
         """End every stream (the daemon is stopping) and stop the lease timer."""
@@ -113,6 +125,7 @@ class Live:
         for stream in list(self._streams):
             stream.close()
         self._streams.clear()
+        self._own.clear()
         if self._timer is not None:
             self._timer.cancel()
 

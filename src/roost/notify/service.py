@@ -48,7 +48,7 @@ class Notifier:
         self._sends: set[asyncio.Task[bool]] = set()
 
     async def __aenter__(self) -> Notifier:
-        self._stream = self.live.subscribe(replay=False)
+        self._stream = self.live.subscribe(replay=False, own=True)
         self._remember_all()
         self._follower = asyncio.create_task(self._follow(self._stream))
         return self
