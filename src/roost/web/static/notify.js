@@ -4,7 +4,7 @@
 // as unseen in its title: "(2) Roost". Opening the session clears its count in every tab.
 //
 // Once per profile: each tab sees the same change stream, so each would notify. A tab delivers
-// only after claiming "<session>:<revision>" in localStorage, under a Web Lock so two tabs
+// only after claiming "<session>:<activity>:<when it began>" in localStorage, under a Web Lock so two tabs
 // cannot both find the claim free. The unseen counts live in localStorage too, and tabs tell
 // each other over a BroadcastChannel to re-read them.
 
@@ -99,8 +99,11 @@ export class Notifier {
   async transition(record, what) {
     const pane = this.paneOf(record);
     const seen = pane !== null && this.viewing(pane);
-    // The tab showing the session claims it silently, so no other tab speaks up for it.
-    if (!(await this.claim(`${record.session_key}:${record.revision}`))) return;
+    // The tab showing the session claims it silently, so no other tab speaks up for it. The
+    // claim names the activity and when it began, not the revision: a later change that leaves
+    // the activity alone (a dialog's summary filled in) bumps the revision, and a tab that
+    // first hears of the transition there must still find it claimed.
+    if (!(await this.claim(`${record.session_key}:${record.activity}:${record.activity_at}`))) return;
     if (seen) return;
     this.bump(record.session_key, 1);
     this.toast(record, pane, what);
