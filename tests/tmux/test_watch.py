@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from roost.tmux.notifications import Output
 from roost.tmux.watch import Change, Watcher
 from tests.conftest import Roost
 from tests.tmux.conftest import Recorder, alive, client_sessions, cpu_seconds, new_session, run, server
@@ -199,6 +200,19 @@ def test_killing_the_server_is_reported_and_watching_resumes(
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
+class Counting(Watcher):
+    """A watcher that counts the output bytes tmux sent its clients, by pane."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.received: dict[str, int] = {}
+
+    def _on_event(self, record: object, event: object) -> None:
+        if isinstance(event, Output):
+            self.received[event.pane] = self.received.get(event.pane, 0) + len(event.escaped)
+        super()._on_event(record, event)  # type: ignore[arg-type]
+
+
 def test_a_spewing_pane_neither_stalls_the_loop_nor_floods_events(roost: Roost) -> None:
     quiet = new_session(roost, "quiet")
     noisy = new_session(roost, "noisy")
@@ -214,7 +228,7 @@ def test_a_spewing_pane_neither_stalls_the_loop_nor_floods_events(roost: Roost) 
             if change.kind == "output" and change.pane == noisy:
                 times.append(time.monotonic())
 
-        async with Watcher(server(roost), on_change, interval=interval) as watcher:
+        async with Counting(server(roost), on_change, interval=interval) as watcher:
             stop = asyncio.Event()
 
             async def heartbeat() -> None:
@@ -244,6 +258,14 @@ def test_a_spewing_pane_neither_stalls_the_loop_nor_floods_events(roost: Roost) 
             assert min(gaps) >= interval * 0.9, gaps
             assert len(times) <= elapsed / interval + 3
             assert max(lags) < 1.0, f"event loop stalled {max(lags):.3f}s"
+            # Held between reports, the flood reached the watcher as a trickle...
+            assert watcher.received[noisy] < 1_000_000, watcher.received
+            # ...and nothing stays held: a later write is reported at once.
+            times.clear()
+            sent = time.monotonic()
+            roost.tmux("send-keys", "-t", noisy, "echo after", "Enter")
+            await rec.wait(lambda: times, 5, "a report of the write after the flood")
+            assert times[0] - sent < 0.5
 
     run(main())
 

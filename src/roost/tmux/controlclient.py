@@ -13,6 +13,9 @@ Boundaries, as sentences:
 - With ``pause_after`` set, tmux drops a pane's output once this client is that many seconds
   behind (``%pause``); the client continues the pane at once and captures its screen, so a
   reader gets ``Continue`` then ``Resync`` instead of a silent gap.
+- A caller that only needs to know *that* a pane wrote can ``hold`` it: tmux then skips that
+  pane's output for this client instead of encoding every byte of it, until ``release``.
+  The pane keeps running at full speed (a paused pane never stops tmux reading it).
 
 Measured on tmux 3.3a: ``respawn-pane -k`` on a pane that is writing while a control client
 is attached to its session crashes the tmux server (fixed upstream after 3.3a, GitHub issue
@@ -79,6 +82,7 @@ class ControlClient:
         self._on_event = on_event
         self._parser = Parser()
         self._pending: deque[_Settle] = deque()
+        self._holding: set[str] = set()
         self._proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
         self._attached: asyncio.Future[None] | None = None
@@ -157,6 +161,20 @@ class ControlClient:
         reply = await self.command("capture-pane", "-p", "-e", "-t", pane)
         return b"\n".join(reply.lines)
 
+    def hold(self, pane: str) -> None:
+        """Skip ``pane``'s output from now until ``release(pane)`` (``%pause``, not resumed)."""
+        if pane not in self._holding:
+            self._holding.add(pane)
+            with contextlib.suppress(ControlClosed):
+                self._send(["refresh-client", "-A", f"{pane}:pause"], _ignore)
+
+    def release(self, pane: str) -> None:
+        """Send ``pane``'s output again, from what it writes next; a pane not held is left alone."""
+        if pane in self._holding:
+            self._holding.discard(pane)
+            with contextlib.suppress(ControlClosed):
+                self._send(["refresh-client", "-A", f"{pane}:continue"], _ignore)
+
     async def close(self, timeout: float = 5) -> None:
         """Detach (end of input makes tmux's client exit); kill it if it doesn't."""
         if self._proc is None:
@@ -227,7 +245,7 @@ class ControlClient:
                 self._attached.set_result(None)
         elif isinstance(item, Exit):
             self.exit_reason = item.reason
-        elif isinstance(item, Pause) and self.pause_after:
+        elif isinstance(item, Pause) and self.pause_after and item.pane not in self._holding:
             self._emit(item)
             self._resume(item.pane)
             return
@@ -261,3 +279,7 @@ class ControlClient:
             logger.exception(
                 "control client %s: event handler failed on %s", self.target, type(event).__name__
             )
+
+
+def _ignore(_reply: Reply | None) -> None:
+    """For a command whose reply says nothing the caller needs."""

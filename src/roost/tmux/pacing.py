@@ -67,6 +67,10 @@ class Coalescer:
         else:
             self._timers[pane] = loop.call_at(due, self._fire, pane)
 
+    def due(self, pane: str) -> bool:
+        """Whether a trailing report for ``pane`` is already coming."""
+        return pane in self._timers
+
     def forget(self, pane: str) -> None:
         timer = self._timers.pop(pane, None)
         if timer is not None:

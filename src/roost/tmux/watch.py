@@ -7,7 +7,9 @@ Boundaries, as sentences:
 - Exactly one control client per tmux session (keyed by its ``$N`` id, so a rename changes
   nothing): added when ``%sessions-changed`` shows a new session, dropped when it ends.
 - Output is coalesced per pane: the first write is reported at once, then at most one report
-  per pane per ``interval``, however much the pane writes.
+  per pane per ``interval``, however much the pane writes. A pane that writes again while its
+  next report is already due is held (tmux skips its output for the watcher) until that
+  report: a flood costs tmux a few notices per interval, not an encoding of every byte.
 - Structure is re-read (one ``list-panes`` per session) after any notice that may have
   changed it, and the difference becomes events: tmux 3.3a has no notice for a new pane, and
   reports a closed window of the client's own session as ``%unlinked-window-close``.
@@ -174,6 +176,8 @@ class Watcher:
             logger.exception("tmux watch: change handler failed on %s", change.kind)
 
     def _report_output(self, pane: str, resync: bool) -> None:
+        for record in self._sessions.values():
+            record.client.release(pane)  # what it wrote while held is on the screen read next
         session, window = self._where.get(pane, (None, None))
         self._emit(Change("output", session, window, pane, resync=resync))
 
@@ -258,6 +262,8 @@ class Watcher:
 
     def _on_event(self, record: _Session, event: Event) -> None:
         if isinstance(event, Output):
+            if self._coalescer.due(event.pane):
+                record.client.hold(event.pane)
             self._coalescer.mark(event.pane)
         elif isinstance(event, Resync):
             self._coalescer.mark(event.pane, resync=True)
@@ -334,6 +340,7 @@ class Watcher:
                 if owner is None or owner[0] == sid:
                     self._where.pop(pane, None)
                     self._coalescer.forget(pane)
+                    record.client.release(pane)
         for window, name in record.windows.items():
             if window not in windows:
                 self._emit(Change("window-closed", sid, window, name=name))
