@@ -140,6 +140,7 @@ def test_output_unescapes_octal_to_raw_bytes() -> None:
         (b"\\9xx", b"\\9xx"),
     ],
 )
+@pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")  # the stray backslash
 def test_unescape(escaped: bytes, raw: bytes) -> None:
     assert unescape(escaped) == raw
 

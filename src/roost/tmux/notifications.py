@@ -11,6 +11,7 @@ a pane wrote something, not what.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 
@@ -228,9 +229,18 @@ def layout_panes(layout: str) -> list[str]:
 
 
 def unescape(escaped: bytes) -> bytes:
-    """Undo tmux's ``\\ooo`` escapes; tmux escapes the backslash itself, so every one starts one."""
+    """Undo tmux's ``\\ooo`` escapes; tmux escapes the backslash itself, so every one starts one.
+
+    This is the hot path of every byte a pane writes, so CPython's escape decoder does it in C:
+    it reads ``\\ooo`` as tmux means it. Text it refuses (a trailing or stray backslash, which
+    tmux never sends) is decoded by hand, keeping such a backslash as it is.
+    """
     if b"\\" not in escaped:
         return escaped
+    try:
+        return codecs.escape_decode(escaped)[0]
+    except (ValueError, DeprecationWarning):
+        pass
     parts = escaped.split(b"\\")
     out = bytearray(parts[0])
     for part in parts[1:]:
