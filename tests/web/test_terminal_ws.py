@@ -282,3 +282,22 @@ def test_a_browser_that_goes_away_leaves_no_tmux_client_behind(web: Web) -> None
         with Term(web, pane) as term:
             term.until(lambda: "reset" in term.kinds())
     roost.wait_for(lambda: viewers(roost) == [], what="no view's client left")
+
+
+def test_the_first_burst_after_connecting_arrives_whole(web: Web, tmp_path) -> None:
+    """A viewer that has just connected (and sent its size, as a browser does) gets every byte
+    of a large burst, its last lines included, in order."""
+    roost = web.roost
+    pane = roost.start()
+    lines = [f"{i:06d} " + "roost tmux pane agent xterm socket bytes " * 2 for i in range(24_000)]
+    text = tmp_path / "burst.txt"
+    text.write_text("\n".join(lines) + "\n")
+    with Term(web, pane, query="?cols=90&rows=30") as term:
+        term.until(lambda: "reset" in term.kinds(), what="the first paint")
+        term.send({"type": "resize", "cols": 100, "rows": 35})
+        term.send({"type": "input", "data": f"cat {text}; echo burst-$((40+2))\r"})
+        term.wait_text("burst-42\r\n", timeout=60)
+        assert term.kinds().count("reset") == 1
+        got = bytes(term.output)
+        assert ("\r\n".join(lines[-50:]) + "\r\n").encode() in got
+        assert got.count(b"\r\n023999 ") == 1

@@ -46,6 +46,10 @@ from roost.tmux.viewclient import PaneGone
 LIMIT = 64 * 1024
 """Bytes one browser message may hold."""
 POLICY, TOO_BIG, NORMAL = 1008, 1009, 1000
+FLOOD = 0.010
+"""Output this soon after the last message is part of a flood."""
+GATHER = 0.004
+"""How long a flood's next message waits for more of it."""
 
 
 class Refused(Exception):
@@ -130,9 +134,21 @@ def _target(daemon: Services, key: str) -> tuple[Server, str]:
 
 
 async def _frames(websocket: WebSocket, view: PaneView) -> None:
-    """Send the view's frames, output batched into one message per wake-up, until it closes."""
+    """Send the view's frames, output batched into one message per wake-up, until it closes.
+
+    Output that comes while the last message is fresh is a flood, not a keystroke's echo: it
+    waits ``GATHER`` seconds so that one message carries what tmux wrote meanwhile. A browser
+    spends about as long on each message as on each kilobyte, so a flood cut into tmux's own
+    few-kilobyte pieces draws at a fraction of the speed; an echo after a pause goes at once.
+    """
+    sent = 0.0
+    loop = asyncio.get_running_loop()
     while True:
-        frames = [await view.next(), *view.pending()]
+        first = await view.next()
+        if loop.time() - sent < FLOOD:
+            await asyncio.sleep(GATHER)
+        frames = [first, *view.pending()]
+        sent = loop.time()
         batch = bytearray()
         for frame in frames:
             if isinstance(frame, Bytes):
