@@ -95,11 +95,14 @@ const tools = {
   found(mark) {
     const buf = bench.term.buffer.active;
     const last = buf.baseY + buf.cursorY;
-    for (let y = Math.max(0, last - 4); y <= last; y++) {
+    // The rows near the cursor as logical lines: a soft-wrapped row continues the one above.
+    let text = "";
+    for (let y = Math.max(0, last - 8); y <= last; y++) {
       const line = buf.getLine(y);
-      if (line && line.translateToString(true).includes(mark)) return true;
+      if (!line) continue;
+      text += (line.isWrapped ? "" : "\\n") + line.translateToString(true);
     }
-    return false;
+    return text.includes(mark);
   },
   throughput(command, mark, timeoutMs) {
     const started = performance.now();
@@ -227,6 +230,10 @@ def text_file(path: Path, megabytes: int) -> None:
         written = 0
         while written < megabytes * 1_000_000:
             chunk = block[: megabytes * 1_000_000 - written]
+            if len(chunk) < len(block):
+                # Whole lines only: a last line without its newline would run into the sentinel.
+                out.write(chunk[: chunk.rindex(b"\n") + 1])
+                break
             out.write(chunk)
             written += len(chunk)
 
