@@ -99,6 +99,38 @@ def test_errors_raise_and_leave_the_queue_in_step(roost: Roost) -> None:
     run(main())
 
 
+def test_commands_sent_together_answer_together_and_stop_at_a_failure(roost: Roost) -> None:
+    new_session(roost, "w")
+
+    async def main() -> None:
+        async with ControlClient(server(roost), "=w") as client:
+            answers: list[list[Reply] | None] = []
+            client.ask_together(
+                answers.append, ("display-message", "-p", "one"), ("display-message", "-p", "a ; b")
+            )
+            # tmux drops the rest of a line after a failed command: only two replies come.
+            client.ask_together(
+                answers.append,
+                ("display-message", "-p", "before"),
+                ("kill-pane", "-t", "%999"),
+                ("display-message", "-p", "never"),
+            )
+            assert (await client.command("display-message", "-p", "after")).text == "after"
+            first, second = answers
+            assert first is not None and [r.text for r in first] == ["one", "a ; b"]
+            assert second is not None and [r.ok for r in second] == [True, False]
+            assert second[0].text == "before" and "can't find pane" in second[1].text
+            with pytest.raises(ValueError):
+                client.ask_together(answers.append)
+            with pytest.raises(ValueError):
+                client.ask_together(answers.append, ("display-message",), ())
+        ended: list[list[Reply] | None] = []
+        with pytest.raises(ControlClosed):
+            client.ask_together(ended.append, ("display-message", "-p", "late"))
+
+    run(main())
+
+
 @pytest.mark.parametrize(
     "value",
     ["a'b", 'say "hi"', "semi ; colon", "$HOME ~ \\ back\\slash", "{brace} [x]", "%1 #{pane_id}", "ünï ✅"],

@@ -15,6 +15,7 @@ from roost.tmux.server import Server
 
 if TYPE_CHECKING:
     from roost.notify.service import Notifier
+    from roost.tmux.tap import Taps
 
 KEEPALIVE = 15.0
 """Seconds between SSE comments on a quiet stream, so a dead client is noticed and dropped."""
@@ -38,6 +39,9 @@ class Services:
     """The web face's login tokens and session cookies (see :mod:`roost.api.logins`)."""
     push: Notifier | None = None
     """Web Push notifications (see :mod:`roost.notify.service`); None where they are not run."""
+    taps: Taps | None = None
+    """The panes' output pipes shared by browser terminals (see :mod:`roost.tmux.tap`); None:
+    each terminal reads ``%output`` from its own control client."""
 
 
 def of(request: Request) -> Services:

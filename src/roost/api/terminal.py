@@ -10,7 +10,8 @@ Server to browser:
 - ``{"type":"reset","cols":C,"rows":R}``: clear the terminal and make it C x R; the binary
   messages that follow repaint it (scrollback, screen, cursor, modes);
 - ``{"type":"size","cols":C,"rows":R}``: the pane's size changed (it is shared: see
-  :mod:`roost.tmux.paneview`); resize before writing what follows;
+  :mod:`roost.tmux.paneview`); resize before writing what follows. A pane whose output comes
+  through the daemon's tap is repainted at its new size instead (a ``reset``);
 - ``{"type":"closed","reason":…}``, then the socket closes (1000): the pane is gone.
 
 Browser to server, JSON text messages of at most 64 KiB:
@@ -198,7 +199,7 @@ async def terminal(websocket: WebSocket) -> None:
     daemon: Services = websocket.app.state.services
     await websocket.accept()
     try:
-        view = PaneView(*_target(daemon, websocket.path_params["pane"]))
+        view = PaneView(*_target(daemon, websocket.path_params["pane"]), taps=daemon.taps)
     except PaneGone as gone:
         await _closed(websocket, str(gone))
         return

@@ -34,6 +34,7 @@ from roost.notify.service import Notifier
 from roost.notify.store import Store
 from roost.roster import Roster
 from roost.tmux.server import Server
+from roost.tmux.tap import Taps
 
 GRACE = 2.0
 """Seconds a stopping daemon lets open requests finish before it drops them."""
@@ -93,6 +94,8 @@ async def _serve(config: Config) -> int:
         }
         logins = Logins(keys.token)
         notifier = Notifier(live, Store.default(), vapid.load(config.directory))
+        taps = Taps(runtime.taps_dir())
+        taps.sweep()
         app = create_app(
             Services(
                 live,
@@ -104,6 +107,7 @@ async def _serve(config: Config) -> int:
                 tmux=scanner.server,
                 logins=logins,
                 push=notifier,
+                taps=taps,
             )
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):

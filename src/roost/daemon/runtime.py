@@ -15,6 +15,7 @@ from roost import paths
 API_SOCKET = "rosterd.sock"
 REPORTS_SOCKET = "reports.sock"
 LOCK = "rosterd.lock"
+TAPS = "taps"
 ENV = "ROSTERD_SOCKET"
 
 
@@ -32,3 +33,8 @@ def reports_socket() -> Path:
 def lock_file() -> Path:
     """Held (flock) by the one running daemon; the kernel releases it however the daemon dies."""
     return paths.runtime_dir() / LOCK
+
+
+def taps_dir() -> Path:
+    """The FIFOs through which tmux pipes viewed panes' output to the daemon (mode 0700)."""
+    return paths.runtime_dir() / TAPS

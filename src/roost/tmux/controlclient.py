@@ -29,7 +29,7 @@ import contextlib
 import logging
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from roost.tmux.control import Parser
@@ -56,6 +56,33 @@ class Resync:
 Event = Notification | Resync
 Handler = Callable[[Event], None]
 _Settle = Callable[[Reply | None], None]
+_Together = Callable[[list[Reply] | None], None]
+
+
+class _Waiting:
+    """A sent line waiting for its replies: one per command, up to the first that failed
+    (tmux drops the rest of a line after a failure)."""
+
+    __slots__ = ("replies", "settle", "size")
+
+    def __init__(self, size: int, settle: _Settle | _Together) -> None:
+        self.size = size
+        self.settle = settle
+        self.replies: list[Reply] = []
+
+    def take(self, reply: Reply | None) -> bool:
+        """Note one reply (None: the client ended); True once the line is answered."""
+        if self.size == 1:
+            self.settle(reply)  # type: ignore[arg-type]
+            return True
+        if reply is None:
+            self.settle(None)
+            return True
+        self.replies.append(reply)
+        if reply.ok and len(self.replies) < self.size:
+            return False
+        self.settle(self.replies)  # type: ignore[arg-type]
+        return True
 
 
 def quote(arg: str) -> str:
@@ -75,13 +102,15 @@ class ControlClient:
         on_event: Handler | None = None,
         *,
         pause_after: int | None = 2,
+        output: bool = True,
     ) -> None:
         self.server = server
         self.target = session
         self.pause_after = pause_after
+        self.output = output
         self._on_event = on_event
         self._parser = Parser()
-        self._pending: deque[_Settle] = deque()
+        self._pending: deque[_Waiting] = deque()
         self._holding: set[str] = set()
         self._proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -109,6 +138,7 @@ class ControlClient:
 
     def argv(self) -> list[str]:
         flags = "ignore-size" + (f",pause-after={self.pause_after}" if self.pause_after else "")
+        flags += "" if self.output else ",no-output"
         return self.server.argv("-u", "-C", "attach-session", "-E", "-f", flags, "-t", self.target)
 
     async def start(self, timeout: float = 10) -> None:
@@ -193,15 +223,26 @@ class ControlClient:
         await self._done.wait()
         return self.exit_reason
 
-    def _send(self, args: tuple[str, ...] | list[str], settle: _Settle) -> asyncio.StreamWriter:
+    def ask_together(self, settle: _Together, *commands: Sequence[str]) -> None:
+        """Send ``commands`` as one line. tmux runs a line's commands back to back, reading no
+        pane output in between, which is what lets a capture line up with a pipe opened by the
+        same line. ``settle`` gets the replies, up to the first that failed, or None."""
+        if not commands or not all(commands):
+            raise ValueError("no command")
+        line = " ; ".join(" ".join(quote(arg) for arg in args) for args in commands)
+        self._write(line, len(commands), settle)
+
+    def _send(self, args: Sequence[str], settle: _Settle) -> asyncio.StreamWriter:
         if not args:
             raise ValueError("no command")
+        return self._write(" ".join(quote(arg) for arg in args), 1, settle)
+
+    def _write(self, line: str, size: int, settle: _Settle | _Together) -> asyncio.StreamWriter:
         proc = self._proc
         if self.closed or proc is None or proc.stdin is None or proc.stdin.is_closing():
             raise ControlClosed(f"control client for {self.target} closed")
-        line = " ".join(quote(arg) for arg in args) + "\n"
-        self._pending.append(settle)
-        proc.stdin.write(line.encode())
+        self._pending.append(_Waiting(size, settle))
+        proc.stdin.write(line.encode() + b"\n")
         return proc.stdin
 
     async def _read(self) -> None:
@@ -225,7 +266,7 @@ class ControlClient:
     def _finish(self) -> None:
         """The stream ended: fail whatever still waits, exactly once."""
         while self._pending:
-            self._pending.popleft()(None)
+            self._pending.popleft().take(None)
         if self._attached is not None and not self._attached.done():
             self._attached.set_exception(ControlClosed(self._failure or "control client ended"))
             # Mark it retrieved: ``start`` may already have given up waiting on it.
@@ -235,7 +276,12 @@ class ControlClient:
     def _dispatch(self, item: Notification) -> None:
         if isinstance(item, Reply):
             if item.ours and self._pending:
-                self._pending.popleft()(item)
+                answered = True  # a settle that raises still ends its line
+                try:
+                    answered = self._pending[0].take(item)
+                finally:
+                    if answered:
+                        self._pending.popleft()
                 return
             if not item.ok and self.session_id is None:
                 self._failure = item.text

@@ -21,6 +21,7 @@ from roost.tmux.server import SEP, fields
 NAMES = (
     "pane_id",
     "pane_dead",
+    "pane_pipe",
     "session_id",
     "window_id",
     "window_panes",
@@ -61,6 +62,8 @@ class PaneState:
 
     pane: str
     dead: bool
+    piped: bool
+    """Someone's ``pipe-pane`` is open on the pane (a tap's own, or a log's)."""
     session: str
     window: str
     window_panes: int
@@ -89,6 +92,7 @@ class PaneState:
         return cls(
             pane=value["pane_id"],
             dead=value["pane_dead"] == "1",
+            piped=value["pane_pipe"] == "1",
             session=value["session_id"],
             window=value["window_id"],
             window_panes=number("window_panes"),

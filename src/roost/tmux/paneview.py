@@ -1,8 +1,17 @@
 """One viewer of one pane: its screen now, then its live output, in order, and its keys back.
 
 A browser tab showing a pane is a :class:`PaneView`. Each view is its own tmux control client
-(``tmux -C``) attached to the pane's session, so its output arrives as ``%output`` in the
-same stream as the notices that change its size or end it, and nothing needs polling.
+(``tmux -C``) attached to the pane's session, for the notices that change the pane's size or
+end it, so nothing needs polling. Its output comes one of two ways:
+
+- *tapped* (given :class:`~roost.tmux.tap.Taps`, as the daemon does): raw, through the pane's
+  ``pipe-pane`` shared by its viewers, and the client asks for no ``%output`` at all. tmux
+  formats each ``%output`` byte one at a time; for a flood the pipe costs tmux less than a
+  third as much and the daemon nothing to decode. See :mod:`roost.tmux.tap` for how a screen
+  lines up with the pipe: every repaint is a :class:`Reset` for all the pane's viewers, and a
+  size change is a repaint.
+- *streamed*, when the pane is piped by someone else (a log) or no taps are given: as
+  ``%output`` in the client's own stream, in order with the replies, as below.
 
 Sharing a pane (the design choice). A person at a terminal comes first; browsers share what
 is left. Each view is a control client flagged ``ignore-size``, which tmux 3.3a leaves out of
@@ -18,12 +27,12 @@ Every view draws the pane at the size tmux gave it, told by a :class:`Size` fram
 always lands where the program meant it; a browser whose box is larger or smaller than the
 pane letterboxes or scrolls.
 
-Order. Replies and notifications share one stream, so a screen captured by a command shows
-exactly the output that came before its reply: output before is dropped (it is in the
-capture), output after follows the :class:`Reset` frame. Output after a layout change waits
-for the pane's new size, so it is never drawn at the old one. A viewer that falls behind by
-more than ``backlog`` bytes loses the queued output and gets a fresh :class:`Reset`, and so
-does one tmux paused (``pause-after``).
+Order, streamed. Replies and notifications share one stream, so a screen captured by a
+command shows exactly the output that came before its reply: output before is dropped (it is
+in the capture), output after follows the :class:`Reset` frame. Output after a layout change
+waits for the pane's new size, so it is never drawn at the old one. A viewer that falls behind
+by more than ``backlog`` bytes (either way) loses the queued output and gets a fresh
+:class:`Reset`, and so does one tmux paused (``pause-after``).
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from roost.tmux.notifications import (
 )
 from roost.tmux.paint import FORMAT, PaneState, paint
 from roost.tmux.server import Server, TmuxError
+from roost.tmux.tap import Tap, Taps
 from roost.tmux.viewclient import PaneGone, ViewClient, where
 
 HISTORY = 2000
@@ -61,13 +71,23 @@ MAX_SIZE = 10_000
 class PaneView:
     """``await open()``, then ``await next()`` frame after frame until :class:`Closed`."""
 
-    def __init__(self, server: Server, pane: str, *, history: int = HISTORY, backlog: int = BACKLOG) -> None:
+    def __init__(
+        self,
+        server: Server,
+        pane: str,
+        *,
+        history: int = HISTORY,
+        backlog: int = BACKLOG,
+        taps: Taps | None = None,
+    ) -> None:
         self.server = server
         self.pane = pane
         self.history = history
         self.backlog = backlog
+        self.taps = taps
         self.state: PaneState | None = None
         self._client: ViewClient | None = None
+        self._tap: Tap | None = None
         self._frames: deque[Frame] = deque()
         self._queued = 0
         self._wake = asyncio.Event()
@@ -81,12 +101,16 @@ class PaneView:
     async def open(self, cols: int | None = None, rows: int | None = None) -> None:
         """Attach, size the window if a size is given, and queue the first :class:`Reset`."""
         self.state = await asyncio.to_thread(where, self.server, self.pane)
-        self._client = ViewClient(self.server, self.state.session, self._on_event)
+        taps = self.taps
+        tapping = taps is not None and (not self.state.piped or taps.tapped(self.server.socket, self.pane))
+        self._client = ViewClient(self.server, self.state.session, self._on_event, output=not tapping)
         try:
             await self._client.start()
         except ControlClosed:
             raise PaneGone(f"no pane {self.pane}") from None
         self._ending = asyncio.create_task(self._watch_end(self._client))
+        if tapping and taps is not None:
+            self._tap = await taps.join(self.server.socket, self.pane, self)
         if cols is not None and rows is not None:
             with contextlib.suppress(TmuxError):  # the size is asked for again on the next resize
                 await self.resize(cols, rows)
@@ -143,6 +167,9 @@ class PaneView:
     async def close(self) -> None:
         """Detach this view's client; the pane and its other viewers are untouched."""
         self._end("the view was closed")
+        if self._tap is not None:
+            tap, self._tap = self._tap, None
+            await tap.leave(self, self._client)
         if self._client is not None:
             await self._client.close()
         if self._ending is not None:
@@ -222,54 +249,114 @@ class PaneView:
             self._paint()
 
     def _paint(self) -> None:
-        """Capture scrollback, screens and state in order; queue a Reset when the last arrives."""
+        """Capture scrollback, screens and state in order; queue a Reset when the last arrives.
+
+        Tapped, the captures go on the line that re-opens the pipe (see :mod:`roost.tmux.tap`)
+        and the Reset comes back through ``tap_synced``, for every viewer of the pane."""
         client = self._client
         state = self.state
         if client is None or state is None:
             return
         alternate = state.alternate
-        captured: list[tuple[bytes, ...] | None] = []
+        pane = ("-p", "-e", "-t", self.pane)
+        history = ("-S", f"-{self.history}")
+        if not alternate:
+            commands = [("capture-pane", *pane, *history)]
+        else:
+            # The history, the normal screen saved behind the full-screen program, its screen.
+            commands = [("capture-pane", *pane, *history, "-E", "-1")] if state.history else []
+            commands += [("capture-pane", *pane, "-a", "-q"), ("capture-pane", *pane)]
+        commands.append(("display-message", "-p", "-t", self.pane, FORMAT))
+        self._painting += 1
+        if self._tap is not None:
+            try:
+                self._tap.sync(client, commands, lambda replies: self._synced(replies, alternate))
+            except ControlClosed:
+                self._painting -= 1
+            return
+        replies: list[Reply | None] = []
 
         def capture(reply: Reply | None) -> None:
-            captured.append(reply.lines if reply is not None and reply.ok else None)
+            replies.append(reply)
 
         def done(reply: Reply | None) -> None:
             self._painting -= 1
-            self._painted(reply, alternate, captured)
+            frame = self._screen([*replies, reply], alternate)
+            if frame is not None:
+                self._push(frame)
 
-        pane = ("-p", "-e", "-t", self.pane)
-        self._painting += 1
         try:
-            if not alternate:
-                client.ask(capture, "capture-pane", *pane, "-S", f"-{self.history}")
-            else:
-                # The history, the normal screen saved behind the full-screen program, its screen.
-                if state.history:
-                    client.ask(capture, "capture-pane", *pane, "-S", f"-{self.history}", "-E", "-1")
-                client.ask(capture, "capture-pane", *pane, "-a", "-q")
-                client.ask(capture, "capture-pane", *pane)
-            client.ask(done, "display-message", "-p", "-t", self.pane, FORMAT)
+            for command in commands[:-1]:
+                client.ask(capture, *command)
+            client.ask(done, *commands[-1])
         except ControlClosed:
             self._painting -= 1
 
-    def _painted(
-        self, reply: Reply | None, alternate: bool, captured: list[tuple[bytes, ...] | None]
-    ) -> None:
-        state = self._read_state(reply)
+    def _synced(self, replies: list[Reply] | None, alternate: bool) -> Reset | None:
+        """A tap's sync answered: the repaint for every viewer, or None (this view copes)."""
+        if replies is None:
+            self._painting = 0
+            self._gone(None)
+            return None
+        return self._screen(list(replies), alternate)
+
+    def _screen(self, replies: list[Reply | None], alternate: bool) -> Reset | None:
+        """The paint the captures make with the state read after them; None when the pane is
+        gone (the view ends) or switched screens meanwhile (it is captured again)."""
+        state = self._read_state(replies[-1])
+        captured = [reply.lines if reply is not None and reply.ok else None for reply in replies[:-1]]
         if state is None or state.dead or any(lines is None for lines in captured):
             self._gone(state)
-            return
+            return None
         self.state = state
         if state.alternate != alternate:
             # A full-screen program started or ended since the last look: capture the right screens.
             self._paint()
-            return
+            return None
         rows = [lines or () for lines in captured]
         if alternate:
             data = paint(state, [line for lines in rows[:-1] for line in lines], rows[-1])
         else:
             data = paint(state, rows[0])
-        self._push(Reset(state.size[0], state.size[1], data))
+        return Reset(state.size[0], state.size[1], data)
+
+    # What the tap says (see roost.tmux.tap.Viewer).
+
+    def tap_bytes(self, data: bytes) -> None:
+        if self._closed is None:
+            self._output(data)
+
+    def tap_synced(self, frame: Reset) -> None:
+        """Start over from ``frame``: queued output and sizes are older than it."""
+        if self._closed is not None:
+            return
+        self._painting = 0
+        self._frames = deque(f for f in self._frames if not isinstance(f, Bytes | Reset | Size))
+        self._queued = 0
+        self._push(frame)
+
+    def tap_ended(self) -> None:
+        """The pipe closed under us: the pane exited, someone piped it elsewhere, or cat died."""
+        client = self._client
+        if client is None or self._closed is not None:
+            return
+        with contextlib.suppress(ControlClosed):
+            client.ask(self._after_tap, "display-message", "-p", "-t", self.pane, FORMAT)
+
+    def _after_tap(self, reply: Reply | None) -> None:
+        state = self._read_state(reply)
+        client, tap = self._client, self._tap
+        if state is None or state.dead:
+            self._gone(state)
+        elif state.piped and tap is not None and client is not None:
+            # Someone else's pipe-pane (a log): leave it be and read %output instead.
+            self._tap = None
+            tap.drop(self)
+            with contextlib.suppress(ControlClosed):
+                client.ask(_ignore, "refresh-client", "-f", "!no-output")
+            self._paint()
+        else:
+            self._paint()  # nothing pipes the pane now: open ours again
 
     def _check(self) -> None:
         """Re-read the pane after a notice that may have resized, moved or closed it; output
@@ -294,7 +381,10 @@ class PaneView:
             return
         self.state = state
         if before is not None and state.size != before.size:
-            self._push(Size(*state.size))
+            if self._tap is not None:
+                self._paint()  # a pipe's bytes may already be the new size's: repaint, exactly
+            else:
+                self._push(Size(*state.size))
         if before is not None and state.session != before.session and self._client is not None:
             # The pane moved to another session: follow it, or its output stops flowing here.
             with contextlib.suppress(ControlClosed):

@@ -1,0 +1,206 @@
+"""Pane views fed by a tap (``pipe-pane``), against a real tmux server.
+
+What must hold: every byte after a repaint arrives, for every viewer of the pane, however
+viewers come and go; someone else's ``pipe-pane`` is never taken over; a pipe that ends is
+noticed; nothing (pipe, FIFO, cat) is left behind by the last viewer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from roost.tmux.frames import Bytes, Closed, Reset, Size
+from roost.tmux.paneview import PaneView
+from roost.tmux.server import Server
+from roost.tmux.tap import Taps
+from tests.conftest import Roost
+
+
+class Screen:
+    """What a viewer would show: the last repaint and the output after it."""
+
+    def __init__(self, view: PaneView) -> None:
+        self.view = view
+        self.seen = bytearray()
+        self.resets = 0
+
+    async def until(self, text: bytes, timeout: float = 30) -> None:
+        async def read() -> None:
+            while text not in self.seen:
+                frame = await self.view.next()
+                if isinstance(frame, Reset):
+                    self.resets += 1
+                    self.seen[:] = frame.data
+                elif isinstance(frame, Bytes):
+                    self.seen.extend(frame.data)
+                elif isinstance(frame, Closed):
+                    raise AssertionError(f"closed: {frame.reason}")
+                else:
+                    assert isinstance(frame, Size)
+
+        await asyncio.wait_for(read(), timeout)
+
+
+def piped(roost: Roost, pane: str) -> bool:
+    return roost.tmux("display-message", "-p", "-t", pane, "#{pane_pipe}").strip() == "1"
+
+
+def cats(taps: Taps) -> list[Path]:
+    return sorted(taps.directory.glob("*.fifo"))
+
+
+def test_two_viewers_share_one_pipe_and_both_see_every_line(roost: Roost, tmp_path: Path) -> None:
+    pane = roost.start()
+
+    async def scenario() -> None:
+        taps = Taps(tmp_path / "taps")
+        server = Server(roost.socket)
+        first = PaneView(server, pane, taps=taps)
+        await first.open(80, 24)
+        one = Screen(first)
+        await one.until(b"#")
+        assert piped(roost, pane) and taps.tapped(roost.socket, pane)
+        await first.write(b"seq 1 30000; echo first-$((6*7))\r")
+        await one.until(b"first-42\r\n")
+        second = PaneView(server, pane, taps=taps)
+        await second.open(80, 24)
+        two = Screen(second)
+        await two.until(b"first-42")
+        # The second viewer's repaint reached the first one too; from there both get all of it.
+        await second.write(b"seq 100001 160000; echo second-$((6*7))\r")
+        await one.until(b"second-42\r\n")
+        await two.until(b"second-42\r\n")
+        for screen in (one, two):
+            assert b"159999\r\n160000\r\n" in screen.seen
+            tail = bytes(screen.seen[screen.seen.rindex(b"seq 100001") :])
+            numbers = [int(line) for line in tail.split(b"\r\n")[1:-2] if line.isdigit()]
+            assert numbers == list(range(numbers[0], 160001)), "a line went missing or came twice"
+        assert one.resets == 2 and two.resets == 1
+        await first.close()
+        assert piped(roost, pane), "the pipe stays while a viewer is left"
+        await second.close()
+        assert not piped(roost, pane) and not taps.tapped(roost.socket, pane)
+        assert cats(taps) == []
+
+    asyncio.run(scenario())
+
+
+def test_someone_elses_pipe_is_left_alone(roost: Roost, tmp_path: Path) -> None:
+    pane = roost.start()
+    log = tmp_path / "log.txt"
+    roost.tmux("pipe-pane", "-O", "-t", pane, f"cat >> {log}")
+
+    async def scenario() -> None:
+        taps = Taps(tmp_path / "taps")
+        view = PaneView(Server(roost.socket), pane, taps=taps)
+        await view.open(80, 24)
+        screen = Screen(view)
+        await screen.until(b"#")
+        assert not taps.tapped(roost.socket, pane)  # read through %output instead
+        await view.write(b"echo seen-$((6*7))\r")
+        await screen.until(b"seen-42\r\n")
+        await view.close()
+
+    asyncio.run(scenario())
+    roost.tmux("send-keys", "-t", pane, "echo logged-$((6*7))", "Enter")
+    roost.wait_screen(pane, "logged-42")
+    assert piped(roost, pane)
+    assert asyncio.run(_wait_file(log, b"logged-42")), "the log stopped receiving the pane's output"
+
+
+async def _wait_file(path: Path, text: bytes, timeout: float = 10) -> bool:
+    for _ in range(int(timeout / 0.05)):
+        if path.exists() and text in path.read_bytes():
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+def test_a_pipe_taken_by_someone_else_turns_the_view_to_output(roost: Roost, tmp_path: Path) -> None:
+    pane = roost.start()
+    log = tmp_path / "log.txt"
+
+    async def scenario() -> None:
+        taps = Taps(tmp_path / "taps")
+        view = PaneView(Server(roost.socket), pane, taps=taps)
+        await view.open(80, 24)
+        screen = Screen(view)
+        await screen.until(b"#")
+        assert taps.tapped(roost.socket, pane)
+        roost.tmux("pipe-pane", "-O", "-t", pane, f"cat >> {log}")
+        await screen.until(b"#")
+        for _ in range(100):
+            if not taps.tapped(roost.socket, pane):
+                break
+            await asyncio.sleep(0.05)
+        assert not taps.tapped(roost.socket, pane)
+        await view.write(b"echo still-$((6*7))\r")
+        await screen.until(b"still-42\r\n")
+        await view.close()
+        assert piped(roost, pane), "the log's pipe was not closed by the view"
+        assert await _wait_file(log, b"still-42")
+
+    asyncio.run(scenario())
+
+
+def test_a_killed_cat_is_replaced_and_output_goes_on(roost: Roost, tmp_path: Path) -> None:
+    pane = roost.start()
+
+    async def scenario() -> None:
+        taps = Taps(tmp_path / "taps")
+        view = PaneView(Server(roost.socket), pane, taps=taps)
+        await view.open(80, 24)
+        screen = Screen(view)
+        await screen.until(b"#")
+        roost.tmux("pipe-pane", "-t", pane)  # closes the tap's pipe, as a dying cat would
+        await screen.until(b"#")
+        for _ in range(100):
+            if piped(roost, pane):
+                break
+            await asyncio.sleep(0.05)
+        assert piped(roost, pane) and taps.tapped(roost.socket, pane)
+        await view.write(b"echo again-$((6*7))\r")
+        await screen.until(b"again-42\r\n")
+        await view.close()
+        assert not piped(roost, pane) and cats(taps) == []
+
+    asyncio.run(scenario())
+
+
+def test_a_slow_viewer_of_a_tap_is_repainted_not_flooded(roost: Roost, tmp_path: Path) -> None:
+    pane = roost.start()
+
+    async def scenario() -> int:
+        view = PaneView(Server(roost.socket), pane, backlog=20_000, taps=Taps(tmp_path / "taps"))
+        await view.open(80, 24)
+        screen = Screen(view)
+        try:
+            await screen.until(b"#")
+            await view.write(b"seq 1 50000; echo done-$((6*7))\r")
+            await asyncio.to_thread(roost.wait_screen, pane, "done-42", 30)
+            await screen.until(b"done-42")
+            return screen.resets
+        finally:
+            await view.close()
+
+    assert asyncio.run(scenario()) >= 2
+
+
+def test_a_pane_that_exits_while_tapped_is_reported(roost: Roost, tmp_path: Path) -> None:
+    pane = roost.start()
+
+    async def scenario() -> str:
+        taps = Taps(tmp_path / "taps")
+        view = PaneView(Server(roost.socket), pane, taps=taps)
+        await view.open(80, 24)
+        await Screen(view).until(b"#")
+        roost.tmux("kill-pane", "-t", pane)
+        while not isinstance(frame := await asyncio.wait_for(view.next(), 10), Closed):
+            pass
+        await view.close()
+        assert cats(taps) == []
+        return frame.reason
+
+    reason = asyncio.run(scenario())
+    assert "closed" in reason or "exited" in reason
