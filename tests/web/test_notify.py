@@ -34,11 +34,6 @@ def set_state(web: Web, pane: str, word: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="flaky on a loaded machine: now and then both tabs toast one transition; the claim "
-    "race is not understood yet (web issue still open)",
-)
 def test_two_tabs_make_one_toast_and_opening_clears_the_count(page: Any, web: Web) -> None:
     pane = web.roost.start()
     page.goto(web.new_link())

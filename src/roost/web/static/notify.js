@@ -4,9 +4,12 @@
 // as unseen in its title: "(2) Roost". Opening the session clears its count in every tab.
 //
 // Once per profile: each tab sees the same change stream, so each would notify. A tab delivers
-// only after claiming "<session>:<activity>:<when it began>" in localStorage, under a Web Lock so two tabs
-// cannot both find the claim free. The unseen counts live in localStorage too, and tabs tell
-// each other over a BroadcastChannel to re-read them.
+// only after claiming "<session>:<activity>:<when it began>". The claim is a Web Lock of that
+// name, taken only if free and then held for a minute: the browser grants each lock to one tab
+// at a time, which localStorage cannot promise (a tab in another renderer process may read it
+// before another tab's write reaches it). The claim is also kept in localStorage for a tab that
+// hears of the change later. The unseen counts live in localStorage too, and tabs tell each
+// other over a BroadcastChannel to re-read them.
 
 const BACKGROUND = {
   // previous activity -> new activity -> what the toast says
@@ -19,6 +22,7 @@ const SOUND = "roost-notify-sound";
 const LOCK = "roost-notify";
 const CHANNEL = "roost-notify";
 const CLAIMS_KEPT = 200;
+const CLAIM_HOLD_MS = 60000;
 const TOAST_MS = 8000;
 const TITLE = "Roost";
 
@@ -110,7 +114,7 @@ export class Notifier {
     if (soundOn()) beep();
   }
 
-  async claim(id) {
+  claim(id) {
     const take = () => {
       const claims = readJSON(CLAIMS, []);
       if (claims.includes(id)) return false;
@@ -118,8 +122,16 @@ export class Notifier {
       localStorage.setItem(CLAIMS, JSON.stringify(claims.slice(-CLAIMS_KEPT)));
       return true;
     };
-    if (!navigator.locks) return take();
-    return navigator.locks.request(LOCK, take);
+    if (!navigator.locks) return Promise.resolve(take());
+    return new Promise((resolve) => {
+      navigator.locks
+        .request(`${LOCK}:${id}`, { ifAvailable: true }, async (lock) => {
+          const won = lock !== null && take();
+          resolve(won);
+          if (won) await new Promise((done) => setTimeout(done, CLAIM_HOLD_MS));
+        })
+        .catch(() => resolve(take()));
+    });
   }
 
   unseen() {
