@@ -6,10 +6,12 @@ process against a throwaway tmux server whose socket lives in the test's temp di
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -134,5 +136,24 @@ def roost(tmp_path: Path) -> Iterator[Roost]:
         (root / d).mkdir(mode=0o700)
     sandbox = Roost(root, env)
     yield sandbox
-    subprocess.run(["tmux", "-S", sandbox.socket, "kill-server"], capture_output=True)
+    subprocess.run(["tmux", "-S", sandbox.socket, "kill-server"], capture_output=True, timeout=10)
+    # A kill-server that could not connect (a loaded machine) would leave the server running
+    # after its socket is gone: end whatever still names the socket.
+    for pid in _naming(sandbox.socket.encode()):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     shutil.rmtree(sockdir, ignore_errors=True)
+
+
+def _naming(text: bytes) -> list[int]:
+    """Processes whose command line holds ``text``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as cmdline:
+                    if text in cmdline.read():
+                        found.append(int(entry.name))
+            except OSError:
+                continue
+    return found

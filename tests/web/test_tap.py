@@ -8,6 +8,9 @@ noticed; nothing (pipe, FIFO, cat) is left behind by the last viewer.
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from roost.tmux.frames import Bytes, Closed, Reset, Size
@@ -47,7 +50,26 @@ def piped(roost: Roost, pane: str) -> bool:
 
 
 def cats(taps: Taps) -> list[Path]:
-    return sorted(taps.directory.glob("*.fifo"))
+    """What the taps left in their directory (each pipe's FIFO has a directory of its own)."""
+    return sorted(taps.directory.iterdir()) if taps.directory.exists() else []
+
+
+def pipers(directory: Path) -> list[int]:
+    """Processes other than this one that name ``directory`` in their command line (a pipe's
+    ``sh -c 'exec cat > …'``) or hold a file under it open (its ``cat``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            names = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+            if str(directory).encode() in (entry / "cmdline").read_bytes() or any(
+                name.startswith(str(directory)) for name in names
+            ):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def test_two_viewers_share_one_pipe_and_both_see_every_line(roost: Roost, tmp_path: Path) -> None:
@@ -61,6 +83,7 @@ def test_two_viewers_share_one_pipe_and_both_see_every_line(roost: Roost, tmp_pa
         one = Screen(first)
         await one.until(b"#")
         assert piped(roost, pane) and taps.tapped(roost.socket, pane)
+        assert await asyncio.to_thread(roost.wait_for, lambda: pipers(taps.directory), 5, "the pipe's cat")
         await first.write(b"seq 1 30000; echo first-$((6*7))\r")
         await one.until(b"first-42\r\n")
         second = PaneView(server, pane, taps=taps)
@@ -84,6 +107,7 @@ def test_two_viewers_share_one_pipe_and_both_see_every_line(roost: Roost, tmp_pa
         assert cats(taps) == []
 
     asyncio.run(scenario())
+    roost.wait_for(lambda: not pipers(tmp_path / "taps"), 5, "the pipe's cat to exit")
 
 
 def test_someone_elses_pipe_is_left_alone(roost: Roost, tmp_path: Path) -> None:
@@ -204,3 +228,72 @@ def test_a_pane_that_exits_while_tapped_is_reported(roost: Roost, tmp_path: Path
 
     reason = asyncio.run(scenario())
     assert "closed" in reason or "exited" in reason
+
+
+def test_viewers_coming_and_going_at_once_leave_nothing_behind(roost: Roost, tmp_path: Path) -> None:
+    pane = roost.start()
+    roost.tmux("send-keys", "-t", pane, "while :; do seq 1 2000; sleep 0.01; done", "Enter")
+
+    async def scenario() -> None:
+        taps = Taps(tmp_path / "taps")
+        server = Server(roost.socket)
+
+        async def visit(delay: float) -> None:
+            await asyncio.sleep(delay)
+            view = PaneView(server, pane, taps=taps)
+            await view.open(80, 24)
+            try:
+                await Screen(view).until(b"2000\r\n", timeout=20)
+            finally:
+                await view.close()
+
+        for _ in range(3):
+            await asyncio.gather(*(visit(i * 0.01) for i in range(8)))
+        assert not taps.tapped(roost.socket, pane) and cats(taps) == []
+
+    asyncio.run(scenario())
+    assert not piped(roost, pane)
+    roost.wait_for(lambda: not pipers(tmp_path / "taps"), 5, "every pipe's sh and cat to exit")
+
+
+VIEWER = """
+import asyncio, sys
+from pathlib import Path
+from roost.tmux.paneview import PaneView
+from roost.tmux.server import Server
+from roost.tmux.tap import Taps
+
+async def main():
+    view = PaneView(Server(sys.argv[1]), sys.argv[2], taps=Taps(Path(sys.argv[3])))
+    await view.open(80, 24)
+    await view.next()
+    print("ready", flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+def test_a_killed_daemons_pipe_ends_with_the_panes_next_writes(roost: Roost, tmp_path: Path) -> None:
+    pane = roost.start()
+    directory = tmp_path / "taps"
+    viewer = subprocess.Popen(
+        [sys.executable, "-c", VIEWER, roost.socket, pane, str(directory)], stdout=subprocess.PIPE
+    )
+    try:
+        assert viewer.stdout is not None and viewer.stdout.readline() == b"ready\n"
+        roost.wait_for(lambda: pipers(directory) and piped(roost, pane), 5, "the tap's cat")
+    finally:
+        viewer.kill()
+        viewer.wait()
+    assert piped(roost, pane)  # nobody closed it
+    # The first write after the kill reaches cat, which dies writing to a FIFO nobody reads;
+    # tmux learns the pipe is gone when its next write fails, and closes it.
+    roost.tmux("send-keys", "-t", pane, "echo after-$((6*7))", "Enter")
+    roost.wait_screen(pane, "after-42")
+    roost.tmux("send-keys", "-t", pane, "echo again-$((6*7))", "Enter")
+    roost.wait_for(lambda: not piped(roost, pane), 5, "tmux to close the pipe whose cat died")
+    roost.wait_for(lambda: not pipers(directory), 5, "the cat to exit")
+    assert list(directory.iterdir())  # the killed viewer's FIFO is still there...
+    Taps(directory).sweep()
+    assert list(directory.iterdir()) == []  # ...until the next daemon sweeps it

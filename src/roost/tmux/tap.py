@@ -29,6 +29,7 @@ import contextlib
 import itertools
 import os
 import shlex
+import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -70,9 +71,9 @@ class Taps:
     def sweep(self) -> None:
         """Remove FIFOs an earlier daemon left behind (killed before it could)."""
         with contextlib.suppress(OSError):
-            for leftover in self.directory.glob("*.fifo"):
+            for leftover in self.directory.iterdir():
                 if not leftover.name.startswith(f"{os.getpid()}-"):
-                    leftover.unlink(missing_ok=True)
+                    shutil.rmtree(leftover, ignore_errors=True)
 
     def tapped(self, socket: str, pane: str) -> bool:
         """Whether the pane's pipe is one of ours (a viewer may then join it)."""
@@ -94,8 +95,13 @@ class Taps:
         return tap
 
     def fifo(self, pane: str) -> Path:
-        """A fresh FIFO path: no ``%`` or ``#``, which tmux would expand in the pipe command."""
-        return self.directory / f"{os.getpid()}-{pane.lstrip('%')}-{next(self._names)}.fifo"
+        """A fresh FIFO, alone in a fresh directory (see ``Tap._close``). Its path holds no
+        ``%`` or ``#``, which tmux would expand in the pipe command."""
+        home = self.directory / f"{os.getpid()}-{pane.lstrip('%')}-{next(self._names)}"
+        home.mkdir(mode=0o700)
+        path = home / "out"
+        os.mkfifo(path, 0o600)
+        return path
 
     def _forget(self, tap: Tap) -> None:
         if self._taps.get(tap.key) is tap:
@@ -114,6 +120,7 @@ class Tap:
         """Set while the last viewer closes the pipe; done once it is closed."""
         self._generation = 0
         self._fifos: dict[int, tuple[int, Path]] = {}
+        """Each pipe's FIFO read end and path, kept until its cat has gone (EOF) or the tap ends."""
         self._waiting: list[bytes] | None = None
         self._loop = asyncio.get_running_loop()
 
@@ -173,7 +180,6 @@ class Tap:
     def _open(self) -> tuple[int, Path]:
         generation = self._generation + 1
         path = self.taps.fifo(self.pane)
-        os.mkfifo(path, 0o600)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         self._fifos[generation] = (fd, path)
         self._loop.add_reader(fd, self._readable, generation, fd)
@@ -204,11 +210,21 @@ class Tap:
             viewer.tap_bytes(data)
 
     def _close(self, generation: int) -> None:
+        """Stop reading one pipe's FIFO and remove it, leaving no path a late cat could use.
+
+        tmux starts the pipe's ``sh -c 'exec cat > FIFO'`` on its own time, so the shell may
+        open the path after the tap is done with it. The FIFO's directory is renamed away
+        first: until then the FIFO is there and read (cat starts, and goes at its first write
+        or at the pipe's end), after it the path does not exist, so the redirection can neither
+        block on a FIFO nobody reads nor create a file there."""
         fifo = self._fifos.pop(generation, None)
         if fifo is None:
             return
         fd, path = fifo
+        home = path.parent
+        gone = home.with_name(home.name + ".gone")
+        with contextlib.suppress(OSError):
+            home.rename(gone)
+        shutil.rmtree(gone, ignore_errors=True)
         self._loop.remove_reader(fd)
         os.close(fd)
-        with contextlib.suppress(OSError):
-            path.unlink()
