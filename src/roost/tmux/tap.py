@@ -20,6 +20,9 @@ A pane has one pipe. A tap only replaces its own: a viewer that finds a pane pip
 else (a log) does not tap it (see :mod:`roost.tmux.paneview`). When the pipe ends without the
 tap closing it (the pane exited, someone piped it elsewhere, ``cat`` was killed), each viewer
 hears ``tap_ended`` and finds out which. A tap whose last viewer leaves closes its pipe.
+A daemon killed with taps open leaves each ``cat`` to die at its pane's next write (nobody
+reads the FIFO) and tmux to close the pipe at the write after; until then the pane counts as
+piped by someone else, and the next daemon's viewers of it read ``%output``.
 """
 
 from __future__ import annotations
