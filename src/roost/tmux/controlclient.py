@@ -65,23 +65,20 @@ class _Waiting:
 
     __slots__ = ("replies", "settle", "size")
 
-    def __init__(self, size: int, settle: _Settle | _Together) -> None:
+    def __init__(self, size: int, settle: _Together) -> None:
         self.size = size
         self.settle = settle
         self.replies: list[Reply] = []
 
     def take(self, reply: Reply | None) -> bool:
         """Note one reply (None: the client ended); True once the line is answered."""
-        if self.size == 1:
-            self.settle(reply)  # type: ignore[arg-type]
-            return True
         if reply is None:
             self.settle(None)
             return True
         self.replies.append(reply)
         if reply.ok and len(self.replies) < self.size:
             return False
-        self.settle(self.replies)  # type: ignore[arg-type]
+        self.settle(self.replies)
         return True
 
 
@@ -235,9 +232,10 @@ class ControlClient:
     def _send(self, args: Sequence[str], settle: _Settle) -> asyncio.StreamWriter:
         if not args:
             raise ValueError("no command")
-        return self._write(" ".join(quote(arg) for arg in args), 1, settle)
+        line = " ".join(quote(arg) for arg in args)
+        return self._write(line, 1, lambda replies: settle(replies[0] if replies else None))
 
-    def _write(self, line: str, size: int, settle: _Settle | _Together) -> asyncio.StreamWriter:
+    def _write(self, line: str, size: int, settle: _Together) -> asyncio.StreamWriter:
         proc = self._proc
         if self.closed or proc is None or proc.stdin is None or proc.stdin.is_closing():
             raise ControlClosed(f"control client for {self.target} closed")
