@@ -241,12 +241,14 @@ def test_the_daemon_stops_promptly_with_terminals_open(web: Web) -> None:
     pane = web.roost.start()
     with Term(web, pane) as term:
         term.until(lambda: "reset" in term.kinds())
+        assert web.roost.tmux("display-message", "-p", "-t", pane, "#{pane_pipe}").strip() == "1"
         began = time.monotonic()
         assert web.daemon.stop() == 0
         assert time.monotonic() - began < 8
         term.wait_closed()
-    # Its tmux client went with it.
+    # Its tmux client went with it, and so did the pane's tap.
     assert viewers(web.roost) == []
+    assert web.roost.tmux("display-message", "-p", "-t", pane, "#{pane_pipe}").strip() == "0"
 
 
 def test_a_person_in_tmux_attach_decides_the_size_while_attached(web: Web) -> None:
