@@ -204,6 +204,29 @@ def test_a_slow_viewer_of_a_tap_is_repainted_not_flooded(roost: Roost, tmp_path:
     assert asyncio.run(scenario()) >= 2
 
 
+def test_a_stalled_viewer_of_a_flood_costs_no_repaints_until_it_reads(roost: Roost, tmp_path: Path) -> None:
+    pane = roost.start()
+
+    async def scenario() -> tuple[int, int, int]:
+        taps = Taps(tmp_path / "taps")
+        view, screen = await opened(roost, pane, taps, backlog=50_000)
+        try:
+            await asyncio.sleep(0.5)
+            view.pending()  # the opening's paints (one more if the window was resized)
+            base, resets = taps.opened, screen.resets
+            await view.write(b"yes | head -c 20000000; echo flood-$((6*7))\r")
+            await asyncio.to_thread(roost.wait_screen, pane, "flood-42", 30)
+            stalled = taps.opened - base  # nobody read the view during the whole flood
+            await screen.until(b"flood-42")
+            return stalled, taps.opened - base, screen.resets - resets
+        finally:
+            await view.close()
+
+    stalled, after, repaints = asyncio.run(scenario())
+    assert stalled == 0, "a viewer that does not read is not repainted again and again"
+    assert after == 1 and repaints == 1  # one repaint once it read again, showing the end
+
+
 def test_a_pane_that_exits_while_tapped_is_reported(roost: Roost, tmp_path: Path) -> None:
     pane = roost.start()
 

@@ -31,14 +31,16 @@ Order, streamed. Replies and notifications share one stream, so a screen capture
 command shows exactly the output that came before its reply: output before is dropped (it is
 in the capture), output after follows the :class:`Reset` frame. Output after a layout change
 waits for the pane's new size, so it is never drawn at the old one. A viewer that falls behind
-by more than ``backlog`` bytes (either way) loses the queued output and gets a fresh
-:class:`Reset`, and so does one tmux paused (``pause-after``).
+by more than ``backlog`` bytes (either way) loses the queued output and, once it reads again,
+gets a fresh :class:`Reset` (at most one per ``CATCH_UP``), and so does one tmux paused
+(``pause-after``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import deque
 
 from roost.tmux import paste
@@ -66,6 +68,8 @@ KEYS_PER_COMMAND = 512
 """Bytes per ``send-keys -H``: one command line stays short however much is typed."""
 MAX_SIZE = 10_000
 """tmux's largest window, in columns or rows."""
+CATCH_UP = 0.25
+"""Seconds at least between two repaints of a viewer that keeps falling behind."""
 
 
 class PaneView:
@@ -92,6 +96,10 @@ class PaneView:
         self._queued = 0
         self._wake = asyncio.Event()
         self._painting = 0
+        self._behind = False
+        self._reading = False
+        self._caught_up = -math.inf
+        self._catch_up_timer: asyncio.TimerHandle | None = None
         self._held: list[bytes] | None = None
         self._holds = 0
         self._wanted: tuple[int, int] | None = None
@@ -122,7 +130,12 @@ class PaneView:
             if self._closed is not None:
                 return self._closed
             self._wake.clear()
-            await self._wake.wait()
+            self._reading = True
+            self._catch_up()
+            try:
+                await self._wake.wait()
+            finally:
+                self._reading = False
         frame = self._frames.popleft()
         if isinstance(frame, Bytes | Reset):
             self._queued -= len(frame.data)
@@ -233,20 +246,43 @@ class PaneView:
             self._ask_again()
 
     def _output(self, data: bytes) -> None:
+        if self._behind:
+            return  # the repaint that ends it shows this
         if self._held is not None:
             self._held.append(data)
         else:
             self._push(Bytes(data))
 
     def _push(self, frame: Frame) -> None:
+        if isinstance(frame, Reset):
+            self._behind = False
         if isinstance(frame, Bytes | Reset):
             self._queued += len(frame.data)
         self._frames.append(frame)
         self._wake.set()
-        if self._queued > self.backlog and not self._painting:
+        if self._queued > self.backlog and not self._behind:
             self._frames = deque(f for f in self._frames if not isinstance(f, Bytes | Reset))
             self._queued = 0
-            self._paint()
+            self._behind = True
+            self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Repaint a viewer that fell behind once it reads again, at most every ``CATCH_UP``
+        seconds: a reader that is stuck (a stalled browser) costs nothing, and one slower than
+        the pane a repaint per interval, however fast the pane writes."""
+        if not (self._behind and self._reading) or self._painting or self._catch_up_timer is not None:
+            return
+        loop = asyncio.get_running_loop()
+        wait = self._caught_up + CATCH_UP - loop.time()
+        if wait > 0:
+            self._catch_up_timer = loop.call_later(wait, self._catch_up_due)
+            return
+        self._caught_up = loop.time()
+        self._paint()
+
+    def _catch_up_due(self) -> None:
+        self._catch_up_timer = None
+        self._catch_up()
 
     def _paint(self) -> None:
         """Capture scrollback, screens and state in order; queue a Reset when the last arrives.
@@ -414,6 +450,9 @@ class PaneView:
         self._end(f"pane {self.pane} has exited" if state is not None else f"pane {self.pane} closed")
 
     def _end(self, reason: str) -> None:
+        if self._catch_up_timer is not None:
+            self._catch_up_timer.cancel()
+            self._catch_up_timer = None
         if self._closed is None:
             self._closed = Closed(reason)
             self._wake.set()

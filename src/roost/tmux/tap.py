@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import os
 import shlex
 import shutil
@@ -69,7 +68,8 @@ class Taps:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._taps: dict[tuple[str, str], Tap] = {}
-        self._names = itertools.count(1)
+        self.opened = 0
+        """Pipes opened so far: each sync opens one, so this is what syncs have cost tmux."""
 
     def sweep(self) -> None:
         """Remove FIFOs an earlier daemon left behind (killed before it could)."""
@@ -100,7 +100,8 @@ class Taps:
     def fifo(self, pane: str) -> Path:
         """A fresh FIFO, alone in a fresh directory (see ``Tap._close``). Its path holds no
         ``%`` or ``#``, which tmux would expand in the pipe command."""
-        home = self.directory / f"{os.getpid()}-{pane.lstrip('%')}-{next(self._names)}"
+        self.opened += 1
+        home = self.directory / f"{os.getpid()}-{pane.lstrip('%')}-{self.opened}"
         home.mkdir(mode=0o700)
         path = home / "out"
         os.mkfifo(path, 0o600)
