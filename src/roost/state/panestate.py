@@ -58,6 +58,11 @@ class _Change:
             self.args += ["set-option", "-p", "-u", "-t", self.pane.id, name]
         self.pane.options[name] = value
 
+    @property
+    def pending(self) -> bool:
+        """Whether anything differs from what the pane had."""
+        return bool(self.args)
+
     def commit(self, server: Server) -> bool:
         if not self.args:
             return False
@@ -115,13 +120,16 @@ def set_state(server: Server, p: Pane, word: str, reason: str = "") -> bool:
         change.set(w.SINCE, int(time.time()))
     change.set(w.STATE, word)
     change.set(w.REASON, reason)
-    if not change.commit(server):
+    if not change.pending:
         return False
+    # The log line goes first: it is how a pane that closed is remembered, and a writer in a
+    # pane that is closing can be killed between the two writes. Then a reader that saw the
+    # badge always finds the line, never a badge the log does not know.
     if before != word:
         _log(p, "state", before, word, reason)
     elif new_dialog:
         _log(p, "blocked_on", before, word, reason)
-    return True
+    return change.commit(server)
 
 
 def interrupt_turn(server: Server, p: Pane) -> bool:
@@ -246,10 +254,8 @@ def clear_if_declined(server: Server, p: Pane) -> bool:
     for name in (w.STATE, w.REASON, w.DIALOG, w.JOB):
         change.set(name, None)
     change.set(w.SINCE, int(time.time()))
-    if not change.commit(server):
-        return False
-    _log(p, "state", w.BLOCKED, None, DECLINED)
-    return True
+    _log(p, "state", w.BLOCKED, None, DECLINED)  # first, as in set_state
+    return change.commit(server)
 
 
 def label(server: Server, pane_id: str, name: str, *, view: bool = False) -> bool:
