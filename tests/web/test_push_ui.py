@@ -194,6 +194,28 @@ def test_a_clicked_notification_opens_its_session_and_marks_it_seen(page: Any, w
     page.wait_for_selector(f'.view[data-pane="{pane}"][data-state="open"]')
 
 
+def test_clicking_a_notification_in_the_service_worker_opens_its_session(page: Any, web: Web) -> None:
+    """The worker's own notificationclick: the notification closes and the open window shows
+    the session (the click is synthetic here, so the window may refuse to be focused)."""
+    pane = web.roost.start()
+    key = session_of(web, pane)
+    open_app(page, web, pane)
+    page.wait_for_function("key => window.roost.roster.records.has(key)", arg=key)
+    worker = next(w for w in page.context.service_workers if w.url == f"{web.origin}/sw.js")
+    with page.expect_request(request_to("POST", "/seen")) as seen:
+        worker.evaluate(
+            """async (key) => {
+                await self.registration.showNotification("Roost", { tag: key, data: key });
+                const [shown] = await self.registration.getNotifications({ tag: key });
+                self.dispatchEvent(new NotificationEvent("notificationclick", { notification: shown }));
+            }""",
+            key,
+        )
+    assert seen.value.url == f"{web.origin}/sessions/{quote(key, safe='')}/seen"
+    page.wait_for_selector(f'.tab[data-pane="{pane}"][aria-selected="true"]')
+    assert page.evaluate(SHOWN) == []  # the handler closed it before telling the window
+
+
 def test_a_subscribed_device_tells_rosterd_what_it_views_and_can_unsubscribe(page: Any, web: Web) -> None:
     first = web.roost.start()
     second = web.roost.window("other", "sh")

@@ -96,8 +96,14 @@ async function openSession(key) {
     await self.clients.openWindow(key ? `/?open=${encodeURIComponent(key)}` : "/");
     return;
   }
-  await client.focus();
+  // The window is told which session to show even when it may not be focused (a browser
+  // can refuse focus): it opens there, ready when the person looks.
   if (key) client.postMessage({ type: "open-session", session_key: key });
+  try {
+    await client.focus();
+  } catch {
+    // refused: the session is open in that window all the same
+  }
 }
 
 self.addEventListener("notificationclick", (event) => {
