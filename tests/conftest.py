@@ -139,13 +139,13 @@ def roost(tmp_path: Path) -> Iterator[Roost]:
     subprocess.run(["tmux", "-S", sandbox.socket, "kill-server"], capture_output=True, timeout=10)
     # A kill-server that could not connect (a loaded machine) would leave the server running
     # after its socket is gone: end whatever still names the socket.
-    for pid in _naming(sandbox.socket.encode()):
+    for pid in naming(sandbox.socket.encode()):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     shutil.rmtree(sockdir, ignore_errors=True)
 
 
-def _naming(text: bytes) -> list[int]:
+def naming(text: bytes) -> list[int]:
     """Processes whose command line holds ``text``."""
     found = []
     for entry in os.scandir("/proc"):

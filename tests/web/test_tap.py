@@ -18,7 +18,7 @@ from roost.tmux.frames import Bytes, Closed, Reset, Size
 from roost.tmux.paneview import PaneView
 from roost.tmux.server import Server
 from roost.tmux.tap import Taps
-from tests.conftest import Roost
+from tests.conftest import Roost, naming
 
 
 class Screen:
@@ -75,19 +75,16 @@ def cats(taps: Taps) -> list[Path]:
 def pipers(directory: Path) -> list[int]:
     """Processes other than this one that name ``directory`` in their command line (a pipe's
     ``sh -c 'exec cat > …'``) or hold a file under it open (its ``cat``)."""
-    found = []
+    found = set(naming(str(directory).encode()))
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            names = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
-            if str(directory).encode() in (entry / "cmdline").read_bytes() or any(
-                name.startswith(str(directory)) for name in names
-            ):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+        if entry.name.isdigit():
+            try:
+                if any(os.readlink(fd).startswith(str(directory)) for fd in (entry / "fd").iterdir()):
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    found.discard(os.getpid())
+    return sorted(found)
 
 
 def test_two_viewers_share_one_pipe_and_both_see_every_line(roost: Roost, tmp_path: Path) -> None:

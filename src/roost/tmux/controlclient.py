@@ -193,14 +193,14 @@ class ControlClient:
         if pane not in self._holding:
             self._holding.add(pane)
             with contextlib.suppress(ControlClosed):
-                self._send(["refresh-client", "-A", f"{pane}:pause"], _ignore)
+                self._send(["refresh-client", "-A", f"{pane}:pause"], ignore)
 
     def release(self, pane: str) -> None:
         """Send ``pane``'s output again, from what it writes next; a pane not held is left alone."""
         if pane in self._holding:
             self._holding.discard(pane)
             with contextlib.suppress(ControlClosed):
-                self._send(["refresh-client", "-A", f"{pane}:continue"], _ignore)
+                self._send(["refresh-client", "-A", f"{pane}:continue"], ignore)
 
     async def close(self, timeout: float = 5) -> None:
         """Detach (end of input makes tmux's client exit); kill it if it doesn't."""
@@ -325,5 +325,5 @@ class ControlClient:
             )
 
 
-def _ignore(_reply: Reply | None) -> None:
-    """For a command whose reply says nothing the caller needs."""
+def ignore(_reply: Reply | None) -> None:
+    """The settle for a command whose reply says nothing the caller needs."""

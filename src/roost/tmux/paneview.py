@@ -44,7 +44,7 @@ import math
 from collections import deque
 
 from roost.tmux import paste
-from roost.tmux.controlclient import ControlClosed, Event, Resync
+from roost.tmux.controlclient import ControlClosed, Event, Resync, ignore
 from roost.tmux.frames import Bytes, Closed, Frame, Reset, Size
 from roost.tmux.notifications import (
     ClientDetached,
@@ -211,7 +211,7 @@ class PaneView:
             return
         with contextlib.suppress(ControlClosed):
             for command in self._size_commands():
-                client.ask(_ignore, *command)
+                client.ask(ignore, *command)
 
     def _window_wanted(self) -> tuple[int, int] | None:
         """The window size that makes the pane the size wanted: a window holds the pane, its
@@ -389,7 +389,7 @@ class PaneView:
             self._tap = None
             tap.drop(self)
             with contextlib.suppress(ControlClosed):
-                client.ask(_ignore, "refresh-client", "-f", "!no-output")
+                client.ask(ignore, "refresh-client", "-f", "!no-output")
             self._paint()
         else:
             self._paint()  # nothing pipes the pane now: open ours again
@@ -424,7 +424,7 @@ class PaneView:
         if before is not None and state.session != before.session and self._client is not None:
             # The pane moved to another session: follow it, or its output stops flowing here.
             with contextlib.suppress(ControlClosed):
-                self._client.ask(_ignore, "switch-client", "-t", state.session)
+                self._client.ask(ignore, "switch-client", "-t", state.session)
         if before is not None and state.window != before.window:
             self._ask_again()  # the size asked for was the old window's
         self._release()
@@ -463,10 +463,6 @@ class PaneView:
         if self._closed is None:
             exists = await asyncio.to_thread(_exists, self.server, self.pane)
             self._end("tmux detached this view" if exists else f"pane {self.pane} closed")
-
-
-def _ignore(_reply: Reply | None) -> None:
-    """For a command whose reply says nothing the view needs."""
 
 
 def _exists(server: Server, pane: str) -> bool:
