@@ -4,6 +4,14 @@ a real daemon and tmux.
 Chromium is granted the "notifications" permission per origin. Pushes reach the service worker
 through the DevTools protocol (``ServiceWorker.deliverPushMessage``), the way a push service
 would hand them over; what the worker showed is read back with ``registration.getNotifications()``.
+
+That read is taken once, after DevTools reported the notification displayed, never in a polling
+loop. Chromium's ``getNotifications()`` keeps a stored notification only if the platform already
+lists it as displayed or it was stored after the read began, and deletes every other one from its
+database (``DoReadAllNotificationDataForServiceWorkerRegistration`` in
+content/browser/notifications/platform_notification_context_impl.cc). A read that lands between the
+worker storing a notification and the platform displaying it drops it for good, so a polling test
+lost the first push about one run in eight. The worker itself never reads its notifications.
 """
 
 from __future__ import annotations
@@ -140,14 +148,33 @@ def registration_id(cdp: Any, scope: str) -> str:
     return found["id"]
 
 
-def shown(page: Any, want: Callable[[list[dict[str, Any]]], bool]) -> list[dict[str, Any]]:
-    """The notifications the worker shows, once ``want`` holds for them (they show asynchronously)."""
-    deadline = time.monotonic() + 10
-    while True:
-        notifications = list(page.evaluate(SHOWN))
-        if want(notifications) or time.monotonic() > deadline:
-            return notifications
-        time.sleep(0.05)
+class Displayed:
+    """What DevTools' background-service log says the browser displayed, in order.
+
+    Chromium logs "Notification displayed" after handing the notification to the platform, and
+    before ``showNotification()`` resolves in the worker: from then on a read keeps it.
+    """
+
+    def __init__(self, cdp: Any) -> None:
+        self.cdp = cdp
+        self.events: list[dict[str, str]] = []
+        cdp.on("BackgroundService.backgroundServiceEventReceived", self._received)
+        cdp.send("BackgroundService.startObserving", {"service": "notifications"})
+        cdp.send("BackgroundService.setRecording", {"shouldRecord": True, "service": "notifications"})
+
+    def _received(self, params: dict[str, Any]) -> None:
+        event = params["backgroundServiceEvent"]
+        if event["eventName"] == "Notification displayed":
+            self.events.append({item["key"]: item["value"] for item in event["eventMetadata"]})
+
+    def wait(self, count: int) -> list[dict[str, str]]:
+        """The first ``count`` displayed notifications' title and body, once there are that many."""
+        deadline = time.monotonic() + 10
+        while len(self.events) < count and time.monotonic() < deadline:
+            self.cdp.send("Runtime.evaluate", {"expression": "1"})  # lets the event loop deliver events
+            time.sleep(0.02)
+        assert len(self.events) >= count, f"displayed {self.events}, waited for {count}"
+        return self.events[:count]
 
 
 def test_a_push_shows_one_notification_per_session(page: Any, web: Web) -> None:
@@ -156,6 +183,7 @@ def test_a_push_shows_one_notification_per_session(page: Any, web: Web) -> None:
     open_app(page, web, pane)
     cdp = page.context.new_cdp_session(page)
     registration = registration_id(cdp, f"{web.origin}/")
+    displayed = Displayed(cdp)
 
     def push(doc: dict[str, Any]) -> None:
         cdp.send(
@@ -164,15 +192,16 @@ def test_a_push_shows_one_notification_per_session(page: Any, web: Web) -> None:
         )
 
     push({"session_key": key, "name": "builder", "state": "needs input", "revision": 3})
-    first = shown(page, lambda notifications: len(notifications) > 0)
-    assert first == [{"title": "Roost", "body": "builder: needs input", "tag": key, "data": key}]
+    assert displayed.wait(1) == [{"Title": "Roost", "Body": "builder: needs input"}]
+    builder = {"title": "Roost", "tag": key, "data": key}
+    assert page.evaluate(SHOWN) == [{**builder, "body": "builder: needs input"}]
     push({"session_key": key, "name": "builder", "state": "done", "revision": 4})
+    assert displayed.wait(2)[1] == {"Title": "Roost", "Body": "builder: done"}
     # The same session's tag: the second replaces the first.
-    second = shown(page, lambda notifications: any(n["body"].endswith("done") for n in notifications))
-    assert second == [{"title": "Roost", "body": "builder: done", "tag": key, "data": key}]
+    assert page.evaluate(SHOWN) == [{**builder, "body": "builder: done"}]
     push({"session_key": "other-session", "name": "tests", "state": "done", "revision": 1})
-    both = shown(page, lambda notifications: len(notifications) > 1)
-    assert sorted(n["body"] for n in both) == ["builder: done", "tests: done"]
+    assert displayed.wait(3)[2] == {"Title": "Roost", "Body": "tests: done"}
+    assert sorted(n["body"] for n in page.evaluate(SHOWN)) == ["builder: done", "tests: done"]
     cdp.detach()
 
 
