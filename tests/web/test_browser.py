@@ -9,7 +9,10 @@ Set ``ROOST_WEB_SCREENSHOT=/some/file.png`` to keep the screenshot of two open s
 
 from __future__ import annotations
 
+import fcntl
 import os
+import struct
+import termios
 import time
 from pathlib import Path
 from typing import Any
@@ -63,6 +66,21 @@ def pane_size(roost: Roost, pane: str) -> tuple[int, int]:
     return int(width), int(height)
 
 
+def tty_size(roost: Roost, pane: str) -> tuple[int, int]:
+    """The pane's terminal size as the kernel holds it: what ``tput cols`` in the pane reads.
+
+    tmux updates ``pane_width`` at once but sets the pty's size on a later turn of its loop, so a
+    command typed as soon as the format changes can still read the old size.
+    """
+    tty = roost.tmux("display-message", "-p", "-t", pane, "#{pane_tty}").strip()
+    fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY)
+    try:
+        rows, cols = struct.unpack("hhhh", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))[:2]
+    finally:
+        os.close(fd)
+    return cols, rows
+
+
 def test_the_link_logs_in_once(page: Any, chromium: Any, web: Web) -> None:
     pane = web.roost.start()
     link = web.printed_link()
@@ -105,6 +123,7 @@ def test_resizing_the_window_resizes_the_pane(page: Any, web: Web) -> None:
     page.set_viewport_size({"width": 800, "height": 520})
     roost.wait_for(lambda: pane_size(roost, pane)[0] < wide[0] - 20, what="the pane to shrink")
     narrow = pane_size(roost, pane)
+    roost.wait_for(lambda: tty_size(roost, pane) == narrow, what="the pane's terminal to shrink")
     run(page, "clear; tput cols")
     wait_screen(page, pane, lambda lines: str(narrow[0]) in lines, f"tput cols to say {narrow[0]}")
     cols = page.evaluate(f"window.roost.open.get('{pane}').view.term.cols")
