@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 
 from roost.api.logins import Logins
+from roost.daemon.layout import Layout
 from roost.daemon.live import Live
 from roost.roster.times import Clock
 from roost.tmux.server import Server
@@ -42,6 +43,13 @@ class Services:
     taps: Taps | None = None
     """The panes' output pipes shared by browser terminals (see :mod:`roost.tmux.tap`); None:
     each terminal reads ``%output`` from its own control client."""
+    layout: Layout = field(default_factory=Layout)
+    """Bumped when tmux's panes, windows or sessions change; ``/terminals/changes`` follows it."""
+
+    @property
+    def streams(self) -> int:
+        """Open client streams of either kind, held against ``max_streams`` together."""
+        return self.live.streams + self.layout.watchers
 
 
 def of(request: Request) -> Services:

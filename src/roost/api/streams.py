@@ -1,4 +1,4 @@
-"""The two change streams, as server-sent events.
+"""The change streams, as server-sent events.
 
 - ``GET /events``: the whole roster (a ``snapshot`` frame) on connect and after every change.
   Simplest to consume, heavy to notify on.
@@ -8,10 +8,15 @@
 Every frame's SSE id is ``<status_epoch>:<seq>``, so a reconnecting EventSource sends it back as
 ``Last-Event-ID`` and a daemon restarted since (a new epoch) answers with a snapshot instead of
 replaying another epoch's numbers.
+
+- ``GET /terminals/changes`` (the web page's): a ``terminals`` frame on connect and whenever
+  tmux's panes, windows or sessions changed since the last one; it carries no id, because the
+  first frame already says "read the list again". Bursts are gathered for ``GATHER`` seconds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -22,17 +27,22 @@ from starlette.types import Receive, Scope, Send
 
 from roost.api import services
 from roost.api.errors import BadRequest, TooMany
+from roost.daemon.layout import Watch
 from roost.daemon.live import Stream
 from roost.roster import Change
 from roost.roster.changes import SNAPSHOT
 
 KEEPALIVE_FRAME = ": keepalive\n\n"
 
+GATHER = 0.1
+"""Seconds a ``terminals`` frame waits for more notices: a command starting in a shell renames
+its window, and a burst of those should cost each page one listing, not ten."""
+
 
 class EventStream(StreamingResponse):
     """An SSE response that gives its subscription back however the connection ends."""
 
-    def __init__(self, frames: AsyncIterator[str], stream: Stream) -> None:
+    def __init__(self, frames: AsyncIterator[str], stream: Stream | Watch) -> None:
         super().__init__(
             frames,
             media_type="text/event-stream",
@@ -49,6 +59,10 @@ class EventStream(StreamingResponse):
 
 def frame(event: str, ident: str, data: dict[str, Any]) -> str:
     return f"id: {ident}\nevent: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+def _terminals_frame(version: int) -> str:
+    return f"event: terminals\ndata: {json.dumps({'version': version})}\n\n"
 
 
 def _change_frame(change: Change) -> str:
@@ -75,11 +89,16 @@ def cursor(request: Request) -> tuple[int | None, int | None]:
     return _number(raw, "since"), epoch
 
 
-def _open(request: Request, since: int | None, epoch: int | None, *, replay: bool) -> Stream:
+def _room(request: Request) -> services.Services:
+    """The daemon's services, once it has room for one more stream of any kind."""
     daemon = services.of(request)
-    if daemon.live.streams >= daemon.max_streams:
+    if daemon.streams >= daemon.max_streams:
         raise TooMany(f"{daemon.max_streams} streams are open already; close one first")
-    return daemon.live.subscribe(since, epoch, replay=replay)
+    return daemon
+
+
+def _open(request: Request, since: int | None, epoch: int | None, *, replay: bool) -> Stream:
+    return _room(request).live.subscribe(since, epoch, replay=replay)
 
 
 async def changes(request: Request) -> EventStream:
@@ -92,6 +111,24 @@ async def changes(request: Request) -> EventStream:
             yield "".join(_change_frame(change) for change in batch) or KEEPALIVE_FRAME
 
     return EventStream(frames(), stream)
+
+
+async def terminals(request: Request) -> EventStream:
+    daemon = _room(request)
+    watch = daemon.layout.watch()
+
+    async def frames() -> AsyncIterator[str]:
+        sent = watch.seen
+        yield _terminals_frame(sent)
+        while (version := await watch.next(daemon.keepalive)) is not None:
+            if version == sent:
+                yield KEEPALIVE_FRAME
+                continue
+            await asyncio.sleep(GATHER)
+            sent = watch.latest()
+            yield _terminals_frame(sent)
+
+    return EventStream(frames(), watch)
 
 
 async def events(request: Request) -> EventStream:

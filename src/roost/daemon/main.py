@@ -22,6 +22,7 @@ from roost.api import Services, auth, create_app
 from roost.api.logins import Logins
 from roost.daemon import listen, runtime, secrets
 from roost.daemon.config import Config
+from roost.daemon.layout import Layout
 from roost.daemon.live import Live
 from roost.daemon.rebuild import Observer
 from roost.daemon.screens import Screens
@@ -96,6 +97,7 @@ async def _serve(config: Config) -> int:
         notifier = Notifier(live, Store.default(), vapid.load(config.directory))
         taps = Taps(runtime.taps_dir())
         taps.sweep()
+        layout = Layout()
         app = create_app(
             Services(
                 live,
@@ -108,6 +110,7 @@ async def _serve(config: Config) -> int:
                 logins=logins,
                 push=notifier,
                 taps=taps,
+                layout=layout,
             )
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
@@ -120,9 +123,10 @@ async def _serve(config: Config) -> int:
         )
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
         sys.stderr.flush()
-        async with Screens(scanner.server, live, clock), notifier:
+        async with Screens(scanner.server, live, clock, layout=layout), notifier:
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
         live.close()
+        layout.close()
         for server, sock in listeners:
             await server.shutdown(sockets=[sock])
         return 0

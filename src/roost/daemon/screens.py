@@ -15,6 +15,8 @@ Boundaries, as sentences:
   dropped some of its output (``resync``).
 - A claim is applied only when what the screen shows changed for that pane's session.
 - A closed pane's session ends as the scan ends it: when its process is gone.
+- Every notice but output (a pane, window or session came, went, moved or was renamed) bumps
+  the :class:`~roost.daemon.layout.Layout` that web pages follow for their terminal list.
 - While roost's tmux server is down the watcher holds no clients; it is asked to reconcile
   when the server's socket file appears or changes (looked at every ``NOTICE`` seconds, a
   stat, no tmux call) and at least every ``REVIVE`` seconds, and not at all while it runs.
@@ -30,6 +32,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from roost.daemon.layout import Layout
 from roost.daemon.live import Live
 from roost.detect import procs
 from roost.detect import screen as engine
@@ -108,9 +111,18 @@ def parse(pane: str, socket: str, out: bytes) -> Capture | None:
 class Screens:
     """Watches roost's tmux server and turns pane screens into ``screen`` claims."""
 
-    def __init__(self, server: Server, live: Live, clock: Clock, *, interval: float = 0.05) -> None:
+    def __init__(
+        self,
+        server: Server,
+        live: Live,
+        clock: Clock,
+        *,
+        interval: float = 0.05,
+        layout: Layout | None = None,
+    ) -> None:
         self.server = server
         self.live = live
+        self.layout = layout
         self._clock = clock
         self._watcher = Watcher(server, self._on_change, interval=interval)
         self._jobs: dict[str, Rerun] = {}
@@ -138,6 +150,8 @@ class Screens:
 
     def _on_change(self, change: Change) -> None:
         pane = change.pane
+        if change.kind != "output" and self.layout is not None:
+            self.layout.bump()
         if change.kind in _READ and pane is not None:
             job = self._jobs.get(pane)
             if job is None:

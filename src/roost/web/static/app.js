@@ -105,8 +105,8 @@ function openPane(pane) {
     const view = new TerminalView(pane, box, { filter: (data) => keys.filter(data) });
     view.addEventListener("state", () => {
       note.textContent = view.state === "closed" ? `[closed: ${view.reason}]` : view.state === "disconnected" ? view.reason : "";
-      // A closed pane leaves the list of terminals; the tab stays, marked, until closed.
-      if (view.state === "closed") roster.refreshTerminals().catch(() => {});
+      // A closed pane leaves the list of terminals (its own stream says so); the tab stays,
+      // marked, until closed.
       renderTabs();
     });
     open.set(pane, { view, box });
@@ -189,11 +189,9 @@ async function main() {
     }
     throw error;
   }
-  // The terminal list has no change stream yet: re-read it when the page comes back into view.
   document.addEventListener("visibilitychange", () => {
     settings.viewing();
     if (document.hidden) return;
-    roster.refreshTerminals().catch(() => {});
     if (active && phoneView === "terminal") notifier.seen(active);
   });
   tails.start(() => [...roster.terminals.keys()], showingDeck);

@@ -1,6 +1,8 @@
 // The roster as the page knows it: every terminal of roost's tmux server (GET /terminals),
 // with the state of the session in it, kept current by the roster's change stream
 // (GET /changes, server-sent events). Badges move only when the stream says so: nothing polls.
+// The terminal list has its own stream (GET /terminals/changes): tmux's panes, windows and
+// sessions coming, going or being renamed, which the roster does not report for a plain shell.
 //
 // A session's state is rosterd's activity in the web app's words (ARCHITECTURE.md, "One
 // state, three vocabularies"): active -> working, needs_attention -> blocked, idle -> idle.
@@ -30,6 +32,8 @@ export class Roster extends EventTarget {
     this.socket = null; // roost's tmux socket, learnt from the records that name a pane
     this.connected = false;
     this.source = null;
+    this.asked = 0; // listings asked for, and the newest one applied: a slow answer never
+    this.applied = 0; // overwrites a newer one
   }
 
   // Load the terminals and the snapshot, then follow the change stream from the snapshot's seq.
@@ -41,7 +45,11 @@ export class Roster extends EventTarget {
   }
 
   async refreshTerminals() {
-    this.setTerminals(await getJSON("/terminals"));
+    const asked = ++this.asked;
+    const listing = await getJSON("/terminals");
+    if (asked < this.applied) return;
+    this.applied = asked;
+    this.setTerminals(listing);
   }
 
   setTerminals(listing) {
@@ -62,6 +70,9 @@ export class Roster extends EventTarget {
   }
 
   follow(since) {
+    // Its first frame (on every connect) and each later one: read the terminal list again.
+    const layout = new EventSource("/terminals/changes");
+    layout.addEventListener("terminals", () => this.refreshTerminals().catch(() => {}));
     // EventSource sends the cookie (same origin) and, on reconnecting, Last-Event-ID.
     const source = new EventSource(`/changes?since=${encodeURIComponent(since)}`);
     this.source = source;

@@ -1,0 +1,74 @@
+"""When the panes, windows or sessions of roost's tmux server change: a version and a wake-up.
+
+The web page lists every terminal (``GET /terminals``), but the roster's change stream speaks
+only of sessions something claimed: a plain shell opening, closing or being renamed is not in
+it, so a page following only the roster keeps a closed shell's row, and misses a pane split
+from a terminal. The screen watcher already hears tmux's notices for these; it bumps the
+version here, and each open ``GET /terminals/changes`` stream tells its page to list again.
+
+Boundaries, as sentences:
+- A version, not a diff: a page reads the whole list again (one ``list-panes``), so a burst
+  of notices costs each page one read, however many arrived.
+- Nothing is kept per watcher but the version it last saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+
+class Watch:
+    """One subscriber: wakes when the version moved past what it last saw."""
+
+    def __init__(self, layout: Layout) -> None:
+        self._layout = layout
+        self.seen = layout.version
+
+    async def next(self, timeout: float) -> int | None:
+        """The version after at most ``timeout`` seconds (unchanged: nothing happened), or None
+        once the daemon is stopping."""
+        layout = self._layout
+        if layout.version == self.seen and not layout.closed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(layout.changed.wait(), timeout)
+        if layout.closed:
+            return None
+        self.seen = layout.version
+        return self.seen
+
+    def latest(self) -> int:
+        """The version now, as seen: what a subscriber that gathered a burst sends on."""
+        self.seen = self._layout.version
+        return self.seen
+
+    def __exit__(self, *_: object) -> None:
+        self._layout.watchers -= 1
+
+
+class Layout:
+    """The tmux server's structure version, bumped by the watcher, watched by web pages."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.watchers = 0
+        self.closed = False
+        self.changed = asyncio.Event()
+
+    def bump(self) -> None:
+        self.version += 1
+        self._wake()
+
+    def watch(self) -> Watch:
+        self.watchers += 1
+        return Watch(self)
+
+    def close(self) -> None:
+        """End every watch: the daemon is stopping."""
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        # Each waiter holds the event it waited on; a fresh one is the next round's.
+        self.changed.set()
+        self.changed = asyncio.Event()
