@@ -172,9 +172,13 @@ def test_a_card_opens_its_terminal_and_the_key_row_sends_bytes(
     while time.monotonic() < deadline and (not log.exists() or log.read_bytes() != expected):
         time.sleep(0.05)
     assert log.read_bytes() == expected
+    # ^C ended the fake agent, so its pane closed: the terminal list's stream drops it before
+    # the deck comes back, and the deck asks no tail of a pane that is gone.
+    page.wait_for_function("pane => !window.roost.roster.terminals.has(pane)", arg=pane)
     page.click("#back")
     page.wait_for_selector("#deck", state="visible")
     assert page.locator("#keys").is_hidden()
+    assert page.locator(card(pane)).count() == 0
 
 
 @pytest.mark.browser
