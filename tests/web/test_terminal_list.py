@@ -1,7 +1,7 @@
-"""``GET /terminals/changes``: the terminal list's own stream, against a real daemon and tmux.
+"""``GET /changes?terminals=1``: the terminal list follows tmux, against a real daemon and tmux.
 
-The roster's stream says nothing of a plain shell, so without this a page kept a closed
-shell's row and never showed a pane split from a terminal.
+The roster's frames say nothing of a plain shell, so without the ``terminals`` frames a page
+kept a closed shell's row and never showed a pane split from a terminal.
 """
 
 from __future__ import annotations
@@ -12,51 +12,73 @@ from typing import Any
 
 import pytest
 
-from tests.api.sse import Events
-from tests.daemon.fixture import Daemon
+from tests.api.helpers import about, sleeper
+from tests.api.sse import Event, Events
 from tests.web.conftest import Web
 from tests.web.test_browser import log_in, row
 
 FRAME = 1.0  # seconds from a tmux change to the frame that reports it
+PATH = "/changes?terminals=1"
 
 
 def listed(web: Web) -> set[str]:
     return {terminal["pane"] for terminal in web.daemon.get("/terminals")["terminals"]}
 
 
-def quiet(stream: Events, seconds: float) -> bool:
-    """True when no frame arrives for ``seconds``."""
-    try:
-        stream.next(seconds)
-    except queue.Empty:
-        return True
-    return False
+def next_terminals(stream: Events, timeout: float = 10) -> Event | None:
+    """The next ``terminals`` frame, or None when none comes within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            frame = stream.next(max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+        if frame.name == "terminals":
+            return frame
 
 
 def settled(stream: Events) -> int:
-    """The version once the stream has been quiet for half a second: the watcher may still be
+    """The version once no ``terminals`` frame came for half a second: the watcher may still be
     reporting the session a test just started."""
-    version = stream.next().data["version"]
-    while True:
-        try:
-            version = stream.next(0.5).data["version"]
-        except queue.Empty:
-            return int(version)
+    frame = next_terminals(stream)
+    assert frame is not None, "no first terminals frame"
+    version = frame.data["version"]
+    while (frame := next_terminals(stream, 0.5)) is not None:
+        version = frame.data["version"]
+    return int(version)
 
 
-def test_the_stream_opens_with_the_current_version_and_no_id(web: Web) -> None:
+def test_the_first_frame_says_read_the_list_and_has_no_id(web: Web) -> None:
     web.roost.start()
-    with Events(web.daemon.unix(), "/terminals/changes") as stream:
+    with Events(web.daemon.unix(), PATH) as stream:
         first = stream.next()
+        snapshot = stream.next()
     assert first.name == "terminals"
-    assert first.id == ""  # nothing to resume from: every connect starts with "read the list"
-    assert isinstance(first.data["version"], int)
-    assert set(first.data) == {"version"}
+    assert first.id == ""  # EventSource keeps the last change's id: the resume point stays put
+    assert set(first.data) == {"version"} and isinstance(first.data["version"], int)
+    assert snapshot.name == "snapshot"  # the change frames follow as without ?terminals
 
 
-def test_a_pane_opening_closing_or_renamed_is_one_frame_each(web: Web) -> None:
+def test_without_the_parameter_there_are_no_terminals_frames(web: Web) -> None:
+    pane = web.roost.start()
+    for path in ("/changes", "/changes?terminals=0"):
+        with Events(web.daemon.unix(), path) as stream:
+            assert stream.next().name == "snapshot"
+            web.roost.tmux("split-window", "-d", "-t", pane, "sh")
+            assert next_terminals(stream, 1.0) is None, path
+
+
+@pytest.mark.parametrize("value", ["", "yes", "2", "true"])
+def test_another_value_is_refused(web: Web, value: str) -> None:
+    with web.daemon.unix() as client:
+        response = client.get(f"/changes?terminals={value}")
+    assert response.status_code == 400
+    assert response.json() == {"error": f"terminals must be 0 or 1, got {value!r}"}
+
+
+def test_a_pane_opening_renamed_or_closing_is_one_frame_each(web: Web) -> None:
     first = web.roost.start()
-    with Events(web.daemon.unix(), "/terminals/changes") as stream:
+    with Events(web.daemon.unix(), PATH) as stream:
         version = settled(stream)
         for change in (
             lambda: web.roost.tmux("split-window", "-d", "-t", first, "sh"),
@@ -65,60 +87,58 @@ def test_a_pane_opening_closing_or_renamed_is_one_frame_each(web: Web) -> None:
         ):
             began = time.monotonic()
             change()
-            frame = stream.next()
-            assert frame.name == "terminals"
+            frame = next_terminals(stream)
+            assert frame is not None
             assert frame.data["version"] > version
             assert time.monotonic() - began < FRAME
             version = frame.data["version"]
-            assert quiet(stream, 0.5), "one change, one frame"
+            assert next_terminals(stream, 0.5) is None, "one change, one frame"
     assert first not in listed(web)
 
 
 def test_output_alone_sends_no_frame(web: Web) -> None:
     pane = web.roost.start()
     web.roost.tmux("set-option", "-w", "-t", pane, "automatic-rename", "off")
-    with Events(web.daemon.unix(), "/terminals/changes") as stream:
+    with Events(web.daemon.unix(), PATH) as stream:
         settled(stream)
         script = "for i in 1 2 3 4 5; do printf 'line %s\\n' $i; done"
         web.roost.tmux("send-keys", "-t", pane, script, "Enter")
         web.roost.wait_screen(pane, "line 5")
-        assert quiet(stream, 0.5)
+        assert next_terminals(stream, 0.5) is None
 
 
 def test_a_burst_of_changes_is_gathered_into_few_frames(web: Web) -> None:
     pane = web.roost.start()
-    with Events(web.daemon.unix(), "/terminals/changes") as stream:
+    with Events(web.daemon.unix(), PATH) as stream:
         settled(stream)
         for _ in range(10):
             web.roost.tmux("split-window", "-d", "-t", pane, "-l", "1", "sh")
-        frames = [stream.next()]
-        while not quiet(stream, 0.5):
-            frames.append(stream.next(0))
-    assert len(frames) <= 3, f"{len(frames)} frames for one burst"
+        frames = 0
+        while next_terminals(stream, 0.5 if frames else 10) is not None:
+            frames += 1
+    assert 1 <= frames <= 3, f"{frames} frames for one burst"
     assert len(listed(web)) == 11
 
 
-def test_one_limit_covers_both_kinds_of_stream(daemon: Daemon) -> None:
-    daemon.settings = {"api": {"max_streams": 1}}
-    daemon.start()
-    refused = {"error": "1 streams are open already; close one first"}
-    for held, asked in (("/terminals/changes", "/changes"), ("/changes", "/terminals/changes")):
-        with Events(daemon.unix(), held) as stream:
-            stream.next()
-            with daemon.unix() as client:
-                response = client.get(asked)
-            assert response.status_code == 429, asked
-            assert response.json() == refused
-
-        def reopens(path: str = asked) -> bool:
-            with daemon.unix() as client, client.stream("GET", path) as response:
-                return response.status_code == 200
-
-        assert daemon.wait_for(reopens, what="a closed stream to free its place")
+def test_a_gathering_burst_never_holds_back_a_change(web: Web) -> None:
+    pane = web.roost.start()
+    with Events(web.daemon.unix(), PATH) as stream, sleeper() as proc:
+        settled(stream)
+        web.roost.tmux("split-window", "-d", "-t", pane, "sh")  # its frame waits 100 ms for more
+        began = time.monotonic()
+        with web.daemon.unix() as client:
+            assert client.post("/claim", json=about(proc, activity="working")).status_code == 200
+        order = []
+        while "terminals" not in order:
+            frame = stream.next()
+            order.append(frame.name)
+            if frame.name == "session_started":
+                assert frame.at - began < 0.1
+    assert order.index("session_started") < order.index("terminals"), order
 
 
 def test_a_stopping_daemon_ends_the_stream(web: Web) -> None:
-    with Events(web.daemon.unix(), "/terminals/changes") as stream:
+    with Events(web.daemon.unix(), PATH) as stream:
         stream.next()
         web.daemon.stop()
         assert stream.ended()

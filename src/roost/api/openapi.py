@@ -225,6 +225,13 @@ def _paths() -> dict[str, Any]:
                         "description": "the last seq seen (or EPOCH:SEQ, the SSE id of the last frame)",
                     },
                     {"name": "status_epoch", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                    {
+                        "name": "terminals",
+                        "in": "query",
+                        "schema": {"type": "string", "enum": ["0", "1"]},
+                        "description": "1: also a `terminals` frame (no id) first and whenever tmux's "
+                        "panes, windows or sessions change, meaning: read GET /terminals again",
+                    },
                     {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}},
                 ],
                 "responses": _responses({"200": _SSE}, "400", "429"),

@@ -44,12 +44,7 @@ class Services:
     """The panes' output pipes shared by browser terminals (see :mod:`roost.tmux.tap`); None:
     each terminal reads ``%output`` from its own control client."""
     layout: Layout = field(default_factory=Layout)
-    """Bumped when tmux's panes, windows or sessions change; ``/terminals/changes`` follows it."""
-
-    @property
-    def streams(self) -> int:
-        """Open client streams of either kind, held against ``max_streams`` together."""
-        return self.live.streams + self.layout.watchers
+    """Bumped when tmux's panes, windows or sessions change; ``/changes?terminals=1`` follows it."""
 
 
 def of(request: Request) -> Services:

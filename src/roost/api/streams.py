@@ -1,4 +1,4 @@
-"""The change streams, as server-sent events.
+"""The two change streams, as server-sent events.
 
 - ``GET /events``: the whole roster (a ``snapshot`` frame) on connect and after every change.
   Simplest to consume, heavy to notify on.
@@ -9,9 +9,11 @@ Every frame's SSE id is ``<status_epoch>:<seq>``, so a reconnecting EventSource 
 ``Last-Event-ID`` and a daemon restarted since (a new epoch) answers with a snapshot instead of
 replaying another epoch's numbers.
 
-- ``GET /terminals/changes`` (the web page's): a ``terminals`` frame on connect and whenever
-  tmux's panes, windows or sessions changed since the last one; it carries no id, because the
-  first frame already says "read the list again". Bursts are gathered for ``GATHER`` seconds.
+``GET /changes?terminals=1`` (the web page's) also carries a ``terminals`` frame, first and
+then whenever tmux's panes, windows or sessions changed (:mod:`roost.daemon.layout`), saying
+"read ``GET /terminals`` again". It has no id, so it leaves the resume point alone. It rides the
+same connection because a browser opens at most six to a host over HTTP/1.1, shared by all
+of its tabs, and each open tab holds its streams.
 """
 
 from __future__ import annotations
@@ -33,16 +35,15 @@ from roost.roster import Change
 from roost.roster.changes import SNAPSHOT
 
 KEEPALIVE_FRAME = ": keepalive\n\n"
-
 GATHER = 0.1
-"""Seconds a ``terminals`` frame waits for more notices: a command starting in a shell renames
-its window, and a burst of those should cost each page one listing, not ten."""
+"""Seconds a ``terminals`` frame waits for the rest of a burst: starting a command renames its
+window, splitting a pane adds one and moves others, and each page should list once for all."""
 
 
 class EventStream(StreamingResponse):
     """An SSE response that gives its subscription back however the connection ends."""
 
-    def __init__(self, frames: AsyncIterator[str], stream: Stream | Watch) -> None:
+    def __init__(self, frames: AsyncIterator[str], stream: Stream) -> None:
         super().__init__(
             frames,
             media_type="text/event-stream",
@@ -89,22 +90,30 @@ def cursor(request: Request) -> tuple[int | None, int | None]:
     return _number(raw, "since"), epoch
 
 
-def _room(request: Request) -> services.Services:
-    """The daemon's services, once it has room for one more stream of any kind."""
-    daemon = services.of(request)
-    if daemon.streams >= daemon.max_streams:
-        raise TooMany(f"{daemon.max_streams} streams are open already; close one first")
-    return daemon
-
-
 def _open(request: Request, since: int | None, epoch: int | None, *, replay: bool) -> Stream:
-    return _room(request).live.subscribe(since, epoch, replay=replay)
+    daemon = services.of(request)
+    if daemon.live.streams >= daemon.max_streams:
+        raise TooMany(f"{daemon.max_streams} streams are open already; close one first")
+    return daemon.live.subscribe(since, epoch, replay=replay)
+
+
+def _wants_terminals(request: Request) -> bool:
+    raw = request.query_params.get("terminals")
+    if raw is None or raw == "0":
+        return False
+    if raw == "1":
+        return True
+    raise BadRequest(f"terminals must be 0 or 1, got {raw!r}")
 
 
 async def changes(request: Request) -> EventStream:
     since, epoch = cursor(request)
+    terminals = _wants_terminals(request)
     stream = _open(request, since, epoch, replay=True)
-    keepalive = services.of(request).keepalive
+    daemon = services.of(request)
+    keepalive = daemon.keepalive
+    if terminals:
+        return EventStream(_with_terminals(stream, daemon.layout.watch(), keepalive), stream)
 
     async def frames() -> AsyncIterator[str]:
         while (batch := await stream.next(keepalive)) is not None:
@@ -113,22 +122,36 @@ async def changes(request: Request) -> EventStream:
     return EventStream(frames(), stream)
 
 
-async def terminals(request: Request) -> EventStream:
-    daemon = _room(request)
-    watch = daemon.layout.watch()
-
-    async def frames() -> AsyncIterator[str]:
-        sent = watch.seen
-        yield _terminals_frame(sent)
-        while (version := await watch.next(daemon.keepalive)) is not None:
-            if version == sent:
-                yield KEEPALIVE_FRAME
-                continue
-            await asyncio.sleep(GATHER)
-            sent = watch.latest()
-            yield _terminals_frame(sent)
-
-    return EventStream(frames(), watch)
+async def _with_terminals(stream: Stream, watch: Watch, keepalive: float) -> AsyncIterator[str]:
+    """Change frames and ``terminals`` frames, each sent as soon as it is due: a burst being
+    gathered for the terminal list never holds back a badge."""
+    sent = watch.seen
+    yield _terminals_frame(sent)
+    changes: asyncio.Task[tuple[Change, ...] | None] | None = None
+    layout: asyncio.Task[int | None] | None = None
+    try:
+        while True:
+            changes = changes or asyncio.ensure_future(stream.next(keepalive))
+            layout = layout or asyncio.ensure_future(watch.next(keepalive, GATHER))
+            done, _ = await asyncio.wait((changes, layout), return_when=asyncio.FIRST_COMPLETED)
+            out = ""
+            if changes in done:
+                batch, changes = changes.result(), None
+                if batch is None:
+                    return
+                out += "".join(_change_frame(change) for change in batch)
+            if layout in done:
+                version, layout = layout.result(), None
+                if version is None:
+                    return
+                if version != sent:
+                    sent = version
+                    out += _terminals_frame(version)
+            yield out or KEEPALIVE_FRAME
+    finally:
+        for task in (changes, layout):
+            if task is not None:
+                task.cancel()
 
 
 async def events(request: Request) -> EventStream:

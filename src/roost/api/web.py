@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from roost.api import launcher, page, panes, pushroutes, pwa, streams, tail, terminal
+from roost.api import launcher, page, panes, pushroutes, pwa, tail, terminal
 
 ROUTES: tuple[BaseRoute, ...] = (
     Route("/", page.index, methods=["GET"]),
@@ -17,7 +17,6 @@ ROUTES: tuple[BaseRoute, ...] = (
     Route("/manifest.webmanifest", pwa.manifest, methods=["GET"]),
     Route("/sw.js", pwa.service_worker, methods=["GET"]),
     Route("/terminals", panes.route, methods=["GET"]),
-    Route("/terminals/changes", streams.terminals, methods=["GET"]),
     Route("/terminals/{pane}/tail", tail.route, methods=["GET"]),
     Route("/launcher", launcher.listing, methods=["GET"]),
     Route("/launch", launcher.launch, methods=["POST"]),

@@ -4,7 +4,7 @@ The web page lists every terminal (``GET /terminals``), but the roster's change 
 only of sessions something claimed: a plain shell opening, closing or being renamed is not in
 it, so a page following only the roster keeps a closed shell's row, and misses a pane split
 from a terminal. The screen watcher already hears tmux's notices for these; it bumps the
-version here, and each open ``GET /terminals/changes`` stream tells its page to list again.
+version here, and a page's ``GET /changes?terminals=1`` stream tells it to list again.
 
 Boundaries, as sentences:
 - A version, not a diff: a page reads the whole list again (one ``list-panes``), so a burst
@@ -25,25 +25,20 @@ class Watch:
         self._layout = layout
         self.seen = layout.version
 
-    async def next(self, timeout: float) -> int | None:
+    async def next(self, timeout: float, gather: float = 0.0) -> int | None:
         """The version after at most ``timeout`` seconds (unchanged: nothing happened), or None
-        once the daemon is stopping."""
+        once the daemon is stopping. After a change, waits ``gather`` seconds more, so the rest
+        of a burst arrives in the same version."""
         layout = self._layout
         if layout.version == self.seen and not layout.closed:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(layout.changed.wait(), timeout)
+            if layout.version != self.seen and gather > 0:
+                await asyncio.sleep(gather)
         if layout.closed:
             return None
         self.seen = layout.version
         return self.seen
-
-    def latest(self) -> int:
-        """The version now, as seen: what a subscriber that gathered a burst sends on."""
-        self.seen = self._layout.version
-        return self.seen
-
-    def __exit__(self, *_: object) -> None:
-        self._layout.watchers -= 1
 
 
 class Layout:
@@ -51,7 +46,6 @@ class Layout:
 
     def __init__(self) -> None:
         self.version = 0
-        self.watchers = 0
         self.closed = False
         self.changed = asyncio.Event()
 
@@ -60,7 +54,6 @@ class Layout:
         self._wake()
 
     def watch(self) -> Watch:
-        self.watchers += 1
         return Watch(self)
 
     def close(self) -> None:

@@ -1,8 +1,9 @@
 // The roster as the page knows it: every terminal of roost's tmux server (GET /terminals),
 // with the state of the session in it, kept current by the roster's change stream
 // (GET /changes, server-sent events). Badges move only when the stream says so: nothing polls.
-// The terminal list has its own stream (GET /terminals/changes): tmux's panes, windows and
-// sessions coming, going or being renamed, which the roster does not report for a plain shell.
+// The same stream also says when to read the terminal list again (?terminals=1): tmux's
+// panes, windows and sessions coming, going or being renamed, which the roster does not
+// report for a plain shell.
 //
 // A session's state is rosterd's activity in the web app's words (ARCHITECTURE.md, "One
 // state, three vocabularies"): active -> working, needs_attention -> blocked, idle -> idle.
@@ -70,12 +71,11 @@ export class Roster extends EventTarget {
   }
 
   follow(since) {
-    // Its first frame (on every connect) and each later one: read the terminal list again.
-    const layout = new EventSource("/terminals/changes");
-    layout.addEventListener("terminals", () => this.refreshTerminals().catch(() => {}));
     // EventSource sends the cookie (same origin) and, on reconnecting, Last-Event-ID.
-    const source = new EventSource(`/changes?since=${encodeURIComponent(since)}`);
+    const source = new EventSource(`/changes?since=${encodeURIComponent(since)}&terminals=1`);
     this.source = source;
+    // First on every connect, then after each change of tmux's layout: list the terminals again.
+    source.addEventListener("terminals", () => this.refreshTerminals().catch(() => {}));
     source.addEventListener("open", () => this.setConnected(true));
     source.addEventListener("error", () => this.setConnected(false));
     source.addEventListener("snapshot", (event) => this.setSnapshot(JSON.parse(event.data).snapshot));
