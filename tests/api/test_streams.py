@@ -106,6 +106,24 @@ def test_since_replays_exactly_what_was_missed(running: Daemon) -> None:
             ]
 
 
+def test_a_reconnect_resumes_from_last_event_id_not_from_its_address(running: Daemon) -> None:
+    """An EventSource reconnects to the address it was opened with (``?since=`` of page load)
+    and adds ``Last-Event-ID``: the replay starts where it got to, not where it began."""
+    with sleeper() as proc:
+        opened = running.get("/status")["seq"]
+        key = post(running, about(proc, activity="working"))["session_key"]
+        reached = running.get("/status")["seq"]
+        post(running, about(proc, activity="blocked"))
+        epoch = running.get("/status")["status_epoch"]
+        headers = {"Last-Event-ID": f"{epoch}:{reached}"}
+        with Events(running.unix(), f"/changes?since={epoch}:{opened}", headers) as stream:
+            replayed = [stream.next()]
+            while (replayed[-1].name, replayed[-1].data.get("session_key")) != ("attention", key):
+                replayed.append(stream.next())
+    assert replayed[0].data["seq"] == reached + 1
+    assert "session_started" not in [f.name for f in replayed if f.data.get("session_key") == key]
+
+
 def test_since_from_another_epoch_gets_a_snapshot(running: Daemon) -> None:
     with Events(running.unix(), "/changes?since=0:0") as stream:
         assert stream.next().name == "snapshot"

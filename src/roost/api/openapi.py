@@ -232,7 +232,12 @@ def _paths() -> dict[str, Any]:
                         "description": "1: also a `terminals` frame (no id) first and whenever tmux's "
                         "panes, windows or sessions change, meaning: read GET /terminals again",
                     },
-                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}},
+                    {
+                        "name": "Last-Event-ID",
+                        "in": "header",
+                        "schema": {"type": "string"},
+                        "description": "as since; wins over ?since (a reconnecting EventSource sends both)",
+                    },
                 ],
                 "responses": _responses({"200": _SSE}, "400", "429"),
             }

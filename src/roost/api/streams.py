@@ -77,9 +77,10 @@ def _number(text: str, what: str) -> int:
 
 
 def cursor(request: Request) -> tuple[int | None, int | None]:
-    """(since, status_epoch) from ``?since=SEQ`` or ``?since=EPOCH:SEQ`` (or ``Last-Event-ID``),
-    and ``?status_epoch=``."""
-    raw = request.query_params.get("since") or request.headers.get("last-event-id")
+    """(since, status_epoch) from ``Last-Event-ID``, else ``?since=SEQ`` or ``?since=EPOCH:SEQ``,
+    and ``?status_epoch=``. The header wins: a reconnecting EventSource sends it along with the
+    ``?since=`` its address was opened with, and the header is where it really got to."""
+    raw = request.headers.get("last-event-id") or request.query_params.get("since")
     epoch_text = request.query_params.get("status_epoch")
     epoch = _number(epoch_text, "status_epoch") if epoch_text else None
     if not raw:
