@@ -105,8 +105,8 @@ function openPane(pane) {
     const view = new TerminalView(pane, box, { filter: (data) => keys.filter(data) });
     view.addEventListener("state", () => {
       note.textContent = view.state === "closed" ? `[closed: ${view.reason}]` : view.state === "disconnected" ? view.reason : "";
-      // A closed pane leaves the list of terminals (its own stream says so); the tab stays,
-      // marked, until closed.
+      // A closed pane leaves the list of terminals (the change stream says when); the tab
+      // stays, marked, until closed.
       renderTabs();
     });
     open.set(pane, { view, box });
