@@ -58,12 +58,14 @@ class EventStream(StreamingResponse):
             self._stream.__exit__()
 
 
-def frame(event: str, ident: str, data: dict[str, Any]) -> str:
-    return f"id: {ident}\nevent: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+def frame(event: str, ident: str | None, data: dict[str, Any]) -> str:
+    """One SSE frame; ``ident`` None leaves the client's last event id as it was."""
+    head = "" if ident is None else f"id: {ident}\n"
+    return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
 def _terminals_frame(version: int) -> str:
-    return f"event: terminals\ndata: {json.dumps({'version': version})}\n\n"
+    return frame("terminals", None, {"version": version})
 
 
 def _change_frame(change: Change) -> str:
