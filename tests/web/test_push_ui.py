@@ -130,6 +130,15 @@ def test_desktop_notifications_subscribe_this_device_or_say_why_not(push_page: A
     assert viewing_status(web, endpoint) == 404
 
 
+def pump(cdp: Any, done: Callable[[], bool], seconds: float = 10) -> None:
+    """Let DevTools events reach their handlers until ``done()`` holds or ``seconds`` pass: the
+    sync API delivers them only while it talks to the browser."""
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        cdp.send("Runtime.evaluate", {"expression": "1"})
+        time.sleep(0.02)
+
+
 def registration_id(cdp: Any, scope: str) -> str:
     found: dict[str, str] = {}
 
@@ -140,10 +149,7 @@ def registration_id(cdp: Any, scope: str) -> str:
 
     cdp.on("ServiceWorker.workerRegistrationUpdated", updated)
     cdp.send("ServiceWorker.enable")
-    deadline = time.monotonic() + 10
-    while "id" not in found and time.monotonic() < deadline:
-        cdp.send("Runtime.evaluate", {"expression": "1"})  # lets the event loop deliver events
-        time.sleep(0.05)
+    pump(cdp, lambda: "id" in found)
     assert "id" in found, "no service worker registration for the page"
     return found["id"]
 
@@ -169,10 +175,7 @@ class Displayed:
 
     def wait(self, count: int) -> list[dict[str, str]]:
         """The first ``count`` displayed notifications' title and body, once there are that many."""
-        deadline = time.monotonic() + 10
-        while len(self.events) < count and time.monotonic() < deadline:
-            self.cdp.send("Runtime.evaluate", {"expression": "1"})  # lets the event loop deliver events
-            time.sleep(0.02)
+        pump(self.cdp, lambda: len(self.events) >= count)
         assert len(self.events) >= count, f"displayed {self.events}, waited for {count}"
         return self.events[:count]
 

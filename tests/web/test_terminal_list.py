@@ -27,14 +27,10 @@ def listed(web: Web) -> set[str]:
 
 def next_terminals(stream: Events, timeout: float = 10) -> Event | None:
     """The next ``terminals`` frame, or None when none comes within ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            frame = stream.next(max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            return None
-        if frame.name == "terminals":
-            return frame
+    try:
+        return stream.until("terminals", timeout)
+    except queue.Empty:
+        return None
 
 
 def settled(stream: Events) -> int:
