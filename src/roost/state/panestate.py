@@ -232,23 +232,39 @@ def identify(
     return change.commit(server)
 
 
-def clear_if_declined(server: Server, p: Pane) -> bool:
-    """Clear a 🛑 whose dialog was declined: the agent fires no hook for that.
-
-    The evidence is the transcript: the agent writes to it when a dialog is answered or
-    dismissed, so a transcript newer than the dialog means the dialog is no longer open.
-    """
-    if p.opt(w.STATE) != w.BLOCKED:
-        return False
+def dialog_opened(p: Pane) -> float | None:
+    """When the pane's open dialog was badged (epoch seconds), or None when none is recorded."""
     record = p.opt(w.DIALOG)
-    if not record or " " not in record:
+    if p.opt(w.STATE) != w.BLOCKED or not record:
+        return None
+    opened, _, _ = record.partition(" ")
+    try:
+        return float(opened)
+    except ValueError:
+        return None
+
+
+def transcript_moved(p: Pane) -> bool:
+    """Whether the agent wrote its transcript well after the pane's dialog opened.
+
+    Agents write to it when a dialog is answered or dismissed, so a transcript newer than the
+    dialog means the dialog is no longer open.
+    """
+    opened = dialog_opened(p)
+    _, _, transcript = (p.opt(w.DIALOG) or "").partition(" ")
+    if opened is None or not transcript:
         return False
-    opened, _, transcript = record.partition(" ")
     try:
         modified = os.stat(transcript).st_mtime
     except OSError:
         return False
-    if modified <= float(opened) + DIALOG_SETTLE:
+    return modified > opened + DIALOG_SETTLE
+
+
+def clear_declined(server: Server, p: Pane) -> bool:
+    """End a 🛑 whose dialog is gone (the agent fires no hook for a decline): state null, and
+    the ``blocked → null`` line in the events log with the declined reason."""
+    if p.opt(w.STATE) != w.BLOCKED:
         return False
     change = _Change(p)
     for name in (w.STATE, w.REASON, w.DIALOG, w.JOB):
@@ -256,6 +272,11 @@ def clear_if_declined(server: Server, p: Pane) -> bool:
     change.set(w.SINCE, int(time.time()))
     _log(p, "state", w.BLOCKED, None, DECLINED)  # first, as in set_state
     return change.commit(server)
+
+
+def clear_if_declined(server: Server, p: Pane) -> bool:
+    """Clear a 🛑 whose dialog was declined, when the transcript says so."""
+    return transcript_moved(p) and clear_declined(server, p)
 
 
 def label(server: Server, pane_id: str, name: str, *, view: bool = False) -> bool:
