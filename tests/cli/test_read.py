@@ -412,3 +412,79 @@ def test_tmux_escape_text_detector() -> None:
         assert _TMUX_ESCAPE.search(rewritten)
     for plain in ("C:\\\\path", "no escapes", "\\x41"):
         assert not _TMUX_ESCAPE.search(plain)
+
+
+# A reply given outside a numbered turn: a program that badges itself and never says working
+
+
+def unnumbered_reply(roost: Roost, text: str) -> Shell:
+    """A shell pane whose program runs ``roost reply TEXT`` then ``roost state done``, unnumbered."""
+    shell = Shell.open(roost)
+    assert shell.run("reply", text).returncode == 0
+    assert shell.run("state", "done").returncode == 0
+    assert roost.option(shell.pane, "@roost-turn") == ""  # no turn was ever numbered
+    return shell
+
+
+def test_a_reply_outside_a_numbered_turn_is_kept_and_read(roost: Roost) -> None:
+    shell = unnumbered_reply(roost, "the tests pass; two lint warnings")
+    proc = raw(roost, "read", shell.pane)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"the tests pass; two lint warnings\n", b"")
+    doc = roost.json("read", "--json", shell.pane)
+    assert set(doc) == JSON_FIELDS
+    assert (doc["source"], doc["turn"], doc["text"]) == ("reply", None, "the tests pass; two lint warnings")
+    assert (doc["state"], doc["stale"], doc["sent_by"], doc["lossy"]) == ("done", False, None, False)
+    again = unnumbered_reply(roost, "second answer")  # a second program, and a newer reply in the first
+    assert shell.run("reply", "a newer answer").returncode == 0
+    assert roost.run("read", shell.pane).stdout == "a newer answer\n"
+    assert roost.run("read", again.pane).stdout == "second answer\n"
+
+
+def test_an_unnumbered_reply_is_never_a_numbered_turns(roost: Roost) -> None:
+    shell = unnumbered_reply(roost, "before any turn")
+    for bad in ("0", "1"):
+        refused = roost.run("read", "--turn", bad, shell.pane)
+        assert (refused.returncode, refused.stdout) == (1, ""), bad
+    shell.run("state", "working")  # turn 1 begins: the reply is an earlier one's
+    assert roost.option(shell.pane, "@roost-turn") == "1"
+    proc = roost.run("read", shell.pane)
+    assert proc.stdout == "before any turn\n"
+    assert proc.stderr == f"roost read: '{shell.pane}' is working — this reply is from an earlier turn.\n"
+    doc = roost.json("read", "--json", shell.pane)
+    assert (doc["source"], doc["turn"], doc["stale"]) == ("reply", None, True)
+    assert "turn 1" in roost.run("read", "--turn", "1", shell.pane).stderr
+    shell.run("state", "done")  # turn 1 said nothing: the old reply is not its answer
+    proc = roost.run("read", shell.pane)
+    assert proc.stderr == FALLBACK.format(shell.pane)
+    assert roost.json("read", "--json", shell.pane)["source"] == "screen"
+    shell.run("state", "working")
+    shell.run("reply", "turn two's answer")
+    shell.run("state", "done")
+    doc = roost.json("read", "--json", shell.pane)
+    assert (doc["source"], doc["turn"], doc["text"]) == ("reply", 2, "turn two's answer")
+    assert roost.run("read", "--turn", "1", shell.pane).returncode == 1
+
+
+def test_a_numbered_turns_reply_replaces_an_unnumbered_one(roost: Roost) -> None:
+    shell = unnumbered_reply(roost, "before any turn")
+    shell.run("state", "working")
+    shell.run("reply", "turn one's answer")
+    shell.run("state", "done")
+    doc = roost.json("read", "--json", shell.pane)
+    assert (doc["turn"], doc["text"]) == (1, "turn one's answer")
+    assert roost.run("read", "--turn", "1", shell.pane).stdout == "turn one's answer\n"
+
+
+def test_an_unnumbered_reply_outlives_its_pane(roost: Roost) -> None:
+    shell = unnumbered_reply(roost, "said before closing")
+    roost.window("keep", "sh")  # the server stays up once the pane is gone
+    roost.tmux("kill-pane", "-t", shell.pane)
+    proc = roost.run("read", shell.pane)
+    assert (proc.returncode, proc.stdout) == (0, "said before closing\n")
+    doc = roost.json("read", "--json", shell.pane)
+    assert (doc["source"], doc["turn"], doc["text"], doc["sent_by"]) == (
+        "reply",
+        None,
+        "said before closing",
+        None,
+    )

@@ -190,10 +190,16 @@ def _set_reply_turn(change: _Change, p: Pane, turn: int | None) -> None:
 
 
 def _stage_reply(change: _Change, p: Pane, turn: int, reply: bytes | None) -> None:
+    """Keep ``reply`` as turn ``turn``'s, or clear the current reply when there is none.
+
+    Turn 0 is a pane no prompt has numbered yet (a self-badging program that never said
+    working): its reply is kept too, as turn 0, which readers serve with no turn number and
+    ``--turn`` can never name. The next numbered turn replaces or clears it like any other.
+    """
     from roost.state import replies  # its file handling is needed only when a turn ends
 
     if recording():
-        kept = bool(reply and turn and replies.keep_reply(p.server_key, p.id, turn, reply))
+        kept = bool(reply and replies.keep_reply(p.server_key, p.id, turn, reply))
         _set_reply_turn(change, p, turn if kept else None)
     else:
         text = replies.truncate(reply).decode(errors="replace") if reply else None

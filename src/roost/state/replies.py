@@ -1,7 +1,9 @@
 """Kept replies: each numbered turn's reply, and who sent the prompt that started it.
 
 Files live under ``<record dir>/<server boot key>/<pane number>/replies/``. The boot key
-keeps a restarted server's reused ``%N`` from reading another pane's answers.
+keeps a restarted server's reused ``%N`` from reading another pane's answers. Turn 0 holds
+a reply given before any turn was numbered (``roost reply`` from a program that badges
+itself without ever saying working); it has no sender, since no ``send`` started it.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def mark_current(server_key: str, pane_id: str, turn: int | None) -> None:
     """Record which kept turn is the pane's current reply (empty once a turn said nothing)."""
     base = pane_dir(server_key, pane_id)
     if base is not None:
-        _write(base / "current", str(turn or "").encode())
+        _write(base / "current", b"" if turn is None else str(turn).encode())
 
 
 def current(server_key: str, pane_id: str) -> int | None:

@@ -118,14 +118,17 @@ def _option_reply(server: Server, pane: Pane) -> Reply | None:
 
 
 def current_reply(server: Server, pane: Pane) -> Reply | None:
-    """The reply that is current on the pane, or None when its last turn recorded none."""
+    """The reply that is current on the pane, or None when its last turn recorded none.
+
+    Kept turn 0 is a reply given outside any numbered turn: served, with no turn number.
+    """
     if not panestate.recording():
         return _option_reply(server, pane)
     turn = w.to_int(pane.opt(w.REPLY_TURN))
-    if not turn:
+    if turn is None:
         return None
     data = replies.reply(pane.server_key, pane.id, turn)
-    return Reply(data, turn) if data is not None else None
+    return Reply(data, turn or None) if data is not None else None
 
 
 def turn_reply(request: Request, pane: Pane, turn: int) -> Reply:
@@ -224,14 +227,14 @@ def _closed_pane(server: Server, request: Request) -> int:
     """A ``%N`` that has closed still has its kept replies: ``close`` deletes none of them."""
     key = server_key(server) if request.target.startswith("%") else None
     turn = request.turn or (replies.current(key, request.target) if key else None)
-    data = replies.reply(key, request.target, turn) if key and turn else None
+    data = replies.reply(key, request.target, turn) if key and turn is not None else None
     if data is None:
         raise TargetGone(f"can't find pane '{request.target}'")
-    assert key is not None and turn is not None
+    assert key is not None
     if request.as_json:
-        _document(request, request.target, key, None, None, "reply", data, turn=turn)
+        _document(request, request.target, key, None, None, "reply", data, turn=turn or None)
     else:
-        _print_reply(request, Reply(data, turn))
+        _print_reply(request, Reply(data, turn or None))
     return 0
 
 
