@@ -102,6 +102,60 @@ def test_permission_request_blocks_with_tool_and_summary(
     assert roost.option(pane, "@roost-reason") == reason
 
 
+QUESTION = {
+    "question": "Which colour should the button be?",
+    "header": "Colour",
+    "multiSelect": False,
+    "options": [
+        {"label": "Red", "description": "A red button"},
+        {"label": "Blue", "description": "A blue button"},
+    ],
+}
+
+
+def asks(*questions: dict) -> dict:
+    """Claude Code's PermissionRequest for its AskUserQuestion tool, as it fires one."""
+    return event(
+        "PermissionRequest",
+        permission_mode="default",
+        transcript_path="/tmp/t.jsonl",
+        tool_name="AskUserQuestion",
+        tool_input={"questions": list(questions)},
+    )
+
+
+def test_a_question_dialogs_reason_is_its_first_question(roost: Roost, pane: str) -> None:
+    hook(roost, pane, event("UserPromptSubmit"))
+    second = {**QUESTION, "question": "And its size?", "header": "Size"}
+    assert hook(roost, pane, asks(QUESTION, second)).returncode == 0
+    reason = "AskUserQuestion: Which colour should the button be?"
+    assert (state(roost, pane), roost.option(pane, "@roost-reason")) == ("blocked", reason)
+    assert events_logged(roost)[-1]["reason"] == reason
+    # Claude's notification about the same dialog says less: the question stays the reason.
+    hook(roost, pane, event("Notification", notification_type="elicitation_dialog", message="Claude asks"))
+    assert roost.option(pane, "@roost-reason") == reason
+
+
+def test_a_long_question_is_cut_like_a_long_command(roost: Roost, pane: str) -> None:
+    """One line and the badge's 200 characters, whatever the agent asked."""
+    hook(roost, pane, event("UserPromptSubmit"))
+    words = " ".join(f"word{n}" for n in range(100))
+    hook(roost, pane, asks({**QUESTION, "question": f"Pick one:\n\n  {words}?"}))
+    reason = roost.option(pane, "@roost-reason")
+    assert reason == f"AskUserQuestion: Pick one: {words}"[:200]
+    assert events_logged(roost)[-1]["reason"] == reason
+    hook(roost, pane, event("PostToolUse", tool_name="AskUserQuestion"))
+    command = f"echo {words}"
+    hook(roost, pane, event("PermissionRequest", tool_name="Bash", tool_input={"command": command}))
+    assert roost.option(pane, "@roost-reason") == f"Bash: {command}"[:200]
+
+
+def test_a_question_with_no_text_is_named_by_its_tool(roost: Roost, pane: str) -> None:
+    hook(roost, pane, event("UserPromptSubmit"))
+    hook(roost, pane, asks({**QUESTION, "question": "  "}))
+    assert roost.option(pane, "@roost-reason") == "AskUserQuestion"
+
+
 @pytest.mark.parametrize("kind", ["permission_prompt", "elicitation_dialog"])
 def test_dialog_notifications_block(roost: Roost, pane: str, kind: str) -> None:
     hook(roost, pane, event("UserPromptSubmit"))

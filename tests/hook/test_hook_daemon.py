@@ -98,6 +98,44 @@ def test_the_hook_posts_its_claim_and_the_roster_shows_it_at_once(
     assert explain["fields"]["activity"]["source"] == "hook"
 
 
+def test_a_question_dialogs_claim_names_the_question(roost: Roost, running: Daemon, pane: str) -> None:
+    """Claude's AskUserQuestion fires PermissionRequest like a tool's: the roster's pending
+    request (what the web app shows) says what is asked, as the badge does."""
+    question = {
+        "question": "Which colour should the button be?",
+        "header": "Colour",
+        "multiSelect": False,
+        "options": [
+            {"label": "Red", "description": "A red button"},
+            {"label": "Blue", "description": "Blue"},
+        ],
+    }
+    asks = event(
+        "PermissionRequest",
+        permission_mode="default",
+        tool_name="AskUserQuestion",
+        tool_input={"questions": [question]},
+    )
+    run_hook(roost, pane, event("UserPromptSubmit", prompt="pick a colour"), running.env)
+    proc, took = run_hook(roost, pane, asks, running.env)
+    assert proc.returncode == 0 and took < BOUND
+    summary = "AskUserQuestion: Which colour should the button be?"
+    assert roost.option(pane, "@roost-reason") == summary
+    record = mine(running)
+    assert record is not None
+    assert (record["activity"], record["activity_event"]) == ("needs_attention", "PermissionRequest")
+    assert record["pending"] == {"summary": summary}
+    # The notification Claude sends about the same dialog keeps the question, as the badge does.
+    notice = event("Notification", notification_type="elicitation_dialog", message="Claude needs your input")
+    run_hook(roost, pane, notice, running.env)
+    record = mine(running)
+    assert record is not None and record["activity_event"] == "Notification:elicitation_dialog"
+    assert record["pending"] == {"summary": summary}
+    run_hook(roost, pane, event("PostToolUse", tool_name="AskUserQuestion"), running.env)
+    record = mine(running)
+    assert record is not None and (record["activity"], record["pending"]) == ("active", None)
+
+
 def test_events_that_say_nothing_new_post_nothing(roost: Roost, running: Daemon, pane: str) -> None:
     for quiet in (
         event("PreToolUse", tool_name="Bash"),

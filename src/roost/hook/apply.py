@@ -6,7 +6,7 @@ import os
 
 from roost.agents import manifest
 from roost.hook import owner
-from roost.hook.events import HookEvent, translate
+from roost.hook.events import from_hook
 from roost.state import panestate
 from roost.state import words as w
 from roost.tmux.server import Server
@@ -25,32 +25,33 @@ def _context(pane_id: str) -> str:
     )
 
 
-def handle(harness: str, payload: dict) -> str | None:
-    """Apply the event to its pane; returns text for the agent's context, if any.
+def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
+    """Apply the event to its pane; returns text for the agent's context, if any, and the
+    reason the badge now gives for a dialog (for the claim to say the same), if it badged one.
 
     An event the manifest ignores costs no tmux call; one that changes nothing costs one read.
     """
     pane_id = os.environ.get("TMUX_PANE")
     tmux = os.environ.get("TMUX")
     if not pane_id or not tmux:
-        return None
+        return None, None
     agent = manifest.load(harness)
     if agent is None:
-        return None
+        return None, None
     hook = agent.raw.get("hook", {})
-    event = HookEvent.parse(translate(payload, hook.get("fields", {})))
+    event = from_hook(payload, hook)
     action = agent.action(event.name, event.notification)
     if action == "ignore" or (event.agent_id and action not in SUBAGENT_ACTIONS):
-        return None
+        return None, None
     server = Server(tmux.split(",")[0])
     shared = owner.runs_in_shared_process(tuple(hook.get("shared_process", ())))
     if shared:
         pane_id = owner.pane_holding(server, event.session_id)
         if pane_id is None:
-            return None
+            return None, None
     pane = panestate.read(server, pane_id)
     if pane is None:
-        return None
+        return None, None
     if not shared and not event.agent_id and event.session_id and event.cwd and os.path.isabs(event.cwd):
         panestate.identify(server, pane, event.session_id, event.cwd, agent.name, event.transcript)
     if action == "prompt" or action == "working":
@@ -63,6 +64,7 @@ def handle(harness: str, payload: dict) -> str | None:
         if pane.opt(w.STATE) == w.BLOCKED and event.notification:
             reason = pane.opt(w.REASON) or reason  # the dialog's own hook said it better
         panestate.set_state(server, pane, w.BLOCKED, reason)
+        return None, pane.opt(w.REASON)
     elif action == "done":
         panestate.end_turn(server, pane, event.reply.encode() if event.reply else None)
     elif action == "interrupt":
@@ -70,5 +72,5 @@ def handle(harness: str, payload: dict) -> str | None:
     elif action == "error":
         panestate.fail_turn(server, pane, event.error or "the turn failed")
     elif action == "identify":
-        return _context(pane.id) if agent.raw.get("session_context", True) else None
-    return None
+        return (_context(pane.id) if agent.raw.get("session_context", True) else None), None
+    return None, None

@@ -3,13 +3,56 @@
 Claude Code's payload is the common shape; the other adapters (codex, opencode, copilot, pi)
 translate their own events into it before calling ``rosterd-hook``. A harness that cannot
 (its hook program is fixed) names its own field names in its manifest's ``[hook.fields]``
-table, and ``translate`` renames them: per-harness knowledge stays data.
+table, and ``translate`` renames them; a tool whose dialog says what it asks deeper in its
+input than the fields below (Claude's AskUserQuestion) is found through ``[hook.summaries]``.
+Per-harness knowledge stays data.
 """
 
 from __future__ import annotations
 
 # Fields of a tool's input that say best what a permission dialog asks for, in order.
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "url", "pattern", "query", "description")
+DIALOG_LIMIT = 200
+"""Characters a dialog's reason keeps: the badge cuts every reason there, on one line
+(``panestate.set_state``), and the claim posted to the daemon must say what the badge says."""
+
+
+def from_hook(payload: dict, hook: dict) -> HookEvent:
+    """The event in ``payload``, read through the agent manifest's ``[hook]`` table."""
+    return HookEvent.parse(translate(payload, hook.get("fields", {})), hook.get("summaries", {}))
+
+
+def _dig(value: object, path: list) -> object:
+    """What ``path`` (keys of objects, positions in lists) names inside ``value``, or None."""
+    for step in path:
+        if isinstance(value, dict) and isinstance(step, str):
+            value = value.get(step)
+        elif isinstance(value, list) and type(step) is int and -len(value) <= step < len(value):
+            value = value[step]
+        else:
+            return None
+    return value
+
+
+def _summary(tool: object, tool_input: object, summaries: dict[str, list]) -> str | None:
+    """What a tool's input says it will do: where its manifest says to look, else a known field."""
+    path = summaries.get(tool) if isinstance(tool, str) else None
+    if isinstance(path, list):
+        found = _dig(tool_input, path)
+        if isinstance(found, str) and found.strip():
+            return found
+    if isinstance(tool_input, str):
+        return tool_input
+    if not isinstance(tool_input, dict):
+        return None
+    return next(
+        (
+            str(tool_input[k])
+            for k in _SUMMARY_KEYS
+            if isinstance(tool_input.get(k), (str, list)) and tool_input[k]
+        ),
+        None,
+    )
 
 
 def translate(payload: dict, fields: dict[str, str]) -> dict:
@@ -85,24 +128,14 @@ class HookEvent:
         return f"HookEvent({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
     @classmethod
-    def parse(cls, payload: dict) -> HookEvent:
+    def parse(cls, payload: dict, summaries: dict[str, list] | None = None) -> HookEvent:
+        """``payload``'s fields; ``summaries`` maps a tool to where its input says what it asks."""
+
         def text(key: str) -> str | None:
             value = payload.get(key)
             return value if isinstance(value, str) and value else None
 
-        tool_input = payload.get("tool_input")
-        summary = None
-        if isinstance(tool_input, dict):
-            summary = next(
-                (
-                    str(tool_input[k])
-                    for k in _SUMMARY_KEYS
-                    if isinstance(tool_input.get(k), (str, list)) and tool_input[k]
-                ),
-                None,
-            )
-        elif isinstance(tool_input, str):
-            summary = tool_input
+        summary = _summary(payload.get("tool_name"), payload.get("tool_input"), summaries or {})
         # A failed turn's last assistant message is the error the agent showed (Claude Code
         # sends "error": "unknown" beside "API Error: 400 …"), so it says more than the code.
         reply = payload.get("last_assistant_message")
@@ -126,7 +159,10 @@ class HookEvent:
 
     @property
     def dialog(self) -> str:
-        """What a dialog asks for, as the badge's reason: ``Bash: npm test``."""
+        """What a dialog asks for, as the badge's reason: ``Bash: npm test``,
+        ``AskUserQuestion: Which colour…?``; on one line, at most :data:`DIALOG_LIMIT` long."""
         if self.tool and self.tool_summary:
-            return f"{self.tool}: {self.tool_summary}"
-        return self.tool or self.message or "permission requested"
+            asks = f"{self.tool}: {self.tool_summary}"
+        else:
+            asks = self.tool or self.message or "permission requested"
+        return " ".join(asks.split())[:DIALOG_LIMIT]

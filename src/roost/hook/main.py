@@ -69,10 +69,11 @@ def main(argv: list[str] | None = None) -> int:
             from roost.hook.apply import handle
             from roost.hook.post import post
 
+            context = reason = None
             try:
-                context = handle(harness, payload)
+                context, reason = handle(harness, payload)
             finally:  # the daemon hears of the event even when the pane could not be stamped
-                post(harness, payload)
+                post(harness, payload, reason)
             if context:
                 sys.stdout.write(context)
                 sys.stdout.flush()

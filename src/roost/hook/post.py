@@ -26,7 +26,7 @@ import time
 from roost import paths
 from roost.agents import manifest
 from roost.hook import owner
-from roost.hook.events import HookEvent, translate
+from roost.hook.events import from_hook
 
 TIMEOUT = 0.25
 """Seconds the whole exchange with the daemon may take; the hook's budget is 800 ms in all."""
@@ -71,13 +71,18 @@ def agent_process() -> tuple[list[int], list[list[int]]] | None:
     return None if found is None else (found, ancestors)
 
 
-def claim(harness: str, payload: dict) -> dict | None:
-    """The claim body for this event, or None when it should post nothing."""
+def claim(harness: str, payload: dict, reason: str | None = None) -> dict | None:
+    """The claim body for this event, or None when it should post nothing.
+
+    A dialog's claim carries what it asks as its pending request's summary: ``reason``, the
+    badge's own, when the pane was badged (a notification after a dialog keeps the dialog's
+    words there), else the event's.
+    """
     agent = manifest.load(harness)
     if agent is None:
         return None
     hook = agent.raw.get("hook", {})
-    event = HookEvent.parse(translate(payload, hook.get("fields", {})))
+    event = from_hook(payload, hook)
     action = agent.action(event.name, event.notification)
     if action not in _WORDS and action != "identify":
         return None
@@ -95,6 +100,8 @@ def claim(harness: str, payload: dict) -> dict | None:
             fields["session_id"] = event.session_id
         if event.cwd and os.path.isabs(event.cwd):
             fields["cwd"] = event.cwd
+    if action == "blocked":
+        fields["pending"] = {"summary": reason or event.dialog}
     body: dict = {
         "source": "hook",
         "pid": pid,
@@ -147,13 +154,16 @@ def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
         conn.close()
 
 
-def post(harness: str, payload: dict) -> None:
-    """Tell the daemon about this event, if one is listening; never raises, never waits long."""
+def post(harness: str, payload: dict, reason: str | None = None) -> None:
+    """Tell the daemon about this event, if one is listening; never raises, never waits long.
+
+    ``reason`` is the dialog the pane's badge now names, when the hook badged one.
+    """
     try:
         path = socket_path()
         if not os.path.exists(path):
             return
-        body = claim(harness, payload)
+        body = claim(harness, payload, reason)
         if body is not None:
             send(body, path)
     except Exception:

@@ -1,0 +1,75 @@
+"""Reading a hook event: what a dialog asks, found where the agent's manifest says to look."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from roost.agents import manifest
+from roost.hook.events import DIALOG_LIMIT, HookEvent, from_hook
+
+
+@pytest.fixture(autouse=True)
+def own_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packaged manifest, not a user's copy, and its cache in the test's own dir."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+
+
+def claude_hook() -> dict:
+    agent = manifest.load("claude")
+    assert agent is not None
+    return agent.raw["hook"]
+
+
+def dialog(tool: str, tool_input: object) -> str:
+    return from_hook(
+        {"hook_event_name": "PermissionRequest", "tool_name": tool, "tool_input": tool_input}, claude_hook()
+    ).dialog
+
+
+def test_a_question_is_found_through_the_manifest() -> None:
+    questions = [{"question": "Which colour?", "header": "Colour", "options": []}, {"question": "Size?"}]
+    assert dialog("AskUserQuestion", {"questions": questions}) == "AskUserQuestion: Which colour?"
+
+
+@pytest.mark.parametrize(
+    "tool_input",
+    [
+        {},
+        {"questions": []},
+        {"questions": "Which?"},
+        {"questions": [{"question": 7}]},
+        {"questions": [{}]},
+        None,
+    ],
+)
+def test_a_question_dialog_without_a_question_is_named_by_its_tool(tool_input: object) -> None:
+    assert dialog("AskUserQuestion", tool_input) == "AskUserQuestion"
+
+
+def test_the_known_fields_still_answer_when_the_manifests_path_finds_nothing() -> None:
+    assert dialog("AskUserQuestion", {"description": "pick a colour"}) == "AskUserQuestion: pick a colour"
+
+
+def test_without_a_manifest_path_a_tool_is_summarised_by_its_known_fields() -> None:
+    payload = {"tool_name": "AskUserQuestion", "tool_input": {"questions": [{"question": "Which?"}]}}
+    assert HookEvent.parse(payload).dialog == "AskUserQuestion"
+    assert dialog("Bash", {"command": "npm test", "description": "run the tests"}) == "Bash: npm test"
+
+
+@pytest.mark.parametrize("path", [["questions", True, "question"], ["questions", 5, "question"], "questions"])
+def test_a_path_that_does_not_fit_the_input_finds_nothing(path: object) -> None:
+    payload = {
+        "tool_name": "Ask",
+        "tool_input": {"questions": [{"question": "Which?"}, {"question": "Size?"}]},
+    }
+    assert HookEvent.parse(payload, {"Ask": path}).dialog == "Ask"
+    assert HookEvent.parse(payload, {"Ask": ["questions", -1, "question"]}).dialog == "Ask: Size?"
+
+
+def test_a_dialog_is_one_line_and_cut_where_the_badge_cuts() -> None:
+    long = dialog("AskUserQuestion", {"questions": [{"question": "Pick:\n\n" + "x" * 500}]})
+    assert long == ("AskUserQuestion: Pick: " + "x" * 500)[:DIALOG_LIMIT]
+    assert len(long) == DIALOG_LIMIT == 200
