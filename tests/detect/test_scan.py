@@ -3,11 +3,13 @@ wrapped agents (``ROOST_AGENT``), agents outside tmux, and the claims a pass pro
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +53,24 @@ def fakes(tmp_path: Path) -> Path:
     return script.parent
 
 
+Start = Callable[..., subprocess.Popen[bytes]]
+
+
 @pytest.fixture
-def outside() -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Processes a test starts outside tmux; killed afterwards."""
+def outside() -> Iterator[Start]:
+    """Starts a process outside tmux, in a process group of its own, and afterwards kills that
+    whole group: a fake claude's nested codex too, not just the claude it runs under."""
     started: list[subprocess.Popen[bytes]] = []
-    yield started
+
+    def start(*argv: str) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(argv, process_group=0)
+        started.append(proc)
+        return proc
+
+    yield start
     for proc in started:
-        proc.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
 
 
@@ -151,10 +164,9 @@ def test_a_pane_started_when_psutil_says(roost: Roost, names: Names) -> None:
 
 
 def test_agents_outside_tmux_are_found_topmost_only(
-    roost: Roost, names: Names, fakes: Path, outside: list[subprocess.Popen[bytes]]
+    roost: Roost, names: Names, fakes: Path, outside: Start
 ) -> None:
-    parent = subprocess.Popen([str(fakes / "claude"), str(fakes / "codex")])
-    outside.append(parent)
+    parent = outside(str(fakes / "claude"), str(fakes / "codex"))
     child = roost.wait_for(lambda: children(parent.pid), what="the nested codex")[0]
     observation = scanner(roost, names).observe()
     found = {agent.process.pid: agent for agent in observation.outside}
@@ -167,10 +179,9 @@ def test_agents_outside_tmux_are_found_topmost_only(
 
 
 def test_a_pass_claims_once_and_ends_what_is_gone(
-    roost: Roost, names: Names, fakes: Path, outside: list[subprocess.Popen[bytes]]
+    roost: Roost, names: Names, fakes: Path, outside: Start
 ) -> None:
-    proc = subprocess.Popen([str(fakes / "claude")])
-    outside.append(proc)
+    proc = outside(str(fakes / "claude"))
     scan = scanner(roost, names)
     roster = Roster("test", "n0", time.time)
     reporter = Reporter()
@@ -215,12 +226,11 @@ def test_a_badge_that_comes_back_is_claimed_again(roost: Roost, names: Names) ->
 
 
 def test_the_daemon_reports_scanned_agents_and_ends_them(
-    roost: Roost, daemon: Daemon, fakes: Path, outside: list[subprocess.Popen[bytes]]
+    roost: Roost, daemon: Daemon, fakes: Path, outside: Start
 ) -> None:
     in_tmux = roost.start(str(fakes / "claude"))
     wrapped = roost.window("wrapped", "env ROOST_AGENT=codex sleep 600")
-    loose = subprocess.Popen([str(fakes / "claude")])
-    outside.append(loose)
+    loose = outside(str(fakes / "claude"))
     daemon.start()
 
     def by_pane(pane: str) -> dict[str, Any] | None:
