@@ -2,6 +2,7 @@
 
 Nothing here mocks tmux or roost: tests run the installed ``roost`` command as a separate
 process against a throwaway tmux server whose socket lives in the test's temp dir.
+Nothing a test starts may outlive it: see ``tests.leakguard``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["tests.leakguard"]
 
 BIN = Path(sys.executable).parent
 FAKE_AGENT = Path(__file__).parent / "fakes" / "agent.py"
