@@ -80,4 +80,5 @@ def view(session: Session, now: float) -> dict[str, Any]:
             }
             for entry in session.rejected
         ],
+        "overruled": [entry.to_json() for entry in session.overruled],
     }

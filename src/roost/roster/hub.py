@@ -17,7 +17,7 @@ from typing import Any
 from roost.roster import changes, explain, precedence, records
 from roost.roster.changes import Change, ChangeLog
 from roost.roster.claims import ACTIVITY_ONLY, Claim, ProcessId, check
-from roost.roster.provenance import ClaimRef
+from roost.roster.provenance import ACTIVITY, ClaimRef
 from roost.roster.records import Record
 from roost.roster.session import Session
 from roost.roster.times import Clock
@@ -86,16 +86,28 @@ class Roster:
         problem = check(claim)
         if problem:
             return Outcome(None, False, (problem,), tuple(emitted))
-        try:
-            session, shadowed = self._admit(claim, now)
-        except _Refused as refused:
-            if refused.session is not None:
-                refused.session.reject(now, refused.reason, claim)
-            key = refused.session.key if refused.session else None
-            return Outcome(key, False, (refused.reason,), tuple(emitted))
-        emitted += self._publish(session, now)
-        accepted = not shadowed or len(shadowed) < self._offered(claim)
-        return Outcome(session.key, accepted, tuple(shadowed), tuple(emitted))
+        return self._take(claim, now, emitted)
+
+    def overrule(self, claim: Claim, evidence: str) -> Outcome:
+        """Take ``claim`` over a higher source's needs_attention that ``evidence`` shows is over
+        (the one rule above precedence, :mod:`roost.roster.attention`). Refused, changing
+        nothing, unless the claim names a live session by key, carries an activity, and a
+        higher source's needs_attention stands in its way."""
+        now = self._clock()
+        emitted = self._expire(now)
+        problem = check(claim)
+        session = self._sessions.get(claim.session_key or "")
+        if problem is None and (session is None or session.ended):
+            problem = "overruling needs the key of a live session"
+        elif problem is None and claim.activity is None:
+            problem = "overruling needs an activity to put in place of needs_attention"
+        if problem is not None:
+            return Outcome(claim.session_key, False, (problem,), tuple(emitted))
+        assert session is not None
+        if not session.overrule(claim, now, evidence):
+            reason = f"no source above {claim.source} holds needs_attention"
+            return Outcome(session.key, False, (reason,), tuple(emitted))
+        return self._take(claim, now, emitted)
 
     def tick(self) -> tuple[Change, ...]:
         """Let time pass: expire silent leases and drop sessions that ended long enough ago."""
@@ -143,6 +155,14 @@ class Roster:
         session = self._sessions.get(key)
         return explain.view(session, self._clock()) if session else None
 
+    def holder(self, key: str) -> str | None:
+        """The source whose activity the session's record shows, or None."""
+        session = self._sessions.get(key)
+        if session is None:
+            return None
+        winner = session.provenance.winner(ACTIVITY, session.counts(self._clock()))
+        return winner.ref.source if winner is not None else None
+
     def find(self, process: ProcessId) -> str | None:
         """The live session a process belongs to, as its root or as a nested process."""
         return self._where.get(process)
@@ -156,6 +176,19 @@ class Roster:
             return False
         session.reject(self._clock(), reason, claim)
         return True
+
+    def _take(self, claim: Claim, now: float, emitted: list[Change]) -> Outcome:
+        """Admit a well-formed claim and publish what it changed, after ``emitted``."""
+        try:
+            session, shadowed = self._admit(claim, now)
+        except _Refused as refused:
+            if refused.session is not None:
+                refused.session.reject(now, refused.reason, claim)
+            key = refused.session.key if refused.session else None
+            return Outcome(key, False, (refused.reason,), tuple(emitted))
+        emitted += self._publish(session, now)
+        accepted = not shadowed or len(shadowed) < self._offered(claim)
+        return Outcome(session.key, accepted, tuple(shadowed), tuple(emitted))
 
     def _admit(self, claim: Claim, now: float) -> tuple[Session, list[str]]:
         session, parent = self._address(claim)

@@ -78,6 +78,13 @@ class Provenance:
             return f"{name}: {holder.ref.source} set it, which outranks {ref.source}"
         return None
 
+    def ranked(self, name: str, counts: Counts) -> list[Candidate]:
+        """Every counting source's non-null value, highest source first: the winner, then what
+        would show if it were withdrawn, and so on."""
+        offers = self._offers.get(name, {})
+        ranked = (offers[source] for source in precedence.SOURCES if source in offers and counts(source))
+        return [candidate for candidate in ranked if candidate.value is not None]
+
     def winner(self, name: str, counts: Counts) -> Candidate | None:
         """The highest counting source's non-null value: lower sources fill nulls, never more."""
         offers = self._offers.get(name, {})
@@ -96,6 +103,10 @@ class Provenance:
             for source in precedence.SOURCES
             if source in offers and offers[source] is not best and offers[source].value is not None
         ]
+
+    def withdraw(self, name: str, source: str) -> None:
+        """Forget ``source``'s value for ``name``, so the next source's shows through."""
+        self._offers.get(name, {}).pop(source, None)
 
     def names(self) -> list[str]:
         return list(self._offers)

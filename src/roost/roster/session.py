@@ -11,7 +11,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from roost.roster import precedence, records
+from roost.roster import attention, precedence, records
+from roost.roster.attention import Overruling
 from roost.roster.claims import ACTIVITY_ONLY, Claim, ProcessId
 from roost.roster.provenance import ACTIVITY, ClaimRef, Counts, Provenance
 from roost.roster.records import Record
@@ -20,6 +21,8 @@ OCCUPANT_FIELDS = (ACTIVITY, "session_id", "harness", "usage", "load", "mode", "
 """What describes the process rather than the session; forgotten when a new occupant arrives.
 The name, cwd, terminal handles, lane and policy belong to the session and stay."""
 
+OVERRULINGS_KEPT = 8
+"""Ended needs_attention remembered per session for ``explain``."""
 PREVIOUS_KEPT = 16
 """Former occupants remembered, so a late claim from one is refused instead of taking over."""
 
@@ -65,6 +68,7 @@ class Session:
         self.heard: dict[str, float] = {}
         self.sources: set[str] = set()
         self.rejected: deque[Rejection] = deque(maxlen=rejected_keep)
+        self.overruled: deque[Overruling] = deque(maxlen=OVERRULINGS_KEPT)
         self.ending: Ending | None = None
         self.record: Record | None = None
         self._revision = 0
@@ -129,6 +133,16 @@ class Session:
                 shadowed.append(reason)
                 self.rejected.append(Rejection(now, reason, ref, name))
         return shadowed
+
+    def overrule(self, claim: Claim, now: float, evidence: str) -> bool:
+        """Withdraw every higher source's needs_attention that stands in the way of ``claim``
+        (see :mod:`roost.roster.attention`); False when there is none, and nothing changes."""
+        held = attention.waiting_above(self.provenance, claim.source, self.counts(now))
+        by = ClaimRef.of(claim)
+        for ref in held:
+            self.provenance.withdraw(ACTIVITY, ref.source)
+            self.overruled.append(Overruling(now, ref, by, evidence))
+        return bool(held)
 
     def end(self, reason: str, claim: Claim) -> None:
         self.ending = Ending(reason, claim.received_at, ClaimRef.of(claim))
