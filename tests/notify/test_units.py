@@ -11,6 +11,7 @@ import pytest
 from roost.notify.classify import DONE, NEEDS_INPUT, classify
 from roost.notify.delay import Delays
 from roost.notify.store import Store, Subscription
+from roost.roster.attention import DIALOG_CLOSED
 from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN
 
 
@@ -33,6 +34,12 @@ from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN
 )
 def test_only_background_transitions_count(before: str | None, after: str, what: str | None) -> None:
     assert classify(before, after) == what
+
+
+def test_a_dialog_that_left_the_screen_is_not_news() -> None:
+    """Somebody at the terminal declined it: "done" would tell them what they just did."""
+    assert classify(NEEDS_ATTENTION, IDLE, DIALOG_CLOSED) is None
+    assert classify(NEEDS_ATTENTION, IDLE, "done") == DONE
 
 
 def test_a_delay_fires_once_after_its_grace() -> None:

@@ -2,11 +2,13 @@
 
 Only a session finishing in the background matters: working -> blocked ("needs input") and
 working or blocked -> idle ("done"). Starting to work, or anything from an unknown state (a
-session just discovered, a daemon just restarted), is not news.
+session just discovered, a daemon just restarted), is not news; nor is a dialog that left the
+screen with no word from the agent: somebody at the terminal declined it.
 """
 
 from __future__ import annotations
 
+from roost.roster.attention import DIALOG_CLOSED
 from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION
 
 NEEDS_INPUT = "needs input"
@@ -19,7 +21,9 @@ _BACKGROUND = {
 }
 
 
-def classify(before: str | None, after: str) -> str | None:
+def classify(before: str | None, after: str, event: str | None = None) -> str | None:
     """What to tell ("needs input" or "done") when a session's activity went from ``before``
-    to ``after``, or None when that is not worth a notification."""
+    to ``after`` through ``event``, or None when that is not worth a notification."""
+    if event == DIALOG_CLOSED:
+        return None
     return _BACKGROUND.get((before or "", after))

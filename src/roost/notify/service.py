@@ -89,9 +89,11 @@ class Notifier:
             return
         before = self._activity.get(key)
         self._activity[key] = record.activity
-        what = classify(before, record.activity)
+        what = classify(before, record.activity, record.activity_event)
         if what is not None:
             self.delays.schedule(key, lambda: self._fire(record, what))
+        elif before != record.activity:
+            self.delays.cancel(key)  # what was pending is no longer true (a dialog answered or closed)
 
     async def _follow(self, stream: Stream) -> None:
         while (batch := await stream.next(FOLLOW_TIMEOUT)) is not None:
