@@ -90,6 +90,12 @@ class Live:
         self._announce(outcome.changes)
         return outcome
 
+    def overrule(self, claim: Claim, evidence: str) -> Outcome:
+        """:meth:`Roster.overrule`, announced like every other change."""
+        outcome = self.roster.overrule(claim, evidence)
+        self._announce(outcome.changes)
+        return outcome
+
     def apply_all(self, claims: Iterable[Claim]) -> list[Outcome]:
         return [self.apply(claim) for claim in claims]
 

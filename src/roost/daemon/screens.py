@@ -14,6 +14,9 @@ Boundaries, as sentences:
 - Every pane is read once when the watcher reports it (start-up, a new pane) and after tmux
   dropped some of its output (``resync``).
 - A claim is applied only when what the screen shows changed for that pane's session.
+- A hook's blocked whose dialog has left the screen ends (:mod:`roost.daemon.dialogs` says
+  when): the roster takes the screen's word over it, and the pane's badge is cleared as the
+  CLI clears a declined dialog, off the event loop.
 - A closed pane's session ends as the scan ends it: when its process is gone.
 - Every notice but output (a pane, window or session came, went, moved or was renamed) bumps
   the :class:`~roost.daemon.layout.Layout` that web pages follow for their terminal list.
@@ -32,6 +35,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from roost.daemon.dialogs import Dialogs
 from roost.daemon.layout import Layout
 from roost.daemon.live import Live
 from roost.detect import procs
@@ -39,9 +43,10 @@ from roost.detect import screen as engine
 from roost.detect.manifests import load_catalog
 from roost.detect.regions import Screen
 from roost.detect.report import INTERACTIVE, ended
-from roost.roster import ProcessId, records
+from roost.roster import Claim, ProcessId, records
+from roost.roster.attention import DIALOG_CLOSED
 from roost.roster.times import Clock
-from roost.state import words
+from roost.state import panestate, words
 from roost.tmux.pacing import Rerun
 from roost.tmux.server import SEP, Server
 from roost.tmux.watch import Change, Watcher
@@ -128,6 +133,7 @@ class Screens:
         self._jobs: dict[str, Rerun] = {}
         self._shown: dict[str, tuple[ProcessId, engine.Detection]] = {}
         self._quiet_since: dict[str, float] = {}
+        self._dialogs = Dialogs()
         self._gone = asyncio.Event()
         self._revive: asyncio.Task[None] | None = None
 
@@ -171,6 +177,7 @@ class Screens:
             job.cancel()
         self._shown.pop(pane, None)
         self._quiet_since.pop(pane, None)
+        self._dialogs.forget(pane)
 
     def _end_gone(self, pane: str) -> None:
         """End the closed pane's session if its process is gone, as the scan would on its next pass."""
@@ -225,20 +232,59 @@ class Screens:
             return
         record = self._record(pane)
         agent = seen.harness or (record.harness if record is not None else None)
-        detection = engine.detect(seen.screen, agent, load_catalog())
+        catalog = load_catalog()
+        detection = engine.detect(seen.screen, agent, catalog)
+        self._dialogs.read(pane, detection.state if detection else None, self._clock())
         if detection is None:
             return
         process = (
             ProcessId(record.pid, record.start_ticks) if record is not None else procs.identity(seen.pid)
         )
-        if process is None or self._shown.get(pane) == (process, detection):
+        if process is None:
             return
-        if not self._settled(pane, detection):
-            return
-        self._shown[pane] = (process, detection)
-        claim = engine.claim(detection, self._clock(), process=process)
+        if self._shown.get(pane) != (process, detection):
+            if not self._settled(pane, detection):
+                return
+            self._shown[pane] = (process, detection)
+            self.live.apply(self._claim(seen, detection, process=process))
+        rules = catalog.agents.get(detection.agent)
+        if record is not None and rules is not None:
+            await self._end_blocked(seen, record, detection, rules.sees_dialogs)
+
+    def _claim(self, seen: Capture, detection: engine.Detection, **address: Any) -> Claim:
+        claim = engine.claim(detection, self._clock(), **address)
         fields = {**claim.fields, "tmux": seen.tmux, "tty": seen.tty, "lane": INTERACTIVE}
-        self.live.apply(dataclasses.replace(claim, fields=fields))
+        return dataclasses.replace(claim, fields=fields)
+
+    async def _end_blocked(
+        self, seen: Capture, record: records.Record, detection: engine.Detection, sees_dialogs: bool
+    ) -> None:
+        """End a hook's blocked whose dialog has left the screen, or look again when it may."""
+        holder = self.live.roster.holder(record.session_key)
+        verdict = self._dialogs.judge(seen.pane, record, holder, sees_dialogs, self._clock())
+        if verdict is None:
+            return
+        if verdict.evidence is None:
+            job = self._jobs.get(seen.pane)
+            if job is not None and verdict.wait is not None:
+                asyncio.get_running_loop().call_later(verdict.wait + 0.01, job.trigger)
+            return
+        claim = self._claim(seen, detection, session_key=record.session_key)
+        outcome = self.live.overrule(dataclasses.replace(claim, event=DIALOG_CLOSED), verdict.evidence)
+        if outcome.accepted:
+            log.info("rosterd: %s: blocked ended by the screen: %s", record.session_key, verdict.evidence)
+            await asyncio.to_thread(self._clear_badge, seen.pane, detection.state in words.BUSY)
+
+    def _clear_badge(self, pane: str, working: bool) -> None:
+        """The pane's own 🛑 goes as the CLI clears it: to working when the screen shows the
+        agent at work (an approved command still running), else to no state at all."""
+        badge = panestate.read(self.server, pane)
+        if badge is None or badge.opt(words.STATE) != words.BLOCKED:
+            return
+        if working:
+            panestate.set_state(self.server, badge, words.WORKING)
+        else:
+            panestate.clear_declined(self.server, badge)
 
     def _settled(self, pane: str, detection: engine.Detection) -> bool:
         """Whether ``detection`` may be claimed now; an idle reading after a busy one waits.

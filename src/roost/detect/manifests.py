@@ -115,6 +115,11 @@ class AgentRules:
     identify: tuple[Probe, ...]
     files: tuple[Path, ...]
 
+    @property
+    def sees_dialogs(self) -> bool:
+        """Whether a rule reads a dialog (state blocked): only then can the screen say one is gone."""
+        return any(rule.state == words.BLOCKED for rule in self.rules)
+
 
 @dataclass(frozen=True)
 class Catalog:

@@ -1,0 +1,216 @@
+"""A hook's blocked ends when its dialog leaves the screen, with nobody running a command.
+
+The pane runs ``tests/fakes/screen_tui.py``: it shows Claude Code's recorded screens and fires
+Claude's hooks (through the real ``rosterd-hook``) when told, as a child of the pane's own
+process, so the hook's claim and the screen's are about one session. What is checked is what
+everyone reads: the roster's record and change stream, ``explain``, the pane's badge (what
+``roost status`` reads) and the events log.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roost.state.panestate import DECLINED
+from tests.api.sse import Events
+from tests.conftest import Roost
+from tests.daemon.fixture import Daemon
+from tests.fakes.push_service import PushService
+
+TUI = Path(__file__).resolve().parents[1] / "fakes" / "screen_tui.py"
+BOUND = 1.0
+"""Seconds from a dialog leaving the screen to the roster and the badge saying so."""
+HOLD = 2.0
+"""Seconds a dialog that must stay blocked is watched for."""
+GENEROUS = 10.0
+
+
+@pytest.fixture
+def tui(roost: Roost, daemon: Daemon) -> Iterator[str]:
+    """A running daemon and the fake TUI's pane, whose hooks reach that daemon."""
+    roost.env["XDG_RUNTIME_DIR"] = str(daemon.runtime)
+    daemon.start()
+    pane = roost.start(shlex.join([sys.executable, str(TUI), "idle"]), session="tui")
+    roost.wait_screen(pane, "? for shortcuts")
+    yield pane
+
+
+def tell(roost: Roost, pane: str, line: str) -> float:
+    roost.tmux("send-keys", "-t", pane, "-l", line)
+    roost.tmux("send-keys", "-t", pane, "Enter")
+    return time.monotonic()
+
+
+def record(daemon: Daemon, pane: str) -> dict[str, Any] | None:
+    return daemon.record_where(
+        lambda r: (r.get("tmux") or {}).get("pane") == pane and r["liveness"] != "ended"
+    )
+
+
+def until(daemon: Daemon, pane: str, activity: str, timeout: float = GENEROUS) -> dict[str, Any]:
+    try:
+        found: dict[str, Any] = daemon.wait_for(
+            lambda: (r := record(daemon, pane)) is not None and r["activity"] == activity and r,
+            timeout,
+            f"{pane} {activity}",
+        )
+    except AssertionError as error:
+        raise AssertionError(f"{error}; the roster has {daemon.snapshot()['records']}") from None
+    return found
+
+
+def open_dialog(roost: Roost, daemon: Daemon, pane: str, screen: str = "permission") -> dict[str, Any]:
+    """The agent works, then asks: the hook says blocked and the dialog is drawn."""
+    tell(roost, pane, "hook UserPromptSubmit")
+    until(daemon, pane, "active")
+    tell(roost, pane, "hook PermissionRequest Bash touch x")
+    tell(roost, pane, f"show {screen}")
+    roost.wait_for(lambda: roost.option(pane, "@roost-state") == "blocked", GENEROUS, "the blocked badge")
+    blocked = until(daemon, pane, "needs_attention")
+    assert source(daemon, blocked["session_key"]) == "hook"
+    return blocked
+
+
+def source(daemon: Daemon, key: str) -> str:
+    return daemon.get(f"/sessions/{key}/explain")["fields"]["activity"]["source"]
+
+
+def events_log(roost: Roost, pane: str) -> list[dict[str, Any]]:
+    proc = roost.run("events", "--pane", pane)
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def stays_blocked(roost: Roost, daemon: Daemon, pane: str, seconds: float = HOLD) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        now = record(daemon, pane)
+        assert now is not None and now["activity"] == "needs_attention", now
+        assert roost.option(pane, "@roost-state") == "blocked"
+        time.sleep(0.05)
+
+
+def test_a_declined_dialog_ends_blocked_everywhere_within_a_second(
+    roost: Roost, daemon: Daemon, tui: str
+) -> None:
+    blocked = open_dialog(roost, daemon, tui)
+    key = blocked["session_key"]
+    with Events(daemon.unix(timeout=GENEROUS), f"/changes?since={daemon.get('/snapshot')['seq']}") as stream:
+        closed = tell(roost, tui, "show declined")
+        cleared = None
+        while cleared is None:
+            assert time.monotonic() - closed < GENEROUS, "no attention_cleared"
+            frame = stream.next(GENEROUS)
+            if frame.name == "attention_cleared" and frame.data["record"]["session_key"] == key:
+                cleared = time.monotonic() - closed
+        assert cleared <= BOUND, f"the roster took {cleared:.2f} s"
+    roost.wait_for(lambda: roost.option(tui, "@roost-state") == "", BOUND, "the badge to clear")
+    after = record(daemon, tui)
+    assert after is not None
+    assert (after["activity"], after["activity_event"], after["pending"]) == ("idle", "dialog_closed", None)
+    last = events_log(roost, tui)[-1]
+    assert (last["event"], last["from"], last["to"], last["reason"]) == ("state", "blocked", None, DECLINED)
+    status = roost.json("status", "--json")
+    [row] = [p for p in status["panes"] if p["id"] == tui]
+    assert row["state"] is None
+    explain = daemon.get(f"/sessions/{key}/explain")
+    [overruled] = explain["overruled"]
+    assert overruled["source"] == "hook"
+    assert overruled["by"]["source"] == "screen"
+    assert "the dialog left the screen" in overruled["evidence"]
+
+
+def test_an_approved_command_that_runs_on_reads_working(roost: Roost, daemon: Daemon, tui: str) -> None:
+    """Claude fires nothing between the approval and the command's end: the screen says it works."""
+    open_dialog(roost, daemon, tui)
+    tell(roost, tui, "show working-approved-command")
+    until(daemon, tui, "active", timeout=BOUND + 0.5)
+    roost.wait_for(lambda: roost.option(tui, "@roost-state") == "working", BOUND, "the badge to read working")
+    last = events_log(roost, tui)[-1]
+    assert (last["from"], last["to"]) == ("blocked", "working")
+
+
+@pytest.mark.parametrize(
+    "dialog", ["permission", "blocked-write-long-diff", "blocked-question", "blocked-second-dialog"]
+)
+def test_an_open_dialog_stays_blocked_when_it_redraws(
+    roost: Roost, daemon: Daemon, tui: str, dialog: str
+) -> None:
+    open_dialog(roost, daemon, tui, dialog)
+    for _ in range(3):
+        tell(roost, tui, f"show {dialog}")
+        time.sleep(0.3)
+    roost.tmux("resize-window", "-t", tui, "-x", "100", "-y", "30")
+    stays_blocked(roost, daemon, tui)
+
+
+def test_a_moment_without_the_dialog_is_not_an_answer(roost: Roost, daemon: Daemon, tui: str) -> None:
+    """A frame between two dialogs (the first approved, the next one drawing) ends nothing."""
+    open_dialog(roost, daemon, tui)
+    tell(roost, tui, "show working")
+    time.sleep(0.15)
+    tell(roost, tui, "show blocked-second-dialog")
+    stays_blocked(roost, daemon, tui)
+
+
+def test_a_dialog_not_yet_drawn_is_not_gone(roost: Roost, daemon: Daemon, tui: str) -> None:
+    """The hook fires before the dialog is drawn: the screen still shows the agent working."""
+    tell(roost, tui, "hook UserPromptSubmit")
+    tell(roost, tui, "show working")
+    until(daemon, tui, "active")
+    tell(roost, tui, "hook PermissionRequest Bash touch x")
+    until(daemon, tui, "needs_attention")
+    stays_blocked(roost, daemon, tui)
+
+
+def test_a_dialog_declined_while_the_daemon_was_down_ends_when_it_looks(
+    roost: Roost, daemon: Daemon, tui: str
+) -> None:
+    open_dialog(roost, daemon, tui)
+    daemon.stop()
+    tell(roost, tui, "show declined")
+    time.sleep(0.5)
+    assert roost.option(tui, "@roost-state") == "blocked"
+    daemon.start()
+    until(daemon, tui, "idle")
+    roost.wait_for(lambda: roost.option(tui, "@roost-state") == "", BOUND, "the badge to clear")
+    key = record(daemon, tui)["session_key"]  # type: ignore[index]
+    [overruled] = daemon.get(f"/sessions/{key}/explain")["overruled"]
+    assert "before the daemon was watching" in overruled["evidence"]
+
+
+def test_a_screen_roost_cannot_read_keeps_the_hooks_word(roost: Roost, daemon: Daemon, tui: str) -> None:
+    """Nothing the manifest reads is on screen: no evidence either way, so blocked stays."""
+    open_dialog(roost, daemon, tui)
+    tell(roost, tui, "say nothing any rule of Claude's reads")
+    stays_blocked(roost, daemon, tui)
+
+
+def test_a_push_pending_for_the_dialog_is_cancelled_and_no_done_follows(
+    roost: Roost, daemon: Daemon, tui: str
+) -> None:
+    """Declined within the notification's grace second: the phone hears nothing at all."""
+    service = PushService(daemon.get("/push/vapid-key")["key"])
+    try:
+        sub = service.subscription("phone")
+        with daemon.unix() as client:
+            assert client.post("/push/subscribe", json={**sub, "viewing": None}).status_code == 201
+        tell(roost, tui, "hook UserPromptSubmit")
+        until(daemon, tui, "active")
+        tell(roost, tui, "hook PermissionRequest Bash touch x")
+        tell(roost, tui, "show permission")
+        until(daemon, tui, "needs_attention")
+        tell(roost, tui, "show declined")
+        until(daemon, tui, "idle")
+        time.sleep(HOLD)
+        assert service.pushes == []
+    finally:
+        service.close()

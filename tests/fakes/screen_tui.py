@@ -1,0 +1,63 @@
+"""A fake TUI that shows recorded screens and fires Claude Code's hooks when told to.
+
+It reads one command a line from its terminal, with echo off, so nothing typed shows:
+``show NAME`` clears the screen and prints ``tests/fixtures/screens/claude/NAME.txt``;
+``say TEXT`` clears it and prints TEXT;
+``hook EVENT [TOOL COMMAND…]`` runs ``rosterd-hook`` with a Claude-shaped ``EVENT`` payload
+(``PermissionRequest`` with a Bash command, ``UserPromptSubmit``, ``Stop``), as Claude runs
+its hooks: as a child of the agent process, so the hook's claim and the screen's are about
+the same session. This is what the daemon's dialog rule needs to be tried on: real recorded
+dialogs, opened and closed at chosen moments, under a hook that says blocked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+SCREENS = Path(__file__).resolve().parents[1] / "fixtures" / "screens" / "claude"
+CLEAR = "\033[H\033[2J\033[3J"
+
+
+def draw(text: str) -> None:
+    sys.stdout.write(CLEAR + text.replace("\n", "\r\n"))
+    sys.stdout.flush()
+
+
+def hook(event: str, words: list[str]) -> None:
+    payload: dict[str, object] = {
+        "hook_event_name": event,
+        "session_id": "screen-tui-1",
+        "cwd": os.getcwd(),
+        "transcript_path": os.path.join(os.getcwd(), "transcript.jsonl"),
+    }
+    if event == "PermissionRequest":
+        payload["tool_name"] = words[0] if words else "Bash"
+        payload["tool_input"] = {"command": " ".join(words[1:]) or "touch x"}
+    elif event == "Stop":
+        payload["last_assistant_message"] = "fake reply"
+    subprocess.run(["rosterd-hook"], input=json.dumps(payload).encode(), check=False)
+
+
+def main() -> None:
+    fd = sys.stdin.fileno()
+    attrs = termios.tcgetattr(fd)
+    attrs[3] &= ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+    draw((SCREENS / f"{sys.argv[1] if len(sys.argv) > 1 else 'idle'}.txt").read_text())
+    for line in sys.stdin:
+        verb, *words = line.split()
+        if verb == "show" and words:
+            draw((SCREENS / f"{words[0]}.txt").read_text())
+        elif verb == "say":
+            draw(" ".join(words) + "\n")
+        elif verb == "hook" and words:
+            hook(words[0], words[1:])
+
+
+if __name__ == "__main__":
+    main()
