@@ -2,7 +2,10 @@
 
 Nothing here mocks tmux or roost: tests run the installed ``roost`` command as a separate
 process against a throwaway tmux server whose socket lives in the test's temp dir.
-Nothing a test starts may outlive it: see ``tests.leakguard``.
+
+Two session-wide rules hold for every test: nothing it starts may outlive it (``tests.leakguard``),
+and a real agent CLI runs only where no network but loopback exists (``scripts/test`` makes that
+network namespace; a test marked ``agent`` fails outside one).
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -27,6 +32,26 @@ pytest_plugins = ["tests.leakguard"]
 
 BIN = Path(sys.executable).parent
 FAKE_AGENT = Path(__file__).parent / "fakes" / "agent.py"
+
+
+@cache
+def loopback_only() -> bool:
+    """Whether this process's network namespace has no interface but ``lo``. Asked of the kernel
+    (``if_nameindex``), not /sys/class/net, which shows the namespace sysfs was mounted in."""
+    return [name for _, name in socket.if_nameindex()] == ["lo"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Some agent CLIs look up outside hosts at start: with a route out, a test of one would
+    depend on (and talk to) the internet. Such a test fails, before its fixtures start anything."""
+    if item.get_closest_marker("agent") and not loopback_only():
+        pytest.fail(
+            "tests marked `agent` run real agent CLIs, which must find no network but loopback: "
+            "run them through scripts/test (`make test`), which starts pytest in a network "
+            "namespace of its own",
+            pytrace=False,
+        )
 
 
 @dataclass
