@@ -18,7 +18,6 @@ from tests.fakes.model_api import (
     SIDE_ANSWER,
     Failure,
     ModelAPI,
-    Reply,
     Request,
     ToolCall,
     send_event,
@@ -80,9 +79,7 @@ class AnthropicAPI(ModelAPI):
             return
         kind, value = newest(body)
         call = self.calls.get(value) if kind == "tool_result" else None
-        step = (
-            Reply(call.then, delay=call.then_delay) if call else self.script(value if kind == "text" else "")
-        )
+        step = call.after() if call else self.script(value if kind == "text" else "")
         if isinstance(step, Failure):
             error = {"type": "error", "error": {"type": "invalid_request_error", "message": step.message}}
             send_json(handler, step.status, error)
@@ -92,8 +89,9 @@ class AnthropicAPI(ModelAPI):
             block = {
                 "type": "tool_use",
                 "id": tool_id,
-                "name": "Bash",
-                "input": {"command": step.command, "description": "Run the command the test asked for"},
+                "name": step.tool or "Bash",
+                "input": step.input
+                or {"command": step.command, "description": "Run the command the test asked for"},
             }
             step.wait()
             self._stream(handler, body, [block], "tool_use")

@@ -37,13 +37,23 @@ class ToolCall:
     ``at_fraction`` holds the call back until the wall clock is that far into a second, so a
     test can open the agent's dialog at a chosen point of the second (timestamps in whole
     seconds are where clocks and file times disagree). ``then_delay`` holds the final answer
-    back, so the agent is seen working again after its dialog is answered.
+    back, so the agent is seen working again after its dialog is answered. ``then`` may be
+    another call, for a second dialog right after the first. ``tool`` and ``input`` ask for
+    another of the agent's tools (a file write, a question) where its wire format has one.
     """
 
     command: str
-    then: str
+    then: str | ToolCall
     at_fraction: float | None = None
     then_delay: float = 0.0
+    tool: str | None = None
+    input: dict | None = None
+
+    def after(self) -> Step:
+        """What the model does once this call's result comes back."""
+        if isinstance(self.then, ToolCall):
+            return self.then
+        return Reply(self.then, delay=self.then_delay)
 
     def wait(self) -> None:
         if self.at_fraction is not None:
@@ -74,17 +84,48 @@ def default_script(prompt: str) -> Step:
     """The words a test puts in its prompt choose the step.
 
     ``FAIL`` -> a 400; ``TOOL`` -> ``touch x``, which needs permission (with ``AT.35``, asked
-    for 0.35 s into a second); ``SLOW`` -> a reply that takes a few seconds (long enough to see
-    the agent working; after a tool call, the answer that follows the tool's result is the one
-    held back); anything else -> a reply.
+    for 0.35 s into a second; with ``TWICE``, a second command ``touch y`` asked right after the
+    first ran; with ``LONG``, ``sleep 3 && touch x``, which runs a while once approved);
+    ``SLOW`` -> a reply that takes a few seconds (long enough to see the agent working; after a
+    tool call, the answer that follows the tool's result is the one held back); ``WRITE`` ->
+    a write of a long file (a dialog with a long diff, where the agent has such a tool);
+    ``ASK`` -> a question for the person (where the agent has such a tool); anything else ->
+    a reply.
     """
     if "FAIL" in prompt:
         return Failure(400, "the fake model API refuses prompts containing FAIL")
+    if "WRITE" in prompt:
+        body = "".join(f"line {n} of a long file the model writes\n" for n in range(1, 121))
+        return ToolCall(
+            "write notes.txt",
+            then=f"WROTE:{reply_for(prompt)}",
+            tool="Write",
+            input={"file_path": "notes.txt", "content": body},
+        )
+    if "ASK" in prompt:
+        question = {
+            "question": "Which colour should the button be?",
+            "header": "Colour",
+            "multiSelect": False,
+            "options": [
+                {"label": "Red", "description": "A red button"},
+                {"label": "Blue", "description": "A blue button"},
+            ],
+        }
+        return ToolCall(
+            "ask which colour",
+            then=f"ANSWERED:{reply_for(prompt)}",
+            tool="AskUserQuestion",
+            input={"questions": [question]},
+        )
     if "TOOL" in prompt:
         at = re.search(r"\bAT(\.[0-9]+)", prompt)
+        then: str | ToolCall = f"TOOL-DONE:{reply_for(prompt)}"
+        if "TWICE" in prompt:
+            then = ToolCall("touch y", then=then)
         return ToolCall(
-            "touch x",
-            then=f"TOOL-DONE:{reply_for(prompt)}",
+            "sleep 3 && touch x" if "LONG" in prompt else "touch x",
+            then=then,
             at_fraction=float(at[1]) if at else None,
             then_delay=SLOW_SECONDS if "SLOW" in prompt else 0.0,
         )

@@ -92,7 +92,7 @@ class ResponsesAPI(ModelAPI):
             return
         answered = _answered_call(body)
         call = self.calls.get(answered) if answered else None
-        step = Reply(call.then, delay=call.then_delay) if call else self.script(newest_text(body))
+        step = call.after() if call else self.script(newest_text(body))
         if isinstance(step, Failure):
             error = {"type": "invalid_request_error", "code": "invalid_request", "message": step.message}
             send_json(handler, step.status, {"error": error})
