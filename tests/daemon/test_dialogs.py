@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ import pytest
 
 from roost.state.panestate import DECLINED
 from tests.api.sse import Events
-from tests.conftest import Roost
+from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon
 from tests.fakes.push_service import PushService
 
@@ -126,6 +127,12 @@ def test_a_declined_dialog_ends_blocked_everywhere_within_a_second(
     assert overruled["source"] == "hook"
     assert overruled["by"]["source"] == "screen"
     assert "the dialog left the screen" in overruled["evidence"]
+    told = subprocess.run(
+        [str(BIN / "rosterd"), "explain", key], capture_output=True, text=True, env=daemon.env, timeout=30
+    )
+    assert told.returncode == 0, told.stderr
+    [line] = [line for line in told.stdout.splitlines() if "the dialog left the screen" in line]
+    assert line.split()[0] == "hook" and "(hook event PermissionRequest activity blocked at " in line
 
 
 def test_an_approved_command_that_runs_on_reads_working(roost: Roost, daemon: Daemon, tui: str) -> None:

@@ -1,7 +1,8 @@
 """``rosterd explain KEY [--json]``: which source set each field of a session, and what lost.
 
 The truthfulness view from ``GET /sessions/{KEY}/explain``: winners, shadowed claims, leases,
-last sequence per source and refused claims. It names sources, times and events, never a
+last sequence per source, refused claims, and each needs_attention that evidence ended (which
+source's, why, and when). It names sources, times and events, never a
 field's value (values are in ``rosterd read``). KEY resolves as for ``read``.
 """
 
@@ -46,6 +47,16 @@ def sections(view: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
             [
                 (str(entry.get("field") or "-"), f"{entry.get('reason')} ({claim(entry['claim'])})")
                 for entry in view.get("rejected") or []
+            ],
+        ),
+        (
+            "overruled",
+            [
+                (
+                    str(entry.get("source")),
+                    f"{entry.get('evidence')} ({claim(entry['ended'])}, ended at {entry.get('at')})",
+                )
+                for entry in view.get("overruled") or []
             ],
         ),
     ]
