@@ -2,6 +2,8 @@
 
 Each verb lives in its own module and is imported only when called, so that the hot verbs
 (``send``, ``status``, ``state``) start in a bare interpreter's time plus their own work.
+Every verb runs through :func:`roost.cli.output.to_reader`: a reader that goes (``| head -1``)
+ends it quietly with exit 0, and ``events --follow`` ends as soon as its reader goes.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from roost.cli.output import complain, to_reader
 from roost.errors import RoostError
 
 # verb -> module under roost.cli.roost that defines ``run(args: list[str]) -> int``
@@ -49,16 +52,20 @@ def main(argv: list[str] | None = None) -> int:
     rest = args[1:]
     module_name = VERBS.get(verb)
     if module_name is None:
-        sys.stderr.write(f"usage: roost: unknown command '{verb}' (see roost help)\n")
+        complain(f"usage: roost: unknown command '{verb}' (see roost help)\n")
         return 1
     module = importlib.import_module(f"roost.cli.roost.{module_name}")
-    try:
-        return module.run(verb, rest)
-    except RoostError as error:
-        sys.stderr.write(_line(verb, error))
-        return error.exit_code
-    except KeyboardInterrupt:
-        return 130
+
+    def run() -> int:
+        try:
+            return module.run(verb, rest)
+        except RoostError as error:
+            complain(_line(verb, error))
+            return error.exit_code
+        except KeyboardInterrupt:
+            return 130
+
+    return to_reader(run, follow=verb == "events" and "--follow" in rest)
 
 
 def _line(verb: str, error: RoostError) -> str:

@@ -5,7 +5,9 @@ defines ``USAGE`` (a tuple of (usage, one-line summary) rows for ``rosterd help`
 ``run(verb, args) -> int``; adding a verb (``daemon``, ``list``, ``watch``, ``explain``, …) is
 one row in ``VERBS`` plus its module. Exit codes: 0 ok, 1 a user error, 2 the daemon is
 unreachable, 3 a peer was needed and is unreachable — raise ``RoostError`` with the code,
-never exit by hand.
+never exit by hand. A reader that goes (``rosterd list | head -1``) ends any verb quietly
+with exit 0, and the streams (``watch``, ``changes``) end as soon as it goes: see
+:func:`roost.cli.output.to_reader`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from __future__ import annotations
 import importlib
 import sys
 
+from roost.cli.output import complain, to_reader
 from roost.errors import RoostError
+
+FOLLOWS = ("watch", "changes")
+"""Verbs that wait between lines for as long as they run: they end when their reader goes."""
 
 # verb -> module under roost.cli.rosterd; help lists the modules in this order
 VERBS = {
@@ -43,17 +49,21 @@ def main(argv: list[str] | None = None) -> int:
     verb = args[0] if args else "help"
     module_name = VERBS.get(verb)
     if module_name is None:
-        sys.stderr.write(f"usage: rosterd: unknown command '{verb}' (see rosterd help)\n")
+        complain(f"usage: rosterd: unknown command '{verb}' (see rosterd help)\n")
         return 1
     module = importlib.import_module(f"roost.cli.rosterd.{module_name}")
-    try:
-        return module.run(verb, args[1:])
-    except RoostError as error:
-        message = error.message
-        sys.stderr.write(message + "\n" if message.startswith("usage:") else f"rosterd {verb}: {message}\n")
-        return error.exit_code
-    except KeyboardInterrupt:
-        return 130
+
+    def run() -> int:
+        try:
+            return module.run(verb, args[1:])
+        except RoostError as error:
+            message = error.message
+            complain(message + "\n" if message.startswith("usage:") else f"rosterd {verb}: {message}\n")
+            return error.exit_code
+        except KeyboardInterrupt:
+            return 130
+
+    return to_reader(run, follow=verb in FOLLOWS)
 
 
 if __name__ == "__main__":
