@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from roost.tmux.control import Parser
 from roost.tmux.notifications import Continue, Exit, Notification, Pause, Reply, SessionChanged
+from roost.tmux.panes import DAEMON_TERM
 from roost.tmux.server import Server, TmuxError
 
 logger = logging.getLogger(__name__)
@@ -133,6 +134,11 @@ class ControlClient:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
+    TERM = DAEMON_TERM
+    """What this client tells tmux its terminal is. tmux lists it as the client's
+    ``client_termname``, which is how a count of the people looking at a session
+    (:func:`roost.tmux.panes.people`) leaves the daemon's own clients out."""
+
     def argv(self) -> list[str]:
         flags = "ignore-size" + (f",pause-after={self.pause_after}" if self.pause_after else "")
         flags += "" if self.output else ",no-output"
@@ -142,6 +148,7 @@ class ControlClient:
         """Spawn and attach; raises ``ControlClosed`` when the session can't be attached."""
         env = dict(os.environ)
         env.pop("TMUX", None)
+        env["TERM"] = self.TERM
         self._attached = asyncio.get_running_loop().create_future()
         self._proc = await asyncio.create_subprocess_exec(
             *self.argv(),

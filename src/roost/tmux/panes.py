@@ -145,6 +145,25 @@ def pane(server: Server, pane_id: str, options: tuple[str, ...] = ()) -> Pane | 
     return found if found.id == pane_id else None
 
 
+DAEMON_TERM = "roost-daemon"
+"""The terminal name the daemon's own control clients give tmux (``ControlClient.TERM``)."""
+CLIENTS_FORMAT = SEP.join(["#{client_session}", "#{client_termname}"])
+"""One ``list-clients`` line: which session a client is attached to, and its terminal."""
+
+
+def people(lines: list[str]) -> dict[str, int]:
+    """Clients per session, from ``list-clients -F CLIENTS_FORMAT`` lines, leaving out the
+    daemon's watchers: tmux's ``session_attached`` counts them too, so it is never 0 while
+    rosterd runs. A person in ``tmux attach`` counts, and so does one viewing the session's
+    pane in the web app."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        session, term = fields(line, 2)[:2]
+        if session and term != DAEMON_TERM:
+            counts[session] = counts.get(session, 0) + 1
+    return counts
+
+
 class Session(_Value):
     def __init__(self, name: str, windows: int, attached: int) -> None:
         self.name = name
@@ -157,20 +176,19 @@ def list_sessions(server: Server) -> list[Session]:
         out = server.out(
             "list-sessions",
             "-F",
-            SEP.join(["#{session_name}", "#{session_windows}", "#{session_attached}"]),
+            SEP.join(["s", "#{session_name}", "#{session_windows}"]),
+            ";",
+            "list-clients",
+            "-F",
+            SEP.join(["c", CLIENTS_FORMAT]),
         )
     except TmuxError:
         return []
+    lines = out.splitlines()
+    looking = people([line[2:] for line in lines if line.startswith("c" + SEP)])
     result = []
-    for line in out.splitlines():
-        name, windows, attached = fields(line, 3)[:3]
-        result.append(Session(name, _int(windows), _int(attached)))
+    for line in lines:
+        if line.startswith("s" + SEP):
+            name, windows = fields(line, 3)[1:3]
+            result.append(Session(name, _int(windows), looking.get(name, 0)))
     return result
-
-
-def server_key(server: Server) -> str | None:
-    """The running server's boot key ``<start_time>-<pid>``: unlike ``%N``, never reused."""
-    try:
-        return server.out("display-message", "-p", "#{start_time}-#{pid}").strip() or None
-    except TmuxError:
-        return None

@@ -24,7 +24,10 @@ class PaneGone(Exception):
 
 class ViewClient(ControlClient):
     """A control client whose replies a caller can take in stream order, between the
-    notifications around them."""
+    notifications around them. It stands for a person with the pane open in a browser, so it
+    counts among a session's attached clients where the daemon's watcher does not."""
+
+    TERM = "roost-view"
 
     def ask(self, settle: Settle, *args: str) -> None:
         """Send one command; ``settle`` runs as its reply is read (None: the client ended)."""

@@ -1,7 +1,9 @@
 """``roost status [--json]``: every session and pane on the server, with its badge.
 
-It costs one tmux invocation however many panes there are: ``list-sessions`` and
-``list-panes -a`` are chained in a single call and each line says which listing it is from.
+It costs one tmux invocation however many panes there are: ``list-sessions``,
+``list-clients`` and ``list-panes -a`` are chained in a single call and each line says which
+listing it is from. ``attached_clients`` counts people: a terminal attached to the session or a
+web app viewing one of its panes, never the daemon's own watcher (``roost.tmux.panes.people``).
 """
 
 from __future__ import annotations
@@ -9,9 +11,10 @@ from __future__ import annotations
 from roost.cli.output import document
 from roost.errors import UsageError
 from roost.state import words as w
+from roost.tmux.panes import CLIENTS_FORMAT, people
 from roost.tmux.server import SEP, Server, fields
 
-_SESSION = ("#{session_name}", "#{session_windows}", "#{session_attached}")
+_SESSION = ("#{session_name}", "#{session_windows}")
 _PANE = (
     "#{pane_id}",
     "#{session_name}",
@@ -39,6 +42,10 @@ def _listing(server: Server) -> tuple[bool, list[dict], list[dict]]:
             "-F",
             SEP.join(("s", *_SESSION)),
             ";",
+            "list-clients",
+            "-F",
+            SEP.join(("c", CLIENTS_FORMAT)),
+            ";",
             "list-panes",
             "-a",
             "-F",
@@ -49,13 +56,18 @@ def _listing(server: Server) -> tuple[bool, list[dict], list[dict]]:
         return False, [], []
     if proc.returncode != 0:
         return False, [], []
-    sessions, panes = [], []
+    sessions, panes, clients = [], [], []
     for line in proc.stdout.decode(errors="replace").splitlines():
         if line.startswith("s" + SEP):
-            name, windows, attached = fields(line, 4)[1:4]
-            sessions.append({"name": name, "windows": _int(windows), "attached_clients": _int(attached)})
+            name, windows = fields(line, 3)[1:3]
+            sessions.append({"name": name, "windows": _int(windows), "attached_clients": 0})
+        elif line.startswith("c" + SEP):
+            clients.append(line[2:])
         elif line.startswith("p" + SEP):
             panes.append(_pane(fields(line, len(_PANE) + 1)[1:]))
+    looking = people(clients)
+    for session in sessions:
+        session["attached_clients"] = looking.get(session["name"], 0)
     return True, sessions, panes
 
 
