@@ -9,16 +9,22 @@ from pathlib import Path
 
 import pytest
 
+from roost.cli.installation import COMMANDS
 from tests.conftest import BIN
 
 REAL_TMUX = shutil.which("tmux")
+CHECKOUT = BIN.parent.parent  # the .venv is in the checkout
 
 
 @pytest.fixture
 def fakebin(tmp_path: Path) -> Path:
-    """A directory first on PATH for stand-ins: claude, rosterd, preen, tmux."""
+    """A directory first on PATH for stand-ins: claude, rosterd, preen, tmux. Beside it,
+    ``commands`` (next on PATH) links roost's own commands, as set-up leaves them."""
     directory = tmp_path / "fakebin"
     directory.mkdir()
+    (tmp_path / "commands").mkdir()
+    for name in COMMANDS:
+        (tmp_path / "commands" / name).symlink_to(BIN / name)
     return directory
 
 
@@ -29,7 +35,7 @@ def script(directory: Path, name: str, body: str) -> None:
 
 
 def doctor(roost, fakebin: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return roost.run("doctor", env={"PATH": f"{fakebin}:/usr/bin:/bin", **env})
+    return roost.run("doctor", env={"PATH": f"{fakebin}:{fakebin.parent / 'commands'}:/usr/bin:/bin", **env})
 
 
 def line_with(proc, text: str) -> str:
@@ -55,6 +61,7 @@ def test_healthy_setup_exits_0(roost, fakebin):
     assert line_with(proc, "kept replies in").startswith("ok ")
     assert line_with(proc, "events log on").startswith("ok ")
     assert line_with(proc, "preen is on PATH").startswith("ok ")
+    assert line_with(proc, "roost, rosterd and rosterd-hook are on PATH").startswith("ok ")
     assert "integration" not in proc.stdout  # no harness on PATH, nothing to check
 
 
@@ -201,10 +208,16 @@ def test_integration_unknown_degrades_to_a_warning(roost, fakebin, rosterd, said
     script(fakebin, "claude", "exit 0")
     if rosterd:
         script(fakebin, "rosterd", rosterd)
+    else:
+        (fakebin.parent / "commands" / "rosterd").unlink()
     proc = doctor(roost, fakebin)
-    assert proc.returncode == 0
     line = line_with(proc, "claude")
     assert line.startswith("warn") and said in line
+    if rosterd:
+        assert proc.returncode == 0
+    else:  # no rosterd on PATH at all: that is a fail of its own, with its fix
+        assert proc.returncode == 1
+        assert line_with(proc, "rosterd is not on PATH").startswith("fail")
 
 
 @pytest.mark.parametrize(
@@ -234,3 +247,49 @@ def test_doctor_takes_no_arguments(roost):
     proc = roost.run("doctor", "--fix")
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr.startswith("usage: roost doctor")
+
+
+def test_commands_not_on_path_fail_and_name_the_fixes_that_work(roost):
+    """Set-up's links are missing: the fix is the checkout's link-commands. Run, it links them
+    into ~/.local/bin, which is not on PATH yet: the fix is then the profile line, and a new
+    shell that reads the profile finds every command."""
+    bare = {"PATH": "/usr/bin:/bin"}
+    proc = roost.run("doctor", env=bare)
+    assert proc.returncode == 1
+    line = line_with(proc, "are not on PATH")
+    assert (
+        line
+        == f"fail  roost, rosterd and rosterd-hook are not on PATH: `{CHECKOUT / 'scripts/link-commands'}`"
+    )
+    linked = subprocess.run(line.split("`")[1], env={**roost.env, **bare}, capture_output=True, text=True)
+    assert linked.returncode == 0, linked.stdout
+    local = roost.root / "home" / ".local" / "bin"
+    assert all((local / name).resolve() == (BIN / name).resolve() for name in COMMANDS)
+
+    proc = roost.run("doctor", env=bare)
+    assert proc.returncode == 1
+    profile_line = "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.profile"  # SHELL is /bin/sh
+    assert line_with(proc, "are not on PATH").endswith(
+        f"are not on PATH: add {local} to PATH with `{profile_line}`, then open a new shell"
+    )
+    assert profile_line in linked.stdout  # link-commands said the same
+    subprocess.run(["sh", "-c", profile_line], env={**roost.env, **bare}, check=True)
+    new_shell = subprocess.run(
+        ["sh", "-c", ". ~/.profile && roost doctor"],
+        env={**roost.env, **bare},
+        capture_output=True,
+        text=True,
+    )
+    assert new_shell.returncode == 0, new_shell.stdout
+    assert (
+        line_with(new_shell, "are on PATH")
+        == f"ok    roost, rosterd and rosterd-hook are on PATH (in {local})"
+    )
+
+
+def test_another_installations_command_first_on_path_is_a_warning(roost, fakebin):
+    script(fakebin, "roost", "exit 0")
+    proc = doctor(roost, fakebin)
+    assert proc.returncode == 0
+    line = line_with(proc, "another installation's roost")
+    assert line.startswith("warn") and f"({fakebin / 'roost'})" in line and f"{BIN / 'roost'}" in line

@@ -12,7 +12,7 @@ import pytest
 from roost.agents import manifest
 from roost.integrate import names
 from tests.cli_rosterd.helpers import ok, rosterd
-from tests.conftest import Roost
+from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon
 
 HARNESSES = names()
@@ -136,3 +136,26 @@ def _version() -> str:
     from roost import __version__
 
     return __version__
+
+
+def test_commands_not_on_path_fail_with_the_fix(roost: Roost, daemon: Daemon) -> None:
+    healthy(roost, daemon)
+    assert checks(daemon, 0)["commands"] == ("ok", f"roost, rosterd and rosterd-hook are on PATH (in {BIN})")
+    found = checks(daemon, 1, {"PATH": "/usr/bin:/bin"})
+    linker = BIN.parent.parent / "scripts" / "link-commands"  # the checkout the .venv is in
+    assert found["commands"] == ("FAIL", f"roost, rosterd and rosterd-hook are not on PATH: `{linker}`")
+    assert all(outcome in ("ok", "skip") for what, (outcome, _) in found.items() if what != "commands")
+
+
+def test_another_installations_command_first_on_path_is_no_failure(
+    roost: Roost, daemon: Daemon, tmp_path: Path
+) -> None:
+    healthy(roost, daemon)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "rosterd").write_text("#!/bin/sh\n")
+    (other / "rosterd").chmod(0o755)
+    outcome, detail = checks(daemon, 0, {"PATH": f"{other}:{daemon.env['PATH']}"})["commands"]
+    assert outcome == "ok" and detail.startswith(
+        f"PATH runs another installation's rosterd ({other}/rosterd)"
+    )

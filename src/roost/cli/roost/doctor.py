@@ -17,6 +17,7 @@ from pathlib import Path
 
 from roost import paths
 from roost.agents import manifest
+from roost.cli import installation
 from roost.errors import UsageError
 from roost.tmux.server import CONFIG, SEP, Server, fields
 from roost.tmux.sessions import roost_bin
@@ -117,6 +118,13 @@ def _records() -> Iterator[Check]:
         yield _writable("events log on, in", events, "ROOST_EVENTS")
 
 
+def _commands() -> Check:
+    """Whether a shell finds roost's commands; another installation's first is a warning."""
+    found = installation.check()
+    level = FAIL if found.missing else WARN if found.elsewhere else OK
+    return level, found.summary()
+
+
 def _integrations() -> Iterator[Check]:
     for name, agent in sorted(manifest.load_all().items()):
         found = next((b for b in agent.binaries if shutil.which(b)), None)
@@ -159,6 +167,7 @@ def checks(server: Server) -> Iterator[Check]:
     yield from _tmux_version()
     yield from _server(server)
     yield from _records()
+    yield _commands()
     yield from _integrations()
     yield _renderer()
 

@@ -3,7 +3,8 @@
 Each check says ``ok``, ``FAIL`` (with what to do) or ``skip`` (nothing to check), and the
 exit status is 1 when any check failed: the daemon answers, its config parses, its secrets and
 socket are 0600, its loopback port is bound on 127.0.0.1 and nowhere else, every harness on
-PATH has roost's integration installed, and roost's tmux server answers.
+PATH has roost's integration installed, roost's tmux server answers, and a shell finds
+``roost``, ``rosterd`` and ``rosterd-hook`` on PATH.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from roost.cli.rosterd.options import parse
 from roost.daemon import config, runtime, secrets
 from roost.errors import RoostError
 
-USAGE = (("doctor [--config PATH]", "check the daemon, config, secrets, listeners, integrations, tmux"),)
+USAGE = (
+    ("doctor [--config PATH]", "check the daemon, config, secrets, listeners, integrations, tmux, PATH"),
+)
 _USAGE = "usage: rosterd doctor [--config PATH]"
 
 OK, FAIL, SKIP = "ok", "FAIL", "skip"
@@ -139,6 +142,15 @@ def _integrations(found: Findings) -> Iterator[Check]:
             yield Check(FAIL, name, f"{on_path}: {report.line}; run `rosterd integrate install {name}`")
 
 
+def _commands(found: Findings) -> Iterator[Check]:
+    """Whether a shell finds roost's commands. Another installation's coming first is not a
+    failure (its commands work): the detail says which one runs."""
+    from roost.cli import installation
+
+    on_path = installation.check()
+    yield Check(FAIL if on_path.missing else OK, "commands", on_path.summary())
+
+
 def _tmux(found: Findings) -> Iterator[Check]:
     from roost.tmux.server import Server
 
@@ -154,7 +166,7 @@ def _tmux(found: Findings) -> Iterator[Check]:
         yield Check(FAIL, "tmux", f"no tmux server answers on {server.socket} (`roost` starts one)")
 
 
-CHECKS = (_daemon, _config, _modes, _loopback, _integrations, _tmux)
+CHECKS = (_daemon, _config, _modes, _loopback, _integrations, _tmux, _commands)
 
 
 def run(verb: str, args: list[str]) -> int:
