@@ -192,3 +192,11 @@ def list_sessions(server: Server) -> list[Session]:
             name, windows = fields(line, 3)[1:3]
             result.append(Session(name, _int(windows), looking.get(name, 0)))
     return result
+
+
+def server_key(server: Server) -> str | None:
+    """The running server's boot key ``<start_time>-<pid>``: unlike ``%N``, never reused."""
+    try:
+        return server.out("display-message", "-p", "#{start_time}-#{pid}").strip() or None
+    except TmuxError:
+        return None
