@@ -1,16 +1,16 @@
 """Loading agent manifests: the packaged ones, then the user's overrides on top.
 
 ``load`` runs on every hook event, so it keeps clear of slow imports (tomllib, pathlib,
-dataclasses): a manifest's parsed table is cached as JSON in the private runtime directory,
-keyed by the file's identity, and TOML is parsed again only once the file changes.
+dataclasses, json): a manifest's parsed table is cached as JSON in the private runtime
+directory, keyed by the file's identity, read with :mod:`roost.cjson`, and TOML is parsed
+again only once the file changes.
 """
 
 from __future__ import annotations
 
-import json
 import os
 
-from roost import paths
+from roost import cjson, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ def _cached(path: str, key: list) -> dict | None:
         with open(_cache_file(path), "rb") as f:
             if os.fstat(f.fileno()).st_uid != os.getuid():
                 return None
-            entry = json.loads(f.read())
+            entry = cjson.loads(f.read())
     except (OSError, ValueError):
         return None
     if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
@@ -166,7 +166,7 @@ def _cached(path: str, key: list) -> dict | None:
 def _store(path: str, key: list, table: dict) -> None:
     """Write the cache entry atomically; a table JSON cannot hold (a TOML date) is not cached."""
     try:
-        text = json.dumps({"format": CACHE_FORMAT, "key": key, "table": table})
+        text = cjson.dumps({"format": CACHE_FORMAT, "key": key, "table": table})
     except (TypeError, ValueError):
         return
     try:

@@ -6,22 +6,26 @@ the event to the daemon as a claim (:mod:`roost.hook.post`). Everything it does 
 the contract is exit 0 within 800 ms of being started, so a watchdog ends the process 700 ms
 after it started (interpreter start-up included, the rest left for exiting), and takes any
 tmux client it was waiting on down with it, whatever it was doing.
+
+Most events change nothing (a tool starts on a pane already working), so the hook's cost is
+mostly its start: it imports nothing that costs more than a tmux call (no ``json``, ``re``,
+``signal``, ``contextlib`` or ``subprocess``; see ``bench/hotpaths.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
+import _signal
 import os
-import re
-import signal
 import sys
 import time
+
+from roost import cjson
 
 DEADLINE = 0.7
 # The least the watchdog allows, so a process that started late still gets to try.
 FLOOR = 0.05
-HARNESS = re.compile(r"[a-z0-9_-]{1,32}")
+HARNESS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+HARNESS_MAX = 32
 
 
 def _age() -> float:
@@ -53,19 +57,26 @@ def _children() -> list[int]:
 def _give_up(_signum: int, _frame: object) -> None:
     # A hung tmux client must not outlive the hook that started it.
     for pid in _children():
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+        try:
+            os.kill(pid, _signal.SIGKILL)
+        except OSError:
+            continue
     os._exit(0)
 
 
+def _harness_name(name: str) -> bool:
+    """1-32 lower-case letters, digits, ``_`` or ``-``: a manifest's file name, never a path."""
+    return 0 < len(name) <= HARNESS_MAX and HARNESS_CHARS.issuperset(name)
+
+
 def main(argv: list[str] | None = None) -> int:
-    signal.signal(signal.SIGALRM, _give_up)
-    signal.setitimer(signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
+    _signal.signal(_signal.SIGALRM, _give_up)
+    _signal.setitimer(_signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
     args = sys.argv[1:] if argv is None else argv
     harness = args[0] if args else "claude"
     try:
-        payload = json.loads(sys.stdin.buffer.read() or b"{}")
-        if isinstance(payload, dict) and HARNESS.fullmatch(harness):
+        payload = cjson.loads(sys.stdin.buffer.read() or b"{}")
+        if isinstance(payload, dict) and _harness_name(harness):
             from roost.hook.apply import handle
             from roost.hook.post import post
 

@@ -12,18 +12,17 @@ background process (``[hook] shared_process``) post nothing: that process is no 
 Two events post nothing: a tool starting (``tool``), which says only that a turn goes on and is
 the most frequent event, and ones the manifest ignores. Everything is bounded: no socket file
 means no daemon and costs one failed ``connect``; a daemon that accepts and never answers costs
-:data:`TIMEOUT`. Nothing here raises. Imports stay minimal (``_socket`` rather than ``socket``,
-which would pull in ``selectors``): this runs on every hook event.
+:data:`TIMEOUT`. Nothing here raises. Imports stay minimal and are made only to post
+(``_socket`` rather than ``socket``, which would pull in ``selectors``; :mod:`roost.cjson`
+rather than ``json``): this runs on every hook event.
 """
 
 from __future__ import annotations
 
-import _socket
-import json
 import os
 import time
 
-from roost import paths
+from roost import cjson, paths
 from roost.agents import manifest
 from roost.hook import owner
 from roost.hook.events import from_hook
@@ -125,7 +124,9 @@ def socket_path() -> str:
 
 def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
     """POST the claim; the response's status code, or None when no daemon answered in time."""
-    data = json.dumps(body, separators=(",", ":")).encode()
+    import _socket
+
+    data = cjson.dumps(body).encode()
     head = (
         "POST /claim HTTP/1.1\r\nHost: rosterd\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
