@@ -2,15 +2,28 @@
 
 roost runs its own server (``-L roost`` by default, never the user's) with its own packaged
 config, so the user's ``~/.tmux.conf`` cannot change how panes behave under an agent.
+
+Every tmux call goes through :meth:`Server.run`. Most are started with ``os.posix_spawnp``
+and read through two pipes rather than by ``subprocess``, whose import alone costs about a
+bare interpreter start: the hook, ``screen``, ``read`` and ``status`` make one or two tmux
+calls and nothing else that needs it. The spawn does what ``subprocess.run`` would (only
+stdin, stdout and stderr inherited, signals reset, the child killed if the wait is
+interrupted); a call that feeds tmux stdin still goes through ``subprocess``, which writes
+and reads at once.
 """
 
 from __future__ import annotations
 
+import _signal
 import os
-import subprocess
+
+TYPE_CHECKING = False  # for annotations only: not importing subprocess is the point
+if TYPE_CHECKING:
+    import subprocess
 
 CONFIG = os.path.join(os.path.dirname(__file__), "roost.tmux.conf")
 SEP = "\x1f"
+_RESET = (_signal.SIGPIPE, _signal.SIGXFSZ)  # what subprocess's restore_signals puts back
 
 
 class TmuxError(Exception):
@@ -55,12 +68,17 @@ class Server:
 
     def run(
         self, *args: str, input: bytes | None = None, check: bool = True
-    ) -> subprocess.CompletedProcess[bytes]:
+    ) -> Completed | subprocess.CompletedProcess[bytes]:
         """Run one tmux invocation; several commands can be chained with ``";"``."""
         env = dict(os.environ)
         # A TMUX variable from another server would make some commands act on that one.
         env.pop("TMUX", None)
-        proc = subprocess.run(self.argv(*args), input=input, capture_output=True, env=env, check=False)
+        argv = self.argv(*args)
+        proc = _spawn(argv, env) if input is None else None
+        if proc is None:
+            import subprocess
+
+            proc = subprocess.run(argv, input=input, capture_output=True, env=env, check=False)
         if check and proc.returncode != 0:
             raise TmuxError(proc.stderr.decode(errors="replace").strip() or "tmux failed")
         return proc
@@ -83,6 +101,89 @@ class Server:
         elif os.path.basename(tmux.split(",")[0]) != self.socket:
             return None
         return pane
+
+
+class Completed:
+    """A finished tmux call: the fields of ``subprocess.CompletedProcess`` that callers read."""
+
+    def __init__(self, args: list[str], returncode: int, stdout: bytes, stderr: bytes) -> None:
+        self.args = args
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def _inherited() -> list[int] | None:
+    """Descriptors besides 0, 1 and 2 a child would inherit, for the spawn to close as
+    ``close_fds`` does (Python opens none; a parent may have passed some); None when unknown."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    found = []
+    for name in names:
+        fd = int(name)
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                found.append(fd)
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+    return found
+
+
+def _spawn(argv: list[str], env: dict[str, str]) -> Completed | None:
+    """``argv`` run with stdout and stderr captured, as ``subprocess.run`` would run it; None
+    when that cannot be promised: no /proc or memory files, or a descriptor landing on 0, 1
+    or 2 (this process runs with one of them closed).
+
+    stdout comes through a pipe, read to its end; stderr goes to a memory file, read once
+    tmux has exited, so there is one stream to wait on and nothing to poll (``select``).
+    """
+    inherited = _inherited()
+    if inherited is None or not hasattr(os, "memfd_create"):
+        return None
+    out_r, out_w = os.pipe()
+    err = os.memfd_create("tmux-stderr")
+    if min(out_r, out_w, err) <= 2:
+        for fd in (out_r, out_w, err):
+            os.close(fd)
+        return None
+    try:
+        actions = [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err, 2)]
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited]
+        pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsigdef=_RESET)
+    except BaseException:
+        os.close(out_r)
+        os.close(err)
+        raise
+    finally:
+        os.close(out_w)
+    chunks: list[bytes] = []
+    try:
+        while data := os.read(out_r, 65536):
+            chunks.append(data)
+        status = _reap(pid)
+        stderr = os.pread(err, os.fstat(err).st_size, 0)
+    except BaseException:  # interrupted (Ctrl-C, a watchdog): the child goes with the wait
+        import contextlib
+
+        with contextlib.suppress(ProcessLookupError):  # reaped already, where SIGCHLD is ignored
+            os.kill(pid, _signal.SIGKILL)
+        _reap(pid)
+        raise
+    finally:
+        os.close(out_r)
+        os.close(err)
+    return Completed(argv, status, b"".join(chunks), stderr)
+
+
+def _reap(pid: int) -> int:
+    """The child's exit code (negative for a signal); 0 when it was reaped elsewhere, as
+    ``subprocess`` has it."""
+    try:
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    except ChildProcessError:
+        return 0
 
 
 def fields(line: str, count: int) -> list[str]:
