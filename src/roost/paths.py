@@ -59,10 +59,16 @@ def runtime_path() -> str:
 
 def record_dir() -> Path | None:
     """The kept-replies directory, or None when ``ROOST_RECORD_DIR`` is set to empty."""
+    value = record_path()
+    return _path(value) if value is not None else None
+
+
+def record_path() -> str | None:
+    """``record_dir()`` as a string, for ``roost read`` and the hook."""
     value = os.environ.get("ROOST_RECORD_DIR")
     if value is None:
-        return state_home() / "panes"
-    return _path(value) if value else None
+        return os.path.join(_xdg("XDG_STATE_HOME", ".local/state"), "roost", "panes")
+    return value or None
 
 
 def events_dir() -> Path | None:

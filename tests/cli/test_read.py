@@ -406,12 +406,12 @@ def test_escape_text_is_lossy_only_on_a_tmux_that_writes_it(roost: Roost, tmp_pa
 
 
 def test_tmux_escape_text_detector() -> None:
-    from roost.cli.roost.read import _TMUX_ESCAPE
+    from roost.cli.roost.read import has_tmux_escapes
 
     for rewritten in ("a\\001b", "line\\r", "\\377", "nul \\0"):
-        assert _TMUX_ESCAPE.search(rewritten)
+        assert has_tmux_escapes(rewritten)
     for plain in ("C:\\\\path", "no escapes", "\\x41"):
-        assert not _TMUX_ESCAPE.search(plain)
+        assert not has_tmux_escapes(plain)
 
 
 # A reply given outside a numbered turn: a program that badges itself and never says working

@@ -32,7 +32,7 @@ def turn_number(p: Pane) -> int:
 
 
 def recording() -> bool:
-    return paths.record_dir() is not None
+    return paths.record_path() is not None
 
 
 def _one_line(text: str, limit: int = 200) -> str:

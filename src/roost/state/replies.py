@@ -9,18 +9,23 @@ itself without ever saying working); it has no sender, since no ``send`` started
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from roost import paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_REPLY = 12 * 1024
 
 
-def pane_dir(server_key: str, pane_id: str) -> Path | None:
-    root = paths.record_dir()
+def pane_dir(server_key: str, pane_id: str) -> str | None:
+    """The pane's directory, as a string: ``roost read`` gets its reply without pathlib,
+    whose import would cost it more than a tmux call."""
+    root = paths.record_path()
     if root is None:
         return None
-    return root / server_key / pane_id.lstrip("%")
+    return os.path.join(root, server_key, pane_id.lstrip("%"))
 
 
 def truncate(data: bytes) -> bytes:
@@ -31,17 +36,28 @@ def truncate(data: bytes) -> bytes:
     return data[:MAX_REPLY] + f"\n[roost: reply truncated, {dropped} more bytes dropped]".encode()
 
 
-def _write(path: Path, data: bytes) -> None:
-    paths.private_mkdir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+def _write(path: str, data: bytes) -> None:
+    from pathlib import Path  # for private_mkdir: writing is a turn's end, not its every event
+
+    directory, name = os.path.split(path)
+    paths.private_mkdir(Path(directory))
+    tmp = os.path.join(directory, f".{name}.{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
 
 
-def _turn_path(base: Path, turn: int) -> Path:
-    return base / "replies" / f"{turn:06d}"
+def _turn_path(base: str, turn: int) -> str:
+    return os.path.join(base, "replies", f"{turn:06d}")
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def keep_reply(server_key: str, pane_id: str, turn: int, data: bytes) -> bool:
@@ -56,8 +72,7 @@ def keep_sender(server_key: str, pane_id: str, turn: int, label: str) -> bool:
     base = pane_dir(server_key, pane_id)
     if base is None:
         return False
-    path = _turn_path(base, turn).with_suffix(".sent_by")
-    _write(path, label.encode())
+    _write(_turn_path(base, turn) + ".sent_by", label.encode())
     return True
 
 
@@ -65,40 +80,31 @@ def mark_current(server_key: str, pane_id: str, turn: int | None) -> None:
     """Record which kept turn is the pane's current reply (empty once a turn said nothing)."""
     base = pane_dir(server_key, pane_id)
     if base is not None:
-        _write(base / "current", b"" if turn is None else str(turn).encode())
+        _write(os.path.join(base, "current"), b"" if turn is None else str(turn).encode())
 
 
 def current(server_key: str, pane_id: str) -> int | None:
     """The pane's current kept turn as last marked, readable after the pane is gone."""
     base = pane_dir(server_key, pane_id)
-    try:
-        text = (base / "current").read_text().strip() if base is not None else ""
-    except OSError:
-        return None
+    data = _read(os.path.join(base, "current")) if base is not None else None
+    text = data.decode(errors="replace").strip() if data else ""
     return int(text) if text.isdigit() else None
 
 
 def reply(server_key: str, pane_id: str, turn: int) -> bytes | None:
     base = pane_dir(server_key, pane_id)
-    if base is None:
-        return None
-    try:
-        return _turn_path(base, turn).read_bytes()
-    except OSError:
-        return None
+    return _read(_turn_path(base, turn)) if base is not None else None
 
 
 def sender(server_key: str, pane_id: str, turn: int) -> str | None:
     base = pane_dir(server_key, pane_id)
-    if base is None:
+    data = _read(_turn_path(base, turn) + ".sent_by") if base is not None else None
+    if data is None:
         return None
-    try:
-        return _turn_path(base, turn).with_suffix(".sent_by").read_text(errors="replace") or None
-    except OSError:
-        return None
+    return data.decode(errors="replace") or None
 
 
-def _remove(path: Path) -> None:
+def _remove(path: Path | str) -> None:
     import shutil  # only forgetting needs it, not the hook keeping a reply at every turn's end
 
     shutil.rmtree(path)
@@ -106,7 +112,7 @@ def _remove(path: Path) -> None:
 
 def forget_pane(server_key: str, pane_id: str) -> bool:
     base = pane_dir(server_key, pane_id)
-    if base is None or not base.exists():
+    if base is None or not os.path.exists(base):
         return False
     _remove(base)
     return True

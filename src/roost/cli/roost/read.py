@@ -4,20 +4,19 @@ A reply is what the agent said, kept whole; the screen is what its pane draws, f
 and all. ``read`` prefers the first, falls back to the second only with a notice on stderr,
 and never serves a reply as fresher than it is: a pane that is busy or errored gets a
 notice that the reply belongs to an earlier turn.
+
+Reading a kept reply is one tmux call and one file, so the verb imports only what that needs:
+the renderer, the screen, the JSON printer and ``re`` are imported by the paths that use them
+(``bench/hotpaths.py`` measures why: each costs more than the tmux call does).
 """
 
 from __future__ import annotations
 
-import re
 import sys
-from dataclasses import dataclass
 
-from roost import render
-from roost.cli.output import decode, document, notice
 from roost.errors import RoostError, TargetGone, UsageError
 from roost.state import panestate, replies
 from roost.state import words as w
-from roost.tmux import screen
 from roost.tmux.panes import Pane, server_key
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import resolve
@@ -27,25 +26,34 @@ DEFAULT_LINES = 40
 
 # tmux 3.4 and 3.5a store control bytes, DEL and invalid UTF-8 in an option as escape text.
 _REWRITING_TMUX = ("3.4", "3.5", "3.5a")
-_TMUX_ESCAPE = re.compile(r"\\(?:[0-7]{3}|[0abtnvfr])")
+_TMUX_ESCAPE = r"\\(?:[0-7]{3}|[0abtnvfr])"
 
 
-@dataclass
+def has_tmux_escapes(text: str) -> bool:
+    """Whether ``text`` holds escape text such a tmux writes (``\\001``, ``\\r``, ``\\377``)."""
+    import re
+
+    return re.search(_TMUX_ESCAPE, text) is not None
+
+
 class Request:
-    target: str
-    lines: int
-    render: bool
-    as_json: bool
-    turn: int | None
+    """The command line, parsed."""
+
+    def __init__(self, target: str, lines: int, render: bool, as_json: bool, turn: int | None) -> None:
+        self.target = target
+        self.lines = lines
+        self.render = render
+        self.as_json = as_json
+        self.turn = turn
 
 
-@dataclass
 class Reply:
     """A recorded reply; ``rewritten`` when tmux may already have changed its bytes."""
 
-    data: bytes
-    turn: int | None
-    rewritten: bool = False
+    def __init__(self, data: bytes, turn: int | None, rewritten: bool = False) -> None:
+        self.data = data
+        self.turn = turn
+        self.rewritten = rewritten
 
 
 def _positive(value: str) -> int | None:
@@ -113,7 +121,7 @@ def _option_reply(server: Server, pane: Pane) -> Reply | None:
     if not data:
         return None
     text = data.decode(errors="replace")
-    rewritten = bool(_TMUX_ESCAPE.search(text)) and _rewrites_options(server)
+    rewritten = has_tmux_escapes(text) and _rewrites_options(server)
     return Reply(data, None, rewritten)
 
 
@@ -146,18 +154,20 @@ def turn_reply(request: Request, pane: Pane, turn: int) -> Reply:
 
 def _stale(request: Request, state: str | None, reason: str | None) -> bool:
     """Say on stderr when the reply predates the pane's current turn; True when it does."""
+    if state not in w.BUSY and state != w.ERROR:
+        return False
+    from roost.cli.output import notice
+
     if state in w.BUSY:
         notice("read", f"'{request.target}' is {state} — this reply is from an earlier turn.")
-        return True
-    if state == w.ERROR:
+    else:
         why = f": {reason}" if reason else ""
         notice(
             "read",
             f"'{request.target}' is in error state{why} — that turn published no reply, "
             "so this one is from an earlier turn.",
         )
-        return True
-    return False
+    return True
 
 
 def _write(data: bytes) -> None:
@@ -172,6 +182,9 @@ def _print_reply(request: Request, reply: Reply) -> None:
     if not request.render:
         _write(reply.data)
         return
+    from roost import render
+    from roost.cli.output import notice
+
     rendered = render.render(reply.data)
     if rendered.output is None:
         notice("read", f"--render: {rendered.problem}; printing the reply unrendered.")
@@ -181,6 +194,9 @@ def _print_reply(request: Request, reply: Reply) -> None:
 
 
 def _fallback(server: Server, request: Request, pane: Pane, state: str | None, reason: str | None) -> bytes:
+    from roost.cli.output import notice
+    from roost.tmux import screen
+
     data = screen.last_lines(screen.capture(server, pane.id), request.lines)
     notice("read", f"no recorded reply for '{request.target}' — showing the pane's screen instead.")
     if state == w.ERROR:
@@ -207,6 +223,8 @@ def _document(
     stale: bool = False,
     rewritten: bool = False,
 ) -> None:
+    from roost.cli.output import decode, document
+
     text, lossy = decode(data)
     document(
         "read",
