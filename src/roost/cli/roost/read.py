@@ -6,7 +6,7 @@ and never serves a reply as fresher than it is: a pane that is busy or errored g
 notice that the reply belongs to an earlier turn.
 
 Reading a kept reply is one tmux call and one file, so the verb imports only what that needs:
-the renderer, the screen, the JSON printer and ``re`` are imported by the paths that use them
+the renderer, the screen capture and ``re`` are imported by the paths that use them
 (``bench/hotpaths.py`` measures why: each costs more than the tmux call does).
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 
+from roost.cli.output import decode, document, notice
 from roost.errors import RoostError, TargetGone, UsageError
 from roost.state import panestate, replies
 from roost.state import words as w
@@ -156,8 +157,6 @@ def _stale(request: Request, state: str | None, reason: str | None) -> bool:
     """Say on stderr when the reply predates the pane's current turn; True when it does."""
     if state not in w.BUSY and state != w.ERROR:
         return False
-    from roost.cli.output import notice
-
     if state in w.BUSY:
         notice("read", f"'{request.target}' is {state} — this reply is from an earlier turn.")
     else:
@@ -183,7 +182,6 @@ def _print_reply(request: Request, reply: Reply) -> None:
         _write(reply.data)
         return
     from roost import render
-    from roost.cli.output import notice
 
     rendered = render.render(reply.data)
     if rendered.output is None:
@@ -194,7 +192,6 @@ def _print_reply(request: Request, reply: Reply) -> None:
 
 
 def _fallback(server: Server, request: Request, pane: Pane, state: str | None, reason: str | None) -> bytes:
-    from roost.cli.output import notice
     from roost.tmux import screen
 
     data = screen.last_lines(screen.capture(server, pane.id), request.lines)
@@ -223,8 +220,6 @@ def _document(
     stale: bool = False,
     rewritten: bool = False,
 ) -> None:
-    from roost.cli.output import decode, document
-
     text, lossy = decode(data)
     document(
         "read",

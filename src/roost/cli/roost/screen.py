@@ -2,14 +2,14 @@
 
 Where ``read`` wants what an agent said, ``screen`` is for what a pane shows: a shell, a log
 tail, a pager, or an agent whose input box is stuck. A window target means the pane tmux
-itself would pick, the window's active one. It is two tmux calls and a print, so the JSON
-printer is imported only for ``--json``.
+itself would pick, the window's active one.
 """
 
 from __future__ import annotations
 
 import sys
 
+from roost.cli.output import decode, document
 from roost.errors import UsageError
 from roost.tmux import screen
 from roost.tmux.panes import Pane
@@ -66,8 +66,6 @@ def run(verb: str, args: list[str]) -> int:
         screen.from_row(rows, first) if first is not None else screen.last_lines(rows, count or DEFAULT_LINES)
     )
     if as_json:
-        from roost.cli.output import decode, document
-
         text, lossy = decode(data)
         document("screen", target=target, pane=pane.id, lines=count, text=text, lossy=lossy)
         return 0
