@@ -8,7 +8,6 @@ tmux config runs when a pane, window or session goes away; it writes the ``close
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
@@ -142,11 +141,7 @@ def run(verb: str, args: list[str]) -> int:
     lines = _read(log, since)
     if lines:
         since = Cursor.parse(lines[-1]["cursor"])
-    try:
-        _print(lines, key, opts["pane"])
-        if opts["follow"]:
-            return _follow(server, log, key, since, opts["pane"], position)
-    except BrokenPipeError:
-        # The reader stopped reading (``| head -1``): that ends a follow, and is no error.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    _print(lines, key, opts["pane"])
+    if opts["follow"]:
+        return _follow(server, log, key, since, opts["pane"], position)
     return 0

@@ -40,7 +40,7 @@ def run(verb: str, args: list[str]) -> int:
         raise UsageError(_USAGE)
     path = "/changes" if since is None else f"/changes?since={quote(since)}"
     as_json = "--json" in options.flags
-    with Client() as client, render.piped():
+    with Client() as client:
         for frame in client.stream(path):
             if as_json:
                 render.raw(frame.data)

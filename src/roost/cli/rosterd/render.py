@@ -7,12 +7,11 @@ people, and scripts must not parse it (the spec's one rule for agents).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
@@ -29,16 +28,6 @@ def raw(body: bytes) -> None:
     out = sys.stdout.buffer
     out.write(body + b"\n")
     out.flush()
-
-
-@contextlib.contextmanager
-def piped() -> Iterator[None]:
-    """A reader that stops reading (``rosterd changes --json | head -1``) ends a stream verb
-    quietly, as it ends any Unix filter; stdout goes to /dev/null so the exit flush is silent."""
-    try:
-        yield
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def line(text: str) -> None:

@@ -22,7 +22,7 @@ def run(verb: str, args: list[str]) -> int:
     options = parse(args, "usage: rosterd watch [--json]", flags=("--json",))
     as_json = "--json" in options.flags
     redraw = not as_json and sys.stdout.isatty()
-    with Client() as client, render.piped():
+    with Client() as client:
         for frame in client.stream("/events"):
             if as_json:
                 render.raw(frame.data)
