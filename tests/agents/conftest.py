@@ -26,9 +26,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BIN, Roost
+from tests.daemon.fixture import Daemon
 from tests.fakes.anthropic_api import AnthropicAPI
 from tests.fakes.model_api import ModelAPI
 from tests.fakes.responses_api import ResponsesAPI
+from tests.web.conftest import Web
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT_BIN = REPO / ".cache" / "agents" / "node_modules" / ".bin"
@@ -155,6 +157,15 @@ def _start(roost: Roost, name: str, project: Path, command: str) -> str:
     proc = roost.run("new", "-d", "-s", "main", "-n", name, "-c", str(project), command)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
+
+
+@pytest.fixture
+def web(roost: Roost, daemon: Daemon) -> Iterator[Web]:
+    """A daemon started before the agent, whose socket the agent's hooks find (same runtime
+    dir), seen from a browser's side; a module using it imports ``daemon`` too."""
+    roost.env["XDG_RUNTIME_DIR"] = str(daemon.runtime)
+    daemon.start()
+    yield Web(daemon, roost)
 
 
 @pytest.fixture

@@ -42,14 +42,6 @@ PAUSE = 1.0
 """A person's pause before answering; Claude ignores keys that come right after a dialog draws."""
 
 
-@pytest.fixture
-def web(roost: Roost, daemon: Daemon) -> Iterator[Web]:
-    """A daemon started before the agent, whose socket the agent's hooks find."""
-    roost.env["XDG_RUNTIME_DIR"] = str(daemon.runtime)
-    daemon.start()
-    yield Web(daemon, roost)
-
-
 class Watch:
     """The agent's pane as its readers see it: the roster's stream, the pane badge, the sidebar."""
 

@@ -7,14 +7,12 @@ row in the sidebar follows the turn: working, needs input, working, done.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.agents.conftest import TURN_TIMEOUT, AgentPane
-from tests.conftest import Roost
-from tests.daemon.fixture import Daemon, daemon
+from tests.daemon.fixture import daemon
 from tests.fakes.model_api import reply_for
 from tests.web.conftest import Web, chromium, page
 from tests.web.test_browser import log_in, open_terminal, row, wait_screen
@@ -24,14 +22,6 @@ pytestmark = [pytest.mark.agent, pytest.mark.browser]
 __all__ = ["chromium", "daemon", "page"]
 
 PROMPT = "please run TOOL SLOW"
-
-
-@pytest.fixture
-def web(roost: Roost, daemon: Daemon) -> Iterator[Web]:
-    """A daemon started before Claude, whose socket Claude's hooks find (same runtime dir)."""
-    roost.env["XDG_RUNTIME_DIR"] = str(daemon.runtime)
-    daemon.start()
-    yield Web(daemon, roost)
 
 
 def badge(page: Any, pane: str, state: str) -> None:
