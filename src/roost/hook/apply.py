@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 from roost.agents import manifest
-from roost.hook import owner
 from roost.hook.events import from_hook
 from roost.state import panestate
 from roost.state import words as w
@@ -44,11 +43,16 @@ def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
     if action == "ignore" or (event.agent_id and action not in SUBAGENT_ACTIONS):
         return None, None
     server = Server(tmux.split(",")[0])
-    shared = owner.runs_in_shared_process(tuple(hook.get("shared_process", ())))
-    if shared:
-        pane_id = owner.pane_holding(server, event.session_id)
-        if pane_id is None:
-            return None, None
+    shared = False
+    markers = tuple(hook.get("shared_process", ()))
+    if markers:  # most manifests name none, and then the hook need not import owner at all
+        from roost.hook import owner
+
+        shared = owner.runs_in_shared_process(markers)
+        if shared:
+            pane_id = owner.pane_holding(server, event.session_id)
+            if pane_id is None:
+                return None, None
     pane = panestate.read(server, pane_id)
     if pane is None:
         return None, None

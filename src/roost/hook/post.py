@@ -24,7 +24,6 @@ import time
 
 from roost import cjson, paths
 from roost.agents import manifest
-from roost.hook import owner
 from roost.hook.events import from_hook
 
 TIMEOUT = 0.25
@@ -87,8 +86,12 @@ def claim(harness: str, payload: dict, reason: str | None = None) -> dict | None
         return None
     if event.agent_id and action not in _SUBAGENT_ACTIONS:
         return None
-    if owner.runs_in_shared_process(tuple(hook.get("shared_process", ()))):
-        return None
+    markers = tuple(hook.get("shared_process", ()))
+    if markers:  # imported only for a manifest that names one, as in apply
+        from roost.hook import owner
+
+        if owner.runs_in_shared_process(markers):
+            return None
     process = agent_process()
     if process is None:
         return None

@@ -11,7 +11,6 @@ import os
 import time
 
 from roost import paths
-from roost.state import jobs
 from roost.state import words as w
 from roost.tmux.panes import Pane, pane
 from roost.tmux.server import Server
@@ -104,8 +103,9 @@ def set_state(server: Server, p: Pane, word: str, reason: str = "") -> bool:
     if word == w.WORKING and before not in w.BUSY:
         change.set(w.TURN, turn_number(p) + 1)
     if word in w.BUSY and before not in w.BUSY:
-        job = jobs.foreground_job(p.pid)
-        change.set(w.JOB, job)
+        from roost.state import jobs  # a turn beginning, not the hook's every event
+
+        change.set(w.JOB, jobs.foreground_job(p.pid))
     new_dialog = before == w.BLOCKED == word and reason and reason != (p.opt(w.REASON) or "")
     if word == w.BLOCKED and (before != w.BLOCKED or new_dialog):
         # Stamped to the millisecond: agents write their transcript as a dialog opens, and
