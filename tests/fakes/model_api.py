@@ -69,6 +69,16 @@ class Failure:
 
 
 Step = Reply | ToolCall | Failure
+QUESTION = {
+    "question": "Which colour should the button be?",
+    "header": "Colour",
+    "multiSelect": False,
+    "options": [
+        {"label": "Red", "description": "A red button"},
+        {"label": "Blue", "description": "A blue button"},
+    ],
+}
+"""What ``ASK`` makes the model ask (Claude's AskUserQuestion input holds a list of these)."""
 SLOW_SECONDS = 4.0
 SIDE_ANSWER = "Fake title"
 Script = Callable[[str], Step]
@@ -103,20 +113,11 @@ def default_script(prompt: str) -> Step:
             input={"file_path": "notes.txt", "content": body},
         )
     if "ASK" in prompt:
-        question = {
-            "question": "Which colour should the button be?",
-            "header": "Colour",
-            "multiSelect": False,
-            "options": [
-                {"label": "Red", "description": "A red button"},
-                {"label": "Blue", "description": "A blue button"},
-            ],
-        }
         return ToolCall(
             "ask which colour",
             then=f"ANSWERED:{reply_for(prompt)}",
             tool="AskUserQuestion",
-            input={"questions": [question]},
+            input={"questions": [QUESTION]},
         )
     if "TOOL" in prompt:
         at = re.search(r"\bAT(\.[0-9]+)", prompt)

@@ -18,6 +18,7 @@ import pytest
 
 from roost.state.events import Log
 from tests.conftest import BIN, Roost
+from tests.fakes.model_api import QUESTION
 
 BOUND = 0.8  # the contract: exit 0 within 800 ms, whatever happens
 
@@ -100,17 +101,6 @@ def test_permission_request_blocks_with_tool_and_summary(
     hook(roost, pane, event("PermissionRequest", tool_name=tool, tool_input=tool_input))
     assert state(roost, pane) == "blocked"
     assert roost.option(pane, "@roost-reason") == reason
-
-
-QUESTION = {
-    "question": "Which colour should the button be?",
-    "header": "Colour",
-    "multiSelect": False,
-    "options": [
-        {"label": "Red", "description": "A red button"},
-        {"label": "Blue", "description": "A blue button"},
-    ],
-}
 
 
 def asks(*questions: dict) -> dict:

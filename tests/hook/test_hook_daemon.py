@@ -24,6 +24,7 @@ import pytest
 from roost.hook.post import TIMEOUT
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon, pid_start_ticks, running
+from tests.fakes.model_api import QUESTION
 
 __all__ = ["daemon", "running"]  # the daemon fixtures, for this directory has no conftest of its own
 
@@ -101,20 +102,11 @@ def test_the_hook_posts_its_claim_and_the_roster_shows_it_at_once(
 def test_a_question_dialogs_claim_names_the_question(roost: Roost, running: Daemon, pane: str) -> None:
     """Claude's AskUserQuestion fires PermissionRequest like a tool's: the roster's pending
     request (what the web app shows) says what is asked, as the badge does."""
-    question = {
-        "question": "Which colour should the button be?",
-        "header": "Colour",
-        "multiSelect": False,
-        "options": [
-            {"label": "Red", "description": "A red button"},
-            {"label": "Blue", "description": "Blue"},
-        ],
-    }
     asks = event(
         "PermissionRequest",
         permission_mode="default",
         tool_name="AskUserQuestion",
-        tool_input={"questions": [question]},
+        tool_input={"questions": [QUESTION]},
     )
     run_hook(roost, pane, event("UserPromptSubmit", prompt="pick a colour"), running.env)
     proc, took = run_hook(roost, pane, asks, running.env)
