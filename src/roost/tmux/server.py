@@ -138,6 +138,8 @@ def _spawn(argv: list[str], env: dict[str, str]) -> Completed | None:
 
     stdout comes through a pipe, read to its end; stderr goes to a memory file, read once
     tmux has exited, so there is one stream to wait on and nothing to poll (``select``).
+    As for every program glibc's ``posix_spawn`` starts, its own two signals (thread
+    cancellation, set*id) stay ignored in the child; tmux uses neither.
     """
     inherited = _inherited()
     if inherited is None or not hasattr(os, "memfd_create"):
