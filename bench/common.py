@@ -90,6 +90,11 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         subprocess.run([TMUX, "-S", self.socket, "kill-server"], capture_output=True)
+        # The server's exit hooks run `roost events --reconcile`, which would write its
+        # bytecode into the temp dir after it was removed: let them finish first.
+        deadline = time.monotonic() + 10
+        while naming(f"ROOST_SOCKET={self.socket}".encode()) and time.monotonic() < deadline:
+            time.sleep(0.05)
         shutil.rmtree(self.root, ignore_errors=True)
 
     @property
@@ -153,6 +158,22 @@ class Sandbox:
             PYTHON_START: Case([str(PYTHON), "-c", "pass"], self.env),
             TMUX_LIST: Case([TMUX, "-S", self.socket, "list-panes", "-a"], self.env),
         }
+
+
+def naming(text: bytes) -> list[int]:
+    """Processes whose command line or environment holds ``text``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            for part in ("cmdline", "environ"):
+                try:
+                    with open(f"/proc/{entry.name}/{part}", "rb") as f:
+                        if text in f.read():
+                            found.append(int(entry.name))
+                            break
+                except OSError:
+                    continue
+    return found
 
 
 def screen_tui(first: str) -> str:
