@@ -17,6 +17,12 @@ def ok(**kw: Any) -> Claim:
     return Claim(**{"source": "hook", "received_at": NOW, "process": P, **kw})
 
 
+DEEP: dict[str, Any] = {}
+_inner = DEEP
+for _ in range(20):
+    _inner["next"] = {}
+    _inner = _inner["next"]
+
 # Malformed claims and a fragment of the reason each is refused with.
 BAD = [
     ({"source": "gossip"}, "unknown source 'gossip'"),
@@ -26,6 +32,26 @@ BAD = [
     ({"process": ProcessId(0, 1)}, "pid must be a positive integer"),
     ({"process": ProcessId(True, 1)}, "pid must be a positive integer"),
     ({"process": ProcessId(1, -1)}, "start_ticks must be a non-negative"),
+    ({"process": ProcessId(10**30, 1)}, "pid must be a positive integer up to 4194304"),
+    ({"process": ProcessId(1, 2**64)}, "start_ticks must be a non-negative integer up to"),
+    ({"started_at": 1e20}, "started_at must be a time after 1970"),
+    ({"started_at": -1e12}, "started_at must be a time after 1970"),
+    ({"started_at": float("nan")}, "started_at must be a time after 1970"),
+    ({"started_at": NOW + 2 * 86_400}, "no more than a day after the claim arrived"),
+    ({"fields": {"name": "\ud800"}}, "field 'name' holds text that is not valid Unicode"),
+    (
+        {"fields": {"name": "x\x1b]0;pwned\x07"}},
+        "field 'name' is one line and may not hold control characters (U+001B)",
+    ),
+    ({"fields": {"name": "a\nb"}}, "(U+000A)"),
+    ({"fields": {"name": "\u202eevil"}}, "(U+202E)"),
+    ({"fields": {"name": "\u0085"}}, "(U+0085)"),
+    ({"fields": {"harness": "claude\x00"}}, "field 'harness' is one line"),
+    ({"fields": {"cwd": "/tmp/\udcff"}}, "field 'cwd' holds text that is not valid Unicode"),
+    ({"fields": {"usage": {"cost": float("inf")}}}, "field 'usage' holds a number that is not finite"),
+    ({"fields": {"plan": {"a": [{"b": "\ud800"}]}}}, "field 'plan' holds text that is not valid Unicode"),
+    ({"fields": {"plan": DEEP}}, "field 'plan' nests deeper than 16 levels"),
+    ({"event": "Stop\x1b[2J"}, "event must be text"),
     ({"process": None, "session_key": "k", "ancestors": (P,)}, "ancestors are only meaningful"),
     ({"ancestors": (ProcessId(1, "x"),)}, "start_ticks"),  # type: ignore[arg-type]
     ({"activity": "unknown"}, "activity 'unknown' cannot be claimed"),

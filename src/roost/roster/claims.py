@@ -44,6 +44,58 @@ ACTIVITY_ONLY = frozenset({"error_reason", "pending"})
 CLAIMABLE_WORDS = frozenset(records.ACTIVITIES) - {records.UNKNOWN} | frozenset(words.STATES)
 _EVENT_LIMIT = 64
 
+PID_MAX = 1 << 22
+"""Linux's ``PID_MAX_LIMIT``: no kernel numbers a process higher, whatever ``pid_max`` says."""
+TICKS_MAX = (1 << 63) - 1
+FUTURE_SKEW = 86_400.0
+"""Seconds past its arrival a claimed start time may be (clocks disagree), and no more: a
+moment the wire format cannot write would break every reader of the roster."""
+ONE_LINE = frozenset({"harness", "session_id", "name", "tty", "mode"})
+"""Text fields that are one line by contract: they reach terminals and tables as they are."""
+_DEPTH = 16
+_SHAPE_ONLY = (
+    frozenset("\u0085\u2028\u2029\u200e\u200f")
+    | frozenset(map(chr, range(0x202A, 0x202F)))
+    | frozenset(map(chr, range(0x2066, 0x206A)))
+)
+
+
+def _control(text: str) -> str | None:
+    """The first character a one-line value may not hold (C0, DEL, C1, a line or paragraph
+    separator, a bidirectional override), or None."""
+    for char in text:
+        code = ord(char)
+        if code < 0x20 or 0x7F <= code < 0xA0 or char in _SHAPE_ONLY:
+            return char
+    return None
+
+
+def _unwritable(value: object, depth: int = 0) -> str | None:
+    """Why ``value`` cannot be written as strict JSON in UTF-8 (a lone surrogate, NaN or an
+    infinity, nesting past a bound), or None. The roster publishes every value it holds, so
+    one that cannot be written would fail every snapshot and stream until a restart."""
+    if depth > _DEPTH:
+        return f"nests deeper than {_DEPTH} levels"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "holds text that is not valid Unicode (a lone surrogate)"
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return "holds a number that is not finite"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            problem = _unwritable(key, depth + 1) or _unwritable(item, depth + 1)
+            if problem:
+                return problem
+    elif isinstance(value, list | tuple):
+        for item in value:
+            problem = _unwritable(item, depth + 1)
+            if problem:
+                return problem
+    return None
+
 
 class BadClaim(ValueError):
     """A claim that cannot be applied at all; the message is the reason given back to its sender."""
@@ -98,10 +150,10 @@ def _is_int(value: object) -> bool:
 
 
 def _process_problem(process: ProcessId) -> str | None:
-    if not _is_int(process.pid) or process.pid <= 0:
-        return f"pid must be a positive integer, got {process.pid!r}"
-    if not _is_int(process.start_ticks) or process.start_ticks < 0:
-        return f"start_ticks must be a non-negative integer, got {process.start_ticks!r}"
+    if not _is_int(process.pid) or not 0 < process.pid <= PID_MAX:
+        return f"pid must be a positive integer up to {PID_MAX}, got {process.pid!r}"
+    if not _is_int(process.start_ticks) or not 0 <= process.start_ticks <= TICKS_MAX:
+        return f"start_ticks must be a non-negative integer up to {TICKS_MAX}, got {process.start_ticks!r}"
     return None
 
 
@@ -115,12 +167,16 @@ def _field_problem(name: str, value: object) -> str | None:
             return f"field {name!r} must be text"
         if len(value) > _TEXT_LIMITS[name]:
             return f"field {name!r} is longer than {_TEXT_LIMITS[name]} characters"
+        control = _control(value) if name in ONE_LINE else None
+        if control is not None:
+            return f"field {name!r} is one line and may not hold control characters (U+{ord(control):04X})"
     elif name in _WORDS:
         if value not in _WORDS[name]:
             return f"field {name!r} must be one of {', '.join(_WORDS[name])}, got {value!r}"
     elif not isinstance(value, dict):
         return f"field {name!r} must be an object"
-    return None
+    problem = _unwritable(value)  # text too: a lone surrogate is a str
+    return f"field {name!r} {problem}" if problem else None
 
 
 def check(claim: Claim) -> str | None:
@@ -130,6 +186,11 @@ def check(claim: Claim) -> str | None:
         return f"unknown source {claim.source!r}; sources are {', '.join(precedence.SOURCES)}"
     if not isinstance(claim.received_at, int | float) or not math.isfinite(claim.received_at):
         return "received_at must be a finite number of seconds"
+    if claim.started_at is not None and (
+        not isinstance(claim.started_at, int | float)
+        or not 0 < claim.started_at <= claim.received_at + FUTURE_SKEW
+    ):
+        return "started_at must be a time after 1970 and no more than a day after the claim arrived"
     if claim.session_key is None and claim.process is None:
         return "a claim names a session_key or a process (pid and start_ticks)"
     if claim.session_key is not None and (not isinstance(claim.session_key, str) or not claim.session_key):
@@ -145,7 +206,10 @@ def check(claim: Claim) -> str | None:
     ):
         return f"activity {claim.activity!r} cannot be claimed"
     if claim.event is not None and (
-        not isinstance(claim.event, str) or not 0 < len(claim.event) <= _EVENT_LIMIT
+        not isinstance(claim.event, str)
+        or not 0 < len(claim.event) <= _EVENT_LIMIT
+        or _control(claim.event) is not None
+        or _unwritable(claim.event) is not None
     ):
         return f"event must be text of 1 to {_EVENT_LIMIT} characters"
     if claim.seq is not None and (not _is_int(claim.seq) or claim.seq < 0):
