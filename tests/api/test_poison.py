@@ -9,26 +9,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.api.helpers import about, sleeper
+from tests.api.helpers import about
 from tests.conftest import BIN
 from tests.daemon.fixture import Daemon
-
-
-@pytest.fixture
-def api(running: Daemon) -> Iterator[httpx.Client]:
-    with running.unix() as client:
-        yield client
-
-
-@pytest.fixture
-def proc() -> Iterator[subprocess.Popen[bytes]]:
-    with sleeper() as process:
-        yield process
 
 
 def still_answers(api: httpx.Client, key: str | None = None) -> dict:

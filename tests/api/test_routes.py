@@ -15,18 +15,6 @@ from tests.api.helpers import about, key_of, sleeper
 from tests.daemon.fixture import Daemon, pid_start_ticks
 
 
-@pytest.fixture
-def api(running: Daemon) -> Iterator[httpx.Client]:
-    with running.unix() as client:
-        yield client
-
-
-@pytest.fixture
-def proc() -> Iterator[subprocess.Popen[bytes]]:
-    with sleeper() as process:
-        yield process
-
-
 def claim(api: httpx.Client, body: dict) -> httpx.Response:
     return api.post("/claim", json=body)
 
