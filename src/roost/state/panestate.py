@@ -89,8 +89,11 @@ def _log(p: Pane, event: str, before: str | None, after: str | None, reason: str
     )
 
 
-def set_state(server: Server, p: Pane, word: str, reason: str = "") -> bool:
+def set_state(server: Server, p: Pane, word: str, reason: str = "", change: _Change | None = None) -> bool:
     """Badge ``p`` with ``word``; returns True when anything changed.
+
+    ``change`` carries writes that must land in the same tmux call as the badge: a reader
+    that sees a turn recorded as ended must also see how it ended.
 
     Moving to working from anything but busy begins a new turn. A second dialog on a pane
     already blocked is logged as ``blocked_on``. A blocked pane is only left by a real event
@@ -99,7 +102,7 @@ def set_state(server: Server, p: Pane, word: str, reason: str = "") -> bool:
     word = w.normalise(word)
     before = p.opt(w.STATE)
     reason = _one_line(reason) if word in (w.BLOCKED, w.ERROR) else ""
-    change = _Change(p)
+    change = change or _Change(p)
     if word == w.WORKING and before not in w.BUSY:
         change.set(w.TURN, turn_number(p) + 1)
     if word in w.BUSY and before not in w.BUSY:
@@ -143,8 +146,7 @@ def interrupt_turn(server: Server, p: Pane) -> bool:
     _stage_reply(change, p, turn, None)
     change.set(w.TURN_DONE, turn)
     change.set(w.DIALOG, None)
-    change.commit(server)
-    return set_state(server, p, w.DONE)
+    return set_state(server, p, w.DONE, change=change)
 
 
 def end_turn(server: Server, p: Pane, reply: bytes | None) -> bool:
@@ -159,8 +161,7 @@ def end_turn(server: Server, p: Pane, reply: bytes | None) -> bool:
     change = _Change(p)
     _stage_reply(change, p, turn, reply)
     change.set(w.TURN_DONE, turn)
-    change.commit(server)
-    return set_state(server, p, w.DONE)
+    return set_state(server, p, w.DONE, change=change)
 
 
 def finish_turn(server: Server, p: Pane) -> bool:
@@ -174,8 +175,7 @@ def finish_turn(server: Server, p: Pane) -> bool:
     if recording() and w.to_int(p.opt(w.REPLY_TURN)) != turn:
         _set_reply_turn(change, p, None)
     change.set(w.TURN_DONE, turn)
-    change.commit(server)
-    return set_state(server, p, w.DONE)
+    return set_state(server, p, w.DONE, change=change)
 
 
 def _set_reply_turn(change: _Change, p: Pane, turn: int | None) -> None:
@@ -217,8 +217,7 @@ def fail_turn(server: Server, p: Pane, reason: str) -> bool:
     """An errored turn publishes no answer; the previous reply stays, marked stale by readers."""
     change = _Change(p)
     change.set(w.TURN_DONE, turn_number(p))
-    change.commit(server)
-    return set_state(server, p, w.ERROR, reason)
+    return set_state(server, p, w.ERROR, reason, change=change)
 
 
 def identify(
