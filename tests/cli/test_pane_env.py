@@ -11,7 +11,7 @@ import os
 import shlex
 
 from roost.daemon import runtime
-from roost.tmux import paneenv
+from roost.state import newpane
 from tests.conftest import Roost
 
 
@@ -46,30 +46,30 @@ def test_new_spawn_split_and_view_give_each_pane_its_own_id_and_the_endpoint(roo
     ids = set()
     for name, pane in opened.items():
         env = environ(roost, name)
-        assert env[paneenv.REPORTS] == expected_endpoint(roost), name
-        assert len(env[paneenv.SESSION_ID]) == 32, name
-        assert roost.option(pane, paneenv.PANE_SESSION) == env[paneenv.SESSION_ID], name
-        ids.add(env[paneenv.SESSION_ID])
+        assert env[newpane.REPORTS] == expected_endpoint(roost), name
+        assert len(env[newpane.SESSION_ID]) == 32, name
+        assert roost.option(pane, newpane.PANE_SESSION) == env[newpane.SESSION_ID], name
+        ids.add(env[newpane.SESSION_ID])
     assert len(ids) == len(opened)
 
 
 def test_a_pane_opened_by_plain_tmux_has_no_id_even_when_roost_was_started_with_one(roost: Roost) -> None:
     """The server inherits its starter's environment and new-session -e writes the session's:
     neither may hand one pane's id to the next pane tmux opens by itself."""
-    roost.run("new", "-d", "-s", "main", dumping(roost, "first"), env={paneenv.SESSION_ID: "outer"})
+    roost.run("new", "-d", "-s", "main", dumping(roost, "first"), env={newpane.SESSION_ID: "outer"})
     roost.run("new", "-d", "-s", "second", dumping(roost, "second"))
-    first, second = environ(roost, "first")[paneenv.SESSION_ID], environ(roost, "second")[paneenv.SESSION_ID]
+    first, second = environ(roost, "first")[newpane.SESSION_ID], environ(roost, "second")[newpane.SESSION_ID]
     assert "outer" not in (first, second) and first != second
     for session in ("main", "second"):
         plain = roost.window(f"plain-{session}", dumping(roost, f"plain-{session}"), session=session)
         env = environ(roost, f"plain-{session}")
-        assert paneenv.SESSION_ID not in env
-        assert env[paneenv.REPORTS] == expected_endpoint(roost)  # the session's: harmless without an id
-        assert roost.option(plain, paneenv.PANE_SESSION) == ""
+        assert newpane.SESSION_ID not in env
+        assert env[newpane.REPORTS] == expected_endpoint(roost)  # the session's: harmless without an id
+        assert roost.option(plain, newpane.PANE_SESSION) == ""
 
 
 def test_the_endpoint_is_where_the_daemon_listens(roost: Roost, monkeypatch: object) -> None:
     for name, value in roost.env.items():
         monkeypatch.setenv(name, value)  # type: ignore[attr-defined]
-    assert paneenv.reports_endpoint() == str(runtime.reports_socket()) == expected_endpoint(roost)
-    assert os.path.basename(paneenv.reports_endpoint()) == runtime.REPORTS_SOCKET
+    assert newpane.reports_endpoint() == str(runtime.reports_socket()) == expected_endpoint(roost)
+    assert os.path.basename(newpane.reports_endpoint()) == runtime.REPORTS_SOCKET

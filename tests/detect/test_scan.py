@@ -19,8 +19,8 @@ import pytest
 from roost.agents.manifest import load_all
 from roost.detect import identify
 from roost.detect.identify import Names
-from roost.detect.report import Reporter
 from roost.detect.scan import Observation, PaneSighting, Scanner
+from roost.detect.scanclaims import Reporter
 from roost.roster import Roster
 from roost.tmux.server import Server
 from tests.conftest import Roost

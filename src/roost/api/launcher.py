@@ -27,8 +27,8 @@ from roost.agents import manifest
 from roost.api import services
 from roost.api.body import read_object
 from roost.api.errors import BadRequest, Conflict, Unavailable
-from roost.state import panestate
-from roost.tmux import layout, sessions
+from roost.state import newpane, panestate
+from roost.tmux import placement, sessions
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import DEFAULT_SESSION
 
@@ -134,9 +134,11 @@ def plan(doc: dict[str, Any]) -> dict[str, Any]:
 def open_window(server: Server, name: str, command: str, cwd: str) -> str:
     """A new window in session ``main`` (creating it, and the server, when missing); its ``%N``."""
     if sessions.has_session(server, DEFAULT_SESSION):
-        pane = layout.new_window(server, DEFAULT_SESSION, name, command, cwd).pane
+        pane = placement.new_window(server, DEFAULT_SESSION, name, command, cwd, newpane.birth()).pane
     else:
-        pane = sessions.new_session(server, DEFAULT_SESSION, command, cwd=cwd, window_name=name)
+        pane = sessions.new_session(
+            server, DEFAULT_SESSION, command, cwd=cwd, window_name=name, birth=newpane.birth()
+        )
     panestate.label(server, pane, name)
     return pane
 

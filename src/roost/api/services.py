@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 
 from roost.api.logins import Logins
-from roost.daemon.layout import Layout
-from roost.daemon.live import Live
+from roost.roster.live import Live
 from roost.roster.times import Clock
 from roost.tmux.server import Server
+from roost.tmux.topology import Topology
 
 if TYPE_CHECKING:
     from roost.notify.service import Notifier
@@ -43,7 +43,7 @@ class Services:
     taps: Taps | None = None
     """The panes' output pipes shared by browser terminals (see :mod:`roost.tmux.tap`); None:
     each terminal reads ``%output`` from its own control client."""
-    layout: Layout = field(default_factory=Layout)
+    topology: Topology = field(default_factory=Topology)
     """Bumped when tmux's panes, windows or sessions change; ``/changes?terminals=1`` follows it."""
 
 

@@ -10,7 +10,7 @@ Every frame's SSE id is ``<status_epoch>:<seq>``, so a reconnecting EventSource 
 replaying another epoch's numbers.
 
 ``GET /changes?terminals=1`` (the web page's) also carries a ``terminals`` frame, first and
-then whenever tmux's panes, windows or sessions changed (:mod:`roost.daemon.layout`), saying
+then whenever tmux's panes, windows or sessions changed (:mod:`roost.tmux.topology`), saying
 "read ``GET /terminals`` again". It has no id, so it leaves the resume point alone. It rides the
 same connection because a browser opens at most six to a host over HTTP/1.1, shared by all
 of its tabs, and each open tab holds its streams.
@@ -29,10 +29,10 @@ from starlette.types import Receive, Scope, Send
 
 from roost.api import services
 from roost.api.errors import BadRequest, TooMany
-from roost.daemon.layout import Watch
-from roost.daemon.live import Stream
 from roost.roster import Change
 from roost.roster.changes import SNAPSHOT
+from roost.roster.live import Stream
+from roost.tmux.topology import Watch
 
 KEEPALIVE_FRAME = ": keepalive\n\n"
 GATHER = 0.1
@@ -116,7 +116,7 @@ async def changes(request: Request) -> EventStream:
     daemon = services.of(request)
     keepalive = daemon.keepalive
     if terminals:
-        return EventStream(_with_terminals(stream, daemon.layout.watch(), keepalive), stream)
+        return EventStream(_with_terminals(stream, daemon.topology.watch(), keepalive), stream)
 
     async def frames() -> AsyncIterator[str]:
         while (batch := await stream.next(keepalive)) is not None:
@@ -131,20 +131,20 @@ async def _with_terminals(stream: Stream, watch: Watch, keepalive: float) -> Asy
     sent = watch.seen
     yield _terminals_frame(sent)
     changes: asyncio.Task[tuple[Change, ...] | None] | None = None
-    layout: asyncio.Task[int | None] | None = None
+    topology: asyncio.Task[int | None] | None = None
     try:
         while True:
             changes = changes or asyncio.ensure_future(stream.next(keepalive))
-            layout = layout or asyncio.ensure_future(watch.next(keepalive, GATHER))
-            done, _ = await asyncio.wait((changes, layout), return_when=asyncio.FIRST_COMPLETED)
+            topology = topology or asyncio.ensure_future(watch.next(keepalive, GATHER))
+            done, _ = await asyncio.wait((changes, topology), return_when=asyncio.FIRST_COMPLETED)
             out = ""
             if changes in done:
                 batch, changes = changes.result(), None
                 if batch is None:
                     return
                 out += "".join(_change_frame(change) for change in batch)
-            if layout in done:
-                version, layout = layout.result(), None
+            if topology in done:
+                version, topology = topology.result(), None
                 if version is None:
                     return
                 if version != sent:
@@ -152,7 +152,7 @@ async def _with_terminals(stream: Stream, watch: Watch, keepalive: float) -> Asy
                     out += _terminals_frame(version)
             yield out or KEEPALIVE_FRAME
     finally:
-        for task in (changes, layout):
+        for task in (changes, topology):
             if task is not None:
                 task.cancel()
 

@@ -31,9 +31,9 @@ from roost import agentrow
 from roost.api import rows, services
 from roost.api.body import read_object
 from roost.api.errors import BadRequest, TooMany
-from roost.daemon.live import Live, Stream
 from roost.roster import Roster, records
 from roost.roster.changes import SNAPSHOT
+from roost.roster.live import Live, Stream
 from roost.roster.records import Record
 from roost.tmux import paste
 from roost.tmux.server import Server

@@ -22,20 +22,20 @@ from roost.api import Services, auth, create_app
 from roost.api.logins import Logins
 from roost.daemon import listen, runtime, secrets
 from roost.daemon.config import Config
-from roost.daemon.layout import Layout
-from roost.daemon.live import Live
 from roost.daemon.rebuild import Observer
-from roost.daemon.screens import Screens
+from roost.daemon.screenwatch import Screens
 from roost.detect.attest import Attestor
 from roost.detect.identify import Names
-from roost.detect.reports import Reports
 from roost.detect.scan import Scanner
+from roost.detect.selfreports import Reports
 from roost.notify import vapid
 from roost.notify.service import Notifier
 from roost.notify.store import Store
 from roost.roster import Roster
+from roost.roster.live import Live
 from roost.tmux.server import Server
 from roost.tmux.tap import Taps
+from roost.tmux.topology import Topology
 
 GRACE = 2.0
 """Seconds a stopping daemon lets open requests finish before it drops them."""
@@ -97,7 +97,7 @@ async def _serve(config: Config) -> int:
         notifier = Notifier(live, Store.default(), vapid.load(config.directory))
         taps = Taps(runtime.taps_dir())
         taps.sweep()
-        layout = Layout()
+        topology = Topology()
         app = create_app(
             Services(
                 live,
@@ -110,7 +110,7 @@ async def _serve(config: Config) -> int:
                 logins=logins,
                 push=notifier,
                 taps=taps,
-                layout=layout,
+                topology=topology,
             )
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
@@ -123,10 +123,10 @@ async def _serve(config: Config) -> int:
         )
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
         sys.stderr.flush()
-        async with Screens(scanner.server, live, clock, layout=layout), notifier:
+        async with Screens(scanner.server, live, clock, topology=topology), notifier:
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
         live.close()
-        layout.close()
+        topology.close()
         for server, sock in listeners:
             await server.shutdown(sockets=[sock])
         return 0

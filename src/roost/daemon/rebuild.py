@@ -13,10 +13,10 @@ import logging
 import time
 from dataclasses import dataclass
 
-from roost.daemon.live import Live
-from roost.detect.report import Reporter
 from roost.detect.scan import Observation, Scanner
+from roost.detect.scanclaims import Reporter
 from roost.roster import records
+from roost.roster.live import Live
 
 log = logging.getLogger("rosterd")
 

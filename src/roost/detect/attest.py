@@ -27,7 +27,7 @@ import psutil
 from roost.detect import identify, procs
 from roost.detect.identify import Names
 from roost.roster.claims import ProcessId
-from roost.tmux.paneenv import PANE_SESSION
+from roost.state.newpane import PANE_SESSION
 from roost.tmux.panes import list_panes
 from roost.tmux.server import Server
 

@@ -1,7 +1,7 @@
 """Why a screen reads as the state it does: every rule tried, in order, matched or not and why.
 
 Fixing an agent's manifest means seeing what the engine saw. An explanation runs the same
-probes as :func:`roost.detect.screen.detect`, but does not stop at the first match: it lists
+probes as :func:`roost.detect.screenrules.detect`, but does not stop at the first match: it lists
 which agents recognised the screen, every rule of the chosen agent with its outcome, which
 one won, and the manifest files that could not be used.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from roost.detect import screen as engine
+from roost.detect import screenrules as engine
 from roost.detect.manifests import Catalog, load_catalog
 from roost.detect.regions import Screen
 

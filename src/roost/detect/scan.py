@@ -6,7 +6,7 @@ its topmost known agent, and lists the topmost known agents that run outside roo
 process's command line and environment are read once per incarnation (through psutil) and
 cached, so a pass over an unchanged machine costs one read of each process's ``stat``.
 
-This module only observes; :mod:`roost.detect.report` turns what it saw into claims.
+This module only observes; :mod:`roost.detect.scanclaims` turns what it saw into claims.
 """
 
 from __future__ import annotations

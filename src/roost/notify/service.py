@@ -16,7 +16,6 @@ import contextlib
 import sys
 from typing import Any
 
-from roost.daemon.live import Live, Stream
 from roost.notify import push
 from roost.notify.classify import classify
 from roost.notify.delay import Delays
@@ -24,6 +23,7 @@ from roost.notify.store import Store, Subscription
 from roost.notify.vapid import Keys
 from roost.roster import records
 from roost.roster.changes import SNAPSHOT
+from roost.roster.live import Live, Stream
 from roost.roster.records import Record
 
 FOLLOW_TIMEOUT = 60.0

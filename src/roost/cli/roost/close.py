@@ -16,7 +16,7 @@ from roost.cli.output import document
 from roost.errors import RoostError, UsageError
 from roost.state import jobs, panestate
 from roost.state import words as w
-from roost.tmux import layout
+from roost.tmux import placement
 from roost.tmux.panes import Pane
 from roost.tmux.server import Server
 from roost.tmux.targets import resolve
@@ -143,7 +143,7 @@ def run(verb: str, args: list[str]) -> int:
         typed = _exit_command(p, current, harness, agent)
         _type(server, p.id, typed)
         _wait_gone(server, p.id, timeout)
-    layout.kill_pane(server, p.id)
+    placement.kill_pane(server, p.id)
     if as_json:
         document(
             "close", target=target, pane=p.id, state=state, harness=harness, exit_command=typed, forced=force

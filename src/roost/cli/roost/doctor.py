@@ -19,8 +19,8 @@ from roost import paths
 from roost.agents import manifest
 from roost.cli import installation
 from roost.errors import UsageError
+from roost.state.newpane import BIN_OPTION, roost_bin
 from roost.tmux.server import CONFIG, SEP, Server, fields
-from roost.tmux.sessions import roost_bin
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 LOSSY_TMUX = ("3.4", "3.5a")
@@ -86,7 +86,7 @@ def _server(server: Server) -> Iterator[Check]:
 
 
 def _roost_bin(server: Server, value: str) -> Check:
-    fix = f"`{_tmux_command(server, 'set-option', '-g', '@roost-bin', roost_bin())}`"
+    fix = f"`{_tmux_command(server, 'set-option', '-g', BIN_OPTION, roost_bin())}`"
     if not value:
         return FAIL, f"@roost-bin is not set, so closed panes are not logged: {fix}"
     if not (os.path.isfile(value) and os.access(value, os.X_OK)):

@@ -181,9 +181,9 @@ def _print_reply(request: Request, reply: Reply) -> None:
     if not request.render:
         _write(reply.data)
         return
-    from roost import render
+    from roost import markdown
 
-    rendered = render.render(reply.data)
+    rendered = markdown.render(reply.data)
     if rendered.output is None:
         notice("read", f"--render: {rendered.problem}; printing the reply unrendered.")
         _write(reply.data)
@@ -192,9 +192,9 @@ def _print_reply(request: Request, reply: Reply) -> None:
 
 
 def _fallback(server: Server, request: Request, pane: Pane, state: str | None, reason: str | None) -> bytes:
-    from roost.tmux import screen
+    from roost.tmux import capture
 
-    data = screen.last_lines(screen.capture(server, pane.id), request.lines)
+    data = capture.last_lines(capture.capture(server, pane.id), request.lines)
     notice("read", f"no recorded reply for '{request.target}' — showing the pane's screen instead.")
     if state == w.ERROR:
         notice("read", f"'{request.target}' is in error state" + (f": {reason}" if reason else "."))

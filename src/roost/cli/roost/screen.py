@@ -11,7 +11,7 @@ import sys
 
 from roost.cli.output import decode, document
 from roost.errors import UsageError
-from roost.tmux import screen
+from roost.tmux import capture
 from roost.tmux.panes import Pane
 from roost.tmux.server import Server
 from roost.tmux.targets import resolve
@@ -61,9 +61,11 @@ def run(verb: str, args: list[str]) -> int:
     target, count, first, as_json = _parse(args)
     server = Server.from_env()
     pane = _active(resolve(server, target).panes)
-    rows = screen.capture(server, pane.id)
+    rows = capture.capture(server, pane.id)
     data = (
-        screen.from_row(rows, first) if first is not None else screen.last_lines(rows, count or DEFAULT_LINES)
+        capture.from_row(rows, first)
+        if first is not None
+        else capture.last_lines(rows, count or DEFAULT_LINES)
     )
     if as_json:
         text, lossy = decode(data)

@@ -12,9 +12,9 @@ import sys
 
 from roost.cli.output import notice
 from roost.errors import NoServer, RoostError, TargetGone, UsageError
-from roost.state import panestate
+from roost.state import newpane, panestate
 from roost.state import words as w
-from roost.tmux import layout, sessions
+from roost.tmux import placement, sessions
 from roost.tmux.panes import Pane, list_panes, list_sessions, pane
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import DEFAULT_SESSION, resolve
@@ -32,7 +32,7 @@ def attach(args: list[str]) -> int:
         raise UsageError("usage: roost [attach]")
     server = Server.from_env()
     if not sessions.has_session(server, DEFAULT_SESSION) and not list_sessions(server):
-        sessions.new_session(server, DEFAULT_SESSION, cwd=os.getcwd())
+        sessions.new_session(server, DEFAULT_SESSION, cwd=os.getcwd(), birth=newpane.birth())
     target = DEFAULT_SESSION if sessions.has_session(server, DEFAULT_SESSION) else None
     argv = server.argv("attach-session", *(["-t", target] if target else []))
     if not sys.stdin.isatty():
@@ -71,7 +71,9 @@ def new(args: list[str]) -> int:
         raise UsageError(f"usage: roost new: session '{name}' already exists", exit_code=1)
     command = " ".join(rest) if rest else None
     try:
-        pane_id = sessions.new_session(server, name, command, cwd=cwd, window_name=window)
+        pane_id = sessions.new_session(
+            server, name, command, cwd=cwd, window_name=window, birth=newpane.birth()
+        )
     except TmuxError as error:
         raise UsageError(f"usage: roost new: {error}") from error
     print(pane_id)
@@ -136,22 +138,25 @@ def _flag_value(flag: str, rest: list[str], usage: str) -> str:
     return rest.pop(0)
 
 
-def _open_window(server: Server, session: str, name: str, command: str | None) -> layout.Opened:
+def _open_window(server: Server, session: str, name: str, command: str | None) -> placement.Opened:
     """A new window in ``session``, creating the session (and server) when it is missing."""
     cwd = os.getcwd()
     try:
         if sessions.has_session(server, session):
-            return layout.new_window(server, session, name, command, cwd)
-        pane_id = sessions.new_session(server, session, command, cwd=cwd, window_name=name)
+            return placement.new_window(server, session, name, command, cwd, newpane.birth())
+        birth = newpane.birth()
+        pane_id = sessions.new_session(server, session, command, cwd=cwd, window_name=name, birth=birth)
     except TmuxError as error:
         raise RoostError(str(error)) from error
     found = pane(server, pane_id)
-    return layout.Opened(pane_id, found.window_index if found else None)
+    return placement.Opened(pane_id, found.window_index if found else None)
 
 
-def _split(server: Server, pane_id: str, *, beside: bool, command: str | None) -> layout.Opened:
+def _split(server: Server, pane_id: str, *, beside: bool, command: str | None) -> placement.Opened:
     try:
-        return layout.split(server, pane_id, beside=beside, command=command, cwd=os.getcwd())
+        return placement.split(
+            server, pane_id, beside=beside, command=command, cwd=os.getcwd(), birth=newpane.birth()
+        )
     except TmuxError as error:
         raise RoostError(str(error)) from error
 
@@ -214,7 +219,7 @@ def _close_views(server: Server, name: str, spare: str | None) -> None:
     """Replace, not stack: only panes ``view`` opened under this name, never a person's."""
     for p in list_panes(server, (w.NAME, w.VIEW)):
         if p.id != spare and p.options.get(w.NAME) == name and p.options.get(w.VIEW) == "1":
-            layout.kill_pane(server, p.id)
+            placement.kill_pane(server, p.id)
 
 
 def view(args: list[str]) -> int:
@@ -247,10 +252,10 @@ def view(args: list[str]) -> int:
     return 0
 
 
-def _directions(server: Server, opened: layout.Opened, caller: Pane | None, *, beside: bool) -> None:
+def _directions(server: Server, opened: placement.Opened, caller: Pane | None, *, beside: bool) -> None:
     """Tell the person where the view is and which keys reach it, with their live prefix."""
-    keys = layout.keys(server)
-    prefix = layout.spoken(keys.prefix) if keys.prefix else None
+    keys = placement.keys(server)
+    prefix = placement.spoken(keys.prefix) if keys.prefix else None
     if beside:
         notice("view", f"open in the pane to the right ({opened.pane}).")
         go, back = keys.key_for("select-pane -R"), keys.key_for("select-pane -L")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from roost.cli.rosterd import render
+from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client
 from roost.cli.rosterd.options import parse
 from roost.errors import UsageError
@@ -30,7 +30,7 @@ def describe(change: dict[str, Any]) -> str:
     if record is None:
         count = len((change.get("snapshot") or {}).get("records", []))
         return f"{seq} {event} {count} sessions"
-    return f"{seq} {event} {record.get('session_key')} {render.label(record)} {render.activity(record)}"
+    return f"{seq} {event} {record.get('session_key')} {printing.label(record)} {printing.activity(record)}"
 
 
 def run(verb: str, args: list[str]) -> int:
@@ -43,7 +43,7 @@ def run(verb: str, args: list[str]) -> int:
     with Client() as client:
         for frame in client.stream(path):
             if as_json:
-                render.raw(frame.data)
+                printing.raw(frame.data)
             else:
-                render.line(describe(frame.json()))
+                printing.line(describe(frame.json()))
     return 0

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost.cli.rosterd import render
+from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client, Refused, Unreachable
 from roost.cli.rosterd.options import parse
 from roost.daemon import config, runtime, secrets
@@ -174,6 +174,6 @@ def run(verb: str, args: list[str]) -> int:
     given = options.values.get("--config")
     found = Findings(Path(given) if given else None)
     checks = [check for step in CHECKS for check in step(found)]
-    for text in render.columns([[c.outcome, c.what, c.detail] for c in checks]):
-        render.line(text)
+    for text in printing.columns([[c.outcome, c.what, c.detail] for c in checks]):
+        printing.line(text)
     return 1 if any(c.outcome == FAIL for c in checks) else 0

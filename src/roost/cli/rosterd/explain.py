@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from roost.cli.rosterd import render
+from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client, path_of
 from roost.cli.rosterd.options import parse
 
@@ -63,7 +63,7 @@ def sections(view: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
 
 
 def describe(view: dict[str, Any]) -> list[str]:
-    lines = render.fields(
+    lines = printing.fields(
         [
             ("session", view.get("session_key")),
             ("occupant", view.get("occupant_id")),
@@ -74,7 +74,7 @@ def describe(view: dict[str, Any]) -> list[str]:
     for title, pairs in sections(view):
         if pairs:
             lines.append(f"{title}:")
-            lines += ["  " + text for text in render.fields(pairs)]
+            lines += ["  " + text for text in printing.fields(pairs)]
     return lines
 
 
@@ -83,8 +83,8 @@ def run(verb: str, args: list[str]) -> int:
     with Client() as client:
         body = client.get(path_of("sessions", options.positional[0], "explain"))
     if "--json" in options.flags:
-        render.raw(body)
+        printing.raw(body)
     else:
         for text in describe(json.loads(body)):
-            render.line(text)
+            printing.line(text)
     return 0

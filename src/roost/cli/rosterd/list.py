@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from roost.cli.rosterd import render
+from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client
 from roost.cli.rosterd.options import parse
 
@@ -20,8 +20,8 @@ def run(verb: str, args: list[str]) -> int:
     with Client() as client:
         body = client.get("/snapshot")
     if "--json" in options.flags:
-        render.raw(body)
+        printing.raw(body)
     else:
-        for text in render.roster(json.loads(body)):
-            render.line(text)
+        for text in printing.roster(json.loads(body)):
+            printing.line(text)
     return 0

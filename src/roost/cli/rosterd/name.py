@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from roost.cli.rosterd import render
+from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client, path_of
 from roost.cli.rosterd.options import parse
 from roost.errors import UsageError
@@ -28,13 +28,13 @@ def run(verb: str, args: list[str]) -> int:
     with Client() as client:
         body = client.post(path_of("sessions", key, "name"), {"name": label})
     if "--json" in options.flags:
-        render.raw(body)
+        printing.raw(body)
         return 0
     answer = json.loads(body)
     record = answer.get("record") or {}
     session = answer.get("session_key") or key
     if clear:
-        render.line(f"{session}: name cleared, shown as {render.label(record)}")
+        printing.line(f"{session}: name cleared, shown as {printing.label(record)}")
     else:
-        render.line(f"{session}: named {render.label(record)}")
+        printing.line(f"{session}: named {printing.label(record)}")
     return 0

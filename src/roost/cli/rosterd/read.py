@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from roost.cli.rosterd import render
+from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client, path_of
 from roost.cli.rosterd.options import parse
 
@@ -21,8 +21,8 @@ def run(verb: str, args: list[str]) -> int:
     with Client() as client:
         body = client.get(path_of("sessions", options.positional[0]))
     if "--json" in options.flags:
-        render.raw(body)
+        printing.raw(body)
     else:
-        for text in render.fields(json.loads(body).items()):
-            render.line(text)
+        for text in printing.fields(json.loads(body).items()):
+            printing.line(text)
     return 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from roost.cli.rosterd import render
+from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client
 from roost.cli.rosterd.options import parse
 
@@ -26,11 +26,11 @@ def describe(doc: dict[str, Any]) -> list[str]:
     )
     listen = doc.get("listen") or {}
     rebuild = doc.get("rebuild") or {}
-    return render.fields(
+    return printing.fields(
         [
             ("node", f"{doc.get('node')} ({doc.get('node_id')})"),
             ("version", doc.get("version")),
-            ("up", f"{render.age(doc.get('uptime_s'))} (since {doc.get('started_at')})"),
+            ("up", f"{printing.age(doc.get('uptime_s'))} (since {doc.get('started_at')})"),
             ("epoch", f"{doc.get('status_epoch')}, seq {doc.get('seq')}"),
             ("sessions", f"{counts.get('sessions', 0)}: {by_activity}; {counts.get('ended', 0)} ended"),
             ("streams", doc.get("streams")),
@@ -45,8 +45,8 @@ def run(verb: str, args: list[str]) -> int:
     with Client() as client:
         body = client.get("/status")
     if "--json" in options.flags:
-        render.raw(body)
+        printing.raw(body)
     else:
         for text in describe(json.loads(body)):
-            render.line(text)
+            printing.line(text)
     return 0

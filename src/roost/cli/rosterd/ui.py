@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from urllib.parse import urlencode
 
-from roost.cli.rosterd import render
+from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client, path_of
 from roost.cli.rosterd.options import parse
 from roost.errors import UsageError
@@ -27,7 +27,7 @@ _USAGE = {"ui": "usage: rosterd ui", "open": "usage: rosterd open KEY"}
 def _show(url: str) -> None:
     import webbrowser
 
-    render.line(url)
+    printing.line(url)
     webbrowser.open(url)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from roost.cli.rosterd import render
+from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client
 from roost.cli.rosterd.options import parse
 
@@ -25,10 +25,10 @@ def run(verb: str, args: list[str]) -> int:
     with Client() as client:
         for frame in client.stream("/events"):
             if as_json:
-                render.raw(frame.data)
+                printing.raw(frame.data)
                 continue
-            lines = render.roster(frame.json())
+            lines = printing.roster(frame.json())
             if redraw:
                 sys.stdout.write(CLEAR)
-            render.line("\n".join([*lines, ""] if not redraw else lines))
+            printing.line("\n".join([*lines, ""] if not redraw else lines))
     return 0

@@ -21,27 +21,27 @@ import contextlib
 class Watch:
     """One subscriber: wakes when the version moved past what it last saw."""
 
-    def __init__(self, layout: Layout) -> None:
-        self._layout = layout
-        self.seen = layout.version
+    def __init__(self, topology: Topology) -> None:
+        self._topology = topology
+        self.seen = topology.version
 
     async def next(self, timeout: float, gather: float = 0.0) -> int | None:
         """The version after at most ``timeout`` seconds (unchanged: nothing happened), or None
         once the daemon is stopping. After a change, waits ``gather`` seconds more, so the rest
         of a burst arrives in the same version."""
-        layout = self._layout
-        if layout.version == self.seen and not layout.closed:
+        topology = self._topology
+        if topology.version == self.seen and not topology.closed:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(layout.changed.wait(), timeout)
-            if layout.version != self.seen and gather > 0:
+                await asyncio.wait_for(topology.changed.wait(), timeout)
+            if topology.version != self.seen and gather > 0:
                 await asyncio.sleep(gather)
-        if layout.closed:
+        if topology.closed:
             return None
-        self.seen = layout.version
+        self.seen = topology.version
         return self.seen
 
 
-class Layout:
+class Topology:
     """The tmux server's structure version, bumped by the watcher, watched by web pages."""
 
     def __init__(self) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.detect import screen as engine
+from roost.detect import screenrules as engine
 from roost.detect.manifests import STATES, load_catalog
 from roost.detect.regions import Screen
 from roost.roster import Claim, ProcessId, Roster, check

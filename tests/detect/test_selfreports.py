@@ -25,11 +25,11 @@ import pytest
 
 from roost.agents.manifest import load_all
 from roost.daemon import listen
-from roost.daemon.live import Live
 from roost.detect.attest import Attestor
 from roost.detect.identify import Names
-from roost.detect.reports import LINE_LIMIT, Reports
+from roost.detect.selfreports import LINE_LIMIT, Reports
 from roost.roster import Claim, ProcessId, Roster
+from roost.roster.live import Live
 from roost.roster.precedence import HOOK
 from roost.tmux.server import Server
 from tests.conftest import Roost

@@ -7,9 +7,9 @@ server, never assumed, so directions stay right for someone who rebound them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from roost.tmux import paneenv
 from roost.tmux.server import Server, TmuxError
 
 _NEW_PANE = ("-d", "-P", "-F", "#{pane_id} #{window_index}")
@@ -28,30 +28,63 @@ def _opened(out: str) -> Opened:
     return Opened(pane, int(index) if index.isdigit() else None)
 
 
-def _open(server: Server, args: list[str], command: str | None) -> Opened:
-    """Open the pane with its own session id (see :mod:`roost.tmux.paneenv`), then record the id
-    on it. A separate call, because only the new ``%N`` can name the pane; a report that comes
-    in between is refused as naming no pane, never taken for another's."""
-    session_id = paneenv.fresh_id()
-    opened = _opened(server.out(*args, *paneenv.env_args(session_id), *([command] if command else [])))
-    server.run("set-option", "-p", "-t", opened.pane, paneenv.PANE_SESSION, session_id, check=False)
+@dataclass(frozen=True)
+class Birth:
+    """What a pane is given as it opens. The caller decides what; this layer only writes it.
+
+    ``env`` is the first process's environment; ``forget`` names the variables that must not
+    stay in the session's environment afterwards (new-session's ``-e`` writes it there too);
+    ``pane_options`` and ``server_options`` are tmux user options, set right after the open.
+    """
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    forget: tuple[str, ...] = ()
+    pane_options: Mapping[str, str] = field(default_factory=dict)
+    server_options: Mapping[str, str] = field(default_factory=dict)
+
+    def env_args(self) -> list[str]:
+        return [arg for name, value in self.env.items() for arg in ("-e", f"{name}={value}")]
+
+    def settings(self, target: list[str]) -> list[str]:
+        """The chained commands that write the options; ``target`` picks the pane (``-t %N``),
+        or is empty right after new-session, whose new pane is then the current one."""
+        args: list[str] = []
+        for name, value in self.server_options.items():
+            args += [";", "set-option", "-g", name, value]
+        for name, value in self.pane_options.items():
+            args += [";", "set-option", "-p", *target, name, value]
+        return args
+
+
+def _open(server: Server, args: list[str], command: str | None, birth: Birth) -> Opened:
+    """Open the pane, then write what it is born with. A separate call, because only the new
+    ``%N`` can name the pane; a report that comes in between is refused as naming no pane,
+    never taken for another's."""
+    opened = _opened(server.out(*args, *birth.env_args(), *([command] if command else [])))
+    settings = birth.settings(["-t", opened.pane])
+    if settings:
+        server.run(*settings[1:], check=False)
     return opened
 
 
-def new_window(server: Server, session: str, name: str, command: str | None, cwd: str | None) -> Opened:
+def new_window(
+    server: Server, session: str, name: str, command: str | None, cwd: str | None, birth: Birth
+) -> Opened:
     """A window at the end of ``session``, named ``name``."""
     args = ["new-window", *_NEW_PANE, "-t", f"={session}:", "-n", name]
     if cwd:
         args += ["-c", cwd]
-    return _open(server, args, command)
+    return _open(server, args, command, birth)
 
 
-def split(server: Server, pane_id: str, *, beside: bool, command: str | None, cwd: str | None) -> Opened:
+def split(
+    server: Server, pane_id: str, *, beside: bool, command: str | None, cwd: str | None, birth: Birth
+) -> Opened:
     """A pane to the right of ``pane_id`` (``beside``) or below it."""
     args = ["split-window", *_NEW_PANE, "-h" if beside else "-v", "-t", pane_id]
     if cwd:
         args += ["-c", cwd]
-    return _open(server, args, command)
+    return _open(server, args, command, birth)
 
 
 def kill_pane(server: Server, pane_id: str) -> bool:

@@ -5,7 +5,7 @@ follow a screen within a second without polling panes. The tmux watcher says whe
 wrote (coalesced per pane); this module then captures that pane with one tmux call, runs the
 screen engine with the pane's agent (its ``@roost-harness``, else the roster record's
 harness, else whichever agent the screen identifies as), and applies the claim, source
-``screen``, through :class:`~roost.daemon.live.Live` like every other claim. The roster's
+``screen``, through :class:`~roost.roster.live.Live` like every other claim. The roster's
 precedence keeps a hook's word over the screen's.
 
 Boundaries, as sentences:
@@ -19,7 +19,7 @@ Boundaries, as sentences:
   CLI clears a declined dialog, off the event loop.
 - A closed pane's session ends as the scan ends it: when its process is gone.
 - Every notice but output (a pane, window or session came, went, moved or was renamed) bumps
-  the :class:`~roost.daemon.layout.Layout` that web pages follow for their terminal list.
+  the :class:`~roost.tmux.topology.Topology` that web pages follow for their terminal list.
 - While roost's tmux server is down the watcher holds no clients; it is asked to reconcile
   when the server's socket file appears or changes (looked at every ``NOTICE`` seconds, a
   stat, no tmux call) and at least every ``REVIVE`` seconds, and not at all while it runs.
@@ -36,19 +36,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from roost.daemon.dialogs import Dialogs
-from roost.daemon.layout import Layout
-from roost.daemon.live import Live
 from roost.detect import procs
-from roost.detect import screen as engine
+from roost.detect import screenrules as engine
 from roost.detect.manifests import load_catalog
 from roost.detect.regions import Screen
-from roost.detect.report import INTERACTIVE, ended
+from roost.detect.scanclaims import INTERACTIVE, ended
 from roost.roster import Claim, ProcessId, records
 from roost.roster.attention import DIALOG_CLOSED
+from roost.roster.live import Live
 from roost.roster.times import Clock
 from roost.state import panestate, words
 from roost.tmux.pacing import Rerun
 from roost.tmux.server import SEP, Server
+from roost.tmux.topology import Topology
 from roost.tmux.watch import Change, Watcher
 
 log = logging.getLogger("rosterd")
@@ -123,11 +123,11 @@ class Screens:
         clock: Clock,
         *,
         interval: float = 0.05,
-        layout: Layout | None = None,
+        topology: Topology | None = None,
     ) -> None:
         self.server = server
         self.live = live
-        self.layout = layout
+        self.topology = topology
         self._clock = clock
         self._watcher = Watcher(server, self._on_change, interval=interval)
         self._jobs: dict[str, Rerun] = {}
@@ -156,8 +156,8 @@ class Screens:
 
     def _on_change(self, change: Change) -> None:
         pane = change.pane
-        if change.kind != "output" and self.layout is not None:
-            self.layout.bump()
+        if change.kind != "output" and self.topology is not None:
+            self.topology.bump()
         if change.kind in _READ and pane is not None:
             job = self._jobs.get(pane)
             if job is None:

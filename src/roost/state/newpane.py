@@ -1,0 +1,69 @@
+"""What every pane roost opens is born with: its session id, where to report, where roost lives.
+
+An agent with its own integration (OMP, Pi) reports its lifecycle to rosterd's reports socket.
+It finds that socket in ``ROOST_REPORTS`` and names its session with ``ROOST_SESSION_ID``, a
+fresh id per pane. roost keeps the same id in the pane's ``@roost-pane-session`` option, so the
+daemon maps an id back to its pane and can then prove, from the process tree, that the reporter
+is that pane's agent: the id names a session, it never vouches for whoever presents it.
+
+The id is set once, as the pane is created, and never changes. It lives here, in the layer
+that owns every ``@roost-*`` option; the terminal layer only writes what it is handed, in the
+call that opens the pane (see :class:`roost.tmux.placement.Birth`).
+
+Whoever starts the server also tells it where ``roost`` lives (``@roost-bin``): the packaged
+config's hooks call it to log closed panes, and a pane's PATH may not contain it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from roost import paths
+from roost.tmux.placement import Birth
+
+SESSION_ID = "ROOST_SESSION_ID"
+REPORTS = "ROOST_REPORTS"
+PANE_SESSION = "@roost-pane-session"
+BIN_OPTION = "@roost-bin"
+REPORTS_SOCKET = "reports.sock"
+"""The reports socket's name in the runtime directory; the daemon listens there too."""
+
+
+def reports_endpoint() -> str:
+    """Where rosterd listens for reports, as the process that opens the pane sees it."""
+    return os.path.join(paths.runtime_path(), REPORTS_SOCKET)
+
+
+def fresh_id() -> str:
+    """A session id no other pane has had: 128 random bits, so nobody can guess another pane's."""
+    return os.urandom(16).hex()
+
+
+def roost_bin() -> str:
+    """The ``roost`` executable of this installation."""
+    here = Path(sys.argv[0]).resolve()
+    if here.name == "roost" and here.exists():
+        return str(here)
+    beside = Path(sys.executable).with_name("roost")
+    if beside.exists():
+        return str(beside)
+    return shutil.which("roost") or "roost"
+
+
+def birth() -> Birth:
+    """A new pane's id, its reports endpoint and the server's ``@roost-bin``.
+
+    The id is forgotten from the session's environment once the pane has it: ``-e`` on
+    new-session also writes the session's environment, and a pane opened later by plain tmux
+    must never carry another pane's id.
+    """
+    session_id = fresh_id()
+    return Birth(
+        env={SESSION_ID: session_id, REPORTS: reports_endpoint()},
+        forget=(SESSION_ID,),
+        pane_options={PANE_SESSION: session_id},
+        server_options={BIN_OPTION: roost_bin()},
+    )
