@@ -3,9 +3,10 @@
 Nothing here mocks tmux or roost: tests run the installed ``roost`` command as a separate
 process against a throwaway tmux server whose socket lives in the test's temp dir.
 
-Two session-wide rules hold for every test: nothing it starts may outlive it (``tests.leakguard``),
-and a real agent CLI runs only where no network but loopback exists (``scripts/test`` makes that
-network namespace; a test marked ``agent`` fails outside one).
+Three session-wide rules hold for every test: nothing it starts may outlive it
+(``tests.leakguard``); it has one tier, from the fixtures it uses (``tests.tiers``); and a real
+agent CLI runs only where no network but loopback exists (``scripts/test`` makes that network
+namespace; a test of the ``agent`` tier fails outside one).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.leakguard"]
+pytest_plugins = ["tests.leakguard", "tests.tiers"]
 
 BIN = Path(sys.executable).parent
 FAKE_AGENT = Path(__file__).parent / "fakes" / "agent.py"

@@ -30,7 +30,7 @@ from tests.daemon.fixture import Daemon, daemon
 from tests.web.conftest import Web, chromium, page
 from tests.web.test_browser import log_in, row
 
-pytestmark = [pytest.mark.agent, pytest.mark.browser]
+pytestmark = pytest.mark.agent  # and Chromium: a test has one tier, the costliest
 
 __all__ = ["chromium", "daemon", "page"]
 

@@ -17,7 +17,7 @@ from tests.fakes.model_api import reply_for
 from tests.web.conftest import Web, chromium, page
 from tests.web.test_browser import log_in, open_terminal, row, wait_screen
 
-pytestmark = [pytest.mark.agent, pytest.mark.browser]
+pytestmark = pytest.mark.agent  # and Chromium: a test has one tier, the costliest
 
 __all__ = ["chromium", "daemon", "page"]
 
