@@ -1,21 +1,30 @@
-"""The failures a caller can act on, and the exit code each one maps to.
+"""Every failure a caller can act on, with the exit code and the HTTP status it maps to.
 
-Faces raise these; ``cli.roost`` turns them into a stderr line and an exit status in one
-place, so no verb picks exit codes by hand.
+This is the one table: each failure is a class with ``exit_code`` (what ``roost`` and
+``rosterd`` exit with) and ``status`` (what the API answers, as ``{"error": message, …}``).
+Any layer raises these; the faces translate them in one place each (``cli.roost.main``,
+``cli.rosterd.main``, ``api.errors.HANDLERS``), so no call site picks a number.
+``docs/contracts.md`` holds the same table and ``tests/contracts`` checks that they agree.
+
+A class is a failure, not a face: the API raises :class:`TargetGone` where a CLI verb does,
+and ``roost.api.errors`` only gives some of them their HTTP names (``NotFound``…).
+``RoostError`` itself is never raised: a failure without its own class would answer 500.
+This module imports nothing, because the hook and every verb load it.
 """
 
 from __future__ import annotations
 
 
 class RoostError(Exception):
-    """A failure with a message meant for stderr and an exit status."""
+    """A failure with a message meant for a person; ``extra`` adds fields beside ``error`` in
+    the API's answer (``candidates``, ``limit``…)."""
 
     exit_code = 1
+    status = 500
 
-    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+    def __init__(self, message: str, **extra: object) -> None:
         super().__init__(message)
-        if exit_code is not None:
-            self.exit_code = exit_code
+        self.extra = extra
 
     @property
     def message(self) -> str:
@@ -23,30 +32,163 @@ class RoostError(Exception):
 
 
 class UsageError(RoostError):
-    """A malformed call: a caller bug. Printed as ``usage: …``."""
+    """A malformed call: a caller bug. Printed as is when it begins ``usage: …``."""
 
     exit_code = 1
+    status = 400
+
+
+class InvalidValue(RoostError):
+    """A value a verb's rules refuse (an ``identify`` identity, a ``send --from`` label):
+    exit 2, as those verbs have always done, apart from a malformed call's 1."""
+
+    exit_code = 2
+    status = 400
+
+
+class Unauthorized(RoostError):
+    """No credentials, or the wrong ones (the API's loopback listener)."""
+
+    exit_code = 1
+    status = 401
 
 
 class TargetGone(RoostError):
-    """The target does not exist or its pane is dead."""
+    """What the call names does not exist, or its pane is dead: re-resolve it."""
 
     exit_code = 2
+    status = 404
 
 
-class NoServer(RoostError):
-    """No roost tmux server answers on this socket."""
+class NotRecorded(RoostError):
+    """What was asked for was never kept: a turn's reply, or replies at all (recording off)."""
+
+    exit_code = 1
+    status = 404
+
+
+class Ambiguous(RoostError):
+    """A name matches more than one pane or session; ``candidates`` may list them."""
 
     exit_code = 2
+    status = 409
+
+
+class Conflict(RoostError):
+    """A well-formed call that the present state refuses (a busy pane ``close`` will not
+    interrupt, a session that ended, a stale claim, a daemon already running)."""
+
+    exit_code = 1
+    status = 409
 
 
 class Blocked(RoostError):
-    """The target shows a permission dialog."""
+    """The target shows a permission dialog meant for a person: wait, then retry."""
 
     exit_code = 3
+    status = 409
+
+
+class Expired(RoostError):
+    """What the caller holds names nothing any more (an events cursor rotated away)."""
+
+    exit_code = 3
+    status = 410
+
+
+class TooLarge(RoostError):
+    """The text or body is larger than its limit (``limit`` says how large it may be)."""
+
+    exit_code = 1
+    status = 413
+
+
+class TooMany(RoostError):
+    """Too many streams or waits are open already; close one first."""
+
+    exit_code = 1
+    status = 429
+
+
+class AgentFailed(RoostError):
+    """The agent reports an error state (``wait-done`` saw it end its turn in error)."""
+
+    exit_code = 1
+    status = 502
+
+
+class SetupError(RoostError):
+    """Something on this machine roost reads or needs is not usable as it is (a config,
+    manifest or settings file, a socket path, ``HOME``, ``ssh``): fix the thing named."""
+
+    exit_code = 1
+    status = 503
+
+
+class NotDelivered(RoostError):
+    """The text did not reach the pane; nothing was submitted, so a retry is safe."""
+
+    exit_code = 1
+    status = 503
+
+
+class TmuxError(RoostError):
+    """tmux refused a command; the message is tmux's own stderr.
+
+    Raised by the terminal layer (``roost.tmux.server`` re-exports it). Exit 1, as a verb has
+    always failed on it (nothing was done; look, or retry); 503 in the API, because the
+    request was fine and the daemon's tmux failed it.
+    """
+
+    exit_code = 1
+    status = 503
+
+
+class Unavailable(RoostError):
+    """What roost relies on does not answer: the daemon, or its tmux server."""
+
+    exit_code = 2
+    status = 503
+
+
+class NoServer(Unavailable):
+    """No roost tmux server answers on this socket."""
+
+
+class TimedOut(RoostError):
+    """The thing waited for did not happen within the bound (a wait, an agent's exit)."""
+
+    exit_code = 1
+    status = 504
 
 
 class DeliveredNoTurn(RoostError):
-    """The text was submitted but no turn began inside the bound: never resend."""
+    """The text may have reached the agent but no turn is proven inside the bound: never
+    resend it. 504 in the API: the pane took the text, the agent did not answer in time."""
 
     exit_code = 4
+    status = 504
+
+
+FAILURES: tuple[type[RoostError], ...] = (
+    UsageError,
+    InvalidValue,
+    Unauthorized,
+    TargetGone,
+    NotRecorded,
+    Ambiguous,
+    Conflict,
+    Blocked,
+    Expired,
+    TooLarge,
+    TooMany,
+    AgentFailed,
+    SetupError,
+    NotDelivered,
+    TmuxError,
+    Unavailable,
+    NoServer,
+    TimedOut,
+    DeliveredNoTurn,
+)
+"""The table, in the order ``docs/contracts.md`` lists it."""

@@ -1,7 +1,10 @@
-"""Every error the API returns: one exception per status, one JSON shape, one place.
+"""How the API answers a failure: the status of its class in :mod:`roost.errors`, as
+``{"error": message, …extra}``, from one place.
 
-A route raises :class:`ApiError` (or a subclass) and never builds an error response itself;
-Starlette's own errors (an unknown route, a wrong method) get the same ``{"error": …}`` shape.
+A route raises a failure (its own, or one a lower layer raised: a ``TargetGone`` from the
+tmux layer, a ``ManifestError``) and never builds an error response itself; Starlette's own
+errors (an unknown route, a wrong method) get the same shape. Only an exception that is no
+known failure answers 500. The names below are the API's words for failures of the one table.
 """
 
 from __future__ import annotations
@@ -12,49 +15,20 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from roost.errors import Conflict, RoostError, TooLarge, TooMany, Unavailable
+from roost.errors import TargetGone as NotFound
+from roost.errors import UsageError as BadRequest
 
-class ApiError(Exception):
-    """A failure the caller can act on; ``extra`` adds fields beside ``error`` (candidates…)."""
-
-    status = 400
-
-    def __init__(self, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.message = message
-        self.extra = extra
-
-
-class BadRequest(ApiError):
-    status = 400
-
-
-class Unauthorized(ApiError):
-    status = 401
-
-
-class NotFound(ApiError):
-    status = 404
-
-
-class Conflict(ApiError):
-    """The request is well formed but the roster refuses it (an ended session, a stale claim,
-    an ambiguous name)."""
-
-    status = 409
-
-
-class TooLarge(ApiError):
-    status = 413
-
-
-class TooMany(ApiError):
-    status = 429
-
-
-class Unavailable(ApiError):
-    """Something the daemon relies on (tmux) failed it, through no fault of the request."""
-
-    status = 503
+__all__ = [
+    "HANDLERS",
+    "BadRequest",
+    "Conflict",
+    "NotFound",
+    "TooLarge",
+    "TooMany",
+    "Unavailable",
+    "response",
+]
 
 
 def response(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -62,8 +36,8 @@ def response(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
 
-async def _api_error(_request: Request, error: Exception) -> Response:
-    assert isinstance(error, ApiError)
+async def _failure(_request: Request, error: Exception) -> Response:
+    assert isinstance(error, RoostError)
     return response(error.status, error.message, **error.extra)
 
 
@@ -77,4 +51,4 @@ async def _internal(_request: Request, _error: Exception) -> Response:
     return JSONResponse({"error": "internal error; see the daemon's log"}, status_code=500)
 
 
-HANDLERS = {ApiError: _api_error, HTTPException: _http_error, Exception: _internal}
+HANDLERS = {RoostError: _failure, HTTPException: _http_error, Exception: _internal}

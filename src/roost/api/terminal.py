@@ -37,8 +37,8 @@ from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from roost.api import rows
-from roost.api.errors import ApiError
 from roost.api.services import Services
+from roost.errors import RoostError
 from roost.tmux.frames import Bytes, Closed, Reset, Size
 from roost.tmux.paneview import MAX_SIZE, PaneView
 from roost.tmux.server import Server, TmuxError
@@ -130,7 +130,7 @@ def _target(daemon: Services, key: str) -> tuple[Server, str]:
         raise PaneGone("this daemon watches no tmux server")
     try:
         return daemon.tmux, rows.session_pane(daemon.live.roster, daemon.tmux.socket, key)
-    except ApiError as error:
+    except RoostError as error:
         raise PaneGone(error.message) from None
 
 

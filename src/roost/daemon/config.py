@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from roost import paths
-from roost.errors import RoostError
+from roost.errors import SetupError
 
 FILE = "rosterd.toml"
 
 
-class ConfigError(RoostError):
+class ConfigError(SetupError):
     """The config file cannot be read or says something impossible."""
 
 

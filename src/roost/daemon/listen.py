@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import IO
 
 from roost.daemon import runtime
-from roost.errors import RoostError
+from roost.errors import Conflict, SetupError
 
 LOOPBACK = "127.0.0.1"
 
 
-class AlreadyRunning(RoostError):
+class AlreadyRunning(Conflict):
     """Another rosterd holds the lock for this runtime directory."""
 
 
@@ -51,7 +51,7 @@ def unix(path: Path) -> socket.socket:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with contextlib.suppress(FileNotFoundError):
         if not stat.S_ISSOCK(path.lstat().st_mode):
-            raise RoostError(f"cannot listen on {path}: something that is not a socket is there")
+            raise SetupError(f"cannot listen on {path}: something that is not a socket is there")
         path.unlink()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     previous = os.umask(0o177)
@@ -59,7 +59,7 @@ def unix(path: Path) -> socket.socket:
         sock.bind(str(path))
     except OSError as error:
         sock.close()
-        raise RoostError(f"cannot listen on {path}: {error.strerror}") from None
+        raise SetupError(f"cannot listen on {path}: {error.strerror}") from None
     finally:
         os.umask(previous)
     os.chmod(path, 0o600)
@@ -74,5 +74,5 @@ def loopback(port: int) -> socket.socket:
         sock.bind((LOOPBACK, port))
     except OSError as error:
         sock.close()
-        raise RoostError(f"cannot listen on {LOOPBACK}:{port}: {error.strerror}") from None
+        raise SetupError(f"cannot listen on {LOOPBACK}:{port}: {error.strerror}") from None
     return sock

@@ -49,7 +49,7 @@ from roost import paths
 from roost.agents.manifest import PACKAGED
 from roost.detect import regions
 from roost.detect.badges import EVENTS
-from roost.errors import RoostError
+from roost.errors import SetupError
 from roost.state import words
 
 STATES = words.STATES
@@ -73,7 +73,7 @@ _SEARCH_KEYS = frozenset({"region", "pattern"})
 _EVENT_LIMIT = 64
 
 
-class ManifestError(RoostError):
+class ManifestError(SetupError):
     """A ``[detect]`` section that cannot be used; the message names the file and the rule."""
 
     def __init__(self, message: str, agent: str | None = None) -> None:

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from roost.agents.manifest import Manifest
-from roost.errors import RoostError
+from roost.errors import SetupError
 from roost.integrate.common import (
     INSTALLED,
     NOT_INSTALLED,
@@ -49,7 +49,7 @@ class AssetFile:
     def install(self) -> list[str]:
         current = read_text(self.path)
         if current is not None and not is_ours(current):
-            raise RoostError(f"{self.path} exists and was not written by roost; left untouched")
+            raise SetupError(f"{self.path} exists and was not written by roost; left untouched")
         wanted = rendered(self.asset)
         if current == wanted:
             return [f"{self.agent.name} {self.asset_kind} already installed at {self.path}"]

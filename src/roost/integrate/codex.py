@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from roost.agents.manifest import Manifest
-from roost.errors import RoostError
+from roost.errors import SetupError
 from roost.integrate import tomlblock
 from roost.integrate.common import (
     INSTALLED,
@@ -106,7 +106,7 @@ class CodexHooks:
         )
         parsed = tomlblock.parse(new, f"{self.config_path} with roost's trust added")
         if any(parsed.get("features", {}).get(name) is not False for name in unset):
-            raise RoostError(f"cannot add roost's settings to {self.config_path}; left untouched")
+            raise SetupError(f"cannot add roost's settings to {self.config_path}; left untouched")
         return text, new
 
     def install(self) -> list[str]:

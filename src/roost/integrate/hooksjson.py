@@ -13,7 +13,7 @@ import json
 import re
 from pathlib import Path
 
-from roost.errors import RoostError
+from roost.errors import SetupError
 from roost.integrate.common import is_hook_command, read_text, write_text
 
 
@@ -40,9 +40,9 @@ class HooksDocument:
         try:
             self.data = json.loads(self.text) if self.text and self.text.strip() else {}
         except json.JSONDecodeError as error:
-            raise RoostError(f"{path} is not valid JSON ({error}); fix it or move it aside") from error
+            raise SetupError(f"{path} is not valid JSON ({error}); fix it or move it aside") from error
         if not isinstance(self.data, dict) or not isinstance(self.data.get("hooks", {}), dict):
-            raise RoostError(f'{path} does not hold a JSON object with a "hooks" object; left untouched')
+            raise SetupError(f'{path} does not hold a JSON object with a "hooks" object; left untouched')
 
     @property
     def hooks(self) -> dict:
@@ -101,7 +101,7 @@ class HooksDocument:
         for event, group in desired.items():
             groups = hooks.setdefault(event, [])
             if not isinstance(groups, list):
-                raise RoostError(f"{self.path}: hooks.{event} is not a list; left untouched")
+                raise SetupError(f"{self.path}: hooks.{event} is not a list; left untouched")
             groups.append(group)
 
     def render(self) -> str:

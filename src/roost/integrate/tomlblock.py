@@ -12,7 +12,7 @@ import json
 import re
 import tomllib
 
-from roost.errors import RoostError
+from roost.errors import SetupError
 
 BEGIN = "# >>> roost"
 END = "# <<< roost"
@@ -23,7 +23,7 @@ def parse(text: str, where: object) -> dict:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise RoostError(f"{where} is not valid TOML ({error}); left untouched") from error
+        raise SetupError(f"{where} is not valid TOML ({error}); left untouched") from error
 
 
 def strip(text: str) -> str:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import _signal
 import os
 
+from roost.errors import TmuxError
+
 TYPE_CHECKING = False  # for annotations only: not importing subprocess is the point
 if TYPE_CHECKING:
     import subprocess
@@ -24,10 +26,6 @@ if TYPE_CHECKING:
 CONFIG = os.path.join(os.path.dirname(__file__), "roost.tmux.conf")
 SEP = "\x1f"
 _RESET = (_signal.SIGPIPE, _signal.SIGXFSZ)  # what subprocess's restore_signals puts back
-
-
-class TmuxError(Exception):
-    """tmux refused a command; the message is tmux's own stderr."""
 
 
 class Server:

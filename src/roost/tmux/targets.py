@@ -7,7 +7,7 @@ than an error.
 
 from __future__ import annotations
 
-from roost.errors import TargetGone, UsageError
+from roost.errors import Ambiguous, TargetGone, UsageError
 from roost.tmux.panes import Pane, _Value, list_panes
 from roost.tmux.server import Server
 
@@ -83,7 +83,7 @@ def _one_window(target: str, panes: list[Pane]) -> Resolved:
     windows = _group_windows(panes)
     if len(windows) > 1:
         names = ", ".join(f"{w[0].session}:{w[0].window_index}" for w in windows)
-        raise UsageError(f"target '{target}' is ambiguous: {names}", exit_code=2)
+        raise Ambiguous(f"target '{target}' is ambiguous: {names}")
     return Resolved(target, panes, len(panes) == 1)
 
 
@@ -98,7 +98,7 @@ def _resolve_bare(server: Server, target: str, panes: list[Pane]) -> Resolved:
         return Resolved(target, named, True)
     if len(named) > 1:
         ids = ", ".join(p.id for p in named)
-        raise UsageError(f"target '{target}' is ambiguous: {ids}", exit_code=2)
+        raise Ambiguous(f"target '{target}' is ambiguous: {ids}")
     by_window = [p for p in panes if p.window_name == target]
     if by_window:
         return _one_window(target, by_window)

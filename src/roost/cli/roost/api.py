@@ -8,9 +8,17 @@ import sys
 import time
 
 from roost.agentrow import FIELDS, STATES
-from roost.cli.output import notice
 from roost.cli.roost import apiwire
-from roost.errors import RoostError, UsageError
+from roost.errors import (
+    Conflict,
+    DeliveredNoTurn,
+    TargetGone,
+    TooLarge,
+    TooMany,
+    Unauthorized,
+    Unavailable,
+    UsageError,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +59,8 @@ PROMPT_DEADLINE_MS = 10_000
 """How long a prompt without --wait may take to be admitted (the pane's send lock)."""
 SLACK = 10.0
 """Seconds past a deadline to wait for the daemon's answer before calling it lost."""
-AMBIGUOUS_EXIT = 4
+_REFUSALS = {400: UsageError, 401: Unauthorized, 409: Conflict, 413: TooLarge, 429: TooMany}
+"""The daemon's 4xx answers as failures (exit 1); 404 is TargetGone and a 5xx Unavailable (2)."""
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000}
 """Longest suffix first: "5ms" ends with "s" too."""
 
@@ -110,8 +119,10 @@ def _answer(status: int, doc: Any, session: str | None = None) -> Any:
     error = doc.get("error") if isinstance(doc, dict) else None
     message = str(error or f"rosterd answered {status}")
     if status == 404:
-        raise RoostError(f"no session {session!r}" if session else message, exit_code=2)
-    raise RoostError(message, exit_code=2 if status >= 500 else 1)
+        raise TargetGone(f"no session {session!r}" if session else message)
+    if status >= 500:
+        raise Unavailable(message)
+    raise _REFUSALS.get(status, Conflict)(message)
 
 
 def _cell(name: str, value: object) -> str:
@@ -197,11 +208,11 @@ def _text(value: str) -> str:
     try:
         size = len(value.encode())
     except UnicodeEncodeError:
-        raise RoostError("TEXT is not valid UTF-8") from None
+        raise UsageError("TEXT is not valid UTF-8") from None
     if not value:
         raise UsageError(f"usage: TEXT must not be empty\n{USAGE}")
     if size > TEXT_LIMIT:
-        raise RoostError(f"TEXT is {size} UTF-8 bytes, more than {TEXT_LIMIT}; nothing was sent")
+        raise TooLarge(f"TEXT is {size} UTF-8 bytes, more than {TEXT_LIMIT}; nothing was sent")
     return value
 
 
@@ -229,17 +240,15 @@ def agent_prompt(args: list[str]) -> int:
     except apiwire.Lost as lost:
         _table([{"input": "ambiguous", "written_bytes": None}], PROMPT_COLUMNS)
         message = f"{lost.message}; the text may have arrived: never send it again"
-        raise RoostError(message, exit_code=AMBIGUOUS_EXIT) from None
+        raise DeliveredNoTurn(message) from None
     if status != 409 or doc.get("input") != "rejected":
         doc = _answer(status, doc, session)
     outcome = (doc.get("wait") or {}).get("outcome")
     _table([{**doc, "wait": outcome}], PROMPT_COLUMNS)
     if doc["input"] == "rejected":
-        notice("api", f"agent-prompt rejected: {doc.get('reason') or doc.get('code')}")
-        return 1
+        raise Conflict(f"agent-prompt rejected: {doc.get('reason') or doc.get('code')}")
     if doc["input"] == "ambiguous":
-        notice("api", f"agent-prompt ambiguous: {doc.get('reason')}; never send it again")
-        return AMBIGUOUS_EXIT
+        raise DeliveredNoTurn(f"agent-prompt ambiguous: {doc.get('reason')}; never send it again")
     return 0 if wait is None or outcome == "matched" else 1
 
 
@@ -251,7 +260,7 @@ def raw_input(args: list[str]) -> int:
     if not data:
         raise UsageError(f"usage: there is nothing to write\n{USAGE}")
     if len(data) > INPUT_LIMIT:
-        raise RoostError(f"input is {len(data)} bytes, more than {INPUT_LIMIT}; nothing was sent")
+        raise TooLarge(f"input is {len(data)} bytes, more than {INPUT_LIMIT}; nothing was sent")
     import base64
 
     body = {"data": base64.b64encode(data).decode()}

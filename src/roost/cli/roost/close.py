@@ -13,7 +13,7 @@ import time
 from roost.agents import manifest
 from roost.agents.manifest import Manifest
 from roost.cli.output import document
-from roost.errors import RoostError, UsageError
+from roost.errors import Conflict, TimedOut, UsageError
 from roost.state import jobs, panestate
 from roost.state import words as w
 from roost.tmux import placement
@@ -75,13 +75,13 @@ def _harness(p: Pane, foreground: list[str]) -> tuple[str | None, Manifest | Non
 def _refuse_shape(target: str, found: list[Pane]) -> Pane:
     """The refusals --force never lifts: they protect panes other than the one named."""
     if len(found) > 1:
-        raise RoostError(
+        raise UsageError(
             f"window '{target}' has {len(found)} panes; close takes one pane: "
             "give its %N (roost status lists them)"
         )
     p = found[0]
     if p.window_panes == 1 and p.session_windows == 1:
-        raise RoostError(
+        raise Conflict(
             f"{p.id} is the last pane of session '{p.session}'; closing it would end the session "
             f"(roost kill {p.session} does that)"
         )
@@ -91,16 +91,16 @@ def _refuse_shape(target: str, found: list[Pane]) -> Pane:
 def _exit_command(p: Pane, state: str | None, harness: str | None, agent: Manifest | None) -> str:
     """The text to type, or a refusal (lifted by --force) saying why nothing can be typed."""
     if state == w.WORKING:
-        raise RoostError(
+        raise Conflict(
             f"{p.id} is working: closing it now would lose the turn; wait with roost wait-done, "
             "or pass --force"
         )
     if state == w.BLOCKED:
         reason = p.opt(w.REASON) or "a dialog"
-        raise RoostError(f"{p.id} is blocked on a dialog for a human ({reason}); answer it, or pass --force")
+        raise Conflict(f"{p.id} is blocked on a dialog for a human ({reason}); answer it, or pass --force")
     if agent is None or not agent.exit_command:
         what = f"harness '{harness}' has no exit command" if harness else "can't tell which agent runs there"
-        raise RoostError(f"{p.id}: {what}, and a guess would be read as a prompt; --force closes it unasked")
+        raise Conflict(f"{p.id}: {what}, and a guess would be read as a prompt; --force closes it unasked")
     return agent.exit_command
 
 
@@ -120,11 +120,11 @@ def _wait_gone(server: Server, pane_id: str, timeout: int) -> None:
             return
         if p.opt(w.STATE) == w.BLOCKED:
             reason = p.opt(w.REASON) or "a dialog"
-            raise RoostError(
+            raise Conflict(
                 f"{pane_id} opened a dialog while exiting ({reason}); it is left open, unanswered, for you"
             )
         if time.monotonic() >= deadline:
-            raise RoostError(f"{pane_id} did not exit within {timeout} s; the pane is still open")
+            raise TimedOut(f"{pane_id} did not exit within {timeout} s; the pane is still open")
         time.sleep(POLL)
 
 

@@ -13,7 +13,7 @@ import sys
 import time
 
 from roost.cli.output import notice
-from roost.errors import NoServer, RoostError, UsageError
+from roost.errors import Expired, NoServer, SetupError, UsageError
 from roost.state.events import BadCursor, Cursor, CursorGone, Log
 from roost.tmux.panes import list_panes, server_key
 from roost.tmux.server import Server
@@ -57,10 +57,9 @@ def _read(log: Log, since: Cursor | None) -> list[dict]:
     try:
         return log.read(since)
     except CursorGone as gone:
-        raise RoostError(
+        raise Expired(
             f"cursor {gone} is no longer in the log (rotated away or cleared); "
-            "re-read roost status --json and start again without --since",
-            exit_code=3,
+            "re-read roost status --json and start again without --since"
         ) from gone
 
 
@@ -133,7 +132,7 @@ def run(verb: str, args: list[str]) -> int:
     except BadCursor as bad:
         raise UsageError(f"{USAGE} (--since: {bad})") from bad
     if log is None:
-        raise RoostError(LOG_OFF)
+        raise SetupError(LOG_OFF)
     key = server_key(server)
     if key is None:
         raise NoServer(f"no roost server is running on socket '{server.socket}'")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 
 from roost.cli.output import decode, document, notice
-from roost.errors import RoostError, TargetGone, UsageError
+from roost.errors import NotRecorded, TargetGone, UsageError
 from roost.state import panestate, replies
 from roost.state import words as w
 from roost.tmux.panes import Pane, server_key
@@ -143,13 +143,13 @@ def current_reply(server: Server, pane: Pane) -> Reply | None:
 def turn_reply(request: Request, pane: Pane, turn: int) -> Reply:
     """``--turn N``: that kept turn's reply, or a clear refusal when there is none."""
     if not panestate.recording():
-        raise RoostError(
+        raise NotRecorded(
             f"replies are not recorded (ROOST_RECORD_DIR is empty), so there is no turn {turn} "
             f"to read on '{request.target}'"
         )
     data = replies.reply(pane.server_key, pane.id, turn)
     if data is None:
-        raise RoostError(f"no kept reply for turn {turn} of '{request.target}' ({pane.id})")
+        raise NotRecorded(f"no kept reply for turn {turn} of '{request.target}' ({pane.id})")
     return Reply(data, turn)
 
 

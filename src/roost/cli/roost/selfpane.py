@@ -10,7 +10,7 @@ import re
 import sys
 
 from roost.cli.output import document
-from roost.errors import RoostError, UsageError
+from roost.errors import Conflict, InvalidValue, UsageError
 from roost.state import panestate
 from roost.state import words as w
 from roost.tmux.server import Server
@@ -31,7 +31,7 @@ def whoami(args: list[str]) -> int:
     server = Server.from_env()
     pane_id = server.current_pane()
     if not pane_id or panestate.read(server, pane_id) is None:
-        raise RoostError("not inside a roost pane")
+        raise Conflict("not inside a roost pane")
     if as_json:
         document("whoami", pane=pane_id)
     else:
@@ -82,8 +82,8 @@ def reply(args: list[str]) -> int:
     return 0
 
 
-def _refuse(message: str) -> RoostError:
-    return RoostError(message, exit_code=2)
+def _refuse(message: str) -> InvalidValue:
+    return InvalidValue(message)
 
 
 def _check_path(flag: str, value: str) -> None:

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 from roost import paths
-from roost.errors import Blocked, DeliveredNoTurn, RoostError, TargetGone, UsageError
+from roost.errors import Blocked, DeliveredNoTurn, InvalidValue, NotDelivered, TargetGone, UsageError
 from roost.state import words as w
 from roost.tmux import paste, targets
 from roost.tmux.panes import Pane, pane
@@ -77,10 +77,9 @@ def _checked_label(label: str) -> str:
     """One word, at most 64 bytes, printable, not dash-first; a bare ``%N`` means ``pane:%N``."""
     word = label.isprintable() and " " not in label and not label.startswith("-")
     if not label or not word or len(label.encode(errors="surrogateescape")) > 64:
-        raise RoostError(
+        raise InvalidValue(
             f"--from must be one word of at most 64 bytes, with no space or control character, "
-            f"not starting with '-' (got {label!r})",
-            exit_code=2,
+            f"not starting with '-' (got {label!r})"
         )
     return f"pane:{label}" if BARE_PANE.fullmatch(label) else label
 
@@ -146,7 +145,7 @@ def _deliver(server: Server, call: Call, target: Pane, data: bytes) -> Outcome:
     except paste.PaneGone as error:
         raise TargetGone(f"pane {target.id} went away before the text was delivered") from error
     except paste.NotDelivered as error:
-        raise RoostError(str(error)) from error
+        raise NotDelivered(str(error)) from error
     try:
         left = paste.submit(server, shown, ready)
     except paste.PaneGone as error:
@@ -156,7 +155,7 @@ def _deliver(server: Server, call: Call, target: Pane, data: bytes) -> Outcome:
             f"submitted to {target.id} but it has not read the Enter within {ready}s — do not resend"
         ) from error
     except paste.NotDelivered as error:
-        raise RoostError(str(error)) from error
+        raise NotDelivered(str(error)) from error
     state = left.values.get(w.STATE) or None
     if before not in (w.DONE, w.IDLE) or bound == 0:
         return Outcome(target, state)

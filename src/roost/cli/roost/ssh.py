@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from roost.errors import RoostError, UsageError
+from roost.errors import SetupError, UsageError
 
 USAGE = "usage: roost ssh HOST [subcommand…]"
 
@@ -24,5 +24,5 @@ def run(verb: str, args: list[str]) -> int:
     try:
         os.execvp(argv[0], argv)
     except OSError as error:
-        raise RoostError(f"can't run ssh: {error.strerror}") from error
+        raise SetupError(f"can't run ssh: {error.strerror}") from error
     return 0  # not reached: exec replaces this process

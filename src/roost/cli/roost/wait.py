@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from roost.errors import RoostError, TargetGone, UsageError
+from roost.errors import AgentFailed, NotRecorded, TargetGone, TimedOut, UsageError
 from roost.state import jobs, panestate
 from roost.state import words as w
 from roost.state.events import Log
@@ -55,7 +55,7 @@ def parse(args: list[str]) -> tuple[str, int | None, int]:
     if turn_value is not None:
         turn = _whole(turn_value)
         if not turn:
-            raise RoostError(
+            raise UsageError(
                 f"--turn needs a positive whole number, not '{turn_value}' — pass the turn roost send printed"
             )
     return rest[0], turn, timeout
@@ -63,12 +63,12 @@ def parse(args: list[str]) -> tuple[str, int | None, int]:
 
 def _check_turn_target(target: str) -> None:
     if not target.startswith("%"):
-        raise RoostError(
+        raise UsageError(
             f"--turn needs a %N pane, not '{target}': turns are numbered per pane, so a window has "
             "no single numbering to wait on — pass the pane roost send printed"
         )
     if not panestate.recording():
-        raise RoostError(
+        raise NotRecorded(
             f"--turn: replies are not recorded (ROOST_RECORD_DIR is empty), so '{target}' has no "
             "usable reply record and turn numbers are never written"
         )
@@ -182,14 +182,14 @@ class Watch:
                 f"{self.name(p.id)} died while {state}: its process exited and the shell has the pane"
             )
 
-    def _error(self, panes: list[Pane]) -> RoostError:
+    def _error(self, panes: list[Pane]) -> AgentFailed:
         lines = []
         for p in panes:
             lines.append(f"{self.name(p.id)} is in error state")
             reason = p.opt(w.REASON)
             if reason:
                 lines.append(f"reason: {reason}")
-        return RoostError("\nroost wait-done: ".join(lines))
+        return AgentFailed("\nroost wait-done: ".join(lines))
 
     def still_busy(self) -> str:
         busy = [p for p in self.seen.values() if p.opt(w.STATE) in w.BUSY]
@@ -220,7 +220,7 @@ def run(verb: str, args: list[str]) -> int:
         if panes is not None and watch.step(server, panes):
             return 0
         if deadline is not None and time.monotonic() >= deadline:
-            raise RoostError(_timed_out(watch, timeout))
+            raise TimedOut(_timed_out(watch, timeout))
         remaining = deadline - time.monotonic() if deadline is not None else POLL
         time.sleep(max(0.0, min(POLL, remaining)))
         panes = _poll(server)

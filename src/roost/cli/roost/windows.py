@@ -11,7 +11,7 @@ import os
 import sys
 
 from roost.cli.output import notice
-from roost.errors import NoServer, RoostError, TargetGone, UsageError
+from roost.errors import NoServer, TargetGone, UsageError
 from roost.state import newpane, panestate
 from roost.state import words as w
 from roost.tmux import placement, sessions
@@ -68,7 +68,7 @@ def new(args: list[str]) -> int:
         taken = {s.name for s in list_sessions(server)}
         name = DEFAULT_SESSION if DEFAULT_SESSION not in taken else _free_name(taken)
     if sessions.has_session(server, name):
-        raise UsageError(f"usage: roost new: session '{name}' already exists", exit_code=1)
+        raise UsageError(f"usage: roost new: session '{name}' already exists")
     command = " ".join(rest) if rest else None
     try:
         pane_id = sessions.new_session(
@@ -141,24 +141,18 @@ def _flag_value(flag: str, rest: list[str], usage: str) -> str:
 def _open_window(server: Server, session: str, name: str, command: str | None) -> placement.Opened:
     """A new window in ``session``, creating the session (and server) when it is missing."""
     cwd = os.getcwd()
-    try:
-        if sessions.has_session(server, session):
-            return placement.new_window(server, session, name, command, cwd, newpane.birth())
-        birth = newpane.birth()
-        pane_id = sessions.new_session(server, session, command, cwd=cwd, window_name=name, birth=birth)
-    except TmuxError as error:
-        raise RoostError(str(error)) from error
+    if sessions.has_session(server, session):
+        return placement.new_window(server, session, name, command, cwd, newpane.birth())
+    birth = newpane.birth()
+    pane_id = sessions.new_session(server, session, command, cwd=cwd, window_name=name, birth=birth)
     found = pane(server, pane_id)
     return placement.Opened(pane_id, found.window_index if found else None)
 
 
 def _split(server: Server, pane_id: str, *, beside: bool, command: str | None) -> placement.Opened:
-    try:
-        return placement.split(
-            server, pane_id, beside=beside, command=command, cwd=os.getcwd(), birth=newpane.birth()
-        )
-    except TmuxError as error:
-        raise RoostError(str(error)) from error
+    return placement.split(
+        server, pane_id, beside=beside, command=command, cwd=os.getcwd(), birth=newpane.birth()
+    )
 
 
 def spawn(args: list[str]) -> int:

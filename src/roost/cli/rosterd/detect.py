@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from roost.cli.output import decode, document
-from roost.errors import RoostError, UsageError
+from roost.errors import UsageError
 
 USAGE = (
     ("detect explain [OPTIONS] FILE|-", "which detection rule a screen matches, and why (detect --help)"),
@@ -75,7 +75,7 @@ def _read(source: str) -> str:
     try:
         data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
     except OSError as error:
-        raise RoostError(f"can't read {source}: {error.strerror or error}") from None
+        raise UsageError(f"can't read {source}: {error.strerror or error}") from None
     return decode(data)[0]
 
 

@@ -1,0 +1,105 @@
+"""The failure table: the doc's rows are the code's classes, and each answers its documented
+status through the API's real handlers and exits with its code through the CLIs."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
+
+from roost import errors
+from roost.api.errors import HANDLERS
+from roost.tmux.server import TmuxError
+from tests.contracts.tables import table
+
+SRC = Path(errors.__file__).resolve().parent
+DOCUMENTED = {row["failure"]: row for row in table("Failures")}
+
+
+def test_the_table_is_the_code() -> None:
+    assert list(DOCUMENTED) == [failure.__name__ for failure in errors.FAILURES]
+    for failure in errors.FAILURES:
+        row = DOCUMENTED[failure.__name__]
+        assert (int(row["exit"]), int(row["HTTP"])) == (failure.exit_code, failure.status), failure
+
+
+def test_every_failure_class_is_in_the_table() -> None:
+    """A failure defined in roost.errors but missing from FAILURES would escape the doc."""
+    defined = {
+        value
+        for value in vars(errors).values()
+        if isinstance(value, type) and issubclass(value, errors.RoostError) and value is not errors.RoostError
+    }
+    assert defined == set(errors.FAILURES)
+
+
+def test_the_terminal_layer_raises_the_tables_tmux_failure() -> None:
+    assert TmuxError is errors.TmuxError
+
+
+def _app(failure: Exception) -> Starlette:
+    async def fail(_request: Request) -> None:
+        raise failure
+
+    return Starlette(routes=[Route("/fail", fail)], exception_handlers=HANDLERS)
+
+
+def _get(app: Starlette) -> httpx.Response:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=transport, base_url="http://rosterd") as client:
+            return await client.get("/fail")
+
+    import asyncio
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("failure", errors.FAILURES, ids=lambda failure: failure.__name__)
+def test_a_route_raising_a_failure_answers_its_documented_status(failure: type[errors.RoostError]) -> None:
+    answer = _get(_app(failure("what went wrong", candidates=["a", "b"])))
+    assert answer.status_code == int(DOCUMENTED[failure.__name__]["HTTP"])
+    assert answer.json() == {"error": "what went wrong", "candidates": ["a", "b"]}
+
+
+def test_a_subclass_raised_by_a_lower_layer_answers_its_family_status() -> None:
+    from roost.detect.manifests import ManifestError
+    from roost.state.events import CursorGone
+
+    assert _get(_app(ManifestError("claude.toml: bad rule"))).status_code == errors.SetupError.status
+    assert _get(_app(CursorGone("c1"))).status_code == errors.Expired.status
+
+
+def test_only_an_unknown_exception_answers_500() -> None:
+    answer = _get(_app(KeyError("x")))
+    assert answer.status_code == 500
+    assert answer.json() == {"error": "internal error; see the daemon's log"}
+
+
+def _calls() -> list[tuple[Path, ast.Call]]:
+    found = []
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call):
+                found.append((path, node))
+    return found
+
+
+def test_no_call_site_picks_an_exit_code_or_raises_the_bare_base() -> None:
+    bare = [
+        f"{path.relative_to(SRC)}:{call.lineno}"
+        for path, call in _calls()
+        if isinstance(call.func, ast.Name) and call.func.id == "RoostError"
+    ]
+    numbered = [
+        f"{path.relative_to(SRC)}:{call.lineno}"
+        for path, call in _calls()
+        if any(keyword.arg == "exit_code" for keyword in call.keywords)
+    ]
+    assert bare == [] and numbered == []
