@@ -1,12 +1,20 @@
 """Roost: drive many coding agents in persistent tmux sessions.
 
-Layers, imports pointing down only:
+Layers, top to bottom; a module imports its own package and rows below, never up or sideways
+(the diagram in ``docs/architecture.md`` is the rule, and ``tests/test_layers.py`` holds it):
 
-- ``cli``, ``hook``: faces. They parse arguments and print; they never import each other.
-- ``integrate``: installs and removes the per-harness adapters that call ``rosterd-hook``.
+- ``cli/roost``, ``cli/rosterd``, ``hook``: the faces people, agents and tmux run.
+- ``cli``: what the two CLIs share (output to a reader, installation checks).
+- ``daemon``: ``rosterd daemon``, the one composition root that builds and wires the rest.
+- ``api``: the HTTP, SSE and WebSocket routes over the roster.
+- ``notify``, ``integrate``: push notifications; installing and removing agent adapters.
+- ``detect``: the process scan, screen rules and self-reports, turned into claims.
+- ``roster``: claims, precedence, occupants and the live feed of changes.
 - ``state``: a pane's badge, its kept replies and the events log. Only this layer writes them.
-- ``tmux``: talks to roost's own tmux server. It knows nothing of agents.
+- ``tmux``: roost's own tmux server. It knows nothing of agents.
 - ``agents``: per-harness data (binaries, exit commands, hook event maps), no behaviour.
+- ``paths``, ``errors``, ``files``, ``cjson``, ``markdown``, ``agentrow``, ``web``: leaves
+  that import nothing of roost.
 """
 
 __version__ = "0.1.0"
