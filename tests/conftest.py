@@ -6,7 +6,9 @@ process against a throwaway tmux server whose socket lives in the test's temp di
 Three session-wide rules hold for every test: nothing it starts may outlive it
 (``tests.leakguard``); it has one tier, from the fixtures it uses (``tests.tiers``); and a real
 agent CLI runs only where no network but loopback exists (``scripts/test`` makes that network
-namespace; a test of the ``agent`` tier fails outside one).
+namespace; a test of the ``agent`` tier fails outside one). A tool a tier needs that is missing
+(the agent CLIs, Chromium, Node.js) fails the tests that need it, never skips them: each says to
+run ``scripts/bootstrap --test``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ pytest_plugins = ["tests.leakguard", "tests.tiers"]
 
 BIN = Path(sys.executable).parent
 FAKE_AGENT = Path(__file__).parent / "fakes" / "agent.py"
+REPO = Path(__file__).resolve().parents[1]
+AGENT_BIN = REPO / ".cache" / "agents" / "node_modules" / ".bin"
+BOOTSTRAP = "run `scripts/bootstrap --test` (`make test` does)"
+"""What a failure for a missing tool tells the reader to do."""
 
 
 @cache
@@ -53,6 +59,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             "namespace of its own",
             pytrace=False,
         )
+
+
+@pytest.fixture(scope="session")
+def agent_bin() -> Path:
+    """The bin directory of the real agent CLIs from npm (Claude Code, Codex), at the versions
+    ``scripts/install-test-agents`` pins. Only checked here: the tests' network namespace has no
+    registry to install from."""
+    proc = subprocess.run(
+        [str(REPO / "scripts" / "install-test-agents"), "--check"], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"{proc.stderr.strip()}\nthe agent tier needs them: {BOOTSTRAP}", pytrace=False)
+    return AGENT_BIN
 
 
 @dataclass

@@ -3,7 +3,8 @@
 Each agent runs in the ``roost`` fixture's sandbox (private tmux server, HOME, XDG dirs) and
 talks only to a fake API the test serves on 127.0.0.1, so real hooks, real permission dialogs
 and real screens are exercised with no network. The CLIs are installed once per machine by
-``scripts/install-test-agents``; when npm cannot install them the whole tier is skipped.
+``scripts/install-test-agents`` (run by ``scripts/bootstrap --test``); a run without them fails
+(``agent_bin`` in tests/conftest.py): a green ``make test`` means they ran.
 
 Set ``ROOST_RECORD_SCREENS=1`` to save what each agent's screen looks like in each state under
 ``tests/fixtures/screens/<agent>/<state>.txt`` (``tmux capture-pane -p -e``) while the tests run.
@@ -15,7 +16,6 @@ import contextlib
 import json
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 import time
@@ -33,7 +33,6 @@ from tests.fakes.responses_api import ResponsesAPI
 from tests.web.conftest import Web
 
 REPO = Path(__file__).resolve().parents[2]
-AGENT_BIN = REPO / ".cache" / "agents" / "node_modules" / ".bin"
 SCREENS = REPO / "tests" / "fixtures" / "screens"
 API_KEY = "sk-ant-roost-tests-0123456789abcdefghijklmn"
 START_TIMEOUT = 30
@@ -48,21 +47,6 @@ CLAUDE_QUIET = {
     "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
 }
 TIMINGS: list[str] = []
-
-
-@pytest.fixture(scope="session")
-def agent_bin() -> Path:
-    """The installed CLIs' bin directory; the tier is skipped when npm cannot install them."""
-    if shutil.which("npm") is None:
-        pytest.skip("npm is not installed, so the real agent CLIs cannot be installed")
-    proc = subprocess.run(
-        [str(REPO / "scripts" / "install-test-agents")], capture_output=True, text=True, timeout=900
-    )
-    if proc.returncode != 0:
-        pytest.skip(
-            f"scripts/install-test-agents could not install the agent CLIs: {proc.stderr.strip()[-400:]}"
-        )
-    return AGENT_BIN
 
 
 @dataclass

@@ -135,6 +135,7 @@ def test_a_look_keeps_an_open_dialog_blocked_and_declining_it_clears_blocked(
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,  # what the badge's wait raises; a missing CLI is a failure, not this
     reason="codex 0.171.0 fires no hook when the model API fails a turn (no StopFailure, no Stop): "
     "the turn ends on screen but the badge stays working",
 )

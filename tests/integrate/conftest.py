@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIN
+from tests.conftest import BIN, BOOTSTRAP
 
 
 @dataclass
@@ -109,7 +109,10 @@ def drive_in_pane(roost, harness: str, relpath: str, setup=None) -> str:
     """Install ``harness`` for real, then run its adapter under node in a roost pane, where its
     calls reach the real ``rosterd-hook``; returns the pane."""
     if shutil.which("node") is None:
-        pytest.skip("node is not installed")
+        pytest.fail(
+            f"these tests run the adapters under Node.js, which is not installed: {BOOTSTRAP}",
+            pytrace=False,
+        )
     proc = subprocess.run(
         [str(BIN / "rosterd"), "integrate", "install", harness], capture_output=True, text=True, env=roost.env
     )

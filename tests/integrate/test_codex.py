@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 import tomllib
 from pathlib import Path
-
-import pytest
 
 from roost.integrate.codex import trust_hash, trust_key
 from tests.integrate.conftest import Rosterd
@@ -34,7 +31,6 @@ name = "Fake"
 base_url = "http://127.0.0.1:9/v1"
 """
 FOREIGN_HOOKS = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send codex"}]}]}}
-AGENT_BIN = Path(__file__).resolve().parents[2] / ".cache" / "agents" / "node_modules" / ".bin"
 
 
 def codex_home(rosterd: Rosterd) -> Path:
@@ -160,12 +156,9 @@ def test_codex_home_is_honoured(rosterd: Rosterd) -> None:
     assert sorted(rosterd.files()) == ["cx/config.toml", "cx/hooks.json"]
 
 
-@pytest.mark.agent
-def test_the_real_codex_trusts_every_installed_hook(rosterd: Rosterd) -> None:
+def test_the_real_codex_trusts_every_installed_hook(rosterd: Rosterd, agent_bin: Path) -> None:
     """codex's own ``app-server`` lists roost's hooks as trusted: they will run."""
-    codex = AGENT_BIN / "codex" if (AGENT_BIN / "codex").exists() else shutil.which("codex")
-    if codex is None:
-        pytest.skip("the codex CLI is not installed (scripts/install-test-agents)")
+    codex = agent_bin / "codex"
     rosterd.ok("integrate", "install", "codex")
     requests = [
         {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "roost-tests", "version": "1"}}},

@@ -7,6 +7,8 @@ browser), started once per module, each test in its own fresh context (its own c
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Roost
+from tests.conftest import BOOTSTRAP, Roost
 from tests.daemon.fixture import Daemon, daemon, running
 
 __all__ = ["daemon", "running"]
@@ -85,7 +87,13 @@ def web(running: Daemon, roost: Roost) -> Web:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
+    """Fails, rather than skips, on a machine without Playwright or Chromium."""
+    try:
+        sync_api = importlib.import_module("playwright.sync_api")
+    except ImportError:
+        pytest.fail(f"the browser tier needs Playwright, which is not installed: {BOOTSTRAP}", pytrace=False)
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"the browser tier needs Chromium at {CHROMIUM}, not there: {BOOTSTRAP}", pytrace=False)
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
