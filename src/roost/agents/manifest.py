@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from roost import cjson, paths
+from roost import cjson, files, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -172,11 +172,7 @@ def _store(path: str, key: list, table: dict) -> None:
     try:
         cache = _cache_file(path)
         os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
-        tmp = f"{cache}.{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, cache)
+        files.replace(cache, text)
     except OSError:
         return  # no cache: the file is parsed again next time
 

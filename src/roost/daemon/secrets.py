@@ -12,7 +12,6 @@ already hold it, and the owner should know.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
@@ -20,14 +19,14 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost import paths
-from roost.errors import SetupError
+from roost import files, paths
+from roost.errors import RoostError
 
 TOKEN = "loopback.token"
 NODE_KEY = "node.key"
 
 
-class SecretError(SetupError):
+class SecretError(RoostError):
     """A secret file is unsafe or unreadable."""
 
 
@@ -37,22 +36,9 @@ class Secrets:
     node_id: str
 
 
-def _create(path: Path, content: str) -> None:
-    """Write ``path`` atomically, mode 0600, unless it already exists (a racing daemon won)."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(content)
-        with contextlib.suppress(FileExistsError):
-            os.link(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
-
-
 def _read(path: Path, make: str) -> str:
     if not path.exists():
-        _create(path, make)
+        files.create(path, make)  # mode 0600; a racing daemon's file wins
     try:
         info = path.stat()
     except OSError as error:

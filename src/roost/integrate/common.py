@@ -8,14 +8,14 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from roost import files
 from roost.agents import manifest
 from roost.agents.manifest import Manifest
-from roost.errors import SetupError, UsageError
+from roost.errors import RoostError
 
 INSTALLED, NOT_INSTALLED, OUTDATED = "installed", "not installed", "outdated"
 HOOK = "rosterd-hook"
@@ -25,7 +25,7 @@ HARNESS = re.compile(r"[a-z0-9_-]{1,32}")
 KINDS = {"claude-settings": "claude", "codex-hooks": "codex", "asset": "asset"}
 
 
-class NoIntegration(UsageError):
+class NoIntegration(RoostError):
     """The harness is unknown, or roost has no adapter for it."""
 
 
@@ -80,7 +80,7 @@ def location(agent: Manifest) -> Path:
             continue
         expanded = [os.environ[p[1:]] if p.startswith("$") else p for p in parts]
         return Path(os.path.expanduser("/".join(expanded)))
-    raise SetupError(f"cannot tell where {agent.name} keeps its configuration (set HOME)")
+    raise RoostError(f"cannot tell where {agent.name} keeps its configuration (set HOME)")
 
 
 def hook_program() -> str:
@@ -118,7 +118,7 @@ def read_text(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
-        raise SetupError(f"cannot read {path}: {error}") from error
+        raise RoostError(f"cannot read {path}: {error}") from error
 
 
 def write_text(path: Path, text: str) -> None:
@@ -128,12 +128,4 @@ def write_text(path: Path, text: str) -> None:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".roost")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    files.replace(path, text, mode=mode, durable=True)

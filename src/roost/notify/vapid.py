@@ -8,14 +8,13 @@ the ``applicationServerKey`` (an uncompressed point, base64url without padding).
 from __future__ import annotations
 
 import base64
-import contextlib
-import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+
+from roost import files
 
 FILENAME = "vapid.pem"
 
@@ -44,20 +43,8 @@ def load(directory: Path) -> Keys:
     path = directory / FILENAME
     if not path.exists():
         directory.mkdir(parents=True, exist_ok=True)
-        _create(path, Keys(ec.generate_private_key(ec.SECP256R1())).pem)
+        files.create(path, Keys(ec.generate_private_key(ec.SECP256R1())).pem)
     private = serialization.load_pem_private_key(path.read_bytes(), password=None)
     if not isinstance(private, ec.EllipticCurvePrivateKey):
         raise ValueError(f"{path} does not hold an EC private key")
     return Keys(private)
-
-
-def _create(path: Path, content: bytes) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(content)
-        with contextlib.suppress(FileExistsError):
-            os.link(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)

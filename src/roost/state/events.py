@@ -17,13 +17,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from roost import paths
-from roost.errors import Expired
+from roost import files, paths
 
 LOG, META, LOCK = "log.jsonl", "meta.json", "log.lock"
 
 
-class CursorGone(Expired):
+class CursorGone(Exception):
     """The cursor's line was rotated away or the log was cleared."""
 
 
@@ -104,11 +103,7 @@ class Log:
             return {"id": f"{int(time.time())}-{secrets.token_hex(4)}", "gen": 1, "first": 1, "next": 1}
 
     def _write_meta(self, meta: dict) -> None:
-        tmp = self.dir / f"{META}.{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(meta, f)
-        os.replace(tmp, self.dir / META)
+        files.replace(self.dir / META, json.dumps(meta))
 
     def append(self, record: dict) -> dict:
         """Add one line; returns the record with its ``ts`` and ``cursor`` filled in."""
@@ -148,11 +143,7 @@ class Log:
     def _rotate(self, meta: dict, keep: int) -> None:
         lines = (self.dir / LOG).read_text(encoding="utf-8").splitlines(keepends=True)
         kept = lines[-keep:]
-        tmp = self.dir / f"{LOG}.{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(kept)
-        os.replace(tmp, self.dir / LOG)
+        files.replace(self.dir / LOG, "".join(kept))
         meta["first"] = meta["next"] - len(kept)
         meta["gen"] += 1
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from roost import paths
+from roost import files, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,13 +39,8 @@ def truncate(data: bytes) -> bytes:
 def _write(path: str, data: bytes) -> None:
     from pathlib import Path  # for private_mkdir: writing is a turn's end, not its every event
 
-    directory, name = os.path.split(path)
-    paths.private_mkdir(Path(directory))
-    tmp = os.path.join(directory, f".{name}.{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    paths.private_mkdir(Path(os.path.dirname(path)))
+    files.replace(path, data)
 
 
 def _turn_path(base: str, turn: int) -> str:

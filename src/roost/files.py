@@ -1,0 +1,93 @@
+"""Files written whole: a reader finds the old content or the new one, never half of either.
+
+Every file roost writes for someone else to read (a kept reply, the events log's metadata, the
+manifest cache, a host's hook config, the daemon's secrets) goes through here. The content goes
+to a private temporary file beside the target (mode 0600 from its first byte, named
+``.NAME.PID.RANDOM`` so concurrent writers never share one), which then takes the target's
+place in one ``rename`` or ``link``. A write that fails leaves no temporary file behind.
+
+``durable`` also asks the disk: the file is fsynced before it takes the target's place and the
+directory after, so a machine that loses power finds the file whole. Roost asks for it where a
+lost file costs the person something (the secrets, a host's config); the files written on every
+hook event (replies, the events log, caches) do without, as a crash loses the tmux server they
+describe anyway.
+
+Imports only ``os``: the hook writes through here.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # as in roost.paths: importing typing costs the hook ~2 ms
+if TYPE_CHECKING:
+    from os import PathLike
+
+PRIVATE = 0o600
+
+
+def replace(
+    path: str | PathLike[str], data: bytes | str, *, mode: int = PRIVATE, durable: bool = False
+) -> None:
+    """Make ``path`` hold ``data`` (text is written as UTF-8) with ``mode``, replacing what was there."""
+    target = os.fspath(path)
+    temp = _written(target, data, mode, durable)
+    try:
+        os.replace(temp, target)
+    except BaseException:
+        _discard(temp)
+        raise
+    if durable:
+        _sync_directory(target)
+
+
+def create(path: str | PathLike[str], data: bytes | str, *, mode: int = PRIVATE) -> bool:
+    """Make ``path`` hold ``data`` unless it exists already; whether this call made it.
+
+    For a file made once and then only read (a key): two processes racing to make it both
+    write, one wins, and both go on to read the winner's. Always durable.
+    """
+    target = os.fspath(path)
+    temp = _written(target, data, mode, durable=True)
+    try:
+        os.link(temp, target)
+    except FileExistsError:
+        return False
+    finally:
+        _discard(temp)
+    _sync_directory(target)
+    return True
+
+
+def _written(target: str, data: bytes | str, mode: int, durable: bool) -> str:
+    """A temporary file beside ``target`` holding ``data``, with ``mode``."""
+    directory, name = os.path.split(target)
+    temp = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(4).hex()}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE)
+    try:
+        with open(fd, "wb") as out:
+            out.write(data.encode() if isinstance(data, str) else data)
+            out.flush()
+            os.fchmod(fd, mode)
+            if durable:
+                os.fsync(fd)
+    except BaseException:
+        _discard(temp)
+        raise
+    return temp
+
+
+def _discard(temp: str) -> None:
+    try:  # noqa: SIM105 -- contextlib would cost the hook ~3 ms
+        os.unlink(temp)
+    except FileNotFoundError:
+        pass
+
+
+def _sync_directory(target: str) -> None:
+    """fsync the directory holding ``target``, so the rename or link itself is on disk."""
+    fd = os.open(os.path.dirname(target) or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
