@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import stat
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from roost.notify.delay import Delays
 from roost.notify.store import Store, Subscription
 from roost.roster.attention import DIALOG_CLOSED
 from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN
+from tests.fakes.clock import SteppedClock
 
 
 @pytest.mark.parametrize(
@@ -43,34 +43,38 @@ def test_a_dialog_that_left_the_screen_is_not_news() -> None:
 
 
 def test_a_delay_fires_once_after_its_grace() -> None:
-    async def scenario() -> list[str]:
-        fired: list[str] = []
-        delays = Delays(0.05)
-        delays.schedule("a", lambda: fired.append("a"))
-        assert delays.pending("a")
-        await asyncio.sleep(0.3)
-        assert not delays.pending("a")
-        return fired
-
-    assert asyncio.run(scenario()) == ["a"]
+    clock = SteppedClock()
+    fired: list[str] = []
+    delays = Delays(1.0, clock)
+    delays.schedule("a", lambda: fired.append("a"))
+    assert delays.pending("a")
+    clock.advance(0.9)
+    assert fired == [] and delays.pending("a")
+    clock.advance(0.1)
+    assert fired == ["a"] and not delays.pending("a")
+    clock.advance(10)
+    assert fired == ["a"]
 
 
 def test_a_cancelled_delay_never_fires_and_a_newer_one_replaces_the_old() -> None:
-    async def scenario() -> list[str]:
-        fired: list[str] = []
-        delays = Delays(0.05)
-        delays.schedule("a", lambda: fired.append("a"))
-        assert delays.cancel("a") is True
-        assert delays.cancel("a") is False
-        delays.schedule("b", lambda: fired.append("b1"))
-        delays.schedule("b", lambda: fired.append("b2"))
-        delays.schedule("c", lambda: fired.append("c"))
-        delays.close()
-        delays.schedule("d", lambda: fired.append("d"))
-        await asyncio.sleep(0.3)
-        return fired
-
-    assert asyncio.run(scenario()) == ["d"]
+    clock = SteppedClock()
+    fired: list[str] = []
+    delays = Delays(1.0, clock)
+    delays.schedule("a", lambda: fired.append("a"))
+    assert delays.cancel("a") is True
+    assert delays.cancel("a") is False
+    delays.schedule("b", lambda: fired.append("b1"))
+    clock.advance(0.5)
+    delays.schedule("b", lambda: fired.append("b2"))  # a newer transition: a grace of its own
+    clock.advance(0.9)
+    assert fired == []
+    clock.advance(0.1)
+    assert fired == ["b2"]
+    delays.schedule("c", lambda: fired.append("c"))
+    delays.close()
+    delays.schedule("d", lambda: fired.append("d"))
+    clock.advance(10)
+    assert fired == ["b2", "d"] and clock.pending() == 0
 
 
 def test_the_store_keeps_one_row_per_endpoint_across_reopening(tmp_path: Path) -> None:

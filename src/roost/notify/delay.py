@@ -3,22 +3,37 @@
 Walking over to the terminal (or opening the session in the web app) within that second
 cancels it, so a phone does not buzz about something its owner is already looking at. A newer
 transition of the same session replaces the pending one: one notification says the latest.
+
+The grace is timed by a :class:`Clock` handed in: the running event loop unless a test hands
+in one it steps by hand, so a test of the grace does not wait it out.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Protocol
 
 GRACE = 1.0
+
+
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Clock(Protocol):
+    """What the grace asks of time; an asyncio event loop is one."""
+
+    def call_later(self, delay: float, callback: Callable[[], object]) -> Timer: ...
 
 
 class Delays:
     """Pending notifications, at most one per session key, on the running event loop."""
 
-    def __init__(self, seconds: float = GRACE) -> None:
+    def __init__(self, seconds: float = GRACE, clock: Clock | None = None) -> None:
         self.seconds = seconds
-        self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._clock = clock
+        self._pending: dict[str, Timer] = {}
 
     def schedule(self, key: str, fire: Callable[[], object]) -> None:
         self.cancel(key)
@@ -27,7 +42,8 @@ class Delays:
             self._pending.pop(key, None)
             fire()
 
-        self._pending[key] = asyncio.get_running_loop().call_later(self.seconds, run)
+        clock = self._clock or asyncio.get_running_loop()
+        self._pending[key] = clock.call_later(self.seconds, run)
 
     def cancel(self, key: str) -> bool:
         """Drop the pending notification of ``key``; whether there was one."""

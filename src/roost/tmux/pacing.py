@@ -2,6 +2,9 @@
 
 Both exist so that a burst of tmux notifications costs a bounded amount of work, and so
 that nothing runs (no timer, no task) once the burst is over.
+
+The coalescer's time is a :class:`Clock` it is handed: the running event loop unless a test
+hands in one it steps by hand, so a test of an interval does not wait the interval out.
 """
 
 from __future__ import annotations
@@ -10,8 +13,21 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
+
+
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Clock(Protocol):
+    """What the coalescer asks of time; an asyncio event loop is one."""
+
+    def time(self) -> float: ...
+
+    def call_at(self, when: float, callback: Callable[..., object], *args: Any) -> Timer: ...
 
 
 class Rerun:
@@ -48,24 +64,32 @@ class Rerun:
 class Coalescer:
     """At most one report per pane per interval: leading edge at once, trailing edge by timer."""
 
-    def __init__(self, interval: float, report: Callable[[str, bool], None]) -> None:
+    def __init__(
+        self, interval: float, report: Callable[[str, bool], None], clock: Clock | None = None
+    ) -> None:
         self.interval = interval
         self._report = report
+        self._clock = clock
         self._last: dict[str, float] = {}
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._timers: dict[str, Timer] = {}
         self._resync: set[str] = set()
+
+    @property
+    def clock(self) -> Clock:
+        """The clock handed in, else the running loop's (asked when needed, not at construction)."""
+        return self._clock or asyncio.get_running_loop()
 
     def mark(self, pane: str, resync: bool = False) -> None:
         if resync:
             self._resync.add(pane)
         if pane in self._timers:
             return
-        loop = asyncio.get_running_loop()
+        clock = self.clock
         due = self._last.get(pane, -math.inf) + self.interval
-        if loop.time() >= due:
+        if clock.time() >= due:
             self._fire(pane)
         else:
-            self._timers[pane] = loop.call_at(due, self._fire, pane)
+            self._timers[pane] = clock.call_at(due, self._fire, pane)
 
     def due(self, pane: str) -> bool:
         """Whether a trailing report for ``pane`` is already coming."""
@@ -84,7 +108,7 @@ class Coalescer:
 
     def _fire(self, pane: str) -> None:
         self._timers.pop(pane, None)
-        self._last[pane] = asyncio.get_running_loop().time()
+        self._last[pane] = self.clock.time()
         resync = pane in self._resync
         self._resync.discard(pane)
         self._report(pane, resync)
