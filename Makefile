@@ -1,5 +1,7 @@
-# The two commands: `make run` and `make test`. Both set up what they need first.
-.PHONY: run test lint bench
+# The two commands: `make run` and `make test`. Each target sets up what it needs first.
+# `make test-fast` is the inner loop: lint, then the unit and tmux tiers only (tests/tiers.py).
+# PYTEST_ARGS passes more to pytest: `make test-fast PYTEST_ARGS="tests/cli -x"`.
+.PHONY: run test test-fast lint bench
 
 run:
 	@scripts/bootstrap
@@ -7,12 +9,16 @@ run:
 
 test:
 	@scripts/bootstrap --test
-	@scripts/test
+	@scripts/test $(PYTEST_ARGS)
+
+test-fast:
+	@scripts/bootstrap --test
+	@scripts/test -m "unit or tmux" $(PYTEST_ARGS)
 
 lint:
 	@.venv/bin/ruff check .
 	@.venv/bin/ruff format --check .
 
 bench:
-	@scripts/bootstrap
+	@scripts/bootstrap --bench
 	@for b in bench/*.py; do .venv/bin/python "$$b" || exit 1; done
