@@ -4,6 +4,7 @@ status through the API's real handlers and exits with its code through the CLIs.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import httpx
@@ -15,7 +16,7 @@ from starlette.routing import Route
 from roost import errors
 from roost.api.errors import HANDLERS
 from roost.tmux.server import TmuxError
-from tests.contracts.tables import table
+from tests.contracts.tables import CONTRACTS, table
 
 SRC = Path(errors.__file__).resolve().parent
 DOCUMENTED = {row["failure"]: row for row in table("Failures")}
@@ -103,3 +104,15 @@ def test_no_call_site_picks_an_exit_code_or_raises_the_bare_base() -> None:
         if any(keyword.arg == "exit_code" for keyword in call.keywords)
     ]
     assert bare == [] and numbered == []
+
+
+def test_the_web_docs_status_table_agrees() -> None:
+    """docs/web.md lists, per status, the failures that answer it: every failure, once."""
+    web = table("Errors", CONTRACTS.with_name("web.md"))
+    listed = {
+        name: int(row["status"])
+        for row in web
+        for name in re.findall(r"\b[A-Z][A-Za-z]+\b", row["failures"])
+        if name in DOCUMENTED
+    }
+    assert listed == {failure.__name__: failure.status for failure in errors.FAILURES}

@@ -37,16 +37,16 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.agentrow import BLOCKED, IDLE, WORKING
 from roost.api import services
 from roost.api.errors import NotFound
 from roost.api.lookup import resolve
 from roost.roster import Roster, records
 from roost.roster.precedence import ACP, HOOK, INTEGRATION, LAUNCHER, SCREEN
 from roost.roster.records import Record
+from roost.state import words
 
-STATE_OF_ACTIVITY = {records.ACTIVE: WORKING, records.NEEDS_ATTENTION: BLOCKED, records.IDLE: IDLE}
-"""rosterd's activity in the web app's words (see the vocabularies table in ARCHITECTURE.md)."""
+STATE_OF_ACTIVITY = words.WEB_OF_ACTIVITY
+"""rosterd's activity in the web app's words (the vocabularies table in docs/contracts.md)."""
 
 INTEGRATION_SOURCES = frozenset({LAUNCHER, ACP, INTEGRATION, HOOK})
 SCREEN_SOURCES = frozenset({SCREEN})

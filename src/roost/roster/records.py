@@ -24,7 +24,7 @@ from roost.state import words
 
 SCHEMA = "rosterd.snapshot.v1"
 
-ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN = "active", "idle", "needs_attention", "unknown"
+ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN = words.ACTIVE, words.IDLE, words.NEEDS_ATTENTION, words.UNKNOWN
 ACTIVITIES = (ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN)
 BUSY = (ACTIVE, NEEDS_ATTENTION)
 
@@ -35,14 +35,8 @@ ENDED_REASONS = ("exit", "crash", "reboot", "killed", "expired")
 LANES = ("headless", "interactive")
 PERMISSION_POLICIES = ("auto", "attention")
 
-# One state, three vocabularies: the internal words a pane badge uses, as rosterd activity.
-ACTIVITY_OF_STATE: Mapping[str, str] = {
-    words.WORKING: ACTIVE,
-    words.BLOCKED: NEEDS_ATTENTION,
-    words.DONE: IDLE,
-    words.IDLE: IDLE,
-    words.ERROR: IDLE,
-}
+ACTIVITY_OF_STATE: Mapping[str, str] = words.ACTIVITY_OF_STATE
+"""The internal words a pane badge uses, as rosterd activity (defined in roost.state.words)."""
 
 TIMESTAMPS = frozenset({"started_at", "activity_at", "ended_at"})
 

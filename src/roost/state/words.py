@@ -7,6 +7,20 @@ STATES = (WORKING, BLOCKED, DONE, IDLE, ERROR)
 BUSY = (WORKING, BLOCKED)
 BADGES = {WORKING: "⏳", BLOCKED: "🛑", DONE: "✅", ERROR: "💥", IDLE: "💤"}
 
+# One state, three vocabularies (docs/contracts.md), defined here: the badge words above,
+# rosterd's activity, and which of the web app's (and ``roost api``'s) words each activity is.
+ACTIVE, NEEDS_ATTENTION, UNKNOWN = "active", "needs_attention", "unknown"
+ACTIVITY_OF_STATE: dict[str, str] = {
+    WORKING: ACTIVE,
+    BLOCKED: NEEDS_ATTENTION,
+    DONE: IDLE,
+    IDLE: IDLE,
+    ERROR: IDLE,
+}
+WEB_OF_ACTIVITY: dict[str, str] = {ACTIVE: WORKING, NEEDS_ATTENTION: BLOCKED, IDLE: IDLE}
+"""An activity in the web app's words, which ``roost.agentrow.STATES`` lists (the base layer
+cannot import this one); ``unknown`` has none: such a session has no row yet."""
+
 # Pane options, one fact each. Names are part of the contract: other tmux clients read them.
 STATE = "@roost-state"
 SINCE = "@roost-since"
