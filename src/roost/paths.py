@@ -45,7 +45,8 @@ def config_dir() -> str:
 
 
 def runtime_dir() -> Path:
-    """A private directory for sockets and locks: ``$XDG_RUNTIME_DIR/roost`` or ``/tmp``."""
+    """A private directory for the daemon's sockets and lock: ``$XDG_RUNTIME_DIR/roost`` or
+    ``/tmp/roost-UID``. Its files are named once, below."""
     return _path(runtime_path())
 
 
@@ -55,6 +56,45 @@ def runtime_path() -> str:
     path = os.path.join(base, "roost") if base else f"/tmp/roost-{os.getuid()}"
     os.makedirs(path, mode=0o700, exist_ok=True)
     return path
+
+
+API_SOCKET = "rosterd.sock"
+"""The daemon's HTTP API socket (mode 0600), in the runtime directory."""
+API_SOCKET_ENV = "ROSTERD_SOCKET"
+"""Moves the API socket anywhere; the runner puts it in every harness's environment."""
+REPORTS_SOCKET = "reports.sock"
+"""Where agents' own integrations report their lifecycle, in the runtime directory."""
+DAEMON_LOCK = "rosterd.lock"
+"""Held (flock) by the one running daemon; the kernel releases it however the daemon dies."""
+TAPS = "taps"
+"""The directory of FIFOs through which tmux pipes viewed panes' output to the daemon."""
+
+
+def api_socket() -> Path:
+    return _path(api_socket_path())
+
+
+def api_socket_path() -> str:
+    """``api_socket()`` as a string, for the hook and the CLIs: ``$ROSTERD_SOCKET``, else
+    ``rosterd.sock`` in the runtime directory."""
+    return os.environ.get(API_SOCKET_ENV) or os.path.join(runtime_path(), API_SOCKET)
+
+
+def reports_socket() -> Path:
+    return _path(reports_socket_path())
+
+
+def reports_socket_path() -> str:
+    """``reports_socket()`` as a string, for the environment of a new pane."""
+    return os.path.join(runtime_path(), REPORTS_SOCKET)
+
+
+def daemon_lock() -> Path:
+    return runtime_dir() / DAEMON_LOCK
+
+
+def taps_dir() -> Path:
+    return runtime_dir() / TAPS
 
 
 def record_dir() -> Path | None:

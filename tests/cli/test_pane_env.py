@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 
-from roost.daemon import runtime
+from roost import paths
 from roost.state import newpane
 from tests.conftest import Roost
 
@@ -71,5 +71,5 @@ def test_a_pane_opened_by_plain_tmux_has_no_id_even_when_roost_was_started_with_
 def test_the_endpoint_is_where_the_daemon_listens(roost: Roost, monkeypatch: object) -> None:
     for name, value in roost.env.items():
         monkeypatch.setenv(name, value)  # type: ignore[attr-defined]
-    assert newpane.reports_endpoint() == str(runtime.reports_socket()) == expected_endpoint(roost)
-    assert os.path.basename(newpane.reports_endpoint()) == runtime.REPORTS_SOCKET
+    assert paths.reports_socket_path() == str(paths.reports_socket()) == expected_endpoint(roost)
+    assert os.path.basename(paths.reports_socket_path()) == paths.REPORTS_SOCKET

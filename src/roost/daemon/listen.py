@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from roost.daemon import runtime
+from roost import paths
 from roost.errors import Conflict, SetupError
 
 LOOPBACK = "127.0.0.1"
@@ -28,7 +28,7 @@ class AlreadyRunning(Conflict):
 def lock() -> IO[str]:
     """Take the daemon lock, or say which daemon holds it. The kernel drops it when this process
     dies however it dies, so a ``kill -9`` never leaves a lock behind."""
-    path = runtime.lock_file()
+    path = paths.daemon_lock()
     handle = open(path, "a+")  # noqa: SIM115 - held for the daemon's lifetime
     os.chmod(path, 0o600)
     try:

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import uvicorn
 
+from roost import paths
 from roost.agents import manifest
 from roost.api import Services, auth, create_app
 from roost.api.logins import Logins
-from roost.daemon import listen, runtime, secrets
+from roost.daemon import listen, secrets
 from roost.daemon.config import Config
 from roost.daemon.rebuild import Observer
 from roost.daemon.screenwatch import Screens
@@ -71,10 +72,10 @@ async def _serve(config: Config) -> int:
         loop.add_signal_handler(signum, stop.set)
     keys = secrets.load(config.directory)
     held = listen.lock()
-    api_path = runtime.api_socket()
+    api_path = paths.api_socket()
     listeners: list[tuple[uvicorn.Server, socket.socket]] = []
     bound = False
-    reports_path = runtime.reports_socket()
+    reports_path = paths.reports_socket()
     reports_server: asyncio.Server | None = None
     try:
         unix_sock = listen.unix(api_path)
@@ -95,7 +96,7 @@ async def _serve(config: Config) -> int:
         }
         logins = Logins(keys.token)
         notifier = Notifier(live, Store.default(), vapid.load(config.directory))
-        taps = Taps(runtime.taps_dir())
+        taps = Taps(paths.taps_dir())
         taps.sweep()
         topology = Topology()
         app = create_app(

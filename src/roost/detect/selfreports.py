@@ -3,7 +3,7 @@
 The shortest use (the daemon does this once)::
 
     reports = Reports(live.roster, live.apply, Attestor(server, names), time.time)
-    await reports.serve(listen.unix(runtime.reports_socket()))
+    await reports.serve(listen.unix(paths.reports_socket()))
 
 A reporter (OMP, Pi, anything started in a roost pane) connects to ``$ROOST_REPORTS`` and
 writes one JSON object per line, on one connection or several; each line is at most

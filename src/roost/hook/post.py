@@ -28,8 +28,6 @@ from roost.hook.events import from_hook
 
 TIMEOUT = 0.25
 """Seconds the whole exchange with the daemon may take; the hook's budget is 800 ms in all."""
-API_SOCKET = "rosterd.sock"
-SOCKET_ENV = "ROSTERD_SOCKET"
 _WORDS = {"prompt": "working", "working": "working", "blocked": "blocked", "done": "done", "error": "error"}
 _SUBAGENT_ACTIONS = ("blocked", "working")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox"})
@@ -119,12 +117,6 @@ def claim(harness: str, payload: dict, reason: str | None = None) -> dict | None
     return body
 
 
-def socket_path() -> str:
-    """The daemon's API socket, found as :func:`roost.daemon.runtime.api_socket` finds it
-    (that module imports pathlib, which the hook cannot afford)."""
-    return os.environ.get(SOCKET_ENV) or os.path.join(paths.runtime_path(), API_SOCKET)
-
-
 def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
     """POST the claim; the response's status code, or None when no daemon answered in time."""
     import _socket
@@ -164,7 +156,7 @@ def post(harness: str, payload: dict, reason: str | None = None) -> None:
     ``reason`` is the dialog the pane's badge now names, when the hook badged one.
     """
     try:
-        path = socket_path()
+        path = paths.api_socket_path()
         if not os.path.exists(path):
             return
         body = claim(harness, payload, reason)

@@ -28,13 +28,6 @@ SESSION_ID = "ROOST_SESSION_ID"
 REPORTS = "ROOST_REPORTS"
 PANE_SESSION = "@roost-pane-session"
 BIN_OPTION = "@roost-bin"
-REPORTS_SOCKET = "reports.sock"
-"""The reports socket's name in the runtime directory; the daemon listens there too."""
-
-
-def reports_endpoint() -> str:
-    """Where rosterd listens for reports, as the process that opens the pane sees it."""
-    return os.path.join(paths.runtime_path(), REPORTS_SOCKET)
 
 
 def fresh_id() -> str:
@@ -62,7 +55,7 @@ def birth() -> Birth:
     """
     session_id = fresh_id()
     return Birth(
-        env={SESSION_ID: session_id, REPORTS: reports_endpoint()},
+        env={SESSION_ID: session_id, REPORTS: paths.reports_socket_path()},
         forget=(SESSION_ID,),
         pane_options={PANE_SESSION: session_id},
         server_options={BIN_OPTION: roost_bin()},

@@ -14,6 +14,7 @@ import json
 import socket
 from urllib.parse import quote
 
+from roost import paths
 from roost.errors import RoostError
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs a CLI start ~2 ms
@@ -59,9 +60,7 @@ class _UnixConnection(http.client.HTTPConnection):
 
 def socket_path() -> str:
     """``$ROSTERD_SOCKET``, else ``rosterd.sock`` in the runtime directory."""
-    from roost.daemon import runtime
-
-    return str(runtime.api_socket())
+    return paths.api_socket_path()
 
 
 def call(method: str, target: str, doc: Any = None, timeout: float = TIMEOUT) -> tuple[int, Any]:

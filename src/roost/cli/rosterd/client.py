@@ -20,6 +20,7 @@ import socket
 from collections.abc import Iterator
 from urllib.parse import quote
 
+from roost import paths
 from roost.errors import RoostError
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
@@ -92,9 +93,7 @@ class _UnixConnection(http.client.HTTPConnection):
 
 def default_socket() -> str:
     """Where the daemon listens: ``$ROSTERD_SOCKET``, else ``rosterd.sock`` in the runtime dir."""
-    from roost.daemon import runtime
-
-    return str(runtime.api_socket())
+    return paths.api_socket_path()
 
 
 class Client:

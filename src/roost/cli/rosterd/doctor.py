@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from roost import paths
 from roost.cli.rosterd import printing
 from roost.cli.rosterd.client import Client, Refused, Unreachable
 from roost.cli.rosterd.options import parse
-from roost.daemon import config, runtime, secrets
+from roost.daemon import config, secrets
 from roost.errors import RoostError
 
 USAGE = (
@@ -86,7 +87,7 @@ def _modes(found: Findings) -> Iterator[Check]:
     directory = (found.settings.path if found.settings else found.config_path or config.default_path()).parent
     yield _private("token", directory / secrets.TOKEN, stat.S_ISREG)
     yield _private("node key", directory / secrets.NODE_KEY, stat.S_ISREG)
-    yield _private("socket", runtime.api_socket(), stat.S_ISSOCK)
+    yield _private("socket", paths.api_socket(), stat.S_ISSOCK)
 
 
 def _loopback_port(found: Findings) -> int | None:
