@@ -75,7 +75,7 @@ class Until:
             return False
         if self.after_revision is None:
             return True
-        if state == rows.IDLE:
+        if state == agentrow.IDLE:
             return (record.completed_revision or 0) > self.after_revision
         return record.revision > self.after_revision
 
