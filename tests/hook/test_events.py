@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from roost.agents import manifest
+from roost.agents.manifest import Hook
 from roost.hook.events import DIALOG_LIMIT, HookEvent, from_hook
 
 
@@ -17,10 +18,10 @@ def own_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
 
 
-def claude_hook() -> dict:
+def claude_hook() -> Hook:
     agent = manifest.load("claude")
     assert agent is not None
-    return agent.raw["hook"]
+    return agent.hook
 
 
 def dialog(tool: str, tool_input: object) -> str:

@@ -463,3 +463,45 @@ def test_stdin_that_never_closes_fails_open_within_800ms(roost: Roost, pane: str
         assert proc.wait(timeout=10) == 0
         took = time.monotonic() - began
     assert took < BOUND, f"took {took:.3f}s"
+
+
+def test_a_user_file_with_one_screen_rule_keeps_every_claude_event(roost: Roost, pane: str) -> None:
+    """A user's claude.toml amends the packaged manifest: it does not replace it, so the bare
+    ``rosterd-hook`` (Claude's) still maps every event."""
+    agents = roost.root / "config" / "roost" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "claude.toml").write_text(
+        '[[detect.rules]]\nid = "mine"\nstate = "working"\nregion = "screen"\npattern = "busy"\n'
+    )
+    hook(roost, pane, event("UserPromptSubmit"))
+    assert state(roost, pane) == "working"
+    hook(roost, pane, event("Stop", last_assistant_message="kept"))
+    assert state(roost, pane) == "done"
+    assert reply(roost, pane)["text"] == "kept"
+
+
+def test_a_broken_user_file_leaves_the_packaged_manifest_working(roost: Roost, pane: str) -> None:
+    """A mistake in a user's file fails open: the hook uses the packaged manifest."""
+    agents = roost.root / "config" / "roost" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "claude.toml").write_text('[hook.events]\nStop = "finished"\n')
+    hook(roost, pane, event("UserPromptSubmit"))
+    assert state(roost, pane) == "working"
+    started = time.monotonic()
+    proc = hook(roost, pane, event("Stop", last_assistant_message="kept"))
+    assert (proc.returncode, time.monotonic() - started < BOUND) == (0, True)
+    assert state(roost, pane) == "done"
+
+
+def test_bare_rosterd_hook_serves_the_manifest_that_says_default(roost: Roost, pane: str) -> None:
+    agents = roost.root / "config" / "roost" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "claude.toml").write_text("[hook]\ndefault = false\n")
+    (agents / "mytool.toml").write_text(
+        'binaries = ["mytool"]\n[hook]\ndefault = true\n[hook.events]\nbegin = "prompt"\n'
+    )
+    hook(roost, pane, event("UserPromptSubmit"))
+    assert state(roost, pane) == ""  # Claude's event: not mytool's
+    hook(roost, pane, event("begin"))
+    assert state(roost, pane) == "working"
+    assert roost.option(pane, "@roost-harness") == "mytool"

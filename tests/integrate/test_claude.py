@@ -54,7 +54,7 @@ def test_install_adds_one_group_per_event_running_the_bare_hook(rosterd: Rosterd
 
 
 def test_the_installed_events_are_the_manifests(rosterd: Rosterd) -> None:
-    assert manifest.load("claude").raw["hook"]["install"] == EVENTS
+    assert manifest.load("claude").hook.install == tuple(EVENTS)
 
 
 def test_foreign_entries_are_kept_in_place_and_uninstall_is_exact(rosterd: Rosterd) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from roost.agents import manifest
@@ -11,8 +13,19 @@ LAUNCHER = ("codex", "gemini", "opencode", "cursor-agent", "amp", "copilot", "dr
 HOOK_KINDS = (*KINDS, "none")
 
 
+def test_every_hook_kind_but_none_is_an_integration_module() -> None:
+    assert sorted(HOOK_KINDS) == sorted(manifest.HOOK_KINDS)
+
+
+@pytest.fixture(autouse=True)
+def own_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packaged manifests alone, cached in the test's own dir."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+
+
 def packaged() -> dict[str, manifest.Manifest]:
-    return {path.stem: manifest._from_toml(path) for path in sorted(manifest.PACKAGED.glob("*.toml"))}
+    return manifest.load_all()
 
 
 def test_the_ten_launcher_agents_and_claude_have_manifests() -> None:
@@ -24,15 +37,15 @@ def test_a_manifest_loads_and_names_only_known_actions(name: str) -> None:
     agent = packaged()[name]
     assert agent.name == name
     assert agent.binaries, "every agent is launched by a binary"
-    assert all(action in manifest.ACTIONS for action in agent.events.values())
-    assert all(action in manifest.ACTIONS for action in agent.notifications.values())
-    hook = agent.raw["hook"]
-    assert hook["kind"] in HOOK_KINDS
-    if hook["kind"] != "none":
-        assert hook["dirs"] and hook["file"]
-        assert agent.events, "an agent with an adapter maps its events"
-    for event in hook.get("install", ()):
-        assert event in agent.events or event == "Notification", event
+    hook = agent.hook
+    assert all(action in manifest.ACTIONS for action in hook.events.values())
+    assert all(action in manifest.ACTIONS for action in hook.notifications.values())
+    assert hook.kind in HOOK_KINDS
+    if hook.kind != "none":
+        assert hook.dirs and hook.file
+        assert hook.events, "an agent with an adapter maps its events"
+    for event in hook.install:
+        assert event in hook.events or event == "Notification", event
     if agent.resume_command:
         assert agent.resume_command.split()[0] in agent.binaries
     if agent.exit_command:

@@ -1,26 +1,34 @@
-"""Loading agent manifests: the packaged ones, then the user's overrides on top.
+"""An agent's manifest, as one typed value, and the one loader every reader goes through.
+
+A manifest is the packaged file ``agents/manifests/<name>.toml`` with the user's
+``${XDG_CONFIG_HOME}/roost/agents/<name>.toml`` merged over it (tables key by key,
+``[[detect.rules]]`` by id, any other value replaced; see :mod:`roost.agents.schema`). A
+user's file with a problem is left out whole and reported (:func:`problems`), so the packaged
+manifest keeps working: the hook, the scan and ``close`` never lose an agent to a typo.
 
 ``load`` runs on every hook event, so it keeps clear of slow imports (tomllib, pathlib,
-dataclasses, json): a manifest's parsed table is cached as JSON in the private runtime
-directory, keyed by the file's identity, read with :mod:`roost.cjson`, and TOML is parsed
-again only once the file changes.
+dataclasses, json): an agent's checked and merged table is cached as JSON in the private
+runtime directory, keyed by both files' identities, read with :mod:`roost.cjson`, and TOML is
+parsed and checked again only once a file changes.
 """
 
 from __future__ import annotations
 
 import os
 
-from roost import cjson, files, paths
+from roost import cjson, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Iterator
 
 _PACKAGED = os.path.join(os.path.dirname(__file__), "manifests")
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 # What a hook event can make roost do; the engine knows these words and nothing per agent.
 ACTIONS = ("prompt", "working", "tool", "blocked", "done", "interrupt", "error", "identify", "ignore")
+# How an agent's hooks are installed: each kind but "none" is a module of roost.integrate.
+HOOK_KINDS = ("none", "claude-settings", "codex-hooks", "asset")
 
 
 def __getattr__(name: str) -> object:
@@ -32,116 +40,302 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class Manifest:
-    """One agent's manifest, an immutable value.
+class _Value:
+    """An immutable value built from a checked table.
 
-    Written out rather than a frozen dataclass: importing ``dataclasses`` would cost the hook
+    Written out rather than frozen dataclasses: importing ``dataclasses`` would cost the hook
     several milliseconds on every event.
     """
 
-    name: str
-    binaries: tuple[str, ...]
-    aliases: tuple[str, ...]
-    exit_command: str | None
-    resume_command: str | None
-    transcript: bool
-    events: dict[str, str]
-    notifications: dict[str, str]
-    raw: dict
+    __slots__ = ()
 
-    def __init__(
-        self,
-        name: str,
-        binaries: tuple[str, ...] = (),
-        aliases: tuple[str, ...] = (),
-        exit_command: str | None = None,
-        resume_command: str | None = None,
-        transcript: bool = False,
-        events: dict[str, str] | None = None,
-        notifications: dict[str, str] | None = None,
-        raw: dict | None = None,
-    ) -> None:
-        values = {
-            "name": name,
-            "binaries": binaries,
-            "aliases": aliases,
-            "exit_command": exit_command,
-            "resume_command": resume_command,
-            "transcript": transcript,
-            "events": {} if events is None else events,
-            "notifications": {} if notifications is None else notifications,
-            "raw": {} if raw is None else raw,
-        }
+    def _set(self, **values: object) -> None:
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {name!r}")
 
+    def _items(self) -> tuple:
+        return tuple(getattr(self, key) for key in self.__slots__)
+
     def __eq__(self, other: object) -> bool:
-        return vars(self) == vars(other) if other.__class__ is self.__class__ else NotImplemented
+        return self._items() == other._items() if other.__class__ is self.__class__ else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Manifest({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
+        fields = ", ".join(f"{key}={getattr(self, key)!r}" for key in self.__slots__)
+        return f"{self.__class__.__name__}({fields})"
+
+
+class Hook(_Value):
+    """``[hook]``: how the agent's hooks are installed and how their events read."""
+
+    __slots__ = (
+        "asset",
+        "config",
+        "default",
+        "dirs",
+        "disable_features",
+        "events",
+        "fields",
+        "file",
+        "install",
+        "kind",
+        "matcher_events",
+        "notifications",
+        "own_dir",
+        "shared_process",
+        "summaries",
+        "timeout",
+    )
+    kind: str
+    """One of :data:`HOOK_KINDS`: which module of ``roost.integrate`` installs the hooks."""
+    default: bool
+    """``rosterd-hook`` with no argument serves this agent (its host names the bare command)."""
+    dirs: tuple[str, ...]
+    file: str | None
+    config: str | None
+    asset: str | None
+    own_dir: bool
+    install: tuple[str, ...]
+    matcher_events: tuple[str, ...]
+    timeout: int | None
+    disable_features: tuple[str, ...]
+    shared_process: tuple[str, ...]
+    events: dict[str, str]
+    notifications: dict[str, str]
+    fields: dict[str, str]
+    summaries: dict[str, list]
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            kind=table.get("kind", "none"),
+            default=table.get("default", False),
+            dirs=tuple(table.get("dirs", ())),
+            file=table.get("file"),
+            config=table.get("config"),
+            asset=table.get("asset"),
+            own_dir=table.get("own_dir", False),
+            install=tuple(table.get("install", ())),
+            matcher_events=tuple(table.get("matcher_events", ())),
+            timeout=table.get("timeout"),
+            disable_features=tuple(table.get("disable_features", ())),
+            shared_process=tuple(table.get("shared_process", ())),
+            events=dict(table.get("events", {})),
+            notifications=dict(table.get("notifications", {})),
+            fields=dict(table.get("fields", {})),
+            summaries=dict(table.get("summaries", {})),
+        )
+
+
+class Acp(_Value):
+    """``[acp]``: the adapter a headless session runs between its holder and the agent."""
+
+    __slots__ = ("command", "extension", "package")
+    command: tuple[str, ...]
+    """The adapter's argv; it speaks ACP on its stdin and stdout."""
+    package: str | None
+    """The npm package that provides ``command``, when it is not the agent's own binary."""
+    extension: bool
+    """The adapter lacks claims and a permission gate: roost's hook adapter supplies them."""
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            command=tuple(table["command"]),
+            package=table.get("package"),
+            extension=table.get("extension", False),
+        )
+
+
+class ScreenProbe(_Value):
+    """Where to look on screen and what to look for, as written: detection compiles it."""
+
+    __slots__ = ("pattern", "region", "unless", "unless_after")
+    region: str | None
+    pattern: str | None
+    unless: str | None
+    unless_after: str | None
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            region=table.get("region"),
+            pattern=table.get("pattern"),
+            unless=table.get("unless"),
+            unless_after=table.get("unless_after"),
+        )
+
+
+class ScreenRule(_Value):
+    """One ``[[detect.rules]]`` entry as written, and the file it came from."""
+
+    __slots__ = ("event", "id", "priority", "probe", "reason", "reason_from", "source", "state")
+    id: str
+    state: str | None
+    priority: int
+    probe: ScreenProbe
+    reason: str | None
+    reason_from: ScreenProbe | None
+    event: str | None
+    source: str
+
+    def __init__(self, table: dict) -> None:
+        found = table.get("reason_from")
+        self._set(
+            id=table["id"],
+            state=table.get("state"),
+            priority=table.get("priority", 0),
+            probe=ScreenProbe(table),
+            reason=table.get("reason"),
+            reason_from=None if found is None else ScreenProbe(found),
+            event=table.get("event"),
+            source=table["source"],
+        )
+
+
+class Detect(_Value):
+    """``[detect]``: the screen and title rules, merged, and the files that gave them."""
+
+    __slots__ = ("files", "identify", "identify_source", "rules")
+    rules: tuple[ScreenRule, ...]
+    identify: tuple[ScreenProbe, ...]
+    identify_source: str | None
+    files: tuple[str, ...]
+    """The files whose ``[detect]`` section is in here, packaged first; empty: no section."""
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            rules=tuple(ScreenRule(rule) for rule in table.get("rules", ())),
+            identify=tuple(ScreenProbe(probe) for probe in table.get("identify", ())),
+            identify_source=table.get("identify_source"),
+            files=tuple(table.get("files", ())),
+        )
+
+
+class Manifest(_Value):
+    """One agent's manifest: the packaged file with the user's merged over it."""
+
+    __slots__ = (
+        "acp",
+        "aliases",
+        "binaries",
+        "detect",
+        "display",
+        "exit_command",
+        "files",
+        "hook",
+        "name",
+        "rank",
+        "resume_command",
+        "session_context",
+        "transcript",
+    )
+    name: str
+    display: str
+    rank: int | None
+    """Where the launcher lists the agent: lower first; agents without a rank follow, by name."""
+    binaries: tuple[str, ...]
+    aliases: tuple[str, ...]
+    exit_command: str | None
+    resume_command: str | None
+    transcript: bool
+    session_context: bool
+    """Whether the hook tells the agent, as a session starts, which pane it runs in."""
+    hook: Hook
+    detect: Detect
+    acp: Acp | None
+    files: tuple[str, ...]
+    """The files it was made from, packaged first."""
+
+    def __init__(self, table: dict) -> None:
+        acp = table.get("acp")
+        self._set(
+            name=table["name"],
+            display=table.get("display") or table["name"],
+            rank=table.get("rank"),
+            binaries=tuple(table.get("binaries", ())),
+            aliases=tuple(table.get("aliases", ())),
+            exit_command=table.get("exit_command"),
+            resume_command=table.get("resume_command"),
+            transcript=table.get("transcript", False),
+            session_context=table.get("session_context", True),
+            hook=Hook(table.get("hook", {})),
+            detect=Detect(table.get("detect", {})),
+            acp=None if acp is None else Acp(acp),
+            files=tuple(table.get("files", ())),
+        )
 
     def action(self, event: str, notification: str | None = None) -> str:
-        if notification is not None and notification in self.notifications:
-            return self.notifications[notification]
-        return self.events.get(event, "ignore")
+        if notification is not None and notification in self.hook.notifications:
+            return self.hook.notifications[notification]
+        return self.hook.events.get(event, "ignore")
 
     def matches(self, command: str) -> bool:
         return command in self.binaries or command in self.aliases
 
 
-def _from_toml(path: Path | str) -> Manifest:
-    """Parse a manifest file (no cache: that is ``load``'s, for the hook)."""
-    import tomllib
+class Resolved:
+    """An agent's manifest (None when no usable file defines it) and the problems met."""
 
-    with open(path) as f:
-        return _from_table(tomllib.loads(f.read()), path)
+    __slots__ = ("manifest", "problems")
+
+    def __init__(self, manifest: Manifest | None, problems: tuple[tuple[str, str], ...]) -> None:
+        self.manifest = manifest
+        self.problems = problems
 
 
-def _from_table(data: dict, path: Path | str) -> Manifest:
-    hook = data.get("hook", {})
-    return Manifest(
-        name=data.get("name", os.path.splitext(os.path.basename(path))[0]),
-        binaries=tuple(data.get("binaries", ())),
-        aliases=tuple(data.get("aliases", ())),
-        exit_command=data.get("exit_command"),
-        resume_command=data.get("resume_command"),
-        transcript=bool(data.get("transcript", False)),
-        events=dict(hook.get("events", {})),
-        notifications=dict(hook.get("notifications", {})),
-        raw=data,
+def _user_dir() -> str:
+    return os.path.join(paths.config_dir(), "agents")
+
+
+def _identity(path: str) -> list | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [path, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+_memo: dict[str, tuple[list, Resolved]] = {}
+
+
+def resolve(name: str, user: bool = True) -> Resolved:
+    """``name``'s manifest and its files' problems; ``user=False`` reads the packaged file alone.
+
+    The cache key is both files' path, inode, size and modification and change times, so a
+    manifest edited, replaced, renamed over, added or removed is read again. A cache entry that
+    is missing, unreadable, stale or not owned by this user is ignored and rewritten.
+    """
+    packaged = os.path.join(_PACKAGED, f"{name}.toml")
+    mine = os.path.join(_user_dir(), f"{name}.toml")
+    key = [_identity(packaged), _identity(mine) if user else None]
+    memo = f"{mine}\0{user}"
+    hit = _memo.get(memo)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    if key == [None, None]:
+        return Resolved(None, ())
+    cache = mine if user else packaged
+    entry = _cached(cache, key)
+    if entry is None:
+        from roost.agents import schema
+
+        table, found = schema.resolve(name, packaged if key[0] else None, mine if key[1] else None)
+        entry = {"table": table, "problems": found}
+        _store(cache, key, entry)
+    table = entry["table"]
+    resolved = Resolved(
+        None if table is None else Manifest(table), tuple((agent, text) for agent, text in entry["problems"])
     )
+    _memo[memo] = (key, resolved)
+    return resolved
 
 
 def load(name: str) -> Manifest | None:
-    """One agent's manifest, the user's copy winning over the packaged one."""
-    for directory in (os.path.join(paths.config_dir(), "agents"), _PACKAGED):
-        path = os.path.join(directory, f"{name}.toml")
-        if os.path.isfile(path):
-            return _from_table(_table(path), path)
-    return None
-
-
-def _table(path: str) -> dict:
-    """The TOML table in ``path``, parsed once per version of the file.
-
-    The cache key is the file's path, inode, size and modification and change times, so a
-    manifest edited, replaced or renamed over is parsed again. A cache entry that is missing,
-    unreadable, stale or not owned by this user is ignored and rewritten.
-    """
-    info = os.stat(path)
-    key = [path, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
-    table = _cached(path, key)
-    if table is None:
-        import tomllib
-
-        with open(path) as f:
-            table = tomllib.loads(f.read())
-        _store(path, key, table)
-    return table
+    """One agent's manifest: the packaged file with the user's merged over it, or the packaged
+    file alone while the user's has a problem (see :func:`problems`)."""
+    return resolve(name).manifest
 
 
 def _cache_file(path: str) -> str:
@@ -149,9 +343,10 @@ def _cache_file(path: str) -> str:
     return os.path.join(paths.runtime_path(), "manifests", f"{name}.json")
 
 
-def _cached(path: str, key: list) -> dict | None:
+def _cached(source: str, key: list) -> dict | None:
+    """The cache entry kept for ``source`` under ``key``, or None."""
     try:
-        with open(_cache_file(path), "rb") as f:
+        with open(_cache_file(source), "rb") as f:
             if os.fstat(f.fileno()).st_uid != os.getuid():
                 return None
             entry = cjson.loads(f.read())
@@ -159,34 +354,77 @@ def _cached(path: str, key: list) -> dict | None:
         return None
     if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
         return None
-    table = entry.get("table")
-    return table if isinstance(table, dict) else None
+    return entry
 
 
-def _store(path: str, key: list, table: dict) -> None:
-    """Write the cache entry atomically; a table JSON cannot hold (a TOML date) is not cached."""
+def _store(source: str, key: list, entry: dict) -> None:
+    """Write the cache entry atomically; when it cannot be written the files are read again next time."""
     try:
-        text = cjson.dumps({"format": CACHE_FORMAT, "key": key, "table": table})
-    except (TypeError, ValueError):
-        return
-    try:
-        cache = _cache_file(path)
+        text = cjson.dumps({"format": CACHE_FORMAT, "key": key, **entry})
+        cache = _cache_file(source)
         os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
-        files.replace(cache, text)
-    except OSError:
-        return  # no cache: the file is parsed again next time
+        tmp = f"{cache}.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, cache)
+    except (OSError, TypeError, ValueError):
+        return
+
+
+def names() -> list[str]:
+    """Every agent with a file, packaged or the user's, by name."""
+    found: set[str] = set()
+    for directory in (_PACKAGED, _user_dir()):
+        try:
+            found.update(entry[:-5] for entry in os.listdir(directory) if entry.endswith(".toml"))
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def _resolved() -> Iterator[Resolved]:
+    for name in names():
+        yield resolve(name)
 
 
 def load_all() -> dict[str, Manifest]:
-    from pathlib import Path
+    """Every agent's manifest, by name."""
+    return {r.manifest.name: r.manifest for r in _resolved() if r.manifest is not None}
 
-    found: dict[str, Manifest] = {}
-    for directory in (Path(_PACKAGED), paths.config_home() / "agents"):
-        if directory.is_dir():
-            for path in sorted(directory.glob("*.toml")):
-                manifest = _from_toml(path)
-                found[manifest.name] = manifest
-    return found
+
+def problems() -> tuple[tuple[str, str], ...]:
+    """(agent, message) for every file left out, and for more than one default harness."""
+    found = [problem for r in _resolved() for problem in r.problems]
+    defaults = [m.name for m in load_all().values() if m.hook.default]
+    if len(defaults) > 1:
+        message = f"[hook] default = true in {', '.join(defaults)}: bare rosterd-hook serves {defaults[0]}"
+        found.append((defaults[1], message))
+    return tuple(found)
+
+
+def ordered() -> list[Manifest]:
+    """Every manifest in the launcher's order: by rank, then the unranked by name."""
+    found = load_all().values()
+    return sorted(found, key=lambda m: (m.rank is None, m.rank or 0, m.name))
+
+
+def default_harness() -> str | None:
+    """The agent whose manifest says ``[hook] default = true``: bare ``rosterd-hook`` serves it.
+
+    The hook asks this on every event its host sends without an argument, so the answer is
+    cached keyed by every manifest file's identity: a listing, a stat per file and one small
+    read, rather than loading every manifest.
+    """
+    files = [os.path.join(d, f"{n}.toml") for n in names() for d in (_PACKAGED, _user_dir())]
+    key = [found for found in map(_identity, files) if found is not None]
+    cache = os.path.join(_user_dir(), "default-harness")
+    entry = _cached(cache, key)
+    if entry is None:
+        chosen = next((m.name for m in load_all().values() if m.hook.default), None)
+        entry = {"default": chosen}
+        _store(cache, key, entry)
+    return entry["default"]
 
 
 def for_command(command: str) -> Manifest | None:

@@ -1,10 +1,10 @@
 """The web app's launcher: which agents it can start (``GET /launcher``), and starting one
 (``POST /launch``) in a new window of roost's tmux server.
 
-Every agent with a manifest is listed, with whether its binary is on the daemon's PATH: a
-missing one is shown as "not installed" and refused here too (409), so a person never lands in
-a window that only says "command not found". Beside the agents, a custom command runs the same
-way, unlabelled.
+Every agent with a manifest is listed, in its manifest's ``rank`` order (the unranked after,
+by name), with whether its binary is on the daemon's PATH: a missing one is shown as "not
+installed" and refused here too (409), so a person never lands in a window that only says
+"command not found". Beside the agents, a custom command runs the same way, unlabelled.
 
 A launch opens the window the way ``roost spawn`` does (the same tmux helpers): at the end of
 session ``main`` (made, with the server, when missing), the pane's own session id and reports
@@ -32,20 +32,6 @@ from roost.tmux import placement, sessions
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import DEFAULT_SESSION
 
-ORDER = (
-    "claude",
-    "codex",
-    "gemini",
-    "opencode",
-    "cursor-agent",
-    "amp",
-    "copilot",
-    "droid",
-    "grok",
-    "pi",
-    "omp",
-)
-"""The order the launcher lists agents in: Claude Code, then the spec's ten; others after, by name."""
 FIELDS = frozenset({"agent", "command", "cwd", "name"})
 MAX_NAME = 64
 MAX_COMMAND = 1024
@@ -58,18 +44,15 @@ def _has_control(text: str) -> bool:
 
 def agents() -> list[dict[str, Any]]:
     """Each agent with a binary to start: name, display name, binary, and whether it is installed."""
-    found = manifest.load_all()
-    names = [n for n in ORDER if n in found] + sorted(n for n in found if n not in ORDER)
     listed = []
-    for name in names:
-        entry = found[name]
+    for entry in manifest.ordered():
         if not entry.binaries:
             continue
         binary = entry.binaries[0]
         listed.append(
             {
-                "name": name,
-                "display": str(entry.raw.get("display") or name),
+                "name": entry.name,
+                "display": entry.display,
                 "binary": binary,
                 "installed": shutil.which(binary) is not None,
             }

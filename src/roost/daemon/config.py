@@ -7,6 +7,7 @@ than silently ignored: a misspelt ``loopback_port`` must not quietly bind the de
 
 from __future__ import annotations
 
+import shlex
 import socket
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from roost import paths
+from roost.agents import manifest
 from roost.errors import SetupError
 
 FILE = "rosterd.toml"
@@ -66,10 +68,11 @@ class Harness:
 
 
 def _default_harnesses() -> dict[str, Harness]:
+    """Each agent whose manifest names an ACP adapter (``[acp]``), with that adapter."""
     return {
-        "claude": Harness(adapter="claude-agent-acp"),
-        "codex": Harness(adapter="codex-acp"),
-        "pi": Harness(adapter="pi-acp", extension=True),
+        agent.name: Harness(adapter=shlex.join(agent.acp.command), extension=agent.acp.extension)
+        for agent in manifest.ordered()
+        if agent.acp is not None
     }
 
 

@@ -1,4 +1,4 @@
-"""The screen-detection rules of every agent manifest: loaded, checked and compiled once.
+"""The screen-detection rules of every agent manifest, compiled once per version of it.
 
 What differs per agent is data. Each manifest (``agents/manifests/<name>.toml``, and the
 user's copies in ``${XDG_CONFIG_HOME}/roost/agents/``) may carry a ``[detect]`` section::
@@ -29,56 +29,35 @@ prove the dialog is open. It never decides whether the rule matches. ``unless_af
 how a rule says "and this is the latest thing on screen": an error line followed by a newer
 reply is history, not the state.
 
-A user's file for an agent amends the packaged one: a rule with the same id replaces the
-packaged rule, new ids are added, and ``replace = true`` in its ``[detect]`` drops every
-packaged rule first. A user's file that is broken is reported and skipped, so the packaged
-rules keep working; every problem names the file and the rule.
+Every manifest comes through the one loader (:mod:`roost.agents.manifest`), already merged
+(the user's file over the packaged one: a rule with the same id replaces the packaged rule,
+new ids are added, ``replace = true`` in its ``[detect]`` drops every packaged rule first) and
+checked for its shape. What this module adds is detection's own judgement: a region that
+exists, patterns that compile, a reason template whose fields the patterns name, a state word
+roost knows. When a user's rule fails it, detection uses the packaged manifest alone, as the
+loader does for any other mistake in a user's file, so the packaged rules keep working; every
+problem names the file and the rule.
 """
 
 from __future__ import annotations
 
 import re
 import string
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from roost import paths
-from roost.agents.manifest import PACKAGED
+from roost.agents import manifest
+from roost.agents.manifest import Manifest, ScreenProbe, ScreenRule
+from roost.agents.schema import ManifestError
 from roost.detect import regions
 from roost.detect.badges import EVENTS
-from roost.errors import SetupError
 from roost.state import words
 
 STATES = words.STATES
-_DETECT_KEYS = frozenset({"identify", "rules", "replace"})
-_RULE_KEYS = frozenset(
-    {
-        "id",
-        "state",
-        "priority",
-        "region",
-        "pattern",
-        "unless",
-        "unless_after",
-        "reason",
-        "reason_from",
-        "event",
-    }
-)
-_PROBE_KEYS = frozenset({"region", "pattern", "unless", "unless_after"})
-_SEARCH_KEYS = frozenset({"region", "pattern"})
 _EVENT_LIMIT = 64
 
-
-class ManifestError(SetupError):
-    """A ``[detect]`` section that cannot be used; the message names the file and the rule."""
-
-    def __init__(self, message: str, agent: str | None = None) -> None:
-        super().__init__(message)
-        self.agent = agent
+__all__ = ["STATES", "AgentRules", "Catalog", "ManifestError", "Probe", "Rule", "load_catalog"]
 
 
 @dataclass(frozen=True)
@@ -146,74 +125,33 @@ class Catalog:
         return tuple(self.agents[name] for name in sorted(self.agents) if self.agents[name].identify)
 
 
-@dataclass(frozen=True)
-class _Section:
-    """One file's ``[detect]`` section, checked and compiled but not yet merged."""
-
-    agent: str
-    path: Path
-    rules: tuple[Rule, ...]
-    identify: tuple[Probe, ...] | None
-    replace: bool
-
-
-def _compile(value: object, where: str, what: str) -> re.Pattern[str]:
-    if not isinstance(value, str):
-        raise ManifestError(f"{where}: {what} must be a string (a regular expression)")
+def _compile(value: str, where: str, what: str) -> re.Pattern[str]:
     try:
         return re.compile(value, re.MULTILINE)
     except re.error as error:
         raise ManifestError(f"{where}: {what} {value!r} is not a valid regular expression: {error}") from None
 
 
-def _unknown(table: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
-    extra = sorted(set(table) - allowed)
-    if extra:
-        raise ManifestError(f"{where}: unknown key {extra[0]!r} (known: {', '.join(sorted(allowed))})")
-
-
-def _probe(table: Mapping[str, Any], where: str) -> Probe:
-    region = table.get("region")
-    if not isinstance(region, str):
+def _probe(found: ScreenProbe, where: str) -> Probe:
+    if found.region is None:
         raise ManifestError(f"{where}: region is required (one of {', '.join(regions.NAMES)})")
     try:
-        regions.check(region)
+        regions.check(found.region)
     except regions.RegionError as error:
         raise ManifestError(f"{where}: {error}") from None
-    if "pattern" not in table:
+    if found.pattern is None:
         raise ManifestError(f"{where}: pattern is required")
-    pattern = _compile(table["pattern"], where, "pattern")
-    unless = _compile(table["unless"], where, "unless") if "unless" in table else None
-    after = _compile(table["unless_after"], where, "unless_after") if "unless_after" in table else None
-    return Probe(region, pattern, unless, after)
+    return Probe(
+        found.region,
+        _compile(found.pattern, where, "pattern"),
+        None if found.unless is None else _compile(found.unless, where, "unless"),
+        None if found.unless_after is None else _compile(found.unless_after, where, "unless_after"),
+    )
 
 
-def _identify(value: object, where: str) -> tuple[Probe, ...]:
-    tables = value if isinstance(value, list) else [value]
-    probes = []
-    for index, table in enumerate(tables):
-        here = f"{where} #{index + 1}" if isinstance(value, list) else where
-        if not isinstance(table, Mapping):
-            raise ManifestError(f"{here}: must be a table with region and pattern")
-        _unknown(table, _PROBE_KEYS, here)
-        probes.append(_probe(table, here))
-    return tuple(probes)
-
-
-def _reason_from(table: object, where: str) -> Probe | None:
-    if table is None:
-        return None
-    if not isinstance(table, Mapping):
-        raise ManifestError(f"{where}: reason_from must be a table with region and pattern")
-    _unknown(table, _SEARCH_KEYS, f"{where}: reason_from")
-    return _probe(table, f"{where}: reason_from")
-
-
-def _reason(template: object, groups: set[str], where: str) -> str | None:
+def _reason(template: str | None, groups: set[str], where: str) -> str | None:
     if template is None:
         return None
-    if not isinstance(template, str):
-        raise ManifestError(f"{where}: reason must be a string such as '{{tool}}: {{detail}}'")
     try:
         fields = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
     except ValueError as error:
@@ -226,124 +164,67 @@ def _reason(template: object, groups: set[str], where: str) -> str | None:
     return template
 
 
-def _rule(table: object, index: int, path: Path, agent: str) -> Rule:
-    where = f"{path} ({agent}): [[detect.rules]] #{index + 1}"
-    if not isinstance(table, Mapping):
-        raise ManifestError(f"{where}: each rule is a table")
-    rule_id = table.get("id")
-    if not isinstance(rule_id, str) or not rule_id.strip():
-        raise ManifestError(f"{where}: id is required (a short name such as 'permission-dialog')")
-    where = f"{path} ({agent}): rule {rule_id!r}"
-    _unknown(table, _RULE_KEYS, where)
-    state = table.get("state")
-    if state not in STATES:
-        raise ManifestError(f"{where}: state must be one of {', '.join(STATES)}, got {state!r}")
-    priority = table.get("priority", 0)
-    if not isinstance(priority, int) or isinstance(priority, bool):
-        raise ManifestError(f"{where}: priority must be an integer, got {priority!r}")
-    probe = _probe(table, where)
-    event = table.get("event", EVENTS.get(state, state))
-    if not isinstance(event, str) or not 0 < len(event) <= _EVENT_LIMIT:
+def _rule(found: ScreenRule, agent: str) -> Rule:
+    where = f"{found.source} ({agent}): rule {found.id!r}"
+    if found.state not in STATES:
+        raise ManifestError(f"{where}: state must be one of {', '.join(STATES)}, got {found.state!r}")
+    probe = _probe(found.probe, where)
+    event = found.event if found.event is not None else EVENTS.get(found.state, found.state)
+    if not 0 < len(event) <= _EVENT_LIMIT:
         raise ManifestError(f"{where}: event must be text of 1 to {_EVENT_LIMIT} characters")
-    reason_from = _reason_from(table.get("reason_from"), where)
+    reason_from = None if found.reason_from is None else _probe(found.reason_from, f"{where}: reason_from")
     groups = set(probe.pattern.groupindex) | set(reason_from.pattern.groupindex if reason_from else ())
-    reason = _reason(table.get("reason"), groups, where)
-    return Rule(rule_id, state, priority, probe, reason, reason_from, event, path)
+    reason = _reason(found.reason, groups, where)
+    return Rule(found.id, found.state, found.priority, probe, reason, reason_from, event, Path(found.source))
 
 
-def _section(path: Path) -> _Section | None:
-    """The checked ``[detect]`` section of one manifest file, or None when it has none."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ManifestError(f"{path}: cannot read it: {error}") from None
-    agent = data.get("name", path.stem)
-    if not isinstance(agent, str) or not agent:
-        raise ManifestError(f"{path}: name must be non-empty text")
-    detect = data.get("detect")
-    if detect is None:
-        return None
-    try:
-        return _checked(detect, path, agent)
-    except ManifestError as error:
-        raise ManifestError(error.message, agent) from None
+def _compiled(agent: Manifest) -> AgentRules:
+    """``agent``'s rules compiled, highest priority first (ties keep file order)."""
+    rules = sorted((_rule(rule, agent.name) for rule in agent.detect.rules), key=lambda rule: -rule.priority)
+    probes = agent.detect.identify
+    where = f"{agent.detect.identify_source} ({agent.name}): [detect] identify"
+    numbered = len(probes) > 1
+    identify = tuple(
+        _probe(probe, f"{where} #{index + 1}" if numbered else where) for index, probe in enumerate(probes)
+    )
+    files = tuple(Path(path) for path in agent.detect.files)
+    return AgentRules(agent.name, tuple(rules), identify, files)
 
 
-def _checked(detect: object, path: Path, agent: str) -> _Section:
-    where = f"{path} ({agent}): [detect]"
-    if not isinstance(detect, Mapping):
-        raise ManifestError(f"{where}: must be a table")
-    _unknown(detect, _DETECT_KEYS, where)
-    replace = detect.get("replace", False)
-    if not isinstance(replace, bool):
-        raise ManifestError(f"{where}: replace must be true or false")
-    tables = detect.get("rules", [])
-    if not isinstance(tables, list):
-        raise ManifestError(f"{where}: rules must be an array of tables ([[detect.rules]])")
-    rules = tuple(_rule(table, index, path, agent) for index, table in enumerate(tables))
-    seen: set[str] = set()
-    for rule in rules:
-        if rule.id in seen:
-            raise ManifestError(f"{path} ({agent}): rule {rule.id!r}: id is used twice")
-        seen.add(rule.id)
-    identify = _identify(detect["identify"], f"{where} identify") if "identify" in detect else None
-    return _Section(agent, path, rules, identify, replace)
+_cache: dict[str, tuple[Manifest, AgentRules | ManifestError]] = {}
 
 
-_cache: dict[Path, tuple[tuple[int, int], _Section | ManifestError | None]] = {}
-
-
-def _cached(path: Path) -> _Section | None:
-    """A file's section, compiled (or refused) once per version of the file: its mtime and size."""
-    stat = path.stat()
-    key = (stat.st_mtime_ns, stat.st_size)
-    hit = _cache.get(path)
-    if hit is None or hit[0] != key:
+def _rules(agent: Manifest) -> AgentRules:
+    """``agent``'s rules, compiled (or refused) once per version of its manifest."""
+    hit = _cache.get(agent.name)
+    if hit is None or hit[0] != agent:
         try:
-            found: _Section | ManifestError | None = _section(path)
+            found: AgentRules | ManifestError = _compiled(agent)
         except ManifestError as error:
             found = error
-        hit = _cache[path] = (key, found)
+        hit = _cache[agent.name] = (agent, found)
     if isinstance(hit[1], ManifestError):
-        raise ManifestError(hit[1].message, hit[1].agent)
+        raise ManifestError(hit[1].message, agent.name)
     return hit[1]
 
 
-def _merge(base: AgentRules | None, section: _Section) -> AgentRules:
-    """``section`` laid over ``base``: same ids replace, new ids are added, priorities re-sorted."""
-    merged: dict[str, Rule] = {} if base is None or section.replace else {r.id: r for r in base.rules}
-    for rule in section.rules:
-        merged[rule.id] = rule
-    ordered = sorted(merged.values(), key=lambda rule: -rule.priority)
-    identify = section.identify
-    if identify is None:
-        identify = base.identify if base is not None and not section.replace else ()
-    files = (*(base.files if base is not None else ()), section.path)
-    return AgentRules(section.agent, tuple(ordered), identify, files)
-
-
-def directories() -> tuple[Path, ...]:
-    """Where manifests are read from, packaged first, so the user's files are laid on top."""
-    return (PACKAGED, paths.config_home() / "agents")
-
-
 def load_catalog() -> Catalog:
-    """Every agent's detection rules, packaged and user's merged; broken files are skipped and
-    listed in ``problems``. Reading again costs one ``stat`` per file unless a file changed."""
+    """Every agent's detection rules, from the one loader; a user's file that a rule of it
+    makes unusable is left out (the packaged rules stay) and listed in ``problems`` with every
+    file the loader left out. Reading again costs a ``stat`` per file unless a file changed."""
     agents: dict[str, AgentRules] = {}
     problems: list[tuple[str, str]] = []
-    for directory in directories():
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.glob("*.toml")):
+    for name in manifest.names():
+        resolved = manifest.resolve(name)
+        problems += resolved.problems
+        for agent in (resolved.manifest, manifest.resolve(name, user=False).manifest):
+            if agent is None or not agent.detect.files:
+                break
             try:
-                section = _cached(path)
+                agents[name] = _rules(agent)
+                break
             except ManifestError as error:
-                problems.append((error.agent or path.stem, error.message))
-                continue
-            except OSError as error:
-                problems.append((path.stem, f"{path}: cannot read it: {error}"))
-                continue
-            if section is not None:
-                agents[section.agent] = _merge(agents.get(section.agent), section)
+                problems.append((name, error.message))
+                if len(agent.detect.files) < 2:  # no user's rules to leave out: nothing to fall back to
+                    break
     return Catalog(agents, tuple(problems))

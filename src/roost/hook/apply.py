@@ -37,14 +37,13 @@ def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
     agent = manifest.load(harness)
     if agent is None:
         return None, None
-    hook = agent.raw.get("hook", {})
-    event = from_hook(payload, hook)
+    event = from_hook(payload, agent.hook)
     action = agent.action(event.name, event.notification)
     if action == "ignore" or (event.agent_id and action not in SUBAGENT_ACTIONS):
         return None, None
     server = Server(tmux.split(",")[0])
     shared = False
-    markers = tuple(hook.get("shared_process", ()))
+    markers = agent.hook.shared_process
     if markers:  # most manifests name none, and then the hook need not import owner at all
         from roost.hook import owner
 
@@ -76,5 +75,5 @@ def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
     elif action == "error":
         panestate.fail_turn(server, pane, event.error or "the turn failed")
     elif action == "identify":
-        return (_context(pane.id) if agent.raw.get("session_context", True) else None), None
+        return (_context(pane.id) if agent.session_context else None), None
     return None, None

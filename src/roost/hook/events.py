@@ -10,6 +10,10 @@ Per-harness knowledge stays data.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roost.agents.manifest import Hook
+
 # Fields of a tool's input that say best what a permission dialog asks for, in order.
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "url", "pattern", "query", "description")
 DIALOG_LIMIT = 200
@@ -17,9 +21,9 @@ DIALOG_LIMIT = 200
 (``panestate.set_state``), and the claim posted to the daemon must say what the badge says."""
 
 
-def from_hook(payload: dict, hook: dict) -> HookEvent:
+def from_hook(payload: dict, hook: Hook) -> HookEvent:
     """The event in ``payload``, read through the agent manifest's ``[hook]`` table."""
-    return HookEvent.parse(translate(payload, hook.get("fields", {})), hook.get("summaries", {}))
+    return HookEvent.parse(translate(payload, hook.fields), hook.summaries)
 
 
 def _dig(value: object, path: list) -> object:

@@ -1,7 +1,8 @@
 """The ``rosterd-hook`` entry point.
 
-Usage: ``rosterd-hook [HARNESS]`` with the event as JSON on stdin; HARNESS defaults to
-``claude``, whose settings name the bare command. It stamps the pane it runs in, then posts
+Usage: ``rosterd-hook [HARNESS]`` with the event as JSON on stdin; HARNESS defaults to the
+agent whose manifest says ``[hook] default = true`` (Claude Code, whose settings name the bare
+command). It stamps the pane it runs in, then posts
 the event to the daemon as a claim (:mod:`roost.hook.post`). Everything it does is bounded:
 the contract is exit 0 within 800 ms of being started, so a watchdog ends the process 700 ms
 after it started (interpreter start-up included, the rest left for exiting), and takes any
@@ -84,9 +85,14 @@ def main(argv: list[str] | None = None) -> NoReturn:
     _signal.signal(_signal.SIGALRM, _give_up)
     _signal.setitimer(_signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
     args = sys.argv[1:] if argv is None else argv
-    harness = args[0] if args else "claude"
     try:
         payload = cjson.loads(sys.stdin.buffer.read() or b"{}")
+        if args:
+            harness = args[0]
+        else:
+            from roost.agents.manifest import default_harness
+
+            harness = default_harness() or ""
         if isinstance(payload, dict) and _harness_name(harness):
             from roost.hook.apply import handle
             from roost.hook.post import post

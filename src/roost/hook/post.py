@@ -77,14 +77,13 @@ def claim(harness: str, payload: dict, reason: str | None = None) -> dict | None
     agent = manifest.load(harness)
     if agent is None:
         return None
-    hook = agent.raw.get("hook", {})
-    event = from_hook(payload, hook)
+    event = from_hook(payload, agent.hook)
     action = agent.action(event.name, event.notification)
     if action not in _WORDS and action != "identify":
         return None
     if event.agent_id and action not in _SUBAGENT_ACTIONS:
         return None
-    markers = tuple(hook.get("shared_process", ()))
+    markers = agent.hook.shared_process
     if markers:  # imported only for a manifest that names one, as in apply
         from roost.hook import owner
 

@@ -40,11 +40,10 @@ def is_ours(text: str | None) -> bool:
 class AssetFile:
     def __init__(self, agent: Manifest) -> None:
         self.agent = agent
-        hook = agent.raw["hook"]
         self.directory: Path = location(agent)
-        self.path = self.directory / hook["file"]
-        self.asset = hook["asset"]
-        self.own_dir = bool(hook.get("own_dir", False))
+        self.path = self.directory / str(agent.hook.file)
+        self.asset = str(agent.hook.asset)
+        self.own_dir = agent.hook.own_dir
 
     def install(self) -> list[str]:
         current = read_text(self.path)

@@ -11,10 +11,9 @@ from roost.integrate.hooksjson import HooksDocument
 
 def desired_groups(agent: Manifest, command: str) -> dict[str, dict]:
     """One group per event the manifest installs; tool events match every tool."""
-    hook = agent.raw["hook"]
-    matchers = set(hook.get("matcher_events", ()))
+    matchers = set(agent.hook.matcher_events)
     groups = {}
-    for event in hook["install"]:
+    for event in agent.hook.install:
         handler = {"type": "command", "command": command}
         groups[event] = {"matcher": "", "hooks": [handler]} if event in matchers else {"hooks": [handler]}
     return groups
@@ -23,11 +22,12 @@ def desired_groups(agent: Manifest, command: str) -> dict[str, dict]:
 class ClaudeSettings:
     def __init__(self, agent: Manifest) -> None:
         self.agent = agent
-        self.path: Path = location(agent) / agent.raw["hook"]["file"]
+        self.path: Path = location(agent) / str(agent.hook.file)
 
     def _desired(self) -> dict[str, dict]:
-        # Claude's settings name the bare command: `rosterd-hook` defaults to the claude harness.
-        return desired_groups(self.agent, hook_command(None))
+        # The bare command for the manifest that is `rosterd-hook`'s default ([hook] default).
+        harness = None if self.agent.hook.default else self.agent.name
+        return desired_groups(self.agent, hook_command(harness))
 
     def install(self) -> list[str]:
         doc = HooksDocument(self.path)

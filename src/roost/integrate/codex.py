@@ -58,19 +58,16 @@ def trust_key(hooks_path: Path, event: str, group: int) -> str:
 class CodexHooks:
     def __init__(self, agent: Manifest) -> None:
         self.agent = agent
-        hook = agent.raw["hook"]
+        hook = agent.hook
         home = Path(os.path.abspath(location(agent)))
-        self.hooks_path = home / hook["file"]
-        self.config_path = home / hook["config"]
-        self.timeout = int(hook.get("timeout", 3))
-        self.features = list(hook.get("disable_features", ()))
+        self.hooks_path = home / str(hook.file)
+        self.config_path = home / str(hook.config)
+        self.timeout = 3 if hook.timeout is None else hook.timeout
+        self.features = list(hook.disable_features)
         self.command = hook_command(agent.name)
 
     def _desired(self) -> dict[str, dict]:
-        return {
-            event: {"hooks": [handler(self.command, self.timeout)]}
-            for event in self.agent.raw["hook"]["install"]
-        }
+        return {event: {"hooks": [handler(self.command, self.timeout)]} for event in self.agent.hook.install}
 
     def _trust(self, doc: HooksDocument) -> dict[str, str]:
         """key -> hash for each of roost's groups where it now sits in hooks.json."""

@@ -21,7 +21,8 @@ INSTALLED, NOT_INSTALLED, OUTDATED = "installed", "not installed", "outdated"
 HOOK = "rosterd-hook"
 HARNESS = re.compile(r"[a-z0-9_-]{1,32}")
 
-# manifest ``[hook] kind`` -> module under roost.integrate that defines ``make(manifest)``
+# manifest ``[hook] kind`` (every one of HOOK_KINDS but "none") -> module under roost.integrate
+# that defines ``make(manifest)``
 KINDS = {"claude-settings": "claude", "codex-hooks": "codex", "asset": "asset"}
 
 
@@ -55,14 +56,14 @@ class Integration(Protocol):
 
 def names() -> list[str]:
     """Every harness roost can integrate, in name order."""
-    return sorted(n for n, m in manifest.load_all().items() if m.raw.get("hook", {}).get("kind") in KINDS)
+    return sorted(n for n, m in manifest.load_all().items() if m.hook.kind in KINDS)
 
 
 def integration(harness: str) -> Integration:
     agent = manifest.load(harness) if HARNESS.fullmatch(harness) else None
     if agent is None:
         raise NoIntegration(f"unknown harness '{harness}' (one of: {', '.join(names())})")
-    kind = agent.raw.get("hook", {}).get("kind", "none")
+    kind = agent.hook.kind
     if kind not in KINDS:
         raise NoIntegration(
             f"roost has no adapter for {harness}: an agent there can badge itself with "
@@ -74,7 +75,7 @@ def integration(harness: str) -> Integration:
 
 def location(agent: Manifest) -> Path:
     """The first of the manifest's ``dirs`` whose ``$VARIABLES`` are all set; ``~`` is $HOME."""
-    for candidate in agent.raw["hook"]["dirs"]:
+    for candidate in agent.hook.dirs:
         parts = candidate.split("/")
         if any(p.startswith("$") and not os.environ.get(p[1:]) for p in parts):
             continue
