@@ -293,3 +293,20 @@ def test_another_installations_command_first_on_path_is_a_warning(roost, fakebin
     assert proc.returncode == 0
     line = line_with(proc, "another installation's roost")
     assert line.startswith("warn") and f"({fakebin / 'roost'})" in line and f"{BIN / 'roost'}" in line
+
+
+def test_a_bad_agent_manifest_is_a_fail_naming_the_file_and_the_field(roost, fakebin):
+    roost.start()
+    script(fakebin, "preen", "cat")
+    agents = roost.root / "config" / "roost" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "codex.toml").write_text("[hook]\ntimeout = true\n")
+    proc = doctor(roost, fakebin)
+    assert proc.returncode == 1, proc.stdout
+    line = line_with(proc, "agent manifest ")
+    assert line.startswith("fail ")
+    assert f"{agents / 'codex.toml'} (codex): [hook]: timeout must be an integer, got True" in line
+    assert line.endswith("this file is left out until it is fixed")
+    (agents / "codex.toml").unlink()
+    healthy = doctor(roost, fakebin)
+    assert line_with(healthy, "every agent manifest is usable").startswith("ok ")

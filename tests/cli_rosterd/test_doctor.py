@@ -159,3 +159,19 @@ def test_another_installations_command_first_on_path_is_no_failure(
     assert outcome == "ok" and detail.startswith(
         f"PATH runs another installation's rosterd ({other}/rosterd)"
     )
+
+
+def test_a_bad_agent_manifest_fails_naming_the_file_and_the_field(roost: Roost, daemon: Daemon) -> None:
+    healthy(roost, daemon)
+    agents = daemon.config_dir / "agents"
+    agents.mkdir(exist_ok=True)
+    (agents / "pi.toml").write_text('[acp]\ncommand = "pi-acp"\n')
+    found = checks(daemon, 1)
+    outcome, detail = found["manifests"]
+    assert outcome == "FAIL"
+    assert detail == (
+        f"{agents / 'pi.toml'} (pi): [acp]: command must be a list of strings, got 'pi-acp' "
+        "(this file is left out until it is fixed)"
+    )
+    (agents / "pi.toml").unlink()
+    assert checks(daemon, 0)["manifests"] == ("ok", "every agent manifest is usable")

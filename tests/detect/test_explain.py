@@ -249,3 +249,22 @@ def test_help_lists_the_verb_and_detect_help_explains_it(agents_dir: Path) -> No
     assert proc.returncode == 0
     assert proc.stdout.startswith("usage: rosterd detect explain")
     assert "Exit status:" in proc.stdout
+
+
+def test_check_names_a_bad_user_file_and_its_field_and_keeps_the_packaged_rules(agents_dir: Path) -> None:
+    path = agents_dir / "claude.toml"
+    path.write_text('[hook.events]\nStop = "finished"\n')
+    proc = rosterd("detect", "check")
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"rosterd detect: {path} (claude): [hook.events]: Stop must be one of "
+        "prompt, working, tool, blocked, done, interrupt, error, identify, ignore, got 'finished'\n"
+    )
+    claude = next(line for line in proc.stdout.splitlines() if line.startswith("claude: "))
+    assert claude.endswith("agents/manifests/claude.toml)")  # the packaged rules, still used
+    doc = json.loads(rosterd("detect", "check", "--json").stdout)
+    assert [message.split(": ")[0] for message in doc["problems"]] == [f"{path} (claude)"]
+    path.write_text("[hook\n")
+    syntax = rosterd("detect", "check")
+    assert syntax.returncode == 1
+    assert syntax.stderr.startswith(f"rosterd detect: {path}: cannot read it: ")

@@ -125,6 +125,18 @@ def _commands() -> Check:
     return level, found.summary()
 
 
+def _manifests() -> Iterator[Check]:
+    """Every manifest file usable: one that is not is left out (the packaged one is used), and
+    said here with the file and the field, so a mistake never quietly changes an agent."""
+    from roost.detect.manifests import load_catalog
+
+    problems = load_catalog().problems
+    for _, message in problems:
+        yield FAIL, f"agent manifest {message}: this file is left out until it is fixed"
+    if not problems:
+        yield OK, "every agent manifest is usable"
+
+
 def _integrations() -> Iterator[Check]:
     for name, agent in sorted(manifest.load_all().items()):
         found = next((b for b in agent.binaries if shutil.which(b)), None)
@@ -168,6 +180,7 @@ def checks(server: Server) -> Iterator[Check]:
     yield from _server(server)
     yield from _records()
     yield _commands()
+    yield from _manifests()
     yield from _integrations()
     yield _renderer()
 

@@ -28,8 +28,10 @@ explain  reads a screen (what `tmux capture-pane -p` prints, with or without -e 
          --title is the window title the program set (OSC 0/2); --progress its OSC 9;4
          progress: none, normal N, error N, indeterminate, paused N, or the OSC numbers
          (3, 1;40). Title and progress sequences inside FILE are used when not given.
-check    loads the [detect] rules of every manifest, packaged and yours in
-         $XDG_CONFIG_HOME/roost/agents/, and lists each agent's rules.
+check    loads every manifest, packaged and yours in $XDG_CONFIG_HOME/roost/agents/
+         (merged over the packaged one), and lists each agent's rules. A file with a
+         mistake (its TOML, an unknown key, a wrong type, a rule that does not compile)
+         is named with the field, and left out: the packaged manifest is used.
 
 --json prints one schema-1 document instead:
   explain  agent, identified, title, progress, state, rule, priority, region, event,

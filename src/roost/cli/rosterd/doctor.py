@@ -2,9 +2,9 @@
 
 Each check says ``ok``, ``FAIL`` (with what to do) or ``skip`` (nothing to check), and the
 exit status is 1 when any check failed: the daemon answers, its config parses, its secrets and
-socket are 0600, its loopback port is bound on 127.0.0.1 and nowhere else, every harness on
-PATH has roost's integration installed, roost's tmux server answers, and a shell finds
-``roost``, ``rosterd`` and ``rosterd-hook`` on PATH.
+socket are 0600, its loopback port is bound on 127.0.0.1 and nowhere else, every agent
+manifest of yours is usable, every harness on PATH has roost's integration installed, roost's
+tmux server answers, and a shell finds ``roost``, ``rosterd`` and ``rosterd-hook`` on PATH.
 """
 
 from __future__ import annotations
@@ -121,6 +121,18 @@ def _loopback(found: Findings) -> Iterator[Check]:
         yield Check(OK, "loopback", f"port {port} is bound on {LOOPBACK} only")
 
 
+def _manifests(found: Findings) -> Iterator[Check]:
+    """Every manifest file usable: one that is not is left out (the packaged one is used), and
+    said here with the file and the field."""
+    from roost.detect.manifests import load_catalog
+
+    problems = load_catalog().problems
+    for _, message in problems:
+        yield Check(FAIL, "manifests", f"{message} (this file is left out until it is fixed)")
+    if not problems:
+        yield Check(OK, "manifests", "every agent manifest is usable")
+
+
 def _integrations(found: Findings) -> Iterator[Check]:
     from roost.agents import manifest
     from roost.integrate import INSTALLED, integration, names
@@ -167,7 +179,7 @@ def _tmux(found: Findings) -> Iterator[Check]:
         yield Check(FAIL, "tmux", f"no tmux server answers on {server.socket} (`roost` starts one)")
 
 
-CHECKS = (_daemon, _config, _modes, _loopback, _integrations, _tmux, _commands)
+CHECKS = (_daemon, _config, _modes, _loopback, _manifests, _integrations, _tmux, _commands)
 
 
 def run(verb: str, args: list[str]) -> int:
