@@ -26,7 +26,7 @@ class ReaderGone(BaseException):
     """Raised in the main thread when stdout's reader goes while a follow stream waits.
 
     A ``BaseException``, as ``KeyboardInterrupt`` is, because it interrupts whatever the stream
-    is blocked in: the rosterd client turns an ``OSError`` in its read into "unreachable",
+    is blocked in: the daemon's client turns an ``OSError`` in its read into "unreachable",
     and this must pass through that unchanged to reach :func:`to_reader`.
     """
 

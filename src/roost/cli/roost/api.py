@@ -7,8 +7,9 @@ import os
 import sys
 import time
 
+from roost import cjson
 from roost.agentrow import FIELDS, STATES
-from roost.cli.roost import apiwire
+from roost.cli.daemonclient import TIMEOUT, Client, Lost, Refused, Unreachable, path_of
 from roost.errors import (
     Conflict,
     DeliveredNoTurn,
@@ -112,17 +113,56 @@ def _options(
     return positional, given
 
 
-def _answer(status: int, doc: Any, session: str | None = None) -> Any:
-    """The answer of a 2xx; the error the daemon named otherwise, mapped to an exit code."""
-    if 200 <= status < 300:
-        return doc
-    error = doc.get("error") if isinstance(doc, dict) else None
-    message = str(error or f"rosterd answered {status}")
+def _call(target: str, body: Any = None, timeout: float = TIMEOUT) -> Any:
+    """The daemon's JSON answer to ``GET target`` (``POST`` with a ``body``), on a connection of
+    its own. A refusal is left to the caller (:func:`_failure`); an unreachable daemon is said
+    in the words ``roost api`` has always used."""
+    try:
+        with Client(timeout=timeout) as client:
+            content = client.get(target) if body is None else client.post(target, body)
+    except Unreachable as error:
+        raise _reworded(error) from None
+    try:
+        return cjson.loads(content)
+    except ValueError:
+        raise Unavailable("rosterd answered without JSON") from None
+
+
+def _answer(target: str, body: Any = None, timeout: float = TIMEOUT, session: str | None = None) -> Any:
+    """:func:`_call`, with a refusal mapped to its failure."""
+    try:
+        return _call(target, body, timeout)
+    except Refused as refused:
+        raise _failure(refused, session) from None
+
+
+def _failure(refused: Refused, session: str | None) -> Exception:
+    """The daemon's refusal as ``roost api``'s failure: 404 is no such session (exit 2), a 5xx
+    an unavailable daemon (2), any other a refusal (1)."""
+    status, doc = refused.status, refused.doc
+    if doc is None:
+        message = f"rosterd answered {status} without JSON"
+    else:
+        message = str(doc.get("error") or f"rosterd answered {status}")
     if status == 404:
-        raise TargetGone(f"no session {session!r}" if session else message)
+        return TargetGone(f"no session {session!r}" if session else message)
     if status >= 500:
-        raise Unavailable(message)
-    raise _REFUSALS.get(status, Conflict)(message)
+        return Unavailable(message)
+    return _REFUSALS.get(status, Conflict)(message)
+
+
+def _reworded(error: Unreachable) -> Unreachable:
+    """``error`` in ``roost api``'s words, which scripts have matched since it shipped."""
+    where, cause = error.socket_path, error.cause
+    if isinstance(error, Lost):
+        why = f"rosterd did not answer on {where}: {str(cause) or type(cause).__name__}"
+    elif isinstance(cause, FileNotFoundError):
+        why = f"rosterd is not running: no socket at {where} (start it with `rosterd daemon`)"
+    elif isinstance(cause, ConnectionRefusedError):
+        why = f"rosterd is not running: {where} refuses connections (start it with `rosterd daemon`)"
+    else:
+        why = f"rosterd is not reachable on {where}: {cause}"
+    return type(error)(where, cause, why)
 
 
 def _cell(name: str, value: object) -> str:
@@ -145,7 +185,7 @@ def _json(doc: object) -> None:
 
 
 def _row(session: str) -> dict[str, Any]:
-    return _answer(*apiwire.call("GET", apiwire.path("agents", session)), session)
+    return _answer(path_of("agents", session), session=session)
 
 
 def agent_status(args: list[str]) -> int:
@@ -164,7 +204,7 @@ def agents(args: list[str]) -> int:
     positional, given = _options(args, ("--json",), ())
     if positional:
         raise UsageError(USAGE)
-    rows = _answer(*apiwire.call("GET", "/agents"))["agents"]
+    rows = _answer("/agents")["agents"]
     if "--json" in given:
         _json(rows)
     else:
@@ -198,8 +238,8 @@ def agent_wait(args: list[str]) -> int:
         "until": until,
         "deadline_ms": round(began * 1000) + timeout_ms,
     }
-    target = apiwire.path("sessions", row["session_id"], "wait")
-    doc = _answer(*apiwire.call("POST", target, body, timeout_ms / 1000 + SLACK), positional[0])
+    target = path_of("sessions", row["session_id"], "wait")
+    doc = _answer(target, body, timeout_ms / 1000 + SLACK, positional[0])
     print(doc["outcome"])
     return 0 if doc["outcome"] == "matched" else 1
 
@@ -233,16 +273,18 @@ def agent_prompt(args: list[str]) -> int:
     }
     if wait:
         body["wait"] = {"until": wait[0]}
-    target = apiwire.path("sessions", row["session_id"], "prompt")
+    target = path_of("sessions", row["session_id"], "prompt")
     budget = (wait[1] if wait else PROMPT_DEADLINE_MS) / 1000 + SLACK
     try:
-        status, doc = apiwire.call("POST", target, body, budget)
-    except apiwire.Lost as lost:
+        doc = _call(target, body, budget)
+    except Lost as lost:
         _table([{"input": "ambiguous", "written_bytes": None}], PROMPT_COLUMNS)
         message = f"{lost.message}; the text may have arrived: never send it again"
         raise DeliveredNoTurn(message) from None
-    if status != 409 or doc.get("input") != "rejected":
-        doc = _answer(status, doc, session)
+    except Refused as refused:
+        if refused.status != 409 or (refused.doc or {}).get("input") != "rejected":
+            raise _failure(refused, session) from None
+        doc = refused.doc
     outcome = (doc.get("wait") or {}).get("outcome")
     _table([{**doc, "wait": outcome}], PROMPT_COLUMNS)
     if doc["input"] == "rejected":
@@ -264,8 +306,7 @@ def raw_input(args: list[str]) -> int:
     import base64
 
     body = {"data": base64.b64encode(data).decode()}
-    target = apiwire.path("sessions", positional[0], "input")
-    _answer(*apiwire.call("POST", target, body), positional[0])
+    _answer(path_of("sessions", positional[0], "input"), body, session=positional[0])
     return 0
 
 

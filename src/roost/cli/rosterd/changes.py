@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from roost.cli.daemonclient import Client
 from roost.cli.rosterd import printing
-from roost.cli.rosterd.client import Client
 from roost.cli.rosterd.options import parse
 from roost.errors import UsageError
 

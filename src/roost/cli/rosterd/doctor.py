@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roost import paths
+from roost.cli.daemonclient import Client, Refused, Unreachable
 from roost.cli.rosterd import printing
-from roost.cli.rosterd.client import Client, Refused, Unreachable
 from roost.cli.rosterd.options import parse
 from roost.daemon import config, secrets
 from roost.errors import RoostError

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
+from roost.cli.daemonclient import Client, path_of
 from roost.cli.rosterd import printing
-from roost.cli.rosterd.client import Client, path_of
 from roost.cli.rosterd.options import parse
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms

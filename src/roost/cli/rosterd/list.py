@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
+from roost.cli.daemonclient import Client
 from roost.cli.rosterd import printing
-from roost.cli.rosterd.client import Client
 from roost.cli.rosterd.options import parse
 
 USAGE = (("list [--json]", "one row per session: name, harness, activity, age, lane, node, pid"),)

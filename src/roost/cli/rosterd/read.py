@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
+from roost.cli.daemonclient import Client, path_of
 from roost.cli.rosterd import printing
-from roost.cli.rosterd.client import Client, path_of
 from roost.cli.rosterd.options import parse
 
 USAGE = (("read KEY [--json]", "one session in full (KEY: session key, pid or unique name)"),)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
+from roost.cli.daemonclient import Client
 from roost.cli.rosterd import printing
-from roost.cli.rosterd.client import Client
 from roost.cli.rosterd.options import parse
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms

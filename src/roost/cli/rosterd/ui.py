@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from urllib.parse import urlencode
 
+from roost.cli.daemonclient import Client, path_of
 from roost.cli.rosterd import printing
-from roost.cli.rosterd.client import Client, path_of
 from roost.cli.rosterd.options import parse
 from roost.errors import UsageError
 

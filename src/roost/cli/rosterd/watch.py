@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from roost.cli.daemonclient import Client
 from roost.cli.rosterd import printing
-from roost.cli.rosterd.client import Client
 from roost.cli.rosterd.options import parse
 
 USAGE = (("watch [--json]", "the list again on every change, until interrupted"),)

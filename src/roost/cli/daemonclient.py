@@ -1,10 +1,17 @@
-"""The daemon's API as the ``rosterd`` verbs reach it: HTTP over its unix socket, stdlib only.
+"""The daemon's API as both CLIs reach it: HTTP over its unix socket, stdlib only.
 
-Every verb but ``daemon`` starts here, and a CLI is judged by how fast it answers, so this is
-``http.client`` on an ``AF_UNIX`` socket: importing httpx alone takes ~3x as long as this.
-Two failures are told apart because scripts branch on them: nobody answers on the socket
-(:class:`Unreachable`, exit 2, naming the socket) and the daemon answered with an error
-(:class:`Refused`, exit 1, in the daemon's own words)::
+``rosterd``'s verbs and ``roost api`` are CLIs that scripts call in loops, and a CLI is judged
+by how fast it answers, so this is ``http.client`` on an ``AF_UNIX`` socket: importing httpx
+alone takes ~3x as long as this. Three failures are told apart because callers branch on them:
+
+- :class:`Unreachable` (exit 2): nobody answered on the socket, and nothing was sent;
+- :class:`Lost` (an :class:`Unreachable`): the request went out and no answer came back, so
+  whatever it asked may have happened (``roost api agent-prompt`` must never resend it);
+- :class:`Refused` (exit 1): the daemon answered with an error, in its own words.
+
+Each face keeps its own words for them and its own exit codes for the daemon's statuses
+(``rosterd``'s verbs exit 1 on any refusal, ``roost api`` 2 on a 404): those are their
+contracts. What they share is the transport, the socket and the three failures::
 
     with Client() as client:
         body = client.get("/snapshot")          # the body's bytes, exactly as sent
@@ -15,16 +22,15 @@ Two failures are told apart because scripts branch on them: nobody answers on th
 from __future__ import annotations
 
 import http.client
-import json
 import socket
-from collections.abc import Iterator
 from urllib.parse import quote
 
-from roost import paths
-from roost.errors import RoostError
+from roost import cjson, paths
+from roost.errors import Conflict, Unavailable
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 TIMEOUT = 10.0
@@ -32,20 +38,33 @@ TIMEOUT = 10.0
 it is wedged, and then exit 2 says so instead of hanging a script."""
 
 
-class Unreachable(RoostError):
-    """No daemon answers on the socket (missing, refused, silent, or gone mid-stream)."""
+class Unreachable(Unavailable):
+    """No daemon answers on the socket (missing, refused, silent, or gone mid-stream); the
+    request was never sent. ``cause`` is the error the connection met, if any."""
 
-    exit_code = 2
+    def __init__(self, socket_path: str, cause: BaseException | None, message: str) -> None:
+        super().__init__(message)
+        self.socket_path = socket_path
+        self.cause = cause
 
 
-class Refused(RoostError):
-    """The daemon answered with an error: an unknown or ambiguous KEY, a bad argument."""
+class Lost(Unreachable):
+    """The request was sent and no answer came back: whatever it asked may have happened."""
 
-    exit_code = 1
 
-    def __init__(self, status: int, doc: dict[str, Any]) -> None:
-        message = str(doc.get("error") or f"the daemon answered {status}")
-        candidates = doc.get("candidates")
+class Refused(Conflict):
+    """The daemon answered with an error: an unknown or ambiguous KEY, a bad argument.
+
+    ``status`` is the daemon's own; ``doc`` its JSON object, or None when the body was not one.
+    """
+
+    def __init__(self, status: int, content: bytes) -> None:
+        doc = _object(content)
+        if doc is not None:
+            message = str(doc.get("error") or f"the daemon answered {status}")
+        else:
+            message = content.decode(errors="replace").strip() or f"the daemon answered {status}"
+        candidates = (doc or {}).get("candidates")
         if candidates:
             message += "; it could be any of:\n" + "\n".join(f"  {key}" for key in candidates)
         super().__init__(message)
@@ -65,11 +84,12 @@ class Frame:
         self.data = data
 
     def json(self) -> Any:
-        return json.loads(self.data)
+        return cjson.loads(self.data)
 
 
 def path_of(*parts: str) -> str:
-    """A request path from its segments, each quoted: a KEY may be a name with spaces or '/'."""
+    """A request path from its segments, each quoted: a KEY may be a name with spaces or '/',
+    and a pane id travels quoted (``%3`` as ``%253``)."""
     return "/" + "/".join(quote(part, safe=":") for part in parts)
 
 
@@ -91,16 +111,11 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock = sock
 
 
-def default_socket() -> str:
-    """Where the daemon listens: ``$ROSTERD_SOCKET``, else ``rosterd.sock`` in the runtime dir."""
-    return paths.api_socket_path()
-
-
 class Client:
     """One connection to the daemon, opened on the first request; use as a context manager."""
 
     def __init__(self, socket_path: str | None = None, timeout: float = TIMEOUT) -> None:
-        self.socket_path = socket_path or default_socket()
+        self.socket_path = socket_path or paths.api_socket_path()
         self._connection = _UnixConnection(self.socket_path, timeout)
 
     def __enter__(self) -> Client:
@@ -118,14 +133,14 @@ class Client:
 
     def post(self, path: str, doc: Any) -> bytes:
         """``POST path`` with ``doc`` as its JSON body; the 2xx answer's body."""
-        return self._request("POST", path, json.dumps(doc).encode())
+        return self._request("POST", path, cjson.dumps(doc).encode())
 
     def stream(self, path: str) -> Iterator[Frame]:
         """Every event of the SSE stream at ``path`` until interrupted. The stream ending means
         the daemon went away (it never ends one otherwise): that is :class:`Unreachable`."""
         response = self._send("GET", path, None, {"Accept": "text/event-stream"})
         if response.status >= 300:
-            raise Refused(response.status, _error_doc(self._read(response)))
+            raise Refused(response.status, self._read(response))
         assert self._connection.sock is not None
         self._connection.sock.settimeout(None)  # a quiet roster is not a dead daemon
         fields: dict[str, str] = {}
@@ -134,9 +149,10 @@ class Client:
             try:
                 line = response.readline()
             except (OSError, http.client.HTTPException) as error:
-                raise self._unreachable(error) from None
+                raise self._failure(Unreachable, error) from None
             if not line:
-                raise Unreachable(f"the daemon closed the stream on {self.socket_path} (it stopped?)")
+                where = self.socket_path
+                raise Unreachable(where, None, f"the daemon closed the stream on {where} (it stopped?)")
             line = line.rstrip(b"\r\n")
             if line:
                 name, _, value = line.partition(b":")
@@ -156,26 +172,34 @@ class Client:
         response = self._send(method, path, body, headers)
         content = self._read(response)
         if response.status >= 300:
-            raise Refused(response.status, _error_doc(content))
+            raise Refused(response.status, content)
         return content
 
     def _send(
         self, method: str, path: str, body: bytes | None, headers: dict[str, str]
     ) -> http.client.HTTPResponse:
+        """Connect (if not yet connected) and send: a failure to connect is :class:`Unreachable`,
+        one after the request may have gone out is :class:`Lost`."""
+        if self._connection.sock is None:
+            try:
+                self._connection.connect()
+            except OSError as error:
+                self.close()
+                raise self._failure(Unreachable, error) from None
         try:
             self._connection.request(method, path, body=body, headers=headers)
             return self._connection.getresponse()
         except (OSError, http.client.HTTPException) as error:
             self.close()
-            raise self._unreachable(error) from None
+            raise self._failure(Lost, error) from None
 
     def _read(self, response: http.client.HTTPResponse) -> bytes:
         try:
             return response.read()
         except (OSError, http.client.HTTPException) as error:
-            raise self._unreachable(error) from None
+            raise self._failure(Lost, error) from None
 
-    def _unreachable(self, error: BaseException) -> Unreachable:
+    def _failure(self, kind: type[Unreachable], error: BaseException) -> Unreachable:
         where = self.socket_path
         start = "; start it with `rosterd daemon`"
         if isinstance(error, FileNotFoundError):
@@ -188,15 +212,13 @@ class Client:
             why = f"nothing answered on {where} within {self._connection.timeout:g}s"
         else:
             why = f"the connection on {where} failed: {error}"
-        return Unreachable(f"the daemon is not reachable: {why}")
+        return kind(where, error, f"the daemon is not reachable: {why}")
 
 
-def _error_doc(content: bytes) -> dict[str, Any]:
-    """The daemon's ``{"error": …}`` body, or a stand-in when a body is not that shape."""
+def _object(content: bytes) -> dict[str, Any] | None:
+    """The daemon's ``{"error": …}`` body as a dict, or None when the body is not one."""
     try:
-        doc = json.loads(content)
+        doc = cjson.loads(content)
     except ValueError:
-        doc = None
-    if isinstance(doc, dict):
-        return doc
-    return {"error": content.decode(errors="replace").strip() or None}
+        return None
+    return doc if isinstance(doc, dict) else None
