@@ -53,6 +53,40 @@ def test_what_json_refuses_is_a_value_error(data: bytes) -> None:
         cjson.loads(data)
 
 
+VALUES = [
+    {
+        "source": "hook",
+        "pid": 7,
+        "ancestors": [[1, 2]],
+        "fields": {"pending": {"summary": "Ask: Which?"}},
+    },
+    {"text": "café\n\x00\u2713", "n": [1, 2.5, -0.0, 10**30], "ok": True, "none": None},
+    {1: "int key", 2.5: "float key", None: "null key", False: "bool key"},
+    ["NaN", math.inf, -math.inf, 1e-300],
+    "\ud800",
+    {"schema": 1, "command": "read", "text": "✅ done \U0001f600", "empty": {}, "list": []},
+]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_document_gives_what_json_gives_as_roost_writes_it(value: object) -> None:
+    """The one writer of JSON documents: ``--json`` answers, events-log lines, files."""
+    assert cjson.document(value) == json.dumps(value, ensure_ascii=False) + "\n"
+    compact = json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+    assert cjson.document(value, compact=True) == compact
+    for indent in (2, "\t"):
+        assert (
+            cjson.document(value, indent=indent)
+            == json.dumps(value, ensure_ascii=False, indent=indent) + "\n"
+        )
+
+
+@pytest.mark.parametrize("value", [{"a": {1, 2}}, object()])
+def test_document_refuses_what_json_cannot_hold(value: object) -> None:
+    with pytest.raises(TypeError):
+        cjson.document(value)
+
+
 @pytest.mark.parametrize(
     "value",
     [

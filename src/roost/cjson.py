@@ -4,7 +4,9 @@
 ``re``, which brings ``enum``, ``functools`` and ``collections``), and the hook parses its
 event and its manifest's cache on every run. The scanner and encoder ``json`` itself uses live
 in the C module ``_json``; this drives them with json's own defaults, so :func:`loads` and
-:func:`dumps` give what ``json.loads`` and ``json.dumps(value, separators=(",", ":"))`` give.
+:func:`dumps` give what ``json.loads`` and ``json.dumps(value, separators=(",", ":"))`` give,
+and :func:`document`, roost's one writer of JSON documents, what ``json.dumps(value,
+ensure_ascii=False) + "\\n"`` gives.
 Input ``json`` would have to sniff for its encoding (a byte-order mark, UTF-16, UTF-32), and
 any interpreter without ``_json``, go to ``json`` itself.
 """
@@ -56,15 +58,35 @@ def loads(data: bytes | str) -> object:
 
 
 def dumps(value: object) -> str:
-    """``value`` as compact, ASCII-only JSON; ``TypeError`` for what JSON cannot hold and
-    ``ValueError`` for a value that holds itself, as json has them."""
+    """``value`` as compact, ASCII-only JSON, for the wire and for caches; ``TypeError`` for
+    what JSON cannot hold and ``ValueError`` for a value that holds itself, as json has them."""
+    return _encode(value, True, (",", ":"))
+
+
+def document(value: object, *, compact: bool = False, indent: int | str | None = None) -> str:
+    """``value`` as roost writes a JSON document out: a ``--json`` answer, an events-log line, a
+    file. Every writer goes through here, so they agree byte for byte on what ``json.dumps``
+    with ``ensure_ascii=False`` gives: text as itself rather than ``\\u``-escaped, json's
+    spacing (none with ``compact``; ``indent`` lays it out over lines, as a person's settings
+    file is), then one newline."""
+    separators = (",", ":") if compact else (", ", ": ")
+    if indent is not None:
+        import json  # json's C encoder cannot indent; a file laid out for people is rare
+
+        text = json.dumps(value, ensure_ascii=False, indent=indent, separators=(",", separators[1]))
+        return text + "\n"
+    return _encode(value, False, separators) + "\n"
+
+
+def _encode(value: object, ascii: bool, separators: tuple[str, str]) -> str:
     if _json is None:
         import json
 
-        return json.dumps(value, separators=(",", ":"))
+        return json.dumps(value, ensure_ascii=ascii, separators=separators)
     # json.dumps's own encoder, made afresh as json makes it: its circular-reference marks
-    # start empty, strings are escaped to ASCII, NaN is allowed, nothing is sorted or skipped.
+    # start empty, NaN is allowed, nothing is sorted or skipped.
+    strings = _json.encode_basestring_ascii if ascii else _json.encode_basestring
     encode = _json.make_encoder(
-        {}, _unserialisable, _json.encode_basestring_ascii, None, ":", ",", False, False, True
+        {}, _unserialisable, strings, None, separators[1], separators[0], False, False, True
     )
     return "".join(encode(value, 0))

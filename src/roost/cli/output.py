@@ -32,12 +32,12 @@ class ReaderGone(BaseException):
 
 
 def document(command: str, **fields: object) -> None:
-    """Print one ``--json`` document: one line, ``schema`` and ``command`` first. (``json`` is
-    imported here: every verb's ``main`` imports this module, and most print no JSON.)"""
-    import json
+    """Print one ``--json`` document: one line, ``schema`` and ``command`` first, written by
+    :func:`roost.cjson.document` as every JSON document roost writes is."""
+    from roost import cjson  # every verb's ``main`` imports this module; most print no JSON
 
     doc = {"schema": SCHEMA, "command": command, **fields}
-    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    sys.stdout.write(cjson.document(doc))
     sys.stdout.flush()
 
 

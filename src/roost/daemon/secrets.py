@@ -19,7 +19,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost import files, paths
+from roost import cjson, files, paths
 from roost.errors import RoostError
 
 TOKEN = "loopback.token"
@@ -60,7 +60,7 @@ def token(directory: Path) -> str:
 
 def node_id(directory: Path) -> str:
     """This node's id, from ``node.key`` (created if missing)."""
-    fresh = json.dumps({"id": secrets.token_hex(8), "key": secrets.token_hex(32)}) + "\n"
+    fresh = cjson.document({"id": secrets.token_hex(8), "key": secrets.token_hex(32)})
     path = directory / NODE_KEY
     try:
         doc = json.loads(_read(path, fresh))

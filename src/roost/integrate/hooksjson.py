@@ -13,6 +13,7 @@ import json
 import re
 from pathlib import Path
 
+from roost import cjson
 from roost.errors import SetupError
 from roost.integrate.common import is_hook_command, read_text, write_text
 
@@ -106,7 +107,7 @@ class HooksDocument:
 
     def render(self) -> str:
         indent = _indent(self.text or "")
-        return json.dumps(self.data, indent=indent, ensure_ascii=False) + "\n"
+        return cjson.document(self.data, indent=indent)
 
     def save(self) -> None:
         """Write the document back; one left empty (``{}``) by removing roost's entries goes."""

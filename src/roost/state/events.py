@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from roost import files, paths
+from roost import cjson, files, paths
 
 LOG, META, LOCK = "log.jsonl", "meta.json", "log.lock"
 
@@ -103,7 +103,7 @@ class Log:
             return {"id": f"{int(time.time())}-{secrets.token_hex(4)}", "gen": 1, "first": 1, "next": 1}
 
     def _write_meta(self, meta: dict) -> None:
-        files.replace(self.dir / META, json.dumps(meta))
+        files.replace(self.dir / META, cjson.document(meta))
 
     def append(self, record: dict) -> dict:
         """Add one line; returns the record with its ``ts`` and ``cursor`` filled in."""
@@ -133,7 +133,7 @@ class Log:
         line["cursor"] = str(Cursor(meta["id"], meta["gen"], meta["next"]))
         fd = os.open(self.dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as f:
-            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            f.write(cjson.document(line))
         meta["next"] += 1
         keep = paths.events_keep()
         if meta["next"] - meta["first"] > keep + keep // 4:

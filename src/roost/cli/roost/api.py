@@ -179,9 +179,7 @@ def _table(rows: list[dict[str, Any]], header: tuple[str, ...] = FIELDS) -> None
 
 
 def _json(doc: object) -> None:
-    import json
-
-    sys.stdout.write(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
+    sys.stdout.write(cjson.document(doc, compact=True))
 
 
 def _row(session: str) -> dict[str, Any]:

@@ -7,11 +7,11 @@ tmux config runs when a pane, window or session goes away; it writes the ``close
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
 
+from roost import cjson
 from roost.cli.output import notice
 from roost.errors import Expired, NoServer, SetupError, UsageError
 from roost.state.events import BadCursor, Cursor, CursorGone, Log
@@ -49,7 +49,7 @@ def _parse(args: list[str]) -> dict:
 def _print(lines: list[dict], key: str, pane: str | None) -> None:
     for line in lines:
         if line.get("server") == key and (pane is None or line.get("pane") == pane):
-            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+            sys.stdout.write(cjson.document(line))
     sys.stdout.flush()
 
 
