@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import weakref
 from collections import deque
 
 from roost.tmux import paste
@@ -70,6 +71,22 @@ MAX_SIZE = 10_000
 """tmux's largest window, in columns or rows."""
 CATCH_UP = 0.25
 """Seconds at least between two repaints of a viewer that keeps falling behind."""
+
+_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _one_at_a_time(server: Server) -> asyncio.Lock:
+    """The lock a view holds while its client attaches or detaches, one per tmux server.
+
+    tmux 3.3a's server crashes, taking every session with it, when several control clients
+    that asked for a window's size attach and detach at the same moment (a burst of browser
+    tabs opening a busy pane did it about three times in four). One at a time it never did, and
+    an attach costs tens of milliseconds, so a burst of views opens a little later instead.
+    """
+    locks = _turns.setdefault(asyncio.get_running_loop(), {})
+    return locks.setdefault(server.socket, asyncio.Lock())
 
 
 class PaneView:
@@ -108,6 +125,10 @@ class PaneView:
 
     async def open(self, cols: int | None = None, rows: int | None = None) -> None:
         """Attach, size the window if a size is given, and queue the first :class:`Reset`."""
+        async with _one_at_a_time(self.server):
+            await self._open(cols, rows)
+
+    async def _open(self, cols: int | None, rows: int | None) -> None:
         self.state = await asyncio.to_thread(where, self.server, self.pane)
         taps = self.taps
         tapping = taps is not None and (not self.state.piped or taps.tapped(self.server.socket, self.pane))
@@ -180,6 +201,10 @@ class PaneView:
     async def close(self) -> None:
         """Detach this view's client; the pane and its other viewers are untouched."""
         self._end("the view was closed")
+        async with _one_at_a_time(self.server):
+            await self._detach()
+
+    async def _detach(self) -> None:
         if self._tap is not None:
             tap, self._tap = self._tap, None
             await tap.leave(self, self._client)
