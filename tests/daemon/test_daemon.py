@@ -88,6 +88,14 @@ def test_an_unknown_config_key_is_refused(daemon: Daemon) -> None:
     assert "unknown key 'loopback-port' in [node]" in daemon.log.read_text()
 
 
+def test_a_section_nothing_reads_is_refused(daemon: Daemon) -> None:
+    """``[swarm]`` has no reader yet: a peer list written there must not seem to be in use."""
+    daemon.settings = {"swarm": {"static_peers": ["other:8791"]}}
+    daemon.write_config()
+    assert daemon.spawn().wait(20) == 1
+    assert "unknown section [swarm]" in daemon.log.read_text()
+
+
 def test_a_bad_config_value_is_refused(daemon: Daemon) -> None:
     daemon.settings = {"node": {"loopback_port": "8790"}}
     daemon.write_config()

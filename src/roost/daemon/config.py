@@ -1,4 +1,4 @@
-"""``rosterd.toml``: the daemon's settings, every key optional, every section the spec names.
+"""``rosterd.toml``: the daemon's settings, every key optional, every section something reads.
 
 It lives at ``${XDG_CONFIG_HOME}/roost/rosterd.toml`` unless ``--config PATH`` names another
 file; a missing file means every default. A key this version does not know is an error rather
@@ -34,12 +34,10 @@ class Node:
 
 
 @dataclass(frozen=True)
-class Swarm:
-    static_peers: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class Runner:
+    """How headless sessions are kept. Owned by the headless runner (issue 13): checked here
+    now so a file written for it is refused when wrong, not when the runner arrives."""
+
     default_permission_policy: str = "attention"
     idle_timeout_s: int = 1800
     suspend_on_needs_attention: bool = False
@@ -62,6 +60,9 @@ class Api:
 
 @dataclass(frozen=True)
 class Harness:
+    """Per agent, the ACP adapter the headless runner (issue 13) starts and how long a gate
+    waits; the defaults come from the manifests' ``[acp]`` sections."""
+
     adapter: str | None = None
     extension: bool = False
     gate_timeout_s: int = 3600
@@ -82,7 +83,6 @@ class Config:
 
     path: Path
     node: Node = field(default_factory=Node)
-    swarm: Swarm = field(default_factory=Swarm)
     runner: Runner = field(default_factory=Runner)
     sources: Sources = field(default_factory=Sources)
     api: Api = field(default_factory=Api)
@@ -158,7 +158,6 @@ def load(path: Path | None = None) -> Config:
     sections: dict[str, Any] = {"path": path}
     for name, cls in (
         ("node", Node),
-        ("swarm", Swarm),
         ("runner", Runner),
         ("sources", Sources),
         ("api", Api),
