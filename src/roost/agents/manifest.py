@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from roost import cjson, paths
+from roost import cjson, files, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -363,11 +363,7 @@ def _store(source: str, key: list, entry: dict) -> None:
         text = cjson.dumps({"format": CACHE_FORMAT, "key": key, **entry})
         cache = _cache_file(source)
         os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
-        tmp = f"{cache}.{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, cache)
+        files.replace(cache, text)
     except (OSError, TypeError, ValueError):
         return
 
