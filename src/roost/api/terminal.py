@@ -40,9 +40,10 @@ from roost.api import rows
 from roost.api.services import Services
 from roost.errors import RoostError
 from roost.tmux.frames import Bytes, Closed, Reset, Size
-from roost.tmux.paneview import MAX_SIZE, PaneView
+from roost.tmux.paneview import PaneView
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.viewclient import PaneGone
+from roost.tmux.viewsize import MAX_SIZE
 
 LIMIT = 64 * 1024
 """Bytes one browser message may hold."""

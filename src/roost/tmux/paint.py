@@ -151,3 +151,26 @@ def paint(state: PaneState, main: Sequence[bytes], alternate: Sequence[bytes] | 
     if not state.cursor_visible:
         out += b"\x1b[?25l"
     return bytes(out)
+
+
+def captures(pane: str, state: PaneState, history: int) -> list[tuple[str, ...]]:
+    """The commands whose replies :func:`painted` needs, in order, the state read last.
+
+    Normal screen: its scrollback and rows. Full-screen program: the history, the normal
+    screen saved behind the program, then the program's screen."""
+    target = ("-p", "-e", "-t", pane)
+    lines = ("-S", f"-{history}")
+    if not state.alternate:
+        commands = [("capture-pane", *target, *lines)]
+    else:
+        commands = [("capture-pane", *target, *lines, "-E", "-1")] if state.history else []
+        commands += [("capture-pane", *target, "-a", "-q"), ("capture-pane", *target)]
+    commands.append(("display-message", "-p", "-t", pane, FORMAT))
+    return commands
+
+
+def painted(state: PaneState, captured: Sequence[Sequence[bytes]]) -> bytes:
+    """The repaint from the rows :func:`captures` brought back for a pane now in ``state``."""
+    if state.alternate:
+        return paint(state, [line for lines in captured[:-1] for line in lines], captured[-1])
+    return paint(state, captured[0])

@@ -1,8 +1,12 @@
 """One viewer of one pane: its screen now, then its live output, in order, and its keys back.
 
-A browser tab showing a pane is a :class:`PaneView`. Each view is its own tmux control client
-(``tmux -C``) attached to the pane's session, for the notices that change the pane's size or
-end it, so nothing needs polling. Its output comes one of two ways:
+A browser tab showing a pane is a :class:`PaneView`. Its parts each live in their own module:
+the bounded frame queue (:mod:`roost.tmux.viewqueue`), the size it asks tmux for
+(:mod:`roost.tmux.viewsize`), the repaint (:mod:`roost.tmux.paint`) and the shared pipe
+(:mod:`roost.tmux.tap`); this module holds the view's life and the stream's order.
+
+Each view is its own tmux control client (``tmux -C``) attached to the pane's session, for
+the notices that change the pane's size or end it, so nothing needs polling. Its output comes one of two ways:
 
 - *tapped* (given :class:`~roost.tmux.tap.Taps`, as the daemon does): raw, through the pane's
   ``pipe-pane`` shared by its viewers, and the client asks for no ``%output`` at all. tmux
@@ -42,9 +46,8 @@ import asyncio
 import contextlib
 import math
 import weakref
-from collections import deque
 
-from roost.tmux import paste
+from roost.tmux import paste, viewsize
 from roost.tmux.controlclient import ControlClosed, Event, Resync, ignore
 from roost.tmux.frames import Bytes, Closed, Frame, Reset, Size
 from roost.tmux.notifications import (
@@ -56,10 +59,11 @@ from roost.tmux.notifications import (
     UnlinkedWindowClose,
     WindowClose,
 )
-from roost.tmux.paint import FORMAT, PaneState, paint
+from roost.tmux.paint import FORMAT, PaneState, captures, painted
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.tap import Tap, Taps
 from roost.tmux.viewclient import PaneGone, ViewClient, where
+from roost.tmux.viewqueue import FrameQueue
 
 HISTORY = 2000
 """Scrollback lines a new view is painted with."""
@@ -67,8 +71,6 @@ BACKLOG = 1 << 20
 """Output bytes queued for a slow viewer before it is repainted instead."""
 KEYS_PER_COMMAND = 512
 """Bytes per ``send-keys -H``: one command line stays short however much is typed."""
-MAX_SIZE = 10_000
-"""tmux's largest window, in columns or rows."""
 CATCH_UP = 0.25
 """Seconds at least between two repaints of a viewer that keeps falling behind."""
 
@@ -109,11 +111,8 @@ class PaneView:
         self.state: PaneState | None = None
         self._client: ViewClient | None = None
         self._tap: Tap | None = None
-        self._frames: deque[Frame] = deque()
-        self._queued = 0
-        self._wake = asyncio.Event()
+        self._frames = FrameQueue(backlog)
         self._painting = 0
-        self._behind = False
         self._reading = False
         self._caught_up = -math.inf
         self._catch_up_timer: asyncio.TimerHandle | None = None
@@ -150,27 +149,18 @@ class PaneView:
         while not self._frames:
             if self._closed is not None:
                 return self._closed
-            self._wake.clear()
+            self._frames.wake.clear()
             self._reading = True
             self._catch_up()
             try:
-                await self._wake.wait()
+                await self._frames.wake.wait()
             finally:
                 self._reading = False
-        frame = self._frames.popleft()
-        if isinstance(frame, Bytes | Reset):
-            self._queued -= len(frame.data)
-        return frame
+        return self._frames.pop()
 
     def pending(self) -> list[Frame]:
         """Every frame already queued, without waiting (to batch output into one message)."""
-        frames = []
-        while self._frames:
-            frame = self._frames.popleft()
-            if isinstance(frame, Bytes | Reset):
-                self._queued -= len(frame.data)
-            frames.append(frame)
-        return frames
+        return self._frames.drain()
 
     async def write(self, data: bytes) -> None:
         """Keys, as typed: the bytes reach the pane's program unchanged."""
@@ -191,11 +181,9 @@ class PaneView:
 
     async def resize(self, cols: int, rows: int) -> None:
         """Ask for the pane to be ``cols`` x ``rows``; a :class:`Size` frame says what it became."""
-        if not (0 < cols <= MAX_SIZE and 0 < rows <= MAX_SIZE):
-            raise ValueError(f"{cols}x{rows} is not a terminal size")
-        self._wanted = (cols, rows)
+        self._wanted = viewsize.check(cols, rows)
         client = self._live()
-        for command in self._size_commands():
+        for command in viewsize.commands(self._wanted, self.state):
             await client.command(*command)
 
     async def close(self) -> None:
@@ -220,14 +208,6 @@ class PaneView:
             raise PaneGone(self._closed.reason if self._closed else "the view is not open")
         return self._client
 
-    def _size_commands(self) -> list[tuple[str, ...]]:
-        """Ask for the window size wanted, as this client's own size and for the pane's window."""
-        window = self._window_wanted()
-        if window is None or self.state is None:
-            return []
-        size = f"{window[0]}x{window[1]}"
-        return [("refresh-client", "-C", size), ("refresh-client", "-C", f"{self.state.window}:{size}")]
-
     def _ask_again(self) -> None:
         """Repeat the size request from the stream: a window that is nobody's current one is
         otherwise resized only when next shown, so one viewer leaving would not let it grow."""
@@ -235,17 +215,8 @@ class PaneView:
         if client is None:
             return
         with contextlib.suppress(ControlClosed):
-            for command in self._size_commands():
+            for command in viewsize.commands(self._wanted, self.state):
                 client.ask(ignore, *command)
-
-    def _window_wanted(self) -> tuple[int, int] | None:
-        """The window size that makes the pane the size wanted: a window holds the pane, its
-        border line, and any panes beside it."""
-        if self._wanted is None or self.state is None:
-            return None
-        extra_x = max(0, self.state.window_size[0] - self.state.size[0])
-        extra_y = max(0, self.state.window_size[1] - self.state.size[1])
-        return min(MAX_SIZE, self._wanted[0] + extra_x), min(MAX_SIZE, self._wanted[1] + extra_y)
 
     # The stream: everything below runs from the control client's reader, in stream order.
 
@@ -271,7 +242,7 @@ class PaneView:
             self._ask_again()
 
     def _output(self, data: bytes) -> None:
-        if self._behind:
+        if self._frames.behind:
             return  # the repaint that ends it shows this
         if self._held is not None:
             self._held.append(data)
@@ -279,23 +250,14 @@ class PaneView:
             self._push(Bytes(data))
 
     def _push(self, frame: Frame) -> None:
-        if isinstance(frame, Reset):
-            self._behind = False
-        if isinstance(frame, Bytes | Reset):
-            self._queued += len(frame.data)
-        self._frames.append(frame)
-        self._wake.set()
-        if self._queued > self.backlog and not self._behind:
-            self._frames = deque(f for f in self._frames if not isinstance(f, Bytes | Reset))
-            self._queued = 0
-            self._behind = True
+        if self._frames.push(frame):
             self._catch_up()
 
     def _catch_up(self) -> None:
         """Repaint a viewer that fell behind once it reads again, at most every ``CATCH_UP``
         seconds: a reader that is stuck (a stalled browser) costs nothing, and one slower than
         the pane a repaint per interval, however fast the pane writes."""
-        if not (self._behind and self._reading) or self._painting or self._catch_up_timer is not None:
+        if not (self._frames.behind and self._reading) or self._painting or self._catch_up_timer is not None:
             return
         loop = asyncio.get_running_loop()
         wait = self._caught_up + CATCH_UP - loop.time()
@@ -319,15 +281,7 @@ class PaneView:
         if client is None or state is None:
             return
         alternate = state.alternate
-        pane = ("-p", "-e", "-t", self.pane)
-        history = ("-S", f"-{self.history}")
-        if not alternate:
-            commands = [("capture-pane", *pane, *history)]
-        else:
-            # The history, the normal screen saved behind the full-screen program, its screen.
-            commands = [("capture-pane", *pane, *history, "-E", "-1")] if state.history else []
-            commands += [("capture-pane", *pane, "-a", "-q"), ("capture-pane", *pane)]
-        commands.append(("display-message", "-p", "-t", self.pane, FORMAT))
+        commands = captures(self.pane, state, self.history)
         self._painting += 1
         if self._tap is not None:
             try:
@@ -374,12 +328,7 @@ class PaneView:
             # A full-screen program started or ended since the last look: capture the right screens.
             self._paint()
             return None
-        rows = [lines or () for lines in captured]
-        if alternate:
-            data = paint(state, [line for lines in rows[:-1] for line in lines], rows[-1])
-        else:
-            data = paint(state, rows[0])
-        return Reset(state.size[0], state.size[1], data)
+        return Reset(state.size[0], state.size[1], painted(state, [lines or () for lines in captured]))
 
     # What the tap says (see roost.tmux.tap.Viewer).
 
@@ -392,9 +341,7 @@ class PaneView:
         if self._closed is not None:
             return
         self._painting = 0
-        self._frames = deque(f for f in self._frames if not isinstance(f, Bytes | Reset | Size))
-        self._queued = 0
-        self._push(frame)
+        self._frames.start_over(frame)
 
     def tap_ended(self) -> None:
         """The pipe closed under us: the pane exited, someone piped it elsewhere, or cat died."""
@@ -480,7 +427,7 @@ class PaneView:
             self._catch_up_timer = None
         if self._closed is None:
             self._closed = Closed(reason)
-            self._wake.set()
+            self._frames.wake.set()
 
     async def _watch_end(self, client: ViewClient) -> None:
         """The client ended on its own: the session went away, or tmux did."""
