@@ -214,17 +214,10 @@ class Screens:
 
     async def capture(self, pane: str) -> Capture | None:
         """One tmux call: the pane's identity and its screen, with colours (``-e``)."""
-        env = {k: v for k, v in os.environ.items() if k != "TMUX"}
-        proc = await asyncio.create_subprocess_exec(
-            *self.server.argv(
-                "display-message", "-p", "-t", pane, INFO, ";", "capture-pane", "-p", "-e", "-t", pane
-            ),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            env=env,
+        status, out = await self.server.run_async(
+            "display-message", "-p", "-t", pane, INFO, ";", "capture-pane", "-p", "-e", "-t", pane
         )
-        out, _ = await proc.communicate()
-        return parse(pane, self.server.socket, out) if proc.returncode == 0 else None
+        return parse(pane, self.server.socket, out) if status == 0 else None
 
     async def _read(self, pane: str) -> None:
         seen = await self.capture(pane)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from dataclasses import dataclass
 from roost.tmux.control import Parser
 from roost.tmux.notifications import Continue, Exit, Notification, Pause, Reply, SessionChanged
 from roost.tmux.panes import DAEMON_TERM
-from roost.tmux.server import Server, TmuxError
+from roost.tmux.server import Server, TmuxError, environment
 
 logger = logging.getLogger(__name__)
 
@@ -146,9 +145,7 @@ class ControlClient:
 
     async def start(self, timeout: float = 10) -> None:
         """Spawn and attach; raises ``ControlClosed`` when the session can't be attached."""
-        env = dict(os.environ)
-        env.pop("TMUX", None)
-        env["TERM"] = self.TERM
+        env = environment(TERM=self.TERM)
         self._attached = asyncio.get_running_loop().create_future()
         self._proc = await asyncio.create_subprocess_exec(
             *self.argv(),

@@ -68,9 +68,7 @@ class Server:
         self, *args: str, input: bytes | None = None, check: bool = True
     ) -> Completed | subprocess.CompletedProcess[bytes]:
         """Run one tmux invocation; several commands can be chained with ``";"``."""
-        env = dict(os.environ)
-        # A TMUX variable from another server would make some commands act on that one.
-        env.pop("TMUX", None)
+        env = environment()
         argv = self.argv(*args)
         proc = _spawn(argv, env) if input is None else None
         if proc is None:
@@ -80,6 +78,23 @@ class Server:
         if check and proc.returncode != 0:
             raise TmuxError(proc.stderr.decode(errors="replace").strip() or "tmux failed")
         return proc
+
+    async def run_async(self, *args: str) -> tuple[int, bytes]:
+        """One tmux invocation from the daemon's event loop: its exit status and stdout.
+
+        The daemon's long-lived clients (the screen watcher, the session watcher) use this for
+        the one-shot calls beside their control clients, so every tmux the daemon starts gets
+        the same environment (:func:`environment`)."""
+        import asyncio
+
+        proc = await asyncio.create_subprocess_exec(
+            *self.argv(*args),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=environment(),
+        )
+        out, _ = await proc.communicate()
+        return proc.returncode or 0, out
 
     def out(self, *args: str) -> str:
         return self.run(*args).stdout.decode(errors="replace")
@@ -99,6 +114,16 @@ class Server:
         elif os.path.basename(tmux.split(",")[0]) != self.socket:
             return None
         return pane
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """The environment every tmux roost starts runs with: this process's, less ``TMUX``.
+
+    A TMUX variable from another server would make some commands act on that one."""
+    env = dict(os.environ)
+    env.pop("TMUX", None)
+    env.update(extra)
+    return env
 
 
 class Completed:

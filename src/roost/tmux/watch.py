@@ -210,13 +210,8 @@ class Watcher:
             with contextlib.suppress(ControlClosed, TmuxError):
                 reply = await record.client.command("list-sessions", "-F", SESSIONS_FORMAT)
                 return _pairs(reply.lines)
-        proc = await asyncio.create_subprocess_exec(
-            *self.server.argv("list-sessions", "-F", SESSIONS_FORMAT),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )
-        out, _ = await proc.communicate()
-        return _pairs(out.splitlines()) if proc.returncode == 0 else None
+        status, out = await self.server.run_async("list-sessions", "-F", SESSIONS_FORMAT)
+        return _pairs(out.splitlines()) if status == 0 else None
 
     async def _add(self, sid: str, name: str) -> None:
         # The handler finds ``record`` when events arrive, by which time it is bound.
