@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roost import cjson, files, paths
-from roost.errors import RoostError
+from roost.errors import SetupError
 
 TOKEN = "loopback.token"
 NODE_KEY = "node.key"
 
 
-class SecretError(RoostError):
+class SecretError(SetupError):
     """A secret file is unsafe or unreadable."""
 
 

@@ -15,7 +15,7 @@ from typing import Protocol
 from roost import files
 from roost.agents import manifest
 from roost.agents.manifest import Manifest
-from roost.errors import RoostError
+from roost.errors import SetupError, UsageError
 
 INSTALLED, NOT_INSTALLED, OUTDATED = "installed", "not installed", "outdated"
 HOOK = "rosterd-hook"
@@ -26,7 +26,7 @@ HARNESS = re.compile(r"[a-z0-9_-]{1,32}")
 KINDS = {"claude-settings": "claude", "codex-hooks": "codex", "asset": "asset"}
 
 
-class NoIntegration(RoostError):
+class NoIntegration(UsageError):
     """The harness is unknown, or roost has no adapter for it."""
 
 
@@ -81,7 +81,7 @@ def location(agent: Manifest) -> Path:
             continue
         expanded = [os.environ[p[1:]] if p.startswith("$") else p for p in parts]
         return Path(os.path.expanduser("/".join(expanded)))
-    raise RoostError(f"cannot tell where {agent.name} keeps its configuration (set HOME)")
+    raise SetupError(f"cannot tell where {agent.name} keeps its configuration (set HOME)")
 
 
 def hook_program() -> str:
@@ -119,7 +119,7 @@ def read_text(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
-        raise RoostError(f"cannot read {path}: {error}") from error
+        raise SetupError(f"cannot read {path}: {error}") from error
 
 
 def write_text(path: Path, text: str) -> None:

@@ -18,11 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from roost import cjson, files, paths
+from roost.errors import Expired
 
 LOG, META, LOCK = "log.jsonl", "meta.json", "log.lock"
 
 
-class CursorGone(Exception):
+class CursorGone(Expired):
     """The cursor's line was rotated away or the log was cleared."""
 
 

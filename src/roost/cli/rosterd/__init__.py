@@ -5,9 +5,9 @@ defines ``USAGE`` (a tuple of (usage, one-line summary) rows for ``rosterd help`
 ``run(verb, args) -> int``; adding a verb (``daemon``, ``list``, ``watch``, ``explain``, …) is
 one row in ``VERBS`` plus its module. Exit codes: 0 ok, 1 a user error, 2 the daemon is
 unreachable, 3 a peer was needed and is unreachable — raise the failure's class from
-:mod:`roost.errors`, which carries the code, never exit by hand. A reader that goes (``rosterd list | head -1``) ends any verb quietly
-with exit 0, and the streams (``watch``, ``changes``) end as soon as it goes: see
-:func:`roost.cli.output.to_reader`.
+:mod:`roost.errors`, which carries the code, never exit by hand. A reader that goes
+(``rosterd list | head -1``) ends any verb quietly with exit 0, and the streams (``watch``,
+``changes``) end as soon as it goes: see :func:`roost.cli.output.to_reader`.
 """
 
 from __future__ import annotations
