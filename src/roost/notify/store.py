@@ -2,19 +2,21 @@
 
 One row per browser push endpoint (the endpoint is the subscription's identity; subscribing
 again replaces its keys). Everything else — pending notifications, who is viewing what —
-lives in memory and is rebuilt from the roster.
+lives in memory and is rebuilt from the roster. The file holds each browser's push keys, so it
+is private (0600) like every other secret; SQLite gives its journal the database's mode.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost import paths
+from roost import files, paths
 
 FILENAME = "push.sqlite3"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS subscriptions (
@@ -42,6 +44,7 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         paths.private_mkdir(path.parent)
+        _make_private(path)
         with self._db() as db:
             db.execute(_SCHEMA)
 
@@ -74,3 +77,14 @@ class Store:
         with self._db() as db:
             rows = db.execute("SELECT endpoint, p256dh, auth FROM subscriptions ORDER BY created").fetchall()
         return [Subscription(*row) for row in rows]
+
+
+def _make_private(path: Path) -> None:
+    """Create the database file 0600 before SQLite does (it would follow the umask, and give
+    the same mode to every journal it opens beside it), and take a file an older roost left
+    readable back to 0600. An empty file is an empty database to SQLite."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, files.PRIVATE)
+    try:
+        os.fchmod(fd, files.PRIVATE)
+    finally:
+        os.close(fd)
