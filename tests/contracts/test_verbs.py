@@ -13,8 +13,10 @@ import pytest
 from roost import agentrow, errors
 from roost.roster import records
 from tests.cli.inpane import Shell
+from tests.cli_rosterd.helpers import badged, ok, session_of
 from tests.conftest import BIN, Roost
 from tests.contracts.tables import names, table
+from tests.daemon.fixture import Daemon
 
 ROOST_EXITS = table("`roost` exit codes")
 ROSTERD_EXITS = table("`rosterd` exit codes")
@@ -34,9 +36,10 @@ def _examples(rows: list[dict[str, str]]) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("row", _examples(ROOST_EXITS), ids=lambda row: row["e.g."])
 def test_each_roost_example_exits_with_its_code(roost: Roost, row: dict[str, str]) -> None:
-    pane = roost.start("sh")
-    args = [pane if word == "$PANE" else word for word in shlex.split(row["e.g."])]
-    proc = roost.run(*args, timeout=30)
+    """Stdin is a pipe, never the terminal pytest may run in: ``attach`` must not take it."""
+    places = {"$PANE": roost.start("sh", session="main"), "$SESSION": "main"}
+    args = [places.get(word, word) for word in shlex.split(row["e.g."])]
+    proc = roost.run(*args, input="", timeout=30)
     assert proc.returncode == int(row["exit"]), proc.stderr
 
 
@@ -93,6 +96,21 @@ def test_rosterd_json_documents_carry_the_documented_fields(roost: Roost) -> Non
         assert _fields(rosterd(*args), document) == ROSTERD_JSON[document], document
 
 
+def test_the_daemons_route_bodies_carry_the_documented_fields(roost: Roost, running: Daemon) -> None:
+    """``status``, ``explain`` and ``name`` print their routes' bodies: no schema, these fields."""
+    key = session_of(running, badged(roost, "idle", session="contracts"))["session_key"]
+    status = json.loads(ok(running, "status", "--json"))
+    explain = json.loads(ok(running, "explain", key, "--json"))
+    named = json.loads(ok(running, "name", key, "label", "--json"))
+    assert list(status) == ROSTERD_JSON["status (status --json, GET /status)"]
+    for part in ("counts", "listen", "rebuild", "reports"):
+        assert list(status[part]) == ROSTERD_JSON[f"status {part}"], part
+    assert list(status["counts"]) == ["sessions", *records.ACTIVITIES, "ended"]
+    assert list(explain) == ROSTERD_JSON["explain (explain --json, GET /sessions/KEY/explain)"]
+    assert list(named) == ROSTERD_JSON["name (name --json, POST /sessions/KEY/name)"]
+    assert list(named["record"]) == ROSTERD_JSON["record (read --json, each of records)"]
+
+
 def test_the_roster_documents_are_the_records_fields() -> None:
     snapshot = records.snapshot_document("n", "id", 1, 0, 0.0, [])
     assert list(snapshot) == ROSTERD_JSON["snapshot (list --json, GET /snapshot)"]
@@ -105,3 +123,25 @@ def test_the_status_row_is_its_eleven_fields_with_no_schema() -> None:
     """Differs on purpose (docs/contracts.md): the row is the web app's, with no schema."""
     row = ROSTERD_JSON["roost api agent-status --json (a status row)"]
     assert row == list(agentrow.FIELDS) and len(row) == 11 and "schema" not in row
+
+
+def test_without_a_terminal_attach_refuses_and_view_opens_a_window_of_main(roost: Roost) -> None:
+    """As docs/contracts.md says under the roost exit codes: attach starts the server and
+    session main, then exits 1; new does not attach; view, outside a roost pane, opens a
+    window of main."""
+    attach = roost.run("attach", input="")
+    assert attach.returncode == 1
+    assert attach.stderr == "usage: roost attaches a terminal; run it from one\n"
+    assert roost.tmux("list-sessions", "-F", "#{session_name}").split() == ["main"]
+    new = roost.run("new", "-s", "other", input="", timeout=30)
+    assert new.returncode == 0 and new.stdout.strip().startswith("%"), new.stderr
+    view = roost.run("view", "cat", input="")
+    assert view.returncode == 0, view.stderr
+    pane = view.stdout.strip()
+    where = roost.tmux("display-message", "-p", "-t", pane, "#{session_name} #{window_index}").split()
+    assert where[0] == "main" and where[1] != "0"
+    assert f"open in window {where[1]} of session main ({pane})" in view.stderr
+    assert "run roost to attach" in view.stderr
+    again = roost.run("view", "cat", input="")
+    assert again.returncode == 0, again.stderr
+    assert pane not in roost.tmux("list-panes", "-a", "-F", "#{pane_id}").split()
