@@ -45,8 +45,12 @@ def _text(doc: dict[str, Any], name: str) -> str:
 
 def _endpoint(doc: dict[str, Any]) -> str:
     endpoint = _text(doc, "endpoint")
-    parts = urlsplit(endpoint)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
+    try:  # urlsplit refuses some URLs itself (an unclosed IPv6 bracket) with ValueError
+        parts = urlsplit(endpoint)
+        hostname = parts.hostname
+    except ValueError:
+        hostname = None
+    if not hostname or parts.scheme not in ("https", "http"):
         raise BadRequest("endpoint must be an http(s) URL")
     return endpoint
 

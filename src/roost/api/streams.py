@@ -38,6 +38,9 @@ KEEPALIVE_FRAME = ": keepalive\n\n"
 GATHER = 0.1
 """Seconds a ``terminals`` frame waits for the rest of a burst: starting a command renames its
 window, splitting a pane adds one and moves others, and each page should list once for all."""
+DIGITS = 18
+"""Digits a cursor may hold: a sequence number or an epoch fits in far fewer, and ``int()``
+refuses a string of thousands (ValueError) rather than reading it."""
 
 
 class EventStream(StreamingResponse):
@@ -73,8 +76,9 @@ def _change_frame(change: Change) -> str:
 
 
 def _number(text: str, what: str) -> int:
-    if not (text.isascii() and text.isdigit()):
-        raise BadRequest(f"{what} must be a non-negative integer, got {text!r}")
+    if not (text.isascii() and text.isdigit()) or len(text) > DIGITS:
+        shown = text if len(text) <= DIGITS else f"{text[:DIGITS]}…"
+        raise BadRequest(f"{what} must be a non-negative integer of at most {DIGITS} digits, got {shown!r}")
     return int(text)
 
 
