@@ -87,12 +87,15 @@ def test_window_target_shows_its_active_pane(roost: Roost) -> None:
     assert roost.json("screen", "--json", "duo")["pane"] == other
 
 
-@pytest.mark.parametrize("span", ["0", "abc", "1.5", "+0", "+x", "-3", "--json"])
+@pytest.mark.parametrize(
+    "span", ["0", "abc", "1.5", "+0", "+x", "-3", "--json", "9" * 5000, "+" + "9" * 5000]
+)
 def test_bad_lines_are_refused(roost: Roost, span: str) -> None:
     pane = roost.start("sh")
     proc = roost.run("screen", pane, span)
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr.startswith("usage:")
+    assert "Traceback" not in proc.stderr and len(proc.stderr) < 300
 
 
 def test_usage_and_missing_targets(roost: Roost) -> None:

@@ -18,10 +18,19 @@ from roost.tmux.targets import resolve
 
 USAGE = "usage: roost screen [--json] TARGET [LINES|+FIRST]"
 DEFAULT_LINES = 40
+DIGITS = 9
+"""Digits LINES or FIRST may hold: no scrollback is a billion rows long, and ``int()`` refuses a
+string of thousands of digits (ValueError) rather than reading it."""
 
 
 def _positive(value: str) -> int | None:
-    return int(value) if value.isascii() and value.isdigit() and int(value) > 0 else None
+    if not (value.isascii() and value.isdigit()) or len(value) > DIGITS:
+        return None
+    return int(value) or None
+
+
+def _shown(value: str) -> str:
+    return value if len(value) <= DIGITS + 1 else f"{value[: DIGITS + 1]}…"
 
 
 def _span(value: str) -> tuple[int | None, int | None]:
@@ -29,11 +38,13 @@ def _span(value: str) -> tuple[int | None, int | None]:
     if value.startswith("+"):
         first = _positive(value[1:])
         if first is None:
-            raise UsageError(f"{USAGE} (+FIRST must be a positive row number, not '{value}')")
+            what = f"a positive row number of at most {DIGITS} digits"
+            raise UsageError(f"{USAGE} (+FIRST must be {what}, not '{_shown(value)}')")
         return None, first
     count = _positive(value)
     if count is None:
-        raise UsageError(f"{USAGE} (LINES must be a positive whole number, not '{value}')")
+        what = f"a positive whole number of at most {DIGITS} digits"
+        raise UsageError(f"{USAGE} (LINES must be {what}, not '{_shown(value)}')")
     return count, None
 
 
