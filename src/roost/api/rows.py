@@ -44,6 +44,7 @@ from roost.roster import Roster, records
 from roost.roster.precedence import ACP, HOOK, INTEGRATION, LAUNCHER, SCREEN
 from roost.roster.records import Record
 from roost.state import words
+from roost.tmux.targets import is_pane_id
 
 STATE_OF_ACTIVITY = words.WEB_OF_ACTIVITY
 """rosterd's activity in the web app's words (the vocabularies table in docs/contracts.md)."""
@@ -150,8 +151,9 @@ def every(roster: Roster, socket: str | None) -> list[dict[str, Any]]:
 
 def session_pane(roster: Roster, socket: str | None, key: str) -> str:
     """The pane a caller means: ``%N`` itself, or the pane of the session a key, a pid or a
-    unique name resolves to. NotFound when that is no pane of roost's tmux server."""
-    if key.startswith("%"):
+    unique name resolves to. NotFound when that is no pane of roost's tmux server (``%1;`` is
+    none: only a whole pane id is passed to tmux as one)."""
+    if is_pane_id(key):
         return key
     record = roster.record(resolve(roster, key))
     pane = pane_of(record, socket) if record is not None else None

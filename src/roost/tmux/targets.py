@@ -32,6 +32,14 @@ class Resolved(_Value):
         return self.panes[0]
 
 
+def is_pane_id(text: str) -> bool:
+    """Whether ``text`` is a pane id as tmux writes one: ``%`` and decimal digits, nothing
+    else. tmux's own target parser is looser (``%1;`` found a pane), so what a caller typed
+    is held to this before it names a pane."""
+    digits = text[1:]
+    return text.startswith("%") and digits.isascii() and digits.isdigit()
+
+
 def _window_matches(pane: Pane, window: str) -> bool:
     return pane.window_name == window or (window.isdigit() and pane.window_index == int(window))
 
@@ -52,7 +60,7 @@ def resolve(server: Server, target: str, options: tuple[str, ...] = ()) -> Resol
     if not panes and not server.running():
         raise TargetGone(f"no roost server is running on socket '{server.socket}'")
     if target.startswith("%"):
-        found = [p for p in panes if p.id == target]
+        found = [p for p in panes if p.id == target] if is_pane_id(target) else []
         if found:
             return Resolved(target, found, True)
         raise TargetGone(f"can't find pane '{target}'")
