@@ -43,9 +43,10 @@ class BearerAuth:
         if problem is None:
             await self.app(scope, receive, send)
             return
-        if scope["type"] == "websocket":
+        if scope["type"] == "websocket" and "websocket.http.response" not in scope.get("extensions", {}):
             await send({"type": "websocket.close", "code": 1008, "reason": problem})
             return
+        # On a WebSocket, Starlette's Response speaks the ASGI denial-response extension.
         await errors.response(401, problem)(scope, receive, send)
 
     def _problem(self, scope: Scope) -> str | None:

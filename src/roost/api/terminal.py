@@ -22,7 +22,8 @@ Browser to server, JSON text messages of at most 64 KiB:
 - ``{"type":"resize","cols":C,"rows":R}``: the browser's terminal size.
 
 Anything else closes the socket before it reaches the pane: 1009 when larger than 64 KiB,
-1008 with the reason otherwise (not JSON, an unknown type, a missing or wrong field).
+1008 with the reason otherwise (not JSON, nested too deep, an unknown type, a missing or wrong
+field).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from roost.api import rows
+from roost.api.body import DEPTH, too_deep
 from roost.api.services import Services
 from roost.errors import RoostError
 from roost.tmux.frames import Bytes, Closed, Reset, Size
@@ -101,8 +103,11 @@ def parse(message: Message) -> Input | Resize:
     text = message.get("text")
     if text is None:
         raise Refused(POLICY, "messages must be JSON text")
-    if len(text) > LIMIT or len(text.encode(errors="surrogatepass")) > LIMIT:
+    encoded = text.encode(errors="surrogatepass")
+    if len(text) > LIMIT or len(encoded) > LIMIT:
         raise Refused(TOO_BIG, f"a message may hold at most {LIMIT} bytes")
+    if too_deep(encoded):
+        raise Refused(POLICY, f"a message may nest arrays and objects at most {DEPTH} deep")
     try:
         doc = json.loads(text)
     except ValueError:
