@@ -252,26 +252,29 @@ def test_flags_after_the_target_are_message_text(roost: Roost, tmp_path: Path) -
     assert prompts(log) == [b"--force --json --from x"]
 
 
-def test_unconfirmed_delivery_submits_nothing(roost: Roost, tmp_path: Path) -> None:
-    """A pane that reads nothing: exit 1 after the ready timeout, pasted once, no Enter."""
+def test_unread_paste_is_entered_once_and_exit_4(roost: Roost, tmp_path: Path) -> None:
+    """A pane that reads nothing within the ready timeout: the text waits on its terminal, so
+    it is not lost — pasted once, one Enter behind it, exit 4 (a resend would be a second copy).
+    """
     log = tmp_path / "log"
     pane = agent(roost, log, "--deaf", "6")
     roost.tmux("set-option", "-g", "@roost-send-ready-timeout", "1")
     started = time.monotonic()
     proc = roost.run("send", "--json", pane, "hold this")
-    assert_failed(proc, 1, f"roost send: could not confirm delivery to {pane}\n")
+    assert_failed(proc, 4, f"roost send: submitted to {pane} but it has not read the Enter within 1s")
     assert time.monotonic() - started < 5
-    roost.wait_for(lambda: log.exists() and PASTE_END in log.read_bytes(), 15, "the agent to read")
+    roost.wait_for(lambda: log.exists() and log.read_bytes().endswith(b"\r"), 15, "the agent to read")
     time.sleep(0.3)
-    assert log.read_bytes() == PASTE_START + b"hold this" + PASTE_END
+    assert log.read_bytes() == PASTE_START + b"hold this" + PASTE_END + b"\r"
     assert roost.tmux("list-buffers") == ""
 
 
-def test_enter_that_never_lands_is_exit_1(roost: Roost, tmp_path: Path) -> None:
+def test_enter_that_never_lands_is_exit_4(roost: Roost, tmp_path: Path) -> None:
+    """The text showed, then four Enters changed nothing: it was pasted, so never exit 1."""
     log = tmp_path / "log"
     pane = agent(roost, log, "--swallow-enters", "10")
     proc = roost.run("send", pane, "stuck in the box")
-    assert_failed(proc, 1, f"roost send: text delivered to {pane} but it never left the input line\n")
+    assert_failed(proc, 4, f"roost send: pasted into {pane} and pressed Enter, but it never left the input")
     assert log.read_bytes() == PASTE_START + b"stuck in the box" + PASTE_END + b"\r" * 4
 
 

@@ -39,13 +39,15 @@ def test_booting_pane_gets_the_text_exactly_once(roost: Roost, tmp_path: Path) -
     assert roost.screen(pane).count("[Pasted text") == 1
 
 
-def test_paste_read_and_lost_is_pasted_again(roost: Roost, tmp_path: Path) -> None:
-    """A pane that has drawn its prompt but loses the first paste gets it once more, and once."""
+def test_paste_read_and_lost_is_never_pasted_again(roost: Roost, tmp_path: Path) -> None:
+    """A pane that reads the paste and shows nothing may have kept it: it is not pasted a
+    second time, it gets one Enter, and the exit is 4, as nothing proves the text arrived."""
     log = tmp_path / "log"
     pane = agent(roost, log, "--work", "0", "--drop-reads", "1")
-    proc = roost.run("send", pane, "second try")
-    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
-    assert log.read_bytes() == PASTE_START + b"second try" + PASTE_END + b"\r"
+    proc = roost.run("send", pane, "only once")
+    assert (proc.returncode, proc.stdout) == (4, ""), proc.stderr
+    assert "showed nothing that proves the text arrived — do not resend" in proc.stderr
+    assert log.read_bytes() == b"\r"
 
 
 @pytest.mark.parametrize("size", [20 * 1024, 200 * 1024])

@@ -8,8 +8,11 @@ buffer, so loading and pasting happen under a lock on the server; a second lock 
 keeps two senders from typing into one input line at once.
 
 Arrival is judged from the outside: a pane's screen (its text, cursor and scrollback size)
-changes when its program takes a paste or a key. Text that is still waiting unread on the
-pane's terminal has not been lost, only not read yet, so it is never pasted a second time.
+changes when its program takes a paste or a key. The text is pasted exactly once, whatever
+the screen shows: a program may read input and draw nothing (``stty -echo``, a raw reader, a
+slow consumer), and a second paste to it would arrive as a second copy. After the paste only
+the looks are repeated; what they could not see is reported as unproven, never "fixed" by
+pasting again.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ ENTER_BUFFER = "roost-enter"
 MARKERS = (b"\x1b[200~", b"\x1b[201~")
 
 BLANK_GRACE = 5.0  # how long a pane that has drawn nothing yet is left to finish booting
-REPASTE_AFTER = 1.5  # a paste read with no visible effect for this long was dropped
+QUIET_AFTER = 1.5  # a paste read whole with no visible effect for this long will show nothing
 ENTER_AFTER = 1.0  # an Enter read with no visible effect for this long was swallowed
 EXTRA_ENTERS = 3
 SETTLE_MAX = 0.5  # how long to let a paste finish drawing before pressing Enter
@@ -45,8 +48,12 @@ class PaneGone(Exception):
     """The pane closed, or its program exited and left it dead."""
 
 
+class GoneWithText(PaneGone):
+    """The pane went away after the text was pasted: its program may have read it."""
+
+
 class NotDelivered(Exception):
-    """The text could not be shown to have reached the pane, or never left its input line."""
+    """tmux refused the paste itself: nothing reached the pane, so a retry is safe."""
 
 
 class EnterUnread(Exception):
@@ -66,6 +73,18 @@ class Look:
     @property
     def blank(self) -> bool:
         return not self.screen[0].strip()
+
+
+@dataclass(frozen=True)
+class Pasted:
+    """The pane after the one paste, and whether the program was seen to take it.
+
+    ``shown`` is True when the text was read off the terminal and the screen changed; False
+    when it was read (or is still waiting unread) and nothing on screen says it arrived.
+    """
+
+    look: Look
+    shown: bool
 
 
 def clean(data: bytes) -> bytes:
@@ -189,6 +208,8 @@ def paste_once(
 
 
 def _paste(server: Server, pane_id: str, data: bytes) -> None:
+    """Paste once. A failed call pasted nothing: tmux stops a command list at its first error,
+    and ``paste-buffer`` fails only on finding its pane or buffer, before it writes a byte."""
     proc = paste_once(server, pane_id, data)
     if proc.returncode != 0:
         if look(server, pane_id) is None:
@@ -218,34 +239,39 @@ def _drawn(server: Server, first: Look, until: float) -> Look:
     return current
 
 
-def deliver(server: Server, first: Look, data: bytes, deadline: float) -> Look:
-    """Paste ``data`` into the pane and return how it looks once the paste shows.
+def deliver(server: Server, first: Look, data: bytes, deadline: float) -> Pasted:
+    """Paste ``data`` into the pane once and watch for the program to take it.
 
-    It shows when the program has read it (nothing is left unread on the terminal) and the
-    screen changed: a change while the text still waits unread was the program's own doing.
-    A paste read without any visible effect is taken as dropped and pasted again after
-    ``REPASTE_AFTER``. Raises ``NotDelivered`` when ``deadline`` passes unconfirmed,
-    ``PaneGone`` if the pane goes.
+    The paste shows when the program has read it (nothing is left unread on the terminal) and
+    the screen changed: a change while the text still waits unread was the program's own doing.
+    Looking stops, unshown, once the text has been read and the screen stayed still for
+    ``QUIET_AFTER`` (the program draws nothing for it), or at ``deadline`` with text unread
+    (it has not been read yet, which is not lost). It is never pasted again: a program that
+    read it without drawing has it. Raises ``NotDelivered`` or ``PaneGone`` only when nothing
+    was pasted, ``GoneWithText`` when the pane goes after the paste.
     """
     watch = tuple(first.values)
     before = _drawn(server, first, min(deadline, time.monotonic() + BLANK_GRACE))
     _paste(server, first.pane_id, data)
-    pasted = time.monotonic()
-    deadline = max(deadline, pasted + REPASTE_AFTER)  # a paste always gets a fair look
+    busy = pasted = time.monotonic()
+    deadline = max(deadline, pasted + QUIET_AFTER)  # a paste always gets a fair look
     step = 0
-    while True:
-        _pause(step)
-        step += 1
-        current = _next(server, first.pane_id, watch)
-        changed, now = current.screen != before.screen, time.monotonic()
-        read = (changed or now - pasted >= REPASTE_AFTER) and unread(current.tty) == 0
-        if changed and read:
-            return _settled(server, current, deadline)
-        if now >= deadline:
-            raise NotDelivered(f"could not confirm delivery to {first.pane_id}")
-        if read:
-            _paste(server, first.pane_id, data)
-            pasted = time.monotonic()
+    try:
+        while True:
+            _pause(step)
+            step += 1
+            current = _next(server, first.pane_id, watch)
+            now = time.monotonic()
+            if unread(current.tty) > 0:
+                busy = now
+            elif current.screen != before.screen:
+                return Pasted(_settled(server, current, deadline), shown=True)
+            elif now - busy >= QUIET_AFTER:
+                return Pasted(current, shown=False)
+            if now >= deadline:
+                return Pasted(current, shown=False)
+    except PaneGone as error:
+        raise GoneWithText(first.pane_id) from error
 
 
 def _settled(server: Server, current: Look, deadline: float) -> Look:
@@ -261,17 +287,26 @@ def _settled(server: Server, current: Look, deadline: float) -> Look:
         current = following
 
 
-def submit(server: Server, pasted: Look, patience: float) -> Look:
-    """Press Enter and return the pane once the text visibly left its input line.
+def submit(server: Server, pasted: Pasted, patience: float) -> tuple[Look, bool]:
+    """Press Enter; return the pane after it and whether the text visibly left its input line.
 
     Left means the program read the Enter and then the screen moved or a watched option (the
-    badge) changed. An Enter read with no effect was swallowed, so it is pressed again, up to
-    ``EXTRA_ENTERS`` times (then ``NotDelivered``). An Enter still unread after ``patience``
-    seconds raises ``EnterUnread``: it may yet submit the text, so the text counts as sent.
+    badge) changed. An Enter still unread after ``patience`` seconds raises ``EnterUnread``: it
+    may yet submit the text, so the text counts as sent.
+
+    A paste that showed gets up to ``EXTRA_ENTERS`` more Enters, each only after the one before
+    was read and changed nothing: such a program draws, so an Enter it took without any visible
+    effect was swallowed (as an agent does while it still takes a paste). A second Enter cannot
+    submit the text twice: the text is pasted once, an Enter submits what the input line holds
+    and empties it, so an Enter after a submit that drew nothing submits an empty line, which
+    an agent ignores. A paste that did not show gets exactly one Enter: its program draws
+    nothing, so "no effect" proves nothing, and to a line reader such as ``cat`` each extra
+    Enter would be an extra empty line.
     """
-    pane_id, watch = pasted.pane_id, tuple(pasted.values)
+    shown = pasted.look
+    pane_id, watch = shown.pane_id, tuple(shown.values)
     give_up = time.monotonic() + patience
-    for _ in range(1 + EXTRA_ENTERS):
+    for _ in range(1 + (EXTRA_ENTERS if pasted.shown else 0)):
         if server.run("send-keys", "-t", pane_id, "Enter", check=False).returncode != 0:
             raise PaneGone(pane_id)
         pressed, step = time.monotonic(), 0
@@ -279,15 +314,15 @@ def submit(server: Server, pasted: Look, patience: float) -> Look:
             _pause(step)
             step += 1
             current = _next(server, pane_id, watch)
-            changed = current.screen != pasted.screen or current.values != pasted.values
+            changed = current.screen != shown.screen or current.values != shown.values
             now = time.monotonic()
-            if not changed and now - pressed < ENTER_AFTER:
+            if not changed and pasted.shown and now - pressed < ENTER_AFTER:
                 continue
             if unread(current.tty) > 0:
                 if now >= give_up:
                     raise EnterUnread(pane_id)
                 continue
-            if changed:
-                return current
+            if changed and pasted.shown:
+                return current, True
             break
-    raise NotDelivered(f"text delivered to {pane_id} but it never left the input line")
+    return current, False

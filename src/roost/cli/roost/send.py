@@ -1,15 +1,17 @@
 """``roost send [--force] [--json] [--from LABEL] TARGET MESSAGE…|-``: prompt an agent, provably.
 
-The text goes in as one bracketed paste, is confirmed on screen before Enter is pressed, and
-the Enter is confirmed to have left the input line. On a target whose badge reads done or
-idle, send then waits (bounded) for the agent's own hook to begin a new turn and names it:
-``%N TURN`` on stdout, so ``wait-done --turn`` and ``read --turn`` can ask about this prompt
-and no other. Flags go before the target; after it everything is message text, and a lone
-``-`` reads the message from stdin (for briefings longer than one argument may be).
+The text goes in as one bracketed paste, exactly once, is looked for on screen before Enter is
+pressed, and the Enter is looked for leaving the input line. On a target whose badge reads
+done or idle, send then waits (bounded) for the agent's own hook to begin a new turn and names
+it: ``%N TURN`` on stdout, so ``wait-done --turn`` and ``read --turn`` can ask about this
+prompt and no other. Flags go before the target; after it everything is message text, and a
+lone ``-`` reads the message from stdin (for briefings longer than one argument may be).
 
-Exit codes: 0 sent; 1 usage, or the text could not be delivered (nothing was submitted);
-2 the target is gone or dead, or ``--from`` is malformed; 3 the target is blocked; 4 the text
-was submitted but no turn began (never resend: the prompt may be running).
+Exit codes: 0 submitted, and proven (a turn began, or the text showed and then left the input
+line); 1 usage, or tmux refused the paste (nothing can have arrived: a retry is safe); 2 the
+target is gone or dead, or ``--from`` is malformed; 3 the target is blocked; 4 the text was
+pasted and Enter pressed but nothing proves it was submitted — a program that draws nothing,
+an Enter not read in time, no turn begun (never resend: the prompt may be running).
 
 This is a hot verb: it imports the state layer only when it needs it.
 """
@@ -131,6 +133,16 @@ def _wait_for_turn(server: Server, pane_id: str, before: int, bound: int) -> Pan
         time.sleep(TURN_POLL)
 
 
+def _unproven(pane_id: str, shown: bool) -> str:
+    """Why a pasted, entered text is not proven submitted, for a pane with no turn to watch."""
+    if shown:
+        return f"pasted into {pane_id} and pressed Enter, but it never left the input line — do not resend"
+    return (
+        f"pasted into {pane_id} once and pressed Enter, but its program showed nothing that proves "
+        "the text arrived — do not resend"
+    )
+
+
 def _deliver(server: Server, call: Call, target: Pane, data: bytes) -> Outcome:
     """Paste, submit and (for a done or idle agent) watch a turn begin, holding the pane's lock."""
     ready = seconds(target.opt(READY_TIMEOUT), READY_DEFAULT)
@@ -141,23 +153,25 @@ def _deliver(server: Server, call: Call, target: Pane, data: bytes) -> Outcome:
     before = first.values.get(w.STATE) or None
     _refuse_if_blocked(call, before, first.values.get(w.REASON))
     try:
-        shown = paste.deliver(server, first, data, time.monotonic() + ready)
+        pasted = paste.deliver(server, first, data, time.monotonic() + ready)
+    except paste.GoneWithText as error:
+        raise TargetGone(f"pane {target.id} went away after the paste (it may have read the text)") from error
     except paste.PaneGone as error:
         raise TargetGone(f"pane {target.id} went away before the text was delivered") from error
     except paste.NotDelivered as error:
         raise NotDelivered(str(error)) from error
     try:
-        left = paste.submit(server, shown, ready)
+        left, submitted = paste.submit(server, pasted, ready)
     except paste.PaneGone as error:
         raise DeliveredNoTurn(f"submitted to {target.id} but the pane went away — do not resend") from error
     except paste.EnterUnread as error:
         raise DeliveredNoTurn(
             f"submitted to {target.id} but it has not read the Enter within {ready}s — do not resend"
         ) from error
-    except paste.NotDelivered as error:
-        raise NotDelivered(str(error)) from error
     state = left.values.get(w.STATE) or None
     if before not in (w.DONE, w.IDLE) or bound == 0:
+        if not submitted:
+            raise DeliveredNoTurn(_unproven(target.id, pasted.shown))
         return Outcome(target, state)
     if _turn(left.values) > _turn(first.values):
         return Outcome(target, state, started=True, turn=_turn(left.values))
