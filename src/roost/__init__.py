@@ -13,8 +13,8 @@ Layers, top to bottom; a module imports its own package and rows below, never up
 - ``state``: a pane's badge, its kept replies and the events log. Only this layer writes them.
 - ``tmux``: roost's own tmux server. It knows nothing of agents.
 - ``agents``: per-harness data (binaries, exit commands, hook event maps), no behaviour.
-- ``paths``, ``errors``, ``files``, ``cjson``, ``markdown``, ``agentrow``, ``web``: leaves
-  that import nothing of roost.
+- ``paths``, ``errors``, ``files``, ``cjson``, ``markdown``, ``agentrow``, ``web``, ``text``:
+  leaves that import nothing of roost.
 """
 
 __version__ = "0.1.0"

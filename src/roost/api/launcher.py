@@ -28,6 +28,7 @@ from roost.api import services
 from roost.api.body import read_object
 from roost.api.errors import BadRequest, Conflict, Unavailable
 from roost.state import newpane, panestate
+from roost.text import control
 from roost.tmux import placement, sessions
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import DEFAULT_SESSION
@@ -36,10 +37,6 @@ FIELDS = frozenset({"agent", "command", "cwd", "name"})
 MAX_NAME = 64
 MAX_COMMAND = 1024
 MAX_CWD = 4096
-
-
-def _has_control(text: str) -> bool:
-    return any(ord(c) < 32 or ord(c) == 127 for c in text)
 
 
 def agents() -> list[dict[str, Any]]:
@@ -73,7 +70,7 @@ def _text(doc: dict[str, Any], field: str, limit: int, *, required: bool) -> str
         raise BadRequest(f"{field} must be a non-empty string")
     if len(value) > limit:
         raise BadRequest(f"{field} may hold at most {limit} characters")
-    if _has_control(value):
+    if control(value) is not None:
         raise BadRequest(f"{field} must be one line without control characters")
     return value
 

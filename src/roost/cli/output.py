@@ -6,12 +6,16 @@ quietly with exit status 0, ``READER_GONE``: a reader that has seen enough is no
 the writer, so under ``set -o pipefail`` a pipeline fails only when a verb itself failed, and
 those failures keep their own codes (a verb that finished keeps its status even when its last
 flush finds the reader gone). Both CLIs' ``main`` run every verb through :func:`to_reader`.
+Tables, notices and failures are for people and often quote what came from outside (a target,
+a name, a daemon's message), so they are escaped by :func:`roost.text.shown` on the way out.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+
+from roost.text import shown
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
 if TYPE_CHECKING:
@@ -41,9 +45,16 @@ def document(command: str, **fields: object) -> None:
     sys.stdout.flush()
 
 
+def line(text: str) -> None:
+    """A line (or several) for people on stdout, escaped as notices are; newlines and tabs are
+    kept. The human tables of both CLIs print through this, ``--json`` never does."""
+    sys.stdout.write(shown(text, lines=True) + "\n")
+    sys.stdout.flush()
+
+
 def notice(command: str, message: str) -> None:
     """A line for the person on stderr, prefixed with the command that says it."""
-    sys.stderr.write(f"roost {command}: {message}\n")
+    sys.stderr.write(shown(f"roost {command}: {message}", lines=True) + "\n")
     sys.stderr.flush()
 
 
@@ -51,7 +62,7 @@ def complain(text: str) -> None:
     """A failure's line on stderr. A stderr nobody reads (``2>&1 | true``) loses the line but
     not the failure: the caller still returns the failure's exit status."""
     try:
-        sys.stderr.write(text)
+        sys.stderr.write(shown(text, lines=True))
         sys.stderr.flush()
     except BrokenPipeError:
         _to_devnull(sys.stderr)

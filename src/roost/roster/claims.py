@@ -18,6 +18,7 @@ from typing import Any
 from roost.roster import precedence, records
 from roost.roster.times import from_wire
 from roost.state import words
+from roost.text import control
 
 # Record fields a claim may set, with what each value must be.
 _TEXT_LIMITS: Mapping[str, int] = {
@@ -53,21 +54,6 @@ moment the wire format cannot write would break every reader of the roster."""
 ONE_LINE = frozenset({"harness", "session_id", "name", "tty", "mode"})
 """Text fields that are one line by contract: they reach terminals and tables as they are."""
 _DEPTH = 16
-_SHAPE_ONLY = (
-    frozenset("\u0085\u2028\u2029\u200e\u200f")
-    | frozenset(map(chr, range(0x202A, 0x202F)))
-    | frozenset(map(chr, range(0x2066, 0x206A)))
-)
-
-
-def _control(text: str) -> str | None:
-    """The first character a one-line value may not hold (C0, DEL, C1, a line or paragraph
-    separator, a bidirectional override), or None."""
-    for char in text:
-        code = ord(char)
-        if code < 0x20 or 0x7F <= code < 0xA0 or char in _SHAPE_ONLY:
-            return char
-    return None
 
 
 def _unwritable(value: object, depth: int = 0) -> str | None:
@@ -167,9 +153,9 @@ def _field_problem(name: str, value: object) -> str | None:
             return f"field {name!r} must be text"
         if len(value) > _TEXT_LIMITS[name]:
             return f"field {name!r} is longer than {_TEXT_LIMITS[name]} characters"
-        control = _control(value) if name in ONE_LINE else None
-        if control is not None:
-            return f"field {name!r} is one line and may not hold control characters (U+{ord(control):04X})"
+        refused = control(value) if name in ONE_LINE else None
+        if refused is not None:
+            return f"field {name!r} is one line and may not hold control characters (U+{ord(refused):04X})"
     elif name in _WORDS:
         if value not in _WORDS[name]:
             return f"field {name!r} must be one of {', '.join(_WORDS[name])}, got {value!r}"
@@ -208,7 +194,7 @@ def check(claim: Claim) -> str | None:
     if claim.event is not None and (
         not isinstance(claim.event, str)
         or not 0 < len(claim.event) <= _EVENT_LIMIT
-        or _control(claim.event) is not None
+        or control(claim.event) is not None
         or _unwritable(claim.event) is not None
     ):
         return f"event must be text of 1 to {_EVENT_LIMIT} characters"

@@ -18,6 +18,7 @@ from pathlib import Path
 from roost import paths
 from roost.agents import manifest
 from roost.cli import installation
+from roost.cli.output import line
 from roost.errors import UsageError
 from roost.state.newpane import BIN_OPTION, roost_bin
 from roost.tmux.server import CONFIG, SEP, Server, fields
@@ -190,6 +191,6 @@ def run(verb: str, args: list[str]) -> int:
         raise UsageError("usage: roost doctor")
     failed = False
     for level, message in checks(Server.from_env()):
-        print(f"{level:<4}  {message}", flush=True)
+        line(f"{level:<4}  {message}")
         failed = failed or level == FAIL
     return 1 if failed else 0

@@ -8,6 +8,7 @@ web app viewing one of its panes, never the daemon's own watcher (``roost.tmux.p
 
 from __future__ import annotations
 
+from roost.cli import output
 from roost.cli.output import document
 from roost.errors import UsageError
 from roost.state import words as w
@@ -95,19 +96,19 @@ def _pane(values: list[str]) -> dict:
 def _table(server: Server, running: bool, sessions: list[dict], panes: list[dict]) -> None:
     """The same facts for a person: one line per pane, its badge first."""
     if not running:
-        print(f"no roost server is running on socket '{server.socket}'")
+        output.line(f"no roost server is running on socket '{server.socket}'")
         return
     for s in sessions:
         looking = f", {s['attached_clients']} attached" if s["attached_clients"] else ""
         plural = "" if s["windows"] == 1 else "s"
-        print(f"{s['name']}: {s['windows']} window{plural}{looking}")
+        output.line(f"{s['name']}: {s['windows']} window{plural}{looking}")
         for p in (p for p in panes if p["session"] == s["name"]):
             badge = w.BADGES.get(p["state"] or "", "  ")
             where = f"{p['session']}:{p['window_index']}.{p['pane_index']}"
             label = p["name"] or p["window_name"]
             detail = f"  {p['state']}" if p["state"] else ""
             harness = f"  [{p['harness']}]" if p["harness"] else ""
-            print(f"  {badge} {p['id']:<5} {where:<10} {label}  ({p['command']}){detail}{harness}")
+            output.line(f"  {badge} {p['id']:<5} {where:<10} {label}  ({p['command']}){detail}{harness}")
 
 
 def run(verb: str, args: list[str]) -> int:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import sys
 
-from roost.cli.output import notice
+from roost.cli.output import line, notice
 from roost.errors import NoServer, TargetGone, UsageError
 from roost.state import newpane, panestate
 from roost.state import words as w
+from roost.text import control
 from roost.tmux import placement, sessions
 from roost.tmux.panes import Pane, list_panes, list_sessions, pane
 from roost.tmux.server import Server, TmuxError
@@ -115,7 +116,7 @@ def ls(args: list[str]) -> int:
         raise NoServer(f"no roost server is running on socket '{server.socket}'")
     for s in found:
         attached = " (attached)" if s.attached else ""
-        print(f"{s.name}: {s.windows} windows{attached}")
+        line(f"{s.name}: {s.windows} windows{attached}")
     return 0
 
 
@@ -127,7 +128,7 @@ def _caller(server: Server) -> Pane | None:
 
 def _name(value: str, usage: str) -> str:
     """A pane name: shown on borders and matched by targets, so one printable line."""
-    if not value or any(ord(c) < 32 or ord(c) == 127 for c in value):
+    if not value or control(value) is not None:
         raise UsageError(f"{usage} (NAME must be non-empty, one line, no control characters)")
     return value
 

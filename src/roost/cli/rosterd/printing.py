@@ -2,7 +2,9 @@
 
 ``--json`` output is the daemon's own bytes plus one newline, never re-encoded, so a script
 reading ``rosterd list --json`` sees what ``GET /snapshot`` sent. Everything else here is for
-people, and scripts must not parse it (the spec's one rule for agents).
+people, and scripts must not parse it (the spec's one rule for agents); what came from outside
+(a name, a folder, a reason) is escaped in it by :func:`roost.text.shown`, so no byte of it
+acts on the reader's terminal.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+
+from roost.cli import output
+from roost.text import shown
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
 if TYPE_CHECKING:
@@ -30,9 +35,9 @@ def raw(body: bytes) -> None:
     out.flush()
 
 
-def line(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+line = output.line
+"""One line (or several) for people, with every control character but newline and tab
+escaped."""
 
 
 def seconds_since(stamp: str | None, now: float) -> float | None:
@@ -65,10 +70,11 @@ def activity(record: dict[str, Any]) -> str:
 
 
 def row(record: dict[str, Any], now: float) -> list[str]:
-    """name, harness, activity, age, lane, node, pid: the columns of ``rosterd list``."""
+    """name, harness, activity, age, lane, node, pid: the columns of ``rosterd list``, each
+    escaped whole (a newline too), so a cell is one line and its width is what shows."""
     since = record.get("activity_at") or record.get("started_at")
     gone = record.get("liveness") in ("suspended", "ended")
-    return [
+    cells = [
         label(record),
         record.get("harness") or "-",
         activity(record),
@@ -77,6 +83,7 @@ def row(record: dict[str, Any], now: float) -> list[str]:
         record.get("node") or "-",
         "-" if gone else str(record.get("pid", "-")),
     ]
+    return [shown(str(cell)) for cell in cells]
 
 
 def columns(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -99,9 +106,9 @@ def value(item: Any) -> str:
 
 def fields(pairs: Iterable[tuple[str, Any]]) -> list[str]:
     """``name  value`` lines, names aligned; a value's later lines indented under the first."""
-    shown = [(name, value(item)) for name, item in pairs if item is not None]
-    if not shown:
+    listed = [(shown(name), shown(value(item), lines=True)) for name, item in pairs if item is not None]
+    if not listed:
         return []
-    width = max(len(name) for name, _ in shown)
+    width = max(len(name) for name, _ in listed)
     indent = "\n" + " " * (width + 2)
-    return [f"{name:<{width}}  {text.replace(chr(10), indent)}" for name, text in shown]
+    return [f"{name:<{width}}  {text.replace(chr(10), indent)}" for name, text in listed]
