@@ -303,8 +303,8 @@ def submit(server: Server, pasted: Pasted, patience: float) -> tuple[Look, bool]
     nothing, so "no effect" proves nothing, and to a line reader such as ``cat`` each extra
     Enter would be an extra empty line.
     """
-    shown = pasted.look
-    pane_id, watch = shown.pane_id, tuple(shown.values)
+    at_paste = pasted.look
+    pane_id, watch = at_paste.pane_id, tuple(at_paste.values)
     give_up = time.monotonic() + patience
     for _ in range(1 + (EXTRA_ENTERS if pasted.shown else 0)):
         if server.run("send-keys", "-t", pane_id, "Enter", check=False).returncode != 0:
@@ -314,7 +314,7 @@ def submit(server: Server, pasted: Pasted, patience: float) -> tuple[Look, bool]
             _pause(step)
             step += 1
             current = _next(server, pane_id, watch)
-            changed = current.screen != shown.screen or current.values != shown.values
+            changed = current.screen != at_paste.screen or current.values != at_paste.values
             now = time.monotonic()
             if not changed and pasted.shown and now - pressed < ENTER_AFTER:
                 continue
