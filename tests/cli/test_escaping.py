@@ -13,9 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.api.agentpane import start_agent
 from tests.api.helpers import about, sleeper
 from tests.conftest import BIN, Roost
-from tests.daemon.fixture import Daemon, daemon, running
+from tests.daemon.fixture import Daemon, daemon, pid_start_ticks, running
 
 __all__ = ["daemon", "running"]
 
@@ -112,3 +113,16 @@ def test_rosterd_error_messages_are_escaped(running: Daemon) -> None:
     failed = rosterd(running, "read", HOSTILE)
     assert failed.returncode == 1
     assert not any(char in failed.stderr for char in RAW), repr(failed.stderr)
+
+
+def test_roost_api_escapes_a_row_s_message(roost: Roost, running: Daemon) -> None:
+    agent = start_agent(roost, running, state=None)
+    pid = agent.record()["pid"]
+    with running.unix() as client:
+        body = {"pid": pid, "start_ticks": pid_start_ticks(pid), "source": "screen", "activity": "blocked"}
+        response = client.post("/claim", json={**body, "fields": {"pending": {"summary": HOSTILE}}})
+        assert response.status_code == 200, response.text
+    agent.wait_row(lambda row: row["state"] == "blocked", "blocked")
+    shown = roost.run("api", "agent-status", agent.pane, env={"XDG_RUNTIME_DIR": str(running.runtime)})
+    assert shown.returncode == 0, shown.stderr
+    assert_escaped(shown.stdout)

@@ -9,6 +9,7 @@ import time
 
 from roost import cjson
 from roost.agentrow import FIELDS, STATES
+from roost.cli import output
 from roost.cli.daemonclient import TIMEOUT, Client, Lost, Refused, Unreachable, path_of
 from roost.errors import (
     Conflict,
@@ -175,7 +176,7 @@ def _cell(name: str, value: object) -> str:
 
 def _table(rows: list[dict[str, Any]], header: tuple[str, ...] = FIELDS) -> None:
     lines = ["\t".join(header), *("\t".join(_cell(name, row.get(name)) for name in header) for row in rows)]
-    sys.stdout.write("\n".join(lines) + "\n")
+    output.line("\n".join(lines))  # cells hold no tab or newline: what is left is escaped
 
 
 def _json(doc: object) -> None:
