@@ -28,8 +28,10 @@ from roost.api.logins import cookie_name
 
 STATIC = Path(str(resources.files("roost.web") / "static"))
 NO_STORE = {"Cache-Control": "no-store"}
+LOGIN_HEADERS = {**NO_STORE, "Referrer-Policy": "no-referrer"}
+"""A login address holds its one-time token: no page it leads to may pass it on as a Referer."""
 PAGE_HEADERS = {
-    **NO_STORE,
+    **LOGIN_HEADERS,
     # Only this daemon's own files and sockets; never inside another site's frame, where a
     # page could trick a person into typing into a terminal. xterm.js sets inline styles.
     "Content-Security-Policy": (
@@ -80,11 +82,11 @@ async def login(request: Request) -> Response:
     token = request.query_params.get("token")
     if token is None:
         if logins.valid(session_cookie(request.scope, request.headers)):
-            return RedirectResponse(_landing(request), status_code=303)
+            return RedirectResponse(_landing(request), status_code=303, headers=LOGIN_HEADERS)
         return login_page("Log in with the link.", 200)
     if not logins.redeem(token):
         return login_page("That login link was used already, or is not one this daemon gave.", 401)
-    response = RedirectResponse(_landing(request), status_code=303, headers=NO_STORE)
+    response = RedirectResponse(_landing(request), status_code=303, headers=LOGIN_HEADERS)
     server = request.scope.get("server") or ("", 0)
     response.set_cookie(
         cookie_name(server[1]),
