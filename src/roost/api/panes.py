@@ -14,23 +14,25 @@ The document: ``socket`` (roost's tmux server, as records name it in ``tmux.sock
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.api import rows, services
+from roost.api.errors import Unavailable
 from roost.roster import Roster
 from roost.state import words
-from roost.tmux.panes import Pane, list_panes
+from roost.tmux.panes import Pane, list_all_within
 from roost.tmux.server import Server
 
 _CWD = "pane_current_path"
+TMUX_WAIT = 3.0
+"""Seconds the listing waits for tmux: a stopped server (SIGSTOP) never answers."""
 
 
 def terminals(roster: Roster, server: Server, panes: list[Pane]) -> list[dict[str, Any]]:
-    """The listing, from one ``list-panes -a`` (taken off the event loop by the route)."""
+    """The listing, from one ``list-panes -a``."""
     found = []
     for pane in panes:
         if pane.dead:
@@ -55,6 +57,9 @@ async def route(request: Request) -> JSONResponse:
     daemon = services.of(request)
     if daemon.tmux is None:
         return JSONResponse({"socket": None, "terminals": []})
-    panes = await asyncio.to_thread(list_panes, daemon.tmux, (words.NAME, _CWD))
+    try:
+        panes = await list_all_within(daemon.tmux, TMUX_WAIT, (words.NAME, _CWD))
+    except TimeoutError:
+        raise Unavailable(f"roost's tmux server did not answer within {TMUX_WAIT:.0f} s") from None
     listing = terminals(daemon.live.roster, daemon.tmux, panes)
     return JSONResponse({"socket": daemon.tmux.socket, "terminals": listing})

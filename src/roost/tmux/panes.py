@@ -6,7 +6,10 @@ state layer can read every badge on the server with a single ``list-panes -a``.
 
 from __future__ import annotations
 
-from roost.tmux.server import SEP, Server, TmuxError, fields
+import asyncio
+import os
+
+from roost.tmux.server import SEP, Server, TmuxError, environment, fields
 
 _BASE = (
     *(
@@ -132,6 +135,34 @@ def list_panes(server: Server, options: tuple[str, ...] = (), target: str | None
     except TmuxError:
         return []
     return [_parse(line, options) for line in out.splitlines() if line]
+
+
+async def list_all_within(server: Server, seconds: float, options: tuple[str, ...] = ()) -> list[Pane]:
+    """Every pane on the server, from the event loop; TimeoutError when tmux has not answered
+    within ``seconds`` (a stopped server accepts the connection, then never replies), and the
+    tmux client that was waiting is killed rather than left behind.
+
+    The output goes to a memory file, not a pipe: a tmux client hands its stdout to the server,
+    so a pipe would not end while a stopped server holds it, even after the client is gone."""
+    with open(os.memfd_create("tmux-list-panes"), "w+b") as out:
+        proc = await asyncio.create_subprocess_exec(
+            *server.argv("list-panes", "-a", "-F", _format(options)),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=environment(),
+        )
+        try:
+            status = await asyncio.wait_for(proc.wait(), seconds)
+        except BaseException:
+            if proc.returncode is None:
+                proc.kill()
+                await asyncio.shield(proc.wait())
+            raise
+        text = os.pread(out.fileno(), os.fstat(out.fileno()).st_size, 0).decode(errors="replace")
+    if status:
+        return []
+    return [_parse(line, options) for line in text.splitlines() if line]
 
 
 def pane(server: Server, pane_id: str, options: tuple[str, ...] = ()) -> Pane | None:
