@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import socket
 import sys
@@ -21,10 +22,11 @@ from roost import paths
 from roost.agents import manifest
 from roost.api import Services, auth, create_app
 from roost.api.logins import Logins
-from roost.daemon import listen, secrets
+from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
 from roost.daemon.rebuild import Observer
 from roost.daemon.screenwatch import Screens
+from roost.daemon.wire import JsonErrors
 from roost.detect.attest import Attestor
 from roost.detect.identify import Names
 from roost.detect.scan import Scanner
@@ -45,6 +47,7 @@ GRACE = 2.0
 def _server(app: object) -> uvicorn.Server:
     config = uvicorn.Config(
         app,  # type: ignore[arg-type]
+        http=JsonErrors,
         lifespan="off",
         log_config=None,
         access_log=False,
@@ -53,6 +56,7 @@ def _server(app: object) -> uvicorn.Server:
         timeout_graceful_shutdown=GRACE,
     )
     config.load()
+    loglimit.limit(logging.getLogger("uvicorn.error"))
     server = uvicorn.Server(config)
     # startup()/shutdown() without serve(): serve() would poll a flag every 100 ms and install its
     # own signal handlers; this daemon sleeps until a signal or a request wakes it.
