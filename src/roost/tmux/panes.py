@@ -6,7 +6,6 @@ state layer can read every badge on the server with a single ``list-panes -a``.
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 from roost.tmux.server import SEP, Server, TmuxError, environment, fields
@@ -144,6 +143,8 @@ async def list_all_within(server: Server, seconds: float, options: tuple[str, ..
 
     The output goes to a memory file, not a pipe: a tmux client hands its stdout to the server,
     so a pipe would not end while a stopped server holds it, even after the client is gone."""
+    import asyncio  # here, not at the top: the hook reads panes too and must not pay for asyncio
+
     with open(os.memfd_create("tmux-list-panes"), "w+b") as out:
         proc = await asyncio.create_subprocess_exec(
             *server.argv("list-panes", "-a", "-F", _format(options)),
