@@ -32,6 +32,11 @@ DEADLINE = 0.7
 FLOOR = 0.05
 HARNESS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
 HARNESS_MAX = 32
+STDIN_CAP = 4 * 1024 * 1024
+"""Bytes of stdin an event may hold: a real one is at most a few hundred kilobytes (a long
+prompt, a tool's output). One read of at most this much returns in milliseconds even from an
+endless stdin (``yes |``), which a read to the end would take whole, never reaching the
+watchdog (its signal is only handled between reads that never block)."""
 
 
 def _age() -> float:
@@ -86,7 +91,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     _signal.setitimer(_signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
     args = sys.argv[1:] if argv is None else argv
     try:
-        payload = cjson.loads(sys.stdin.buffer.read() or b"{}")
+        data = sys.stdin.buffer.read(STDIN_CAP + 1)
+        payload = cjson.loads(data or b"{}") if len(data) <= STDIN_CAP else None  # too big: no event
         if args:
             harness = args[0]
         else:
