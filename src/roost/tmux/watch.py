@@ -257,9 +257,11 @@ class Watcher:
 
     def _on_event(self, record: _Session, event: Event) -> None:
         if isinstance(event, Output):
+            # Held from the first output that waits for a report, not the second: a flood
+            # then costs one %output line per interval, not two.
+            self._coalescer.mark(event.pane)
             if self._coalescer.due(event.pane):
                 record.client.hold(event.pane)
-            self._coalescer.mark(event.pane)
         elif isinstance(event, Resync):
             self._coalescer.mark(event.pane, resync=True)
         elif isinstance(event, SessionsChanged):
