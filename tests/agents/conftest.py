@@ -70,7 +70,18 @@ class AgentPane:
         try:
             return wait_until(predicate, timeout, what)
         except AssertionError as error:
-            raise AssertionError(f"{error}\nbadge: {self.state()!r}\nscreen:\n{self.screen()}") from None
+            raise AssertionError(f"{error}\nbadge: {self.state()!r}\n{self.evidence()}") from None
+
+    def evidence(self) -> str:
+        """What a failed wait needs to be explained: the screen, the badge's moves as the
+        events log has them, and how many requests the fake API saw."""
+        parts = [f"screen:\n{self.screen()}"]
+        try:
+            parts.append(f"events log: {[(e['from'], e['to'], e['reason']) for e in self.events()]}")
+        except (AssertionError, ValueError, KeyError) as error:
+            parts.append(f"events log unreadable: {error}")
+        parts.append(f"model API: {len(self.api.requests)} requests")
+        return "\n".join(parts)
 
     def wait_state(self, word: str, timeout: float = TURN_TIMEOUT) -> None:
         self.wait(lambda: self.state() == word, timeout, f"{self.pane} to be {word}")

@@ -105,7 +105,9 @@ def start_agent(
     agent = roost.fake_agent("--log", str(log), "--start-hook", "--work", "1.5", *flags)
     line = f"ROOST_AGENT=claude {agent}"
     command = f"sh -c {shlex.quote(f'while :; do {line}; sleep 0.3; done')}" if restarting else line
-    pane = roost.start(command, session=name)
+    # A named window: tmux's automatic rename (from the command to its shell) would change
+    # the record, and so its revision, after the row is read and pinned.
+    pane = roost.start(command, session=name, window=name)
     roost.wait_screen(pane, "fake agent ready", GENEROUS)
     found = AgentPane(roost, daemon, pane, log)
     if state is None:
