@@ -151,10 +151,17 @@ def notification(line: bytes) -> Notification:
         return Unknown(line)
 
 
+def _number(field: bytes) -> bool:
+    """Whether ``field`` is an integer as tmux writes one: an optional ``-`` and at most 20
+    digits (a 64-bit value), so ``int`` can neither refuse it nor spend long on it."""
+    digits = field[1:] if field[:1] == b"-" else field
+    return 0 < len(digits) <= 20 and digits.isdigit()
+
+
 def _guard(line: bytes) -> tuple[int, int, int] | None:
     """``(time, number, flags)`` of a ``%begin``/``%end``/``%error`` line, if it is one."""
     fields = line.split(b" ")
-    if len(fields) != 4 or not all(field.lstrip(b"-").isdigit() for field in fields[1:]):
+    if len(fields) != 4 or not all(_number(field) for field in fields[1:]):
         return None
     return int(fields[1]), int(fields[2]), int(fields[3])
 
