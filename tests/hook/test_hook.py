@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from roost.hook.main import HARD_DEADLINE
 from roost.state.events import Log
 from tests.conftest import BIN, Roost
 from tests.fakes.model_api import QUESTION
@@ -454,6 +456,50 @@ def test_a_hung_tmux_fails_open_within_800ms_and_is_ended(roost: Roost, pane: st
     started = [int(p) for p in pids.read_text().split()]
     assert started, "the fake tmux was never called"
     roost.wait_for(lambda: not any(alive(p) for p in started), timeout=5, what="the hung tmux to be ended")
+
+
+def slow_tmux(tmp_path: Path, delay: float) -> Path:
+    """A ``tmux`` that takes ``delay`` seconds to start, then is the real one: a loaded machine."""
+    directory = tmp_path / "slow"
+    directory.mkdir()
+    script = directory / "tmux"
+    script.write_text(f'#!/bin/sh\nsleep {delay}\nexec {shutil.which("tmux")} "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return directory
+
+
+def test_an_event_that_outlasts_the_deadline_is_finished_after_the_hook_exits(
+    roost: Roost, pane: str, tmp_path: Path
+) -> None:
+    """The agent gets its exit 0 within 800 ms, and the turn's end still reaches the badge:
+    dropping it would leave the pane reading working for good."""
+    hook(roost, pane, event("UserPromptSubmit"))
+    directory = slow_tmux(tmp_path, 0.5)  # two calls (read, write): a second in all
+    began = time.monotonic()
+    proc = hook(
+        roost,
+        pane,
+        event("Stop", last_assistant_message="finished late"),
+        env={"PATH": f"{directory}{os.pathsep}{roost.env['PATH']}"},
+    )
+    took = time.monotonic() - began
+    assert proc.returncode == 0
+    assert took < BOUND, f"took {took:.3f}s"
+    assert state(roost, pane) == "working"  # not yet: the copy is still at it
+    roost.wait_for(lambda: state(roost, pane) == "done", timeout=5, what="the handed-off Stop to land")
+    assert reply(roost, pane)["text"] == "finished late"
+    assert [(e["from"], e["to"]) for e in events_logged(roost)] == [(None, "working"), ("working", "done")]
+
+
+def test_a_handed_off_event_gives_up_at_the_hard_deadline(roost: Roost, pane: str, tmp_path: Path) -> None:
+    """A tmux that never answers costs one process for at most ``HARD_DEADLINE``, not forever."""
+    directory, pids = hung_tmux(tmp_path)
+    began = time.monotonic()
+    hook(roost, pane, event("UserPromptSubmit"), env={"PATH": f"{directory}{os.pathsep}{roost.env['PATH']}"})
+    started = [int(p) for p in pids.read_text().split()]
+    roost.wait_for(lambda: not any(alive(p) for p in started), timeout=10, what="the hung tmux to be ended")
+    assert time.monotonic() - began < HARD_DEADLINE + 1.5
+    assert state(roost, pane) == ""
 
 
 def test_stdin_that_never_closes_fails_open_within_800ms(roost: Roost, pane: str) -> None:

@@ -4,9 +4,17 @@ Usage: ``rosterd-hook [HARNESS]`` with the event as JSON on stdin; HARNESS defau
 agent whose manifest says ``[hook] default = true`` (Claude Code, whose settings name the bare
 command). It stamps the pane it runs in, then posts
 the event to the daemon as a claim (:mod:`roost.hook.post`). Everything it does is bounded:
-the contract is exit 0 within 800 ms of being started, so a watchdog ends the process 700 ms
-after it started (interpreter start-up included, the rest left for exiting), and takes any
-tmux client it was waiting on down with it, whatever it was doing.
+the contract is exit 0 within 800 ms of being started, so a watchdog fires 700 ms after the
+process started (interpreter start-up included, the rest left for exiting).
+
+On a loaded machine an event can take longer than that, and dropping it would leave the badge
+wrong for good (a turn that ended still reads working). So the watchdog hands the event off
+rather than dropping it: the process forks, the agent's process exits 0 at once, and the copy,
+its standard streams on /dev/null so the agent's pipes close, finishes the interrupted work
+where it stood (a tmux client it was reading goes on being read; its exit status, reaped by no
+one, reads 0 as ``subprocess`` has it). The copy has until ``HARD_DEADLINE`` after the start,
+then ends, taking every tmux client of either process down with it: a hung tmux server costs
+one short-lived process, never a stuck one.
 
 Most events change nothing (a tool starts on a pane already working), so the hook's cost is
 mostly its start and its end: it imports nothing that costs more than a tmux call (no
@@ -28,6 +36,8 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 DEADLINE = 0.7
+HARD_DEADLINE = 3.0
+"""Seconds after the start by which a handed-off event is finished or given up."""
 # The least the watchdog allows, so a process that started late still gets to try.
 FLOOR = 0.05
 HARNESS_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -50,29 +60,61 @@ def _age() -> float:
         return 0.0
 
 
-def _children() -> list[int]:
+def _started(pid: int | str) -> bytes | None:
+    """A process's start time in clock ticks (with its pid, it names one process), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _children() -> list[tuple[int, bytes | None]]:
     try:
         tasks = os.listdir("/proc/self/task")
     except OSError:
         return []
-    pids: list[int] = []
+    found: list[tuple[int, bytes | None]] = []
     for task in tasks:
         try:
             with open(f"/proc/self/task/{task}/children") as children:
-                pids += [int(pid) for pid in children.read().split()]
+                found += [(int(pid), _started(pid)) for pid in children.read().split()]
         except (OSError, ValueError):
             continue
-    return pids
+    return found
+
+
+_adopted: list[tuple[int, bytes | None]] = []
+"""The tmux clients the agent's process left running when it handed its event off."""
 
 
 def _give_up(_signum: int, _frame: object) -> None:
     # A hung tmux client must not outlive the hook that started it.
-    for pid in _children():
-        try:
-            os.kill(pid, _signal.SIGKILL)
-        except OSError:
-            continue
+    for pid, started in _children() + _adopted:
+        if started is not None and _started(pid) == started:
+            try:
+                os.kill(pid, _signal.SIGKILL)
+            except OSError:
+                continue
     os._exit(0)
+
+
+def _hand_off(signum: int, frame: object) -> None:
+    """The 800 ms contract is due: the agent's process exits 0 now, a copy finishes the event."""
+    clients = _children()
+    try:
+        pid = os.fork()
+    except OSError:
+        _give_up(signum, frame)
+        return
+    if pid:
+        os._exit(0)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    _adopted[:] = clients
+    _signal.signal(_signal.SIGALRM, _give_up)
+    _signal.setitimer(_signal.ITIMER_REAL, HARD_DEADLINE - DEADLINE)
 
 
 def _harness_name(name: str) -> bool:
@@ -87,7 +129,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     closed (stdout is flushed here), and tearing the interpreter down, every module and object
     it made, would cost the hook about as much again as its tmux call.
     """
-    _signal.signal(_signal.SIGALRM, _give_up)
+    _signal.signal(_signal.SIGALRM, _hand_off)
     _signal.setitimer(_signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
     args = sys.argv[1:] if argv is None else argv
     try:
