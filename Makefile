@@ -1,5 +1,6 @@
 # The two commands: `make run` and `make test`. Each target sets up what it needs first.
-# `make test-fast` is the inner loop: lint, then the unit and tmux tiers only (tests/tiers.py).
+# `make test-fast` is the inner loop: lint, then the unit and tmux tiers only (tests/tiers.py),
+# in parallel, then the few that measure time alone (scripts/test --fast).
 # PYTEST_ARGS passes more to pytest: `make test-fast PYTEST_ARGS="tests/cli -x"`.
 .PHONY: run test test-fast lint bench
 
@@ -14,7 +15,7 @@ test:
 # A hundred sends in a row, not the full run's thousand: the same proof of order, a tenth the time.
 test-fast:
 	@scripts/bootstrap --test
-	@ROOST_SEND_COUNT=100 scripts/test -m "unit or tmux" $(PYTEST_ARGS)
+	@ROOST_SEND_COUNT=100 scripts/test --fast $(PYTEST_ARGS)
 
 lint:
 	@.venv/bin/ruff check .

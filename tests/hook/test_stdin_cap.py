@@ -9,11 +9,15 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from roost.hook.main import STDIN_CAP
 from tests.conftest import BIN, Roost
 from tests.hook.test_hook import BOUND, event, events_logged, hook, pane, state
 
 __all__ = ["pane"]
+
+pytestmark = pytest.mark.alone  # timed against the hook's deadline
 
 
 def test_an_endless_stdin_exits_0_within_800ms_and_changes_nothing(roost: Roost, pane: str) -> None:
