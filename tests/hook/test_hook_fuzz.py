@@ -1,0 +1,117 @@
+"""``rosterd-hook`` fed arbitrary bytes and hostile events: it always exits 0 within its 800 ms,
+says nothing on stderr, and a stdin that is not an event changes nothing.
+
+The hook runs in every agent's hooks, so whatever a model makes its agent write can reach its
+stdin. Each example is one real ``rosterd-hook`` process on a real pane.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from roost.text import control
+from tests.conftest import Roost
+from tests.hook.test_hook import BOUND, event, hook, pane, state
+
+__all__ = ["pane"]
+
+pytestmark = pytest.mark.alone  # each example is timed against the deadline
+
+EXAMPLES = 40
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+HOSTILE_TEXT = st.one_of(
+    st.text(max_size=40),
+    st.text(alphabet=st.characters(codec="utf-8", categories=["Cc", "Cf", "Zl", "Zp"]), max_size=10),
+    st.sampled_from(["\x1b]0;pwned\x07\x1b[2J", "/tmp/\x1b[31mred", "semi;", "\u202e", "x" * 100_000]),
+)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | HOSTILE_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+EVENTS = st.sampled_from(
+    [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PermissionRequest",
+        "PostToolUse",
+        "Notification",
+        "Stop",
+        "StopFailure",
+        "NoSuchEvent",
+    ]
+)
+HOSTILE_EVENT = st.fixed_dictionaries(
+    {"hook_event_name": st.one_of(EVENTS, HOSTILE_TEXT)},
+    optional={
+        "session_id": st.one_of(HOSTILE_TEXT, JSON),
+        "cwd": st.one_of(HOSTILE_TEXT, JSON),
+        "notification_type": st.one_of(st.sampled_from(["permission_prompt", "idle_prompt"]), HOSTILE_TEXT),
+        "tool_name": st.one_of(HOSTILE_TEXT, JSON),
+        "tool_input": JSON,
+        "last_assistant_message": st.one_of(HOSTILE_TEXT, JSON),
+        "transcript_path": st.one_of(HOSTILE_TEXT, JSON),
+        "agent_id": st.one_of(HOSTILE_TEXT, JSON),
+        "error": st.one_of(HOSTILE_TEXT, JSON),
+    },
+)
+NOT_AN_EVENT = st.one_of(
+    st.binary(max_size=4096),
+    JSON.filter(lambda value: not isinstance(value, dict)).map(lambda value: json.dumps(value).encode()),
+    st.just(b"[" * 100_000),
+    st.just(b'{"hook_event_name": "Stop"'),  # cut short
+)
+
+
+def options(roost: Roost, pane: str) -> str:
+    return roost.tmux("show-options", "-p", "-t", pane)
+
+
+def timed(roost: Roost, pane: str, raw: bytes) -> None:
+    began = time.monotonic()
+    proc = hook(roost, pane, raw=raw)
+    took = time.monotonic() - began
+    assert proc.returncode == 0
+    assert took < BOUND, f"took {took:.3f}s"
+    assert proc.stderr == b""
+
+
+def test_bytes_that_are_no_event_change_nothing(roost: Roost, pane: str) -> None:
+    before = options(roost, pane)
+
+    @SETTINGS
+    @given(raw=NOT_AN_EVENT)
+    def run(raw: bytes) -> None:
+        timed(roost, pane, raw)
+        assert options(roost, pane) == before
+
+    run()
+
+
+def test_hostile_events_are_survived_and_a_real_one_still_lands(roost: Roost, pane: str) -> None:
+    @SETTINGS
+    @given(payload=HOSTILE_EVENT)
+    def run(payload: dict) -> None:
+        timed(roost, pane, json.dumps(payload).encode())
+        # What the badge says is one line of printable text, whatever the event held.
+        for name in ("@roost-state", "@roost-reason"):
+            value = roost.option(pane, name)
+            assert control(value) is None, (name, value)
+
+    run()
+    hook(roost, pane, event("UserPromptSubmit"))
+    assert state(roost, pane) == "working"
+    hook(roost, pane, event("Stop", last_assistant_message="still counted"))
+    assert state(roost, pane) == "done"
