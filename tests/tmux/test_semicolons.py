@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from roost.tmux.controlclient import ControlClient
-from roost.tmux.server import Server
+from roost.tmux.server import THEN, Server
 from tests.conftest import Roost
 from tests.tmux.conftest import new_session, run, server
 
-NAMES = ["semi;", "two;;", "slash\\;", "mid;dle"]
+NAMES = ["semi;", "two;;", "slash\\;", "mid;dle", ";"]
 
 
 def window_names(roost: Roost) -> list[str]:
@@ -36,13 +36,15 @@ def test_spawn_of_a_command_that_ends_at_once_works(roost: Roost) -> None:
     assert spawned.stdout.strip().startswith("%")
 
 
-def test_a_value_ending_in_a_semicolon_is_one_argument(roost: Roost) -> None:
+@pytest.mark.parametrize("value", ["ends;", ";"])
+def test_a_value_ending_in_a_semicolon_is_one_argument(roost: Roost, value: str) -> None:
+    """Only ``THEN`` separates commands: a value that is ``;`` itself means ``;``."""
     pane = new_session(roost, "w", "sleep 600")
     tmux = Server(roost.socket)
     tmux.run(
-        "set-option", "-p", "-t", pane, "@value", "ends;", ";", "set-option", "-p", "-t", pane, "@next", "x"
+        "set-option", "-p", "-t", pane, "@value", value, THEN, "set-option", "-p", "-t", pane, "@next", "x"
     )
-    assert (roost.option(pane, "@value"), roost.option(pane, "@next")) == ("ends;", "x")
+    assert (roost.option(pane, "@value"), roost.option(pane, "@next")) == (value, "x")
 
 
 def test_a_control_client_passes_a_trailing_semicolon_as_itself(roost: Roost) -> None:

@@ -47,7 +47,7 @@ from roost.roster.live import Live
 from roost.roster.times import Clock
 from roost.state import panestate, words
 from roost.tmux.pacing import Rerun
-from roost.tmux.server import SEP, Server
+from roost.tmux.server import SEP, THEN, Server
 from roost.tmux.topology import Topology
 from roost.tmux.watch import Change, Watcher
 
@@ -215,7 +215,7 @@ class Screens:
     async def capture(self, pane: str) -> Capture | None:
         """One tmux call: the pane's identity and its screen, with colours (``-e``)."""
         status, out = await self.server.run_async(
-            "display-message", "-p", "-t", pane, INFO, ";", "capture-pane", "-p", "-e", "-t", pane
+            "display-message", "-p", "-t", pane, INFO, THEN, "capture-pane", "-p", "-e", "-t", pane
         )
         return parse(pane, self.server.socket, out) if status == 0 else None
 

@@ -13,7 +13,7 @@ import time
 from roost import paths
 from roost.state import words as w
 from roost.tmux.panes import Pane, pane
-from roost.tmux.server import Server
+from roost.tmux.server import THEN, Server
 
 DECLINED = "the dialog was declined or dismissed"
 # Claude Code and Codex write their transcript within ~20 ms of a dialog opening; a write
@@ -50,7 +50,7 @@ class _Change:
         if (self.pane.options.get(name) or "") == value:
             return
         if self.args:
-            self.args.append(";")
+            self.args.append(THEN)
         if value:
             self.args += ["set-option", "-p", "-t", self.pane.id, name, value]
         else:
@@ -292,7 +292,7 @@ def label(server: Server, pane_id: str, name: str, *, view: bool = False) -> boo
     """
     args = ["set-option", "-p", "-t", pane_id, w.NAME, name]
     if view:
-        args += [";", "set-option", "-p", "-t", pane_id, w.VIEW, "1"]
+        args += [THEN, "set-option", "-p", "-t", pane_id, w.VIEW, "1"]
     return server.run(*args, check=False).returncode == 0
 
 

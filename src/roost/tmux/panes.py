@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from roost.tmux.server import SEP, Server, TmuxError, environment, fields
+from roost.tmux.server import SEP, THEN, Server, TmuxError, environment, fields
 
 _BASE = (
     *(
@@ -209,7 +209,7 @@ def list_sessions(server: Server) -> list[Session]:
             "list-sessions",
             "-F",
             SEP.join(["s", "#{session_name}", "#{session_windows}"]),
-            ";",
+            THEN,
             "list-clients",
             "-F",
             SEP.join(["c", CLIENTS_FORMAT]),

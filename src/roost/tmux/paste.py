@@ -28,7 +28,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 from roost import paths
-from roost.tmux.server import SEP, Server, fields
+from roost.tmux.server import SEP, THEN, Server, fields
 
 BUFFER = "roost-send"
 ENTER_BUFFER = "roost-enter"
@@ -103,7 +103,7 @@ def look(server: Server, pane_id: str, watch: tuple[str, ...] = ()) -> Look | No
     """
     fmt = SEP.join([*_LOOK, *(f"#{{{name}}}" for name in watch)])
     proc = server.run(
-        "capture-pane", "-p", "-t", pane_id, ";", "display-message", "-p", "-t", pane_id, fmt, check=False
+        "capture-pane", "-p", "-t", pane_id, THEN, "display-message", "-p", "-t", pane_id, fmt, check=False
     )
     if proc.returncode != 0:
         return None
@@ -181,7 +181,8 @@ def paste_once(
     failed call leaves no buffer behind: text must not linger in tmux's buffer list.
     """
     flags = [*(["-p"] if bracket else []), *(["-r"] if raw else [])]
-    then = [";", "set-buffer", "-b", ENTER_BUFFER, "\r", ";", "paste-buffer", "-r", "-d", "-b", ENTER_BUFFER]
+    then = [THEN, "set-buffer", "-b", ENTER_BUFFER, "\r"]
+    then += [THEN, "paste-buffer", "-r", "-d", "-b", ENTER_BUFFER]
     then = [*then, "-t", pane_id] if enter else []
     with _buffer_lock(server):
         proc = server.run(
@@ -189,7 +190,7 @@ def paste_once(
             "-b",
             BUFFER,
             "-",
-            ";",
+            THEN,
             "paste-buffer",
             *flags,
             "-d",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from roost.tmux.server import Server, TmuxError
+from roost.tmux.server import THEN, Server, TmuxError
 
 _NEW_PANE = ("-d", "-P", "-F", "#{pane_id} #{window_index}")
 
@@ -50,9 +50,9 @@ class Birth:
         or is empty right after new-session, whose new pane is then the current one."""
         args: list[str] = []
         for name, value in self.server_options.items():
-            args += [";", "set-option", "-g", name, value]
+            args += [THEN, "set-option", "-g", name, value]
         for name, value in self.pane_options.items():
-            args += [";", "set-option", "-p", *target, name, value]
+            args += [THEN, "set-option", "-p", *target, name, value]
         return args
 
 
@@ -106,7 +106,7 @@ class Keys:
 def keys(server: Server) -> Keys:
     """Read the prefix and its key table in one round trip."""
     try:
-        out = server.out("show-options", "-gv", "prefix", ";", "list-keys", "-T", "prefix")
+        out = server.out("show-options", "-gv", "prefix", THEN, "list-keys", "-T", "prefix")
     except TmuxError:
         return Keys(None, {})
     lines = out.splitlines()

@@ -61,16 +61,16 @@ class Server:
         return "path" if "/" in self.socket else "name"
 
     def argv(self, *args: str) -> list[str]:
-        """The command line for ``args``: an argument that is ``";"`` alone ends one tmux
-        command and starts the next, and every other argument means only itself."""
+        """The command line for ``args``: :data:`THEN` ends one tmux command and starts the
+        next, and every other argument means only itself (``";"`` too)."""
         flag = "-S" if self.kind == "path" else "-L"
         return ["tmux", flag, self.socket, "-f", CONFIG, *map(literal, args)]
 
     def run(
         self, *args: str, input: bytes | None = None, check: bool = True
     ) -> Completed | subprocess.CompletedProcess[bytes]:
-        """Run one tmux invocation; several commands can be chained with ``";"``, an argument
-        of its own (see :meth:`argv`)."""
+        """Run one tmux invocation; several commands can be chained with :data:`THEN`, an
+        argument of its own (see :meth:`argv`)."""
         env = environment()
         argv = self.argv(*args)
         proc = _spawn(argv, env) if input is None else None
@@ -119,12 +119,23 @@ class Server:
         return pane
 
 
+class _Then(str):
+    """The one ``";"`` that separates two tmux commands; see :data:`THEN`."""
+
+
+THEN = _Then(";")
+"""Ends one tmux command and starts the next in the same invocation. It is a type of its own,
+not the text ``";"``: a value that happens to be ``";"`` (a window name) must mean only itself."""
+
+
 def literal(arg: str) -> str:
     """``arg`` as tmux's command line must spell it to mean only itself: tmux takes an
     argument that ends in ``;`` as the end of a command (``new-window -n semi;`` runs
     ``new-window -n semi``, then the next word as a command), and reads a trailing ``\\;`` as
-    one literal ``;``. The separator ``";"`` alone is left as it is: it is one."""
-    return arg[:-1] + "\\;" if arg.endswith(";") and arg != ";" else arg
+    one literal ``;``. Only :data:`THEN` is left as it is: it is the separator."""
+    if isinstance(arg, _Then):
+        return ";"
+    return arg[:-1] + "\\;" if arg.endswith(";") else arg
 
 
 def environment(**extra: str) -> dict[str, str]:

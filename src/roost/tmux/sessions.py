@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from roost.tmux.placement import Birth
-from roost.tmux.server import Server
+from roost.tmux.server import THEN, Server
 
 
 def new_session(
@@ -31,7 +31,7 @@ def new_session(
     # Untargeted, these act on the session just created.
     args += birth.settings([])
     for variable in birth.forget:
-        args += [";", "set-environment", "-u", variable, ";", "set-environment", "-gu", variable]
+        args += [THEN, "set-environment", "-u", variable, THEN, "set-environment", "-gu", variable]
     return server.out(*args).strip().splitlines()[0]
 
 

@@ -21,7 +21,7 @@ from roost.cli import installation
 from roost.cli.output import line
 from roost.errors import UsageError
 from roost.state.newpane import BIN_OPTION, roost_bin
-from roost.tmux.server import CONFIG, SEP, Server, fields
+from roost.tmux.server import CONFIG, SEP, THEN, Server, fields
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 LOSSY_TMUX = ("3.4", "3.5a")
@@ -61,10 +61,10 @@ def _server(server: Server) -> Iterator[Check]:
         "display-message",
         "-p",
         SEP.join(("#{start_time}-#{pid}", "#{@roost-bin}", "#{@roost-send-ready-timeout}")),
-        ";",
+        THEN,
         "show-hooks",
         "-g",
-        ";",
+        THEN,
         "show-hooks",
         "-gw",
         check=False,

@@ -13,7 +13,7 @@ from roost.cli.output import document
 from roost.errors import UsageError
 from roost.state import words as w
 from roost.tmux.panes import CLIENTS_FORMAT, people
-from roost.tmux.server import SEP, Server, fields
+from roost.tmux.server import SEP, THEN, Server, fields
 
 _SESSION = ("#{session_name}", "#{session_windows}")
 _PANE = (
@@ -42,11 +42,11 @@ def _listing(server: Server) -> tuple[bool, list[dict], list[dict]]:
             "list-sessions",
             "-F",
             SEP.join(("s", *_SESSION)),
-            ";",
+            THEN,
             "list-clients",
             "-F",
             SEP.join(("c", CLIENTS_FORMAT)),
-            ";",
+            THEN,
             "list-panes",
             "-a",
             "-F",
