@@ -7,11 +7,12 @@ stdin. Each example is one real ``rosterd-hook`` process on a real pane.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from roost.text import control
@@ -67,6 +68,12 @@ HOSTILE_EVENT = st.fixed_dictionaries(
         "error": st.one_of(HOSTILE_TEXT, JSON),
     },
 )
+DIALOG_WITH_ESCAPES = {
+    "hook_event_name": "PermissionRequest",
+    "tool_name": "Write",
+    "tool_input": {"file_path": "/tmp/\x1b[31mred\x1b]0;pwned\x07"},
+}
+"""Found by this suite: the dialog's reason kept the ESC of the path it named."""
 NOT_AN_EVENT = st.one_of(
     st.binary(max_size=4096),
     JSON.filter(lambda value: not isinstance(value, dict)).map(lambda value: json.dumps(value).encode()),
@@ -101,14 +108,21 @@ def test_bytes_that_are_no_event_change_nothing(roost: Roost, pane: str) -> None
 
 
 def test_hostile_events_are_survived_and_a_real_one_still_lands(roost: Roost, pane: str) -> None:
+    made = itertools.count()
+
     @SETTINGS
-    @given(payload=HOSTILE_EVENT)
-    def run(payload: dict) -> None:
-        timed(roost, pane, json.dumps(payload).encode())
-        # What the badge says is one line of printable text, whatever the event held.
-        for name in ("@roost-state", "@roost-reason"):
-            value = roost.option(pane, name)
-            assert control(value) is None, (name, value)
+    @given(first=HOSTILE_EVENT, then=HOSTILE_EVENT)
+    @example(first=DIALOG_WITH_ESCAPES, then={"hook_event_name": "StopFailure", "error": "\x1b[2Jgone"})
+    def run(first: dict, then: dict) -> None:
+        # A pane of its own per example: a hook handed off on a loaded machine lands late, and
+        # must not land on the next example's pane.
+        own = roost.window(f"fuzz{next(made)}", "sh")
+        for payload in (first, then):
+            timed(roost, own, json.dumps(payload).encode())
+            # What the badge says is one line of printable text, whatever the event held.
+            for name in ("@roost-state", "@roost-reason"):
+                value = roost.option(own, name)
+                assert control(value) is None, (name, value)
 
     run()
     hook(roost, pane, event("UserPromptSubmit"))

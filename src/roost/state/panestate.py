@@ -12,6 +12,7 @@ import time
 
 from roost import paths
 from roost.state import words as w
+from roost.text import shown
 from roost.tmux.panes import Pane, pane
 from roost.tmux.server import THEN, Server
 
@@ -35,7 +36,10 @@ def recording() -> bool:
 
 
 def _one_line(text: str, limit: int = 200) -> str:
-    return " ".join(text.split())[:limit]
+    """A reason as the badge keeps it: one line, its whitespace runs made one space, and any
+    other control character (an ESC from a tool's input) written out rather than kept, since
+    every face shows the reason as it is."""
+    return shown(" ".join(text.split()))[:limit]
 
 
 class _Change:
