@@ -268,3 +268,22 @@ def test_check_names_a_bad_user_file_and_its_field_and_keeps_the_packaged_rules(
     syntax = rosterd("detect", "check")
     assert syntax.returncode == 1
     assert syntax.stderr.startswith(f"rosterd detect: {path}: cannot read it: ")
+
+
+def test_what_a_screen_or_a_manifest_holds_is_printed_escaped(agents_dir: Path, tmp_path: Path) -> None:
+    """A screen is anyone's text and a manifest's values the user's: an ESC in either reaches the
+    operator's terminal as ``\\x1b``, never as an escape sequence; ``--json`` carries it as is."""
+    screen = tmp_path / "screen.txt"
+    screen.write_text("\x1b]0;pw\u202ened\x07 \x1b[2J Esc to cancel · Tab to amend\n")
+    shown = rosterd("detect", "explain", "--title", "t\u202ex", str(screen))
+    assert shown.returncode == 0
+    assert "\x1b" not in shown.stdout and "\u202e" not in shown.stdout
+    assert "t\\u202ex" in shown.stdout
+
+    (agents_dir / "mine.toml").write_text(
+        '[detect]\n[[detect.rules]]\nid = "oops\\u001b[2J"\n'
+        'state = "idle"\nregion = "screen"\npattern = "("\n'
+    )
+    check = rosterd("detect", "check")
+    assert check.returncode == 1
+    assert "\x1b" not in check.stderr and "oops\\x1b[2J" in check.stderr

@@ -138,6 +138,15 @@ def test_claude_config_dir_is_honoured(rosterd: Rosterd) -> None:
     assert rosterd.run("integrate", "status", "claude", env=env).returncode == 0
 
 
+def test_a_config_dir_holding_escapes_is_printed_escaped(rosterd: Rosterd) -> None:
+    """A path is the user's text: install and status print an ESC in it as ``\\x1b``."""
+    env = {"CLAUDE_CONFIG_DIR": str(rosterd.home / "c\x1b]0;pwned\x07")}
+    for action in ("install", "status"):
+        proc = rosterd.run("integrate", action, "claude", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "\x1b" not in proc.stdout and "c\\x1b]0;pwned\\x07" in proc.stdout, proc.stdout
+
+
 def test_invalid_json_is_refused_and_left_alone(rosterd: Rosterd) -> None:
     path = rosterd.home / ".claude" / "settings.json"
     path.parent.mkdir()

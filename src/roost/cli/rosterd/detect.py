@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from roost.cli.output import decode, document
+from roost.cli.output import complain, decode, document, line
 from roost.errors import UsageError
 
 USAGE = (
@@ -101,7 +101,7 @@ def explain(args: list[str]) -> int:
     if as_json:
         document("detect explain", **to_json(explanation))
     else:
-        print("\n".join(lines(explanation)))
+        line("\n".join(lines(explanation)))  # the screen's text is anyone's: escaped
     return 0
 
 
@@ -130,9 +130,9 @@ def check(args: list[str]) -> int:
     else:
         for rules in agents:
             identifies = ", identifies its screen" if rules.identify else ""
-            print(f"{rules.agent}: {len(rules.rules)} rules{identifies} ({', '.join(map(str, rules.files))})")
+            line(f"{rules.agent}: {len(rules.rules)} rules{identifies} ({', '.join(map(str, rules.files))})")
         for _, message in catalog.problems:
-            sys.stderr.write(f"rosterd detect: {message}\n")
+            complain(f"rosterd detect: {message}\n")
     return 1 if catalog.problems else 0
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roost.cli.output import document
+from roost.cli.output import document, line
 from roost.errors import UsageError
 from roost.integrate import INSTALLED, Report, integration, names
 
@@ -63,7 +63,7 @@ def status(args: list[str]) -> int:
         )
     else:
         for report in reports:
-            print(report.line)
+            line(report.line)  # paths and a host file's own words: escaped
     if rest and reports[0].state != INSTALLED:
         return 1
     return 0
@@ -82,6 +82,6 @@ def run(verb: str, args: list[str]) -> int:
             " (see rosterd integrate --help)"
         )
     target = integration(args[1])
-    for line in target.install() if action == "install" else target.uninstall():
-        print(line)
+    for said in target.install() if action == "install" else target.uninstall():
+        line(said)
     return 0
