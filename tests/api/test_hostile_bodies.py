@@ -97,3 +97,47 @@ def test_no_body_on_any_post_route_gets_a_server_error(
     run()
     assert api.get("/status").status_code == 200
     print(f"hostile bodies: {dict(COUNTS)}")
+
+
+QUERY_VALUE = st.one_of(
+    st.text(max_size=20),
+    st.sampled_from(["9" * 5000, "-1", "1:" + "9" * 5000, "0x10", "1e9", "NaN", "%00", "\x00", "1;2", ""]),
+)
+GET_PATHS = sorted(
+    r.path for r in (*ROUTES, *WEB_ROUTES) if "GET" in (getattr(r, "methods", None) or ()) and r.path != "/"
+)
+QUERY_NAMES = ["since", "status_epoch", "terminals", "lines", "key", "session", "turn", "json"]
+
+
+def test_no_path_or_query_on_any_get_route_gets_a_server_error(
+    api: httpx.Client, proc: subprocess.Popen[bytes]
+) -> None:
+    """The streams answer a good query with a stream that never ends: only its status is read."""
+    assert api.post("/claim", json=about(proc, activity="working", event="prompt")).status_code == 200
+    real = quote(api.get("/snapshot").json()["records"][0]["session_key"], safe="")
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(
+        path=st.sampled_from(GET_PATHS),
+        key=KEYS,
+        query=st.dictionaries(st.sampled_from(QUERY_NAMES), QUERY_VALUE, max_size=3),
+    )
+    def run(path: str, key: str, query: dict[str, str]) -> None:
+        target = path.replace("{key}", real if key == "REAL" else key)
+        target = target.replace("{session}", real if key == "REAL" else key).replace("{pane}", "%250")
+        with api.stream("GET", target, params=query) as response:
+            COUNTS["queries"] += 1
+            COUNTS[f"GET {response.status_code // 100}xx"] += 1
+            assert response.status_code < 500, (target, query, response.status_code)
+            if response.status_code >= 400:
+                response.read()
+                assert isinstance(response.json()["error"], str), response.text[:200]
+
+    run()
+    assert api.get("/status").status_code == 200
+    print(f"hostile queries: {dict(COUNTS)}")
