@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from roost.text import control
 from tests.conftest import Roost
-from tests.hook.test_hook import BOUND, event, hook, pane, state
+from tests.hook.test_hook import BOUND, event, hook, pane, settled, state
 
 __all__ = ["pane"]
 
@@ -88,11 +88,12 @@ def options(roost: Roost, pane: str) -> str:
 
 def timed(roost: Roost, pane: str, raw: bytes) -> None:
     began = time.monotonic()
-    proc = hook(roost, pane, raw=raw)
+    proc = hook(roost, pane, raw=raw, settle=False)
     took = time.monotonic() - began
     assert proc.returncode == 0
     assert took < BOUND, f"took {took:.3f}s"
     assert proc.stderr == b""
+    settled(roost)
 
 
 def test_bytes_that_are_no_event_change_nothing(roost: Roost, pane: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from roost.hook.main import STDIN_CAP
 from tests.conftest import BIN, Roost
-from tests.hook.test_hook import BOUND, event, events_logged, hook, pane, state
+from tests.hook.test_hook import BOUND, event, events_logged, hook, pane, settled, state
 
 __all__ = ["pane"]
 
@@ -40,9 +40,10 @@ def test_an_event_over_the_cap_is_ignored(roost: Roost, pane: str) -> None:
     raw = json.dumps(event("UserPromptSubmit", prompt="x" * STDIN_CAP)).encode()
     assert len(raw) > STDIN_CAP
     began = time.monotonic()
-    proc = hook(roost, pane, raw=raw)
+    proc = hook(roost, pane, raw=raw, settle=False)
     assert (proc.returncode, proc.stdout) == (0, b"")
     assert time.monotonic() - began < BOUND
+    settled(roost)
     assert state(roost, pane) == ""
     assert events_logged(roost) == []
 
