@@ -212,10 +212,11 @@ def test_ls_exit_codes(roost: Roost) -> None:
 # --- bare roost ---------------------------------------------------------------------------------
 
 
-def test_bare_roost_without_a_terminal_is_a_usage_error(roost: Roost) -> None:
+def test_bare_roost_without_a_terminal_is_a_usage_error_and_starts_nothing(roost: Roost) -> None:
     proc = roost.run()
     assert proc.returncode == 1
     assert proc.stderr.startswith("usage: roost attaches a terminal"), proc.stderr
+    assert roost.tmux("list-sessions", check=False) == ""  # no server was started for it
     assert roost.run("attach", "extra").returncode == 1
 
 

@@ -31,13 +31,15 @@ def attach(args: list[str]) -> int:
     """``roost``: attach the person to the server, creating session ``main`` if none."""
     if args:
         raise UsageError("usage: roost [attach]")
+    # Refused before anything is made: a script that runs bare `roost` by mistake must not
+    # leave a tmux server and a session behind it.
+    if not sys.stdin.isatty():
+        raise UsageError("usage: roost attaches a terminal; run it from one")
     server = Server.from_env()
     if not sessions.has_session(server, DEFAULT_SESSION) and not list_sessions(server):
         sessions.new_session(server, DEFAULT_SESSION, cwd=os.getcwd(), birth=newpane.birth())
     target = DEFAULT_SESSION if sessions.has_session(server, DEFAULT_SESSION) else None
     argv = server.argv("attach-session", *(["-t", target] if target else []))
-    if not sys.stdin.isatty():
-        raise UsageError("usage: roost attaches a terminal; run it from one")
     os.execvp(argv[0], argv)
     return 0  # not reached: exec replaces this process
 
