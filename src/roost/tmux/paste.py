@@ -28,6 +28,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 from roost import paths
+from roost.errors import NotDelivered
 from roost.tmux.server import SEP, THEN, Server, fields
 
 BUFFER = "roost-send"
@@ -50,10 +51,6 @@ class PaneGone(Exception):
 
 class GoneWithText(PaneGone):
     """The pane went away after the text was pasted: its program may have read it."""
-
-
-class NotDelivered(Exception):
-    """tmux refused the paste itself: nothing reached the pane, so a retry is safe."""
 
 
 class EnterUnread(Exception):

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from roost import paths
-from roost.errors import Blocked, DeliveredNoTurn, InvalidValue, NotDelivered, TargetGone, UsageError
+from roost.errors import Blocked, DeliveredNoTurn, InvalidValue, TargetGone, UsageError
 from roost.state import words as w
 from roost.tmux import paste, targets
 from roost.tmux.panes import Pane, pane
@@ -158,8 +158,6 @@ def _deliver(server: Server, call: Call, target: Pane, data: bytes) -> Outcome:
         raise TargetGone(f"pane {target.id} went away after the paste (it may have read the text)") from error
     except paste.PaneGone as error:
         raise TargetGone(f"pane {target.id} went away before the text was delivered") from error
-    except paste.NotDelivered as error:
-        raise NotDelivered(str(error)) from error
     try:
         left, submitted = paste.submit(server, pasted, ready)
     except paste.PaneGone as error:
