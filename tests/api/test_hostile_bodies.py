@@ -69,18 +69,26 @@ BODY = st.one_of(
 )
 
 
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def session(api: httpx.Client, proc: subprocess.Popen[bytes]) -> str:
+    """A real session's key, path-encoded: what a route's lookup finds, for bodies to get past it."""
+    assert api.post("/claim", json=about(proc, activity="working", event="prompt")).status_code == 200
+    return quote(api.get("/snapshot").json()["records"][0]["session_key"], safe="")
+
+
 def test_no_body_on_any_post_route_gets_a_server_error(
     api: httpx.Client, proc: subprocess.Popen[bytes]
 ) -> None:
-    assert api.post("/claim", json=about(proc, activity="working", event="prompt")).status_code == 200
-    real = quote(api.get("/snapshot").json()["records"][0]["session_key"], safe="")
+    real = session(api, proc)
 
-    @settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
+    @SETTINGS
     @given(path=st.sampled_from(PATHS), key=KEYS, body=BODY)
     def run(path: str, key: str, body: bytes) -> None:
         target = path.replace("{key}", real if key == "REAL" else key)
@@ -113,15 +121,9 @@ def test_no_path_or_query_on_any_get_route_gets_a_server_error(
     api: httpx.Client, proc: subprocess.Popen[bytes]
 ) -> None:
     """The streams answer a good query with a stream that never ends: only its status is read."""
-    assert api.post("/claim", json=about(proc, activity="working", event="prompt")).status_code == 200
-    real = quote(api.get("/snapshot").json()["records"][0]["session_key"], safe="")
+    real = session(api, proc)
 
-    @settings(
-        max_examples=EXAMPLES,
-        deadline=None,
-        database=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
+    @SETTINGS
     @given(
         path=st.sampled_from(GET_PATHS),
         key=KEYS,
