@@ -49,17 +49,6 @@ endless stdin (``yes |``), which a read to the end would take whole, never reach
 watchdog (its signal is only handled between reads that never block)."""
 
 
-def _age() -> float:
-    """Seconds since this process started, from /proc; 0 where that cannot be read."""
-    try:
-        with open("/proc/self/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
-        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
-    except (OSError, ValueError, IndexError, AttributeError):
-        return 0.0
-
-
 def _started(pid: int | str) -> bytes | None:
     """A process's start time in clock ticks (with its pid, it names one process), or None."""
     try:
@@ -69,39 +58,50 @@ def _started(pid: int | str) -> bytes | None:
         return None
 
 
-def _children() -> list[tuple[int, bytes | None]]:
+def _age() -> float:
+    """Seconds since this process started, from /proc; 0 where that cannot be read."""
+    ticks = _started("self")
+    try:
+        started = int(ticks or b"") / os.sysconf("SC_CLK_TCK")
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+    except (OSError, ValueError, AttributeError):
+        return 0.0
+
+
+def _children() -> list[int]:
     try:
         tasks = os.listdir("/proc/self/task")
     except OSError:
         return []
-    found: list[tuple[int, bytes | None]] = []
+    pids: list[int] = []
     for task in tasks:
         try:
             with open(f"/proc/self/task/{task}/children") as children:
-                found += [(int(pid), _started(pid)) for pid in children.read().split()]
+                pids += [int(pid) for pid in children.read().split()]
         except (OSError, ValueError):
             continue
-    return found
+    return pids
 
 
 _adopted: list[tuple[int, bytes | None]] = []
-"""The tmux clients the agent's process left running when it handed its event off."""
+"""The tmux clients the agent's process left running when it handed its event off, each with
+its start time: by the time the copy gives up, a pid no longer its child may name another."""
 
 
 def _give_up(_signum: int, _frame: object) -> None:
     # A hung tmux client must not outlive the hook that started it.
-    for pid, started in _children() + _adopted:
-        if started is not None and _started(pid) == started:
-            try:
-                os.kill(pid, _signal.SIGKILL)
-            except OSError:
-                continue
+    doomed = _children() + [pid for pid, started in _adopted if started and _started(pid) == started]
+    for pid in doomed:
+        try:
+            os.kill(pid, _signal.SIGKILL)
+        except OSError:
+            continue
     os._exit(0)
 
 
 def _hand_off(signum: int, frame: object) -> None:
     """The 800 ms contract is due: the agent's process exits 0 now, a copy finishes the event."""
-    clients = _children()
+    clients = [(pid, _started(pid)) for pid in _children()]
     try:
         pid = os.fork()
     except OSError:
