@@ -13,6 +13,7 @@ Layers, top to bottom; a module imports its own package and rows below, never up
 - ``state``: a pane's badge, its kept replies and the events log. Only this layer writes them.
 - ``tmux``: roost's own tmux server. It knows nothing of agents.
 - ``agents``: per-harness data (binaries, exit commands, hook event maps), no behaviour.
+- ``validation``: the typed checks (pydantic) request bodies and claims are made of.
 - ``paths``, ``errors``, ``files``, ``cjson``, ``markdown``, ``agentrow``, ``web``, ``text``:
   leaves that import nothing of roost.
 """

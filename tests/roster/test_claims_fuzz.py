@@ -15,7 +15,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.roster import claims
+from roost.roster import claims, claimschema
 from roost.roster.claims import BadClaim
 from tests.roster.helpers import Clock, roster
 
@@ -45,7 +45,7 @@ PROCESS = st.one_of(
     st.tuples(ANY_NUMBER, ANY_NUMBER).map(list),
     VALUE,
 )
-FIELD_NAMES = st.one_of(st.sampled_from(sorted(claims.CLAIMABLE)), ANY_TEXT)
+FIELD_NAMES = st.one_of(st.sampled_from(sorted(claimschema.CLAIMABLE)), ANY_TEXT)
 HOSTILE = st.fixed_dictionaries(
     {},
     optional={
@@ -81,7 +81,7 @@ FAIR = st.fixed_dictionaries(
         "start_ticks": st.just(1000),
     },
     optional={
-        "activity": st.sampled_from(sorted(claims.CLAIMABLE_WORDS)),
+        "activity": st.sampled_from(sorted(claimschema.CLAIMABLE_WORDS)),
         "seq": st.integers(min_value=0, max_value=10),
         "fields": FAIR_FIELDS,
         "started_at": st.floats(min_value=1.6e9, max_value=1.8e9),
@@ -96,7 +96,7 @@ ONE_BAD_FIELD = st.builds(
         "fields": {**fair.get("fields", {}), name: value},
     },
     FAIR,
-    st.sampled_from(sorted(claims.CLAIMABLE)),
+    st.sampled_from(sorted(claimschema.CLAIMABLE)),
     VALUE,
 )
 """A claim a sender could mean but for one field: the value each field's check must judge."""
