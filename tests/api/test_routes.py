@@ -8,9 +8,12 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from starlette.routing import Route
 
 from roost import __version__
 from roost.api.app import ROUTES
+from roost.api.gate import PAGE, PUBLIC
+from roost.api.web import ROUTES as WEB_ROUTES
 from tests.api.helpers import about, key_of, sleeper
 from tests.daemon.fixture import Daemon, pid_start_ticks
 
@@ -56,13 +59,16 @@ def test_openapi_describes_every_route(api: httpx.Client) -> None:
     doc = api.get("/openapi.json").json()
     assert doc["openapi"].startswith("3.")
     described = {(path, method.upper()) for path, ops in doc["paths"].items() for method in ops}
-    served = {(route.path, method) for route in ROUTES for method in route.methods or () if method != "HEAD"}
+    http = [route for route in (*ROUTES, *WEB_ROUTES) if isinstance(route, Route)]
+    served = {(route.path, method) for route in http for method in route.methods or () if method != "HEAD"}
     assert described == served
-    for ops in doc["paths"].values():
+    for path, ops in doc["paths"].items():
         for op in ops.values():
-            assert "401" in op["responses"]
+            public = path in PUBLIC or path == PAGE  # the login page, the app's files; / redirects
+            assert op.get("security") == ([] if public else None), path
+            assert public or "401" in op["responses"], path
     refs = json.dumps(doc).count("#/components/schemas/")
-    assert refs and all(name in doc["components"]["schemas"] for name in ("Error", "Record", "Claim"))
+    assert refs and all(name in doc["components"]["schemas"] for name in ("Error", "Record", "ClaimBody"))
 
 
 def test_unknown_route_and_wrong_method_are_json(api: httpx.Client) -> None:
@@ -129,7 +135,7 @@ def test_claim_source_defaults_to_hook_and_attested_sources_are_refused(
     for source in ("acp", "integration"):
         response = claim(api, about(proc, source=source, activity="idle"))
         assert response.status_code == 400
-        assert response.json() == {"error": f"{source} claims are not accepted over HTTP"}
+        assert response.json() == {"error": f"{source} claims are not accepted over HTTP", "field": "source"}
 
 
 @pytest.mark.parametrize(
@@ -138,13 +144,13 @@ def test_claim_source_defaults_to_hook_and_attested_sources_are_refused(
         (b"{not json", "the body is not JSON"),
         (b"", "a JSON body is required"),
         (b"[1, 2]", "the body must be a JSON object"),
-        (b'{"source": "gossip", "pid": 1, "start_ticks": 1}', "unknown source 'gossip'"),
+        (b'{"source": "gossip", "pid": 1, "start_ticks": 1}', "source must be one of launcher, acp"),
         (b'{"activity": "working"}', "a claim names a session_key or a process"),
         (b'{"pid": 5}', "pid and start_ticks come together"),
-        (b'{"pid": 5, "start_ticks": 1, "activity": "dancing"}', "activity 'dancing' cannot be claimed"),
-        (b'{"pid": 5, "start_ticks": 1, "activity": {"a": 1}}', "activity {'a': 1} cannot be claimed"),
+        (b'{"pid": 5, "start_ticks": 1, "activity": "dancing"}', "activity must be one of active"),
+        (b'{"pid": 5, "start_ticks": 1, "activity": {"a": 1}}', "activity must be one of active"),
         (b'{"pid": 5, "start_ticks": 1, "ended": "exit", "activity": "idle"}', "a claim that ends a session"),
-        (b'{"pid": 5, "start_ticks": 1, "fields": {"colour": "red"}}', "field 'colour' cannot be set"),
+        (b'{"pid": 5, "start_ticks": 1, "fields": {"colour": "red"}}', "fields.colour cannot be set"),
     ],
 )
 def test_claim_bad_requests_are_400(api: httpx.Client, body: bytes, message: str) -> None:
@@ -206,11 +212,11 @@ def test_register_a_new_process_then_again(api: httpx.Client, proc: subprocess.P
 
 def test_register_errors(api: httpx.Client, proc: subprocess.Popen[bytes]) -> None:
     cases = [
-        ({}, 400, "pid must be a positive integer"),
-        ({"pid": "12"}, 400, "pid must be a positive integer"),
-        ({"pid": 999_999_999}, 404, "no process 999999999 on this node"),
+        ({}, 400, "pid is required"),
+        ({"pid": "12"}, 400, "pid must be a positive integer up to 4194304"),
+        ({"pid": 4_000_000}, 404, "no process 4000000 on this node"),
         ({"pid": proc.pid, "start_ticks": 1}, 404, f"process {proc.pid} started at tick 1 has exited"),
-        ({"pid": proc.pid, "lane": "sideways"}, 400, "field 'lane' must be one of"),
+        ({"pid": proc.pid, "lane": "sideways"}, 400, "lane must be one of headless, interactive"),
         ({"pid": proc.pid, "name": "x" * 5000}, 413, "the body is larger than 4096 bytes"),
     ]
     for body, status, message in cases:
@@ -236,10 +242,10 @@ def test_name_set_and_clear(api: httpx.Client, proc: subprocess.Popen[bytes]) ->
 def test_name_errors(api: httpx.Client, proc: subprocess.Popen[bytes]) -> None:
     key = started(api, proc)
     cases = [
-        ({}, 400, 'the body is {"name": LABEL} or {"name": null}'),
-        ({"name": 7}, 400, "name must be non-empty text or null"),
-        ({"name": "  "}, 400, "name must be non-empty text or null"),
-        ({"name": "x" * 201}, 400, "field 'name' is longer than 200 characters"),
+        ({}, 400, "name is required"),
+        ({"name": 7}, 400, "name must be non-empty text of 1 to 200 characters, one line"),
+        ({"name": "  "}, 400, "name may not be blank"),
+        ({"name": "x" * 201}, 400, "name must be non-empty text of 1 to 200 characters, one line"),
     ]
     for body, status, message in cases:
         response = api.post(f"/sessions/{key}/name", json=body)

@@ -48,4 +48,4 @@ def test_naming_an_unknown_session_or_with_an_empty_label_is_a_user_error(
 ) -> None:
     assert fails(running, 1, "name", "nope", "label") == "rosterd name: no session 'nope'\n"
     key = session_of(running, badged(roost, "idle", session="naming"))["session_key"]
-    assert fails(running, 1, "name", key, " ") == "rosterd name: name must be non-empty text or null\n"
+    assert fails(running, 1, "name", key, " ") == "rosterd name: name may not be blank\n"

@@ -12,29 +12,17 @@ import psutil
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.api import services
-from roost.api.body import read_object
+from roost.api import schemas, services
+from roost.api.body import read, read_object
 from roost.api.errors import BadRequest, Conflict, NotFound
 from roost.api.lookup import resolve
 from roost.detect import procs
 from roost.roster import BadClaim, Claim, Outcome, check, parse, records, to_json
-from roost.roster.precedence import ACP, HOOK, INTEGRATION, LAUNCHER
+from roost.roster.precedence import ACP, INTEGRATION, LAUNCHER
 
 ATTESTED = (ACP, INTEGRATION)
 """Sources whose claims must come from where the daemon can prove who sent them (its own ACP
 stream; the reports socket's peer credentials), never from a POST."""
-
-REGISTERED_FIELDS = (
-    "harness",
-    "session_id",
-    "name",
-    "cwd",
-    "lane",
-    "tty",
-    "tmux",
-    "permission_policy",
-    "mode",
-)
 
 
 def _answer(roster_head: int, outcome: Outcome, status: int = 200, **extra: Any) -> JSONResponse:
@@ -56,13 +44,13 @@ async def claim(request: Request) -> JSONResponse:
     daemon = services.of(request)
     roster = daemon.live.roster
     payload = await read_object(request)
-    payload.setdefault("source", HOOK)
-    if payload["source"] in ATTESTED:
-        raise BadRequest(f"{payload['source']} claims are not accepted over HTTP")
+    source = payload.get("source")
+    if source in ATTESTED:
+        raise BadRequest(f"{source} claims are not accepted over HTTP", field="source")
     try:
         parsed = parse(payload, daemon.clock())
     except BadClaim as error:
-        raise BadRequest(str(error)) from None
+        raise BadRequest(str(error), field=error.field) from None
     key = parsed.session_key
     if key is not None and roster.record(key) is None:
         process = parsed.process
@@ -73,31 +61,26 @@ async def claim(request: Request) -> JSONResponse:
     return _answer(roster.head, outcome)
 
 
-def _pid(payload: dict[str, Any]) -> int:
-    pid = payload.get("pid")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        raise BadRequest("pid must be a positive integer")
-    return pid
-
-
 async def register(request: Request) -> JSONResponse:
     """A launcher registers a process it started: the session gets source ``launcher``, whose
     identity fields (name, harness, cwd…) outrank every detector's."""
     daemon = services.of(request)
     roster = daemon.live.roster
-    payload = await read_object(request)
-    pid = _pid(payload)
+    body = await read(request, schemas.Register)
+    pid = body.pid
     process = procs.identity(pid)
     if process is None:
         raise NotFound(f"no process {pid} on this node")
-    ticks = payload.get("start_ticks")
+    ticks = body.start_ticks
     if ticks is not None and ticks != process.start_ticks:
         raise NotFound(f"process {pid} started at tick {ticks} has exited; the pid names another process now")
     try:
         started_at: float | None = psutil.Process(pid).create_time()
     except psutil.Error:
         started_at = None
-    fields = {name: payload[name] for name in REGISTERED_FIELDS if name in payload}
+    fields = {
+        name: getattr(body, name) for name in schemas.REGISTERED_FIELDS if name in body.model_fields_set
+    }
     built = Claim(
         LAUNCHER,
         daemon.clock(),
@@ -122,12 +105,7 @@ async def name(request: Request) -> JSONResponse:
     daemon = services.of(request)
     roster = daemon.live.roster
     key = resolve(roster, request.path_params["key"])
-    payload = await read_object(request)
-    if "name" not in payload:
-        raise BadRequest('the body is {"name": LABEL} or {"name": null}')
-    label = payload["name"]
-    if label is not None and (not isinstance(label, str) or not label.strip()):
-        raise BadRequest("name must be non-empty text or null")
+    label = (await read(request, schemas.Name)).name
     built = Claim(LAUNCHER, daemon.clock(), session_key=key, fields={"name": label})
     problem = check(built)
     if problem:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.api import rows, services
-from roost.api.body import read_object
-from roost.api.errors import BadRequest, NotFound, TooLarge, Unavailable
+from roost.api import rows, schemas, services
+from roost.api.body import read
+from roost.api.errors import NotFound, TooLarge, Unavailable
 from roost.api.prompt import DEFINITE_FAILURES
 from roost.tmux import paste
 from roost.tmux.server import Server
@@ -30,16 +29,9 @@ DATA_LIMIT = 65_536
 BODY_LIMIT = DATA_LIMIT * 4 // 3 + 4096
 
 
-def decode(payload: dict[str, object]) -> bytes:
-    encoded = payload.get("data")
-    if not isinstance(encoded, str):
-        raise BadRequest("data must be the bytes to write, base64-encoded")
-    try:
-        data = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
-        raise BadRequest("data is not valid base64") from None
-    if not data:
-        raise BadRequest("data must hold at least one byte")
+def decode(body: schemas.Input) -> bytes:
+    """The bytes, within :data:`DATA_LIMIT` (a 413); the schema has checked the base64."""
+    data = base64.b64decode(body.data)
     if len(data) > DATA_LIMIT:
         raise TooLarge(f"data is {len(data)} bytes, more than {DATA_LIMIT}", limit=DATA_LIMIT)
     return data
@@ -54,7 +46,7 @@ def write(tmux: Server, pane: str, data: bytes) -> tuple[int, str]:
 
 async def raw_input(request: Request) -> JSONResponse:
     daemon = services.of(request)
-    data = decode(await read_object(request, BODY_LIMIT))
+    data = decode(await read(request, schemas.Input, BODY_LIMIT))
     key = request.path_params["key"]
     if daemon.tmux is None:
         raise NotFound(f"no session {key!r}")

@@ -24,19 +24,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.agents import manifest
-from roost.api import services
-from roost.api.body import read_object
+from roost.api import schemas, services
+from roost.api.body import read
 from roost.api.errors import BadRequest, Conflict, Unavailable
 from roost.state import newpane, panestate
-from roost.text import control
 from roost.tmux import placement, sessions
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import DEFAULT_SESSION
-
-FIELDS = frozenset({"agent", "command", "cwd", "name"})
-MAX_NAME = 64
-MAX_COMMAND = 1024
-MAX_CWD = 4096
 
 
 def agents() -> list[dict[str, Any]]:
@@ -62,47 +56,34 @@ async def listing(_request: Request) -> JSONResponse:
     return JSONResponse({"home": os.path.expanduser("~"), "agents": found, "custom": True})
 
 
-def _text(doc: dict[str, Any], field: str, limit: int, *, required: bool) -> str | None:
-    value = doc.get(field)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise BadRequest(f"{field} must be a non-empty string")
-    if len(value) > limit:
-        raise BadRequest(f"{field} may hold at most {limit} characters")
-    if control(value) is not None:
-        raise BadRequest(f"{field} must be one line without control characters")
-    return value
-
-
 def folder(value: str) -> str:
     """The folder to start in: absolute (``~`` is the daemon's home), existing, a directory."""
     path = os.path.expanduser(value) if value.startswith("~") else value
     if not os.path.isabs(path):
-        raise BadRequest(f"cwd must be an absolute path, not {value!r}")
+        raise BadRequest(f"cwd must be an absolute path, not {value!r}", field="cwd")
     if not os.path.exists(path):
-        raise BadRequest(f"cwd {value!r} does not exist")
+        raise BadRequest(f"cwd {value!r} does not exist", field="cwd")
     if not os.path.isdir(path):
-        raise BadRequest(f"cwd {value!r} is not a directory")
+        raise BadRequest(f"cwd {value!r} is not a directory", field="cwd")
     return os.path.normpath(path)
 
 
-def plan(doc: dict[str, Any]) -> dict[str, Any]:
-    """What to launch, checked completely: the command line, the folder, the name, the agent."""
-    unknown = sorted(set(doc) - FIELDS)
-    if unknown:
-        raise BadRequest(f"unknown fields: {', '.join(unknown)}")
-    if ("agent" in doc) == ("command" in doc):
-        raise BadRequest("give exactly one of agent (an agent's name) or command (a command line)")
-    cwd = folder(_text(doc, "cwd", MAX_CWD, required=True) or "")
-    name = _text(doc, "name", MAX_NAME, required=False)
-    if "command" in doc:
-        command = _text(doc, "command", MAX_COMMAND, required=True) or ""
-        return {"agent": None, "command": command, "cwd": cwd, "name": name or command.split()[0][:MAX_NAME]}
-    agent = doc["agent"]
+def plan(body: schemas.Launch) -> dict[str, Any]:
+    """What to launch, checked completely: the schema has checked the shape of every field;
+    here, what only the machine knows (the folder, the agent and its binary)."""
+    cwd, name = folder(body.cwd), body.name
+    if body.command is not None:
+        command = body.command
+        return {
+            "agent": None,
+            "command": command,
+            "cwd": cwd,
+            "name": name or command.split()[0][: schemas.WINDOW_NAME],
+        }
+    agent = body.agent
     known = {entry["name"]: entry for entry in agents()}
-    if not isinstance(agent, str) or agent not in known:
-        raise BadRequest(f"unknown agent {agent!r}; known: {', '.join(known)}")
+    if agent not in known:
+        raise BadRequest(f"unknown agent {agent!r}; known: {', '.join(known)}", field="agent")
     entry = known[agent]
     path = shutil.which(entry["binary"])
     if path is None:
@@ -125,7 +106,7 @@ def open_window(server: Server, name: str, command: str, cwd: str) -> str:
 
 async def launch(request: Request) -> JSONResponse:
     daemon = services.of(request)
-    wanted = plan(await read_object(request))
+    wanted = plan(await read(request, schemas.Launch))
     if daemon.tmux is None:
         raise Unavailable("this daemon watches no tmux server")
     try:

@@ -39,8 +39,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.api import rows, services, waits
-from roost.api.body import read_object
+from roost.api import rows, schemas, services, waits
+from roost.api.body import read
 from roost.api.errors import BadRequest, Conflict, NotFound, TooLarge
 from roost.roster import Roster, records
 from roost.tmux import paste
@@ -93,27 +93,19 @@ def encode(text: str) -> bytes:
     return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
-def parse(payload: dict[str, Any], now: float) -> Ask:
-    text = payload.get("text")
-    if not isinstance(text, str) or not text:
-        raise BadRequest("text must be nonempty text")
-    try:
-        size = len(text.encode())
-    except UnicodeEncodeError:
-        raise BadRequest("text is not valid UTF-8") from None
+def ask_of(body: schemas.Prompt, now: float) -> Ask:
+    """The checked body as an :class:`Ask`: what its schema cannot say is checked here (the
+    byte limit is a 413; a text of nothing but escapes has nothing left to send)."""
+    size = len(body.text.encode())
     if size > TEXT_LIMIT:
         raise TooLarge(f"text is {size} bytes, more than {TEXT_LIMIT} UTF-8 bytes", limit=TEXT_LIMIT)
-    data = encode(text)
+    data = encode(body.text)
     if not data:
-        raise BadRequest("text is empty once escape characters are stripped")
-    pin = waits.pin_of(payload)
-    revision = waits.integer(payload, "revision")
-    wait = payload.get("wait")
-    if wait is not None and (not isinstance(wait, dict) or "deadline_ms" not in payload):
-        raise BadRequest('wait is {"until": [STATES]} and needs deadline_ms, when the wait ends')
-    deadline = waits.deadline_of(payload, now) if "deadline_ms" in payload else now + DEFAULT_DEADLINE
-    until = waits.states(wait.get("until")) if wait is not None else None
-    return Ask(data, pin, revision, deadline, until)
+        raise BadRequest("text is empty once escape characters are stripped", field="text")
+    pin = waits.Pin(body.status_epoch, body.occupant_id)
+    deadline = body.deadline_ms / 1000 if body.deadline_ms is not None else now + DEFAULT_DEADLINE
+    until = frozenset(body.wait.until) if body.wait is not None else None
+    return Ask(data, pin, body.revision, deadline, until)
 
 
 def _release(lock: AbstractContextManager[None]) -> None:
@@ -228,8 +220,8 @@ class Attempt:
 
 async def prompt(request: Request) -> JSONResponse:
     daemon = services.of(request)
-    payload = await read_object(request, BODY_LIMIT)
-    ask = parse(payload, daemon.clock())
+    now = daemon.clock()
+    ask = ask_of(await read(request, schemas.Prompt, BODY_LIMIT, {"now": now}), now)
     if daemon.tmux is None:
         raise NotFound(f"no session {request.path_params['key']!r}")
     pane = rows.session_pane(daemon.live.roster, daemon.tmux.socket, request.path_params["key"])

@@ -38,7 +38,6 @@ from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from roost.api import rows
-from roost.api.body import DEPTH, too_deep
 from roost.api.services import Services
 from roost.errors import RoostError
 from roost.tmux.frames import Bytes, Closed, Reset, Size
@@ -46,6 +45,7 @@ from roost.tmux.paneview import PaneView
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.viewclient import PaneGone
 from roost.tmux.viewsize import MAX_SIZE
+from roost.validation import NESTING, too_deep
 
 LIMIT = 64 * 1024
 """Bytes one browser message may hold."""
@@ -107,7 +107,7 @@ def parse(message: Message) -> Input | Resize:
     if len(text) > LIMIT or len(encoded) > LIMIT:
         raise Refused(TOO_BIG, f"a message may hold at most {LIMIT} bytes")
     if too_deep(encoded):
-        raise Refused(POLICY, f"a message may nest arrays and objects at most {DEPTH} deep")
+        raise Refused(POLICY, f"a message may nest arrays and objects at most {NESTING} deep")
     try:
         doc = json.loads(text)
     except ValueError:
@@ -126,7 +126,8 @@ def _start_size(websocket: WebSocket) -> tuple[int | None, int | None]:
     values = []
     for name in ("cols", "rows"):
         text = websocket.query_params.get(name, "")
-        values.append(int(text) if text.isascii() and text.isdigit() and 0 < int(text) <= MAX_SIZE else None)
+        digits = text.isascii() and text.isdigit() and len(text) <= len(str(MAX_SIZE))
+        values.append(int(text) if digits and 0 < int(text) <= MAX_SIZE else None)
     return values[0], values[1]
 
 

@@ -28,9 +28,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost import agentrow
-from roost.api import rows, services
-from roost.api.body import read_object
-from roost.api.errors import BadRequest, TooMany
+from roost.api import rows, schemas, services
+from roost.api.body import read
+from roost.api.errors import TooMany
 from roost.roster import Roster, records
 from roost.roster.changes import SNAPSHOT
 from roost.roster.live import Live, Stream
@@ -41,8 +41,6 @@ from roost.tmux.server import Server
 MATCHED, TIMED_OUT = "matched", "timed_out"
 OCCUPANT_CHANGED, SESSION_CLOSED = "occupant_changed", "session_closed"
 OUTCOMES = (MATCHED, TIMED_OUT, OCCUPANT_CHANGED, SESSION_CLOSED)
-LONGEST_MS = 300_000
-"""A wait lasts at most five minutes."""
 
 _GONE = "gone"
 """The pinned occupant ended with no newer one in its pane: closed or replaced, tmux decides."""
@@ -173,39 +171,6 @@ def open_wait(request: Request, pane: str, pin: Pin, until: Until) -> Wait:
     return Wait(daemon.live, daemon.tmux, pane, pin, until)
 
 
-def integer(payload: dict[str, Any], name: str, least: int = 0) -> int:
-    value = payload.get(name)
-    if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise BadRequest(f"{name} must be an integer of at least {least}")
-    return value
-
-
-def pin_of(payload: dict[str, Any]) -> Pin:
-    return Pin(integer(payload, "status_epoch"), integer(payload, "occupant_id", 1))
-
-
-def states(value: object) -> frozenset[str]:
-    """``until``: a nonempty list of distinct states drawn from idle, working and blocked."""
-    if (
-        not isinstance(value, list)
-        or not value
-        or not all(isinstance(word, str) and word in agentrow.STATES for word in value)
-        or len(set(value)) != len(value)
-    ):
-        choices = ", ".join(agentrow.STATES)
-        raise BadRequest(f"until must be a nonempty list of distinct states from {choices}")
-    return frozenset(value)
-
-
-def deadline_of(payload: dict[str, Any], now: float) -> float:
-    """``deadline_ms``: when the caller stops caring, in Unix milliseconds, at most five
-    minutes ahead. A deadline already past is allowed: it is an outcome, not a bad request."""
-    deadline = integer(payload, "deadline_ms") / 1000
-    if deadline > now + LONGEST_MS / 1000:
-        raise BadRequest("deadline_ms is more than five minutes ahead")
-    return deadline
-
-
 def ending_json(ending: Ending, roster: Roster, socket: str | None) -> dict[str, Any]:
     """The outcome, with the row of the record it was decided on (none once that ended)."""
     record = ending.record
@@ -235,11 +200,10 @@ async def _disconnected(request: Request) -> None:
 async def wait(request: Request) -> JSONResponse:
     """``POST /sessions/{key}/wait``: block until the pinned occupant's outcome."""
     daemon = services.of(request)
-    payload = await read_object(request)
-    pin, until = pin_of(payload), Until(states(payload.get("until")))
-    if "after_revision" in payload:
-        until = Until(until.states, integer(payload, "after_revision"))
-    deadline = deadline_of(payload, daemon.clock())
+    body = await read(request, schemas.Wait, context={"now": daemon.clock()})
+    pin = Pin(body.status_epoch, body.occupant_id)
+    until = Until(frozenset(body.until), body.after_revision)
+    deadline = body.deadline_ms / 1000
     socket = daemon.tmux.socket if daemon.tmux is not None else None
     pane = rows.session_pane(daemon.live.roster, socket, request.path_params["key"])
     waiter = open_wait(request, pane, pin, until)

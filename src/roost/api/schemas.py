@@ -1,0 +1,243 @@
+"""Every request body the API takes, as one model each: the check at the door and the OpenAPI
+description are both read from here (the claim's model is the roster's own,
+:class:`roost.roster.claimschema.ClaimBody`).
+
+What a model cannot know stays with its route: whether a session or an agent exists, whether a
+folder does, whether the text fits in its byte limit (a 413, not a 400). Deadlines are checked
+against the daemon's clock, handed in as the validation context's ``now``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_model, model_validator
+
+from roost import agentrow
+from roost.roster.claimschema import ClaimFields, Pid, Ticks
+from roost.validation import Strict, integer, refuse, text, unwritable, words
+
+COUNT_MAX = (1 << 63) - 1
+LONGEST_MS = 300_000
+"""A wait, or a prompt's wait for its turn, lasts at most five minutes."""
+WINDOW_NAME = 64
+"""Characters a launched window's name may hold (a name taken from a command is cut to it)."""
+REGISTERED_FIELDS = (
+    "harness",
+    "session_id",
+    "name",
+    "cwd",
+    "lane",
+    "tty",
+    "tmux",
+    "permission_policy",
+    "mode",
+)
+"""The record fields a launcher sets when it registers a process it started."""
+
+Epoch = integer(0, COUNT_MAX, "the status_epoch of the row that was read")
+Occupant = integer(1, COUNT_MAX, "the occupant_id of the row that was read")
+Revision = integer(0, COUNT_MAX, "the revision of the row that was read")
+
+
+_STATES = f"a nonempty list of distinct states from {', '.join(agentrow.STATES)}"
+
+
+def _distinct(states: list[str]) -> list[str]:
+    if len(set(states)) != len(states):
+        raise refuse(f"must be {_STATES}")
+    return states
+
+
+Until = Annotated[
+    list[words(agentrow.STATES)],
+    Field(min_length=1, description=_STATES, json_schema_extra={"uniqueItems": True}),
+    AfterValidator(_distinct),
+]
+
+
+def _ahead(deadline_ms: int, info: ValidationInfo) -> int:
+    """A deadline already past is allowed: it is an outcome, not a bad request."""
+    now = (info.context or {}).get("now")
+    if now is not None and deadline_ms / 1000 > now + LONGEST_MS / 1000:
+        raise refuse("is more than five minutes ahead")
+    return deadline_ms
+
+
+DeadlineMs = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=COUNT_MAX,
+        description="when the caller stops caring: Unix milliseconds, at most five minutes ahead",
+    ),
+    AfterValidator(_ahead),
+]
+
+
+def _writable(value: str) -> str:
+    problem = unwritable(value)
+    if problem:
+        raise refuse(problem)
+    return value
+
+
+Register = create_model(
+    "Register",
+    __base__=Strict,
+    __doc__="``POST /register``: a process a launcher started, and the record fields it sets "
+    "(their types are a claim's, declared once in ClaimFields).",
+    pid=(Pid, ...),
+    start_ticks=(Ticks | None, None),
+    **{name: (ClaimFields.model_fields[name].annotation, None) for name in REGISTERED_FIELDS},
+)
+
+
+class Name(Strict):
+    """``POST /sessions/{key}/name``: a display name for every client, or null to clear it."""
+
+    name: text(200, least=1, one_line=True, what="non-empty text") | None
+
+
+class Wait(Strict):
+    """``POST /sessions/{key}/wait``: the pinned occupant, the states that end the wait."""
+
+    status_epoch: Epoch
+    occupant_id: Occupant
+    until: Until
+    after_revision: Revision | None = None
+    deadline_ms: DeadlineMs
+
+
+class PromptWait(Strict):
+    """A prompt's own wait for the turn it starts."""
+
+    until: Until
+
+
+class Prompt(Strict):
+    """``POST /sessions/{key}/prompt``: one fenced prompt, pinned to the row that was read."""
+
+    text: Annotated[
+        str, Field(min_length=1, description="the prompt: nonempty text"), AfterValidator(_writable)
+    ]
+    status_epoch: Epoch
+    occupant_id: Occupant
+    revision: Revision
+    deadline_ms: DeadlineMs | None = None
+    wait: PromptWait | None = None
+
+    @model_validator(mode="after")
+    def _wait_ends(self) -> Prompt:
+        if self.wait is not None and self.deadline_ms is None:
+            raise refuse('wait is {"until": [STATES]} and needs deadline_ms, when the wait ends')
+        return self
+
+
+def _base64(value: str) -> str:
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise refuse("is not valid base64") from None
+    if not data:
+        raise refuse("must hold at least one byte")
+    return value
+
+
+class Input(Strict):
+    """``POST /sessions/{key}/input``: raw bytes for a pane, written as they are."""
+
+    data: Annotated[str, Field(description="the bytes to write, base64-encoded"), AfterValidator(_base64)]
+
+
+class Launch(Strict):
+    """``POST /launch``: an agent (by its manifest's name) or a command line, in a folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: text(64, least=1, one_line=True, what="an agent's name") | None = None
+    command: text(1024, least=1, one_line=True, what="a command line") | None = None
+    cwd: text(4096, least=1, one_line=True, what="an absolute folder")
+    name: text(WINDOW_NAME, least=1, one_line=True, what="a window name") | None = None
+
+    @model_validator(mode="after")
+    def _one_thing(self) -> Launch:
+        if (self.agent is None) == (self.command is None):
+            raise refuse("give exactly one of agent (an agent's name) or command (a command line)")
+        return self
+
+
+def _http_url(value: str) -> str:
+    try:  # urlsplit refuses some URLs itself (an unclosed IPv6 bracket) with ValueError
+        parts = urlsplit(value)
+        hostname = parts.hostname
+    except ValueError:
+        hostname = None
+    if not hostname or parts.scheme not in ("https", "http"):
+        raise refuse("must be an http(s) URL")
+    return value
+
+
+Endpoint = Annotated[
+    str,
+    Field(min_length=1, max_length=2048, description="the push service's http(s) URL for this device"),
+    AfterValidator(_writable),
+    AfterValidator(_http_url),
+]
+POINT_BYTES = 65
+"""An uncompressed P-256 point: 0x04, then x and y."""
+AUTH_BYTES = 16
+
+
+def _key(size: int, what: str) -> Any:
+    def decoded(value: str) -> str:
+        try:
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        except (binascii.Error, ValueError):
+            raise refuse("is not base64url") from None
+        if len(raw) != size or (size == POINT_BYTES and raw[0] != 4):
+            raise refuse(f"is not {what}")
+        return value
+
+    return Annotated[
+        str, Field(min_length=1, max_length=256, description=f"{what}, base64url"), AfterValidator(decoded)
+    ]
+
+
+class PushKeys(Strict):
+    """The subscription's keys, as the browser gives them."""
+
+    p256dh: _key(POINT_BYTES, "a P-256 point")
+    auth: _key(AUTH_BYTES, "a 16-byte secret")
+
+
+Session = text(256, least=1, one_line=True, what="a session key")
+
+
+class Subscribe(Strict):
+    """``POST /push/subscribe``: what ``PushSubscription.toJSON()`` gives, and the session the
+    device shows now (its notifications are held back while it does)."""
+
+    endpoint: Endpoint
+    keys: PushKeys
+    viewing: Session | None = None
+
+
+class Unsubscribe(Strict):
+    """``DELETE /push/subscribe``: the device that no longer wants pushes."""
+
+    endpoint: Endpoint
+
+
+class Viewing(Strict):
+    """``POST /push/viewing``: the session a device shows now, or null for none."""
+
+    endpoint: Endpoint
+    session: Session | None
+
+
+BODIES = (Register, Name, Wait, Prompt, Input, Launch, Subscribe, Unsubscribe, Viewing)
+"""Every body model, for the OpenAPI document."""
