@@ -17,14 +17,34 @@ from __future__ import annotations
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import (
+    content_type_conformance,
+    negative_data_rejection,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon
 
 EXAMPLES = 10
-"""Examples per operation and mode: ~13 operations, two modes, a few ms each."""
+"""Examples per operation and mode: ~29 operations, two modes, a few ms each."""
 STREAMS = r"^/(events|changes)$"
+OUTSIDE = {"POST /launch", "POST /push/subscribe"}
+"""Operations whose valid calls reach outside the daemon (a command run in a new window, a
+push service the notifier would call): fuzzed with invalid bodies only."""
+REFUSALS = ["400", "401", "403", "404", "405", "409", "413", "429"]
+"""What an invalid request may be answered with: 413 for one whose size is its fault."""
+_ANSWERS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+CHECKS = {GenerationMode.POSITIVE: _ANSWERS, GenerationMode.NEGATIVE: [*_ANSWERS, negative_data_rejection]}
+"""Every answer is no 5xx, a status the document lists, in its content type and shape; and an
+invalid request is refused, which holds the validating models and the document to each other."""
 
 
 def fuzz(
@@ -44,7 +64,7 @@ def fuzz(
         suppress_health_check=list(HealthCheck),
     )
     def run(case: schemathesis.Case) -> None:
-        case.call_and_validate(headers=headers, checks=[not_a_server_error], timeout=20)
+        case.call_and_validate(headers=headers, checks=CHECKS[mode], timeout=20)
 
     run()
 
@@ -58,6 +78,7 @@ def test_no_request_gets_a_server_error(roost: Roost, running: Daemon) -> None:
     )
     headers = {"Authorization": f"Bearer {running.token}"}
     schema = schemathesis.openapi.from_url(f"http://127.0.0.1:{running.port}/openapi.json", headers=headers)
+    schema.config.checks.negative_data_rejection.expected_statuses = REFUSALS
     operations = [result.ok() for result in schema.exclude(path_regex=STREAMS).get_all_operations()]
     assert len(operations) >= 8, [op.label for op in operations]
     failed = []
@@ -67,6 +88,11 @@ def test_no_request_gets_a_server_error(roost: Roost, running: Daemon) -> None:
         for mode, key in rounds:
             if key is not None and "{key}" not in operation.path:
                 continue
+            if mode is GenerationMode.POSITIVE and operation.label in OUTSIDE:
+                continue
+            takes = {"parameters", "requestBody"} & set(operation.definition.raw)
+            if mode is GenerationMode.NEGATIVE and not takes:
+                continue  # nothing in the request to get wrong
             try:
                 fuzz(operation, mode, headers, key)
             except Exception as error:  # every operation is fuzzed; all failures are reported together

@@ -10,13 +10,23 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 
-from roost.api import actions, errors, input, openapi, prompt, reads, rows, streams, waits
+from roost.api import actions, errors, input, prompt, reads, rows, streams, waits
 from roost.api.auth import BearerAuth
 from roost.api.gate import WebGate
 from roost.api.services import Services
 from roost.api.web import ROUTES as WEB_ROUTES
+
+
+async def _openapi(request: Request) -> Response:
+    """``GET /openapi.json``; the answers' models load on the first request, not at every start."""
+    from roost.api import openapi
+
+    return await openapi.route(request)
+
 
 ROUTES = (
     Route("/snapshot", reads.snapshot, methods=["GET"]),
@@ -33,7 +43,7 @@ ROUTES = (
     Route("/claim", actions.claim, methods=["POST"]),
     Route("/register", actions.register, methods=["POST"]),
     Route("/status", reads.status, methods=["GET"]),
-    Route("/openapi.json", openapi.route, methods=["GET"]),
+    Route("/openapi.json", _openapi, methods=["GET"]),
 )
 
 

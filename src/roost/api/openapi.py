@@ -1,328 +1,360 @@
-"""``GET /openapi.json``: the API described as OpenAPI 3.0, by hand, so clients and fuzzers
-know every route, parameter, body and error. A test checks it names every route the app has.
-
-The record's schema is derived from :class:`roost.roster.Record` itself, so a field added to
-the record cannot be forgotten here.
+"""``GET /openapi.json``: every HTTP route described as OpenAPI 3.1, generated from the models
+that check the bodies (:mod:`roost.api.schemas`, the roster's claim) and the models of the
+answers (:mod:`roost.api.replies`). The table below adds what a model cannot say: each route's
+summary, parameters and the failures it can answer. A test checks the table names every HTTP
+route the app serves; the terminal WebSocket and the static files are described in words.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost import __version__
-from roost.api import openapi_agents
+from roost.api import gate, replies, schemas
 from roost.api.body import LIMIT
-from roost.roster import SOURCES, records
-from roost.roster.changes import EVENTS
-from roost.roster.claims import CLAIMABLE_WORDS
+from roost.roster.claimschema import ClaimBody
 
-_NULLABLE_OBJECT = {"type": "object", "nullable": True, "additionalProperties": True}
-_TYPES: dict[str, dict[str, Any]] = {
-    "str": {"type": "string"},
-    "str | None": {"type": "string", "nullable": True},
-    "int": {"type": "integer"},
-    "int | None": {"type": "integer", "nullable": True},
-    "float": {"type": "number"},
-    "float | None": {"type": "number", "nullable": True},
-    "tuple[str, ...]": {"type": "array", "items": {"type": "string"}},
-    "dict[str, Any] | None": _NULLABLE_OBJECT,
+REF = "#/components/schemas/{model}"
+ERRORS = {
+    "400": "malformed request: bad JSON, a bad field (named in `field`), a bad parameter",
+    "401": "TCP request without the right bearer token (or the web app's session cookie)",
+    "403": "a browser request whose Origin is not this daemon's",
+    "404": "no such session, pane, process, subscription or route",
+    "409": "refused as things stand: a stale or ended session, an ambiguous name, a pinned row "
+    "that moved (see code), an agent that is not installed",
+    "413": f"a body over its limit ({LIMIT} bytes unless the route says more), or text or data over its own",
+    "429": "too many open streams and waits",
+    "503": "tmux could not do it, or push notifications are not running",
 }
-
-
-def _record_schema() -> dict[str, Any]:
-    properties = {}
-    for field in fields(records.Record):
-        schema = dict(_TYPES[str(field.type)])
-        if field.name in records.TIMESTAMPS:
-            schema = {"type": "string", "format": "date-time", "nullable": field.name != "started_at"}
-        properties[field.name] = schema
-    properties["activity"] = {"type": "string", "enum": list(records.ACTIVITIES)}
-    properties["liveness"] = {"type": "string", "enum": list(records.LIVENESS)}
-    return {"type": "object", "required": list(properties), "properties": properties}
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-
-_ERRORS = {
-    "400": "malformed request: bad JSON, a bad field, a bad query parameter",
-    "401": "TCP request without the right bearer token",
-    "404": "no such session, process or route",
-    "409": "the roster refused it (ended session, stale or replayed claim, ambiguous name)",
-    "413": f"body larger than {LIMIT} bytes",
-    "429": "too many open streams",
-}
-
-
-def _responses(ok: dict[str, Any], *codes: str) -> dict[str, Any]:
-    return {**ok, **{code: _json(_ref("Error"), _ERRORS[code]) for code in ("401", *codes)}}
-
-
 _KEY = {
     "name": "key",
     "in": "path",
     "required": True,
-    "description": "a session key, a pid on this node, or a unique display name",
+    "description": "a session key, a pid on this node, a unique display name, or a pane (%N, "
+    "percent-encoded as %25N) where the route writes to a pane",
     "schema": {"type": "string", "minLength": 1},
 }
-_SSE = {"description": "server-sent events", "content": {"text/event-stream": {"schema": {"type": "string"}}}}
+_PANE = {
+    "name": "pane",
+    "in": "path",
+    "required": True,
+    "description": "a pane of roost's tmux server, %N",
+    "schema": {"type": "string", "pattern": "^%[0-9]+$"},
+}
+_SESSION = {**_KEY, "name": "session"}
+_CURSOR = {"type": "string", "pattern": r"^([0-9]+:)?[0-9]+$"}
+_CHANGES = (
+    {
+        "name": "since",
+        "in": "query",
+        "schema": _CURSOR,
+        "description": "the last seq seen (or EPOCH:SEQ, the SSE id of the last frame)",
+    },
+    {"name": "status_epoch", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+    {
+        "name": "terminals",
+        "in": "query",
+        "schema": {"type": "string", "enum": ["0", "1"]},
+        "description": "1: also a `terminals` frame (no id) first and whenever tmux's panes, "
+        "windows or sessions change, meaning: read GET /terminals again",
+    },
+    {
+        "name": "Last-Event-ID",
+        "in": "header",
+        "schema": _CURSOR,
+        "description": "as since; wins over ?since (a reconnecting EventSource sends both)",
+    },
+)
+_LINES = {"name": "lines", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 20}}
+SSE = "text/event-stream"
+HTML = "text/html"
+SCRIPT = "text/javascript"
+MANIFEST = "application/manifest+json"
 
 
-def _body(schema: str) -> dict[str, Any]:
-    return {"required": True, "content": {"application/json": {"schema": _ref(schema)}}}
+@dataclass(frozen=True)
+class Operation:
+    """One route: ``ok`` maps a status to the reply's model (or a media type, or None for no
+    body) and its description."""
+
+    method: str
+    path: str
+    summary: str
+    ok: dict[str, tuple[type[BaseModel] | str | None, str]]
+    errors: tuple[str, ...] = ()
+    body: type[BaseModel] | None = None
+    params: tuple[dict[str, Any], ...] = ()
 
 
-def _process_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": ["pid", "start_ticks"],
-        "properties": {
-            "pid": {"type": "integer", "minimum": 1},
-            "start_ticks": {"type": "integer", "minimum": 0},
+OPERATIONS = (
+    Operation(
+        "get",
+        "/snapshot",
+        "the whole roster (rosterd.snapshot.v1)",
+        {"200": (replies.Snapshot, "the roster")},
+    ),
+    Operation(
+        "get",
+        "/events",
+        "SSE: the whole roster on connect and after every change",
+        {"200": (SSE, "events")},
+        ("429",),
+    ),
+    Operation(
+        "get",
+        "/changes",
+        "SSE: one Change per frame; a snapshot first, or the replay after ?since",
+        {"200": (SSE, "Change frames")},
+        ("400", "429"),
+        params=_CHANGES,
+    ),
+    Operation(
+        "get",
+        "/sessions/{key}",
+        "one session's record",
+        {"200": (replies.Record, "the record")},
+        ("404", "409"),
+        params=(_KEY,),
+    ),
+    Operation(
+        "get",
+        "/sessions/{key}/explain",
+        "which source set each field, what was shadowed or refused",
+        {"200": (replies.Explain, "the explanation")},
+        ("404", "409"),
+        params=(_KEY,),
+    ),
+    Operation(
+        "post",
+        "/sessions/{key}/name",
+        "set or clear (null) a session's display name",
+        {"200": (replies.ClaimResult, "named")},
+        ("400", "404", "409", "413"),
+        schemas.Name,
+        (_KEY,),
+    ),
+    Operation(
+        "post",
+        "/sessions/{key}/input",
+        "write raw bytes to a pane, unfenced, once",
+        {"200": (replies.InputResult, "written")},
+        ("400", "404", "409", "413", "503"),
+        schemas.Input,
+        (_KEY,),
+    ),
+    Operation(
+        "post",
+        "/sessions/{key}/prompt",
+        "write one fenced prompt while the pinned row holds; optionally await its turn",
+        {"200": (replies.PromptOutcome, "accepted or ambiguous (never retried)")},
+        ("400", "404", "409", "413", "429"),
+        schemas.Prompt,
+        (_KEY,),
+    ),
+    Operation(
+        "post",
+        "/sessions/{key}/wait",
+        "await one pinned occupant's outcome",
+        {"200": (replies.WaitOutcome, "the outcome")},
+        ("400", "404", "409", "413", "429"),
+        schemas.Wait,
+        (_KEY,),
+    ),
+    Operation("get", "/agents", "every status row, in session_id order", {"200": (replies.Rows, "the rows")}),
+    Operation(
+        "get",
+        "/agents/{session}",
+        "one session's status row",
+        {"200": (replies.Row, "the row")},
+        ("404", "409"),
+        params=(_SESSION,),
+    ),
+    Operation(
+        "post",
+        "/claim",
+        "send one claim (source defaults to hook; acp and integration are refused over HTTP)",
+        {"200": (replies.ClaimResult, "accepted")},
+        ("400", "404", "409", "413"),
+        ClaimBody,
+    ),
+    Operation(
+        "post",
+        "/register",
+        "register a process a launcher started",
+        {
+            "200": (replies.ClaimResult, "the process's session, already known"),
+            "201": (replies.ClaimResult, "a new session"),
         },
-    }
+        ("400", "404", "409", "413"),
+        schemas.Register,
+    ),
+    Operation(
+        "get",
+        "/status",
+        "this node: identity, status epoch, counts, version",
+        {"200": (replies.Status, "the node")},
+    ),
+    Operation("get", "/openapi.json", "this document", {"200": ("application/json", "OpenAPI 3.1")}),
+    Operation(
+        "get",
+        "/",
+        "the web app's page (a browser without a session cookie is sent to /login)",
+        {"200": (HTML, "the page"), "303": (None, "not logged in: to /login")},
+    ),
+    Operation(
+        "get",
+        "/login",
+        "the login page; with ?token= a one-time login that sets the session cookie",
+        {
+            "200": (HTML, "the login page"),
+            "303": (None, "logged in: on to the app"),
+            "401": (HTML, "a link used already, or not one this daemon gave"),
+        },
+        params=({"name": "token", "in": "query", "schema": {"type": "string"}},),
+    ),
+    Operation(
+        "post",
+        "/login-link",
+        "a one-time login address for a browser",
+        {"200": (replies.LoginLink, "the link")},
+    ),
+    Operation("get", "/manifest.webmanifest", "the web app's manifest", {"200": (MANIFEST, "the manifest")}),
+    Operation("get", "/sw.js", "the web app's service worker", {"200": (SCRIPT, "the script")}),
+    Operation(
+        "get",
+        "/terminals",
+        "every live pane of roost's tmux server",
+        {"200": (replies.Terminals, "the panes")},
+        ("503",),
+    ),
+    Operation(
+        "get",
+        "/terminals/{pane}/tail",
+        "a pane's last non-blank screen lines (lines: 1 to 20, default 3)",
+        {"200": (replies.Tail, "the lines")},
+        ("400", "404", "503"),
+        params=(_PANE, _LINES),
+    ),
+    Operation(
+        "get", "/launcher", "the agents the launcher can start", {"200": (replies.Launcher, "the agents")}
+    ),
+    Operation(
+        "post",
+        "/launch",
+        "start an agent or a command in a new window of session main",
+        {"201": (replies.Launched, "the window")},
+        ("400", "409", "413", "503"),
+        schemas.Launch,
+    ),
+    Operation(
+        "get",
+        "/push/vapid-key",
+        "the key browsers subscribe with",
+        {"200": (replies.VapidKey, "the key")},
+        ("503",),
+    ),
+    Operation(
+        "post",
+        "/push/subscribe",
+        "subscribe a device to pushes",
+        {"201": (replies.Subscribed, "subscribed")},
+        ("400", "404", "413", "503"),
+        schemas.Subscribe,
+    ),
+    Operation(
+        "delete",
+        "/push/subscribe",
+        "unsubscribe a device",
+        {"204": (None, "unsubscribed")},
+        ("400", "404", "413", "503"),
+        schemas.Unsubscribe,
+    ),
+    Operation(
+        "post",
+        "/push/viewing",
+        "which session a device shows now (its pushes are held back meanwhile)",
+        {"204": (None, "noted")},
+        ("400", "404", "413", "503"),
+        schemas.Viewing,
+    ),
+    Operation(
+        "post",
+        "/sessions/{key}/seen",
+        "a device opened this session: withdraw its pending push",
+        {"200": (replies.Seen, "acknowledged")},
+        ("404", "409", "503"),
+        params=(_KEY,),
+    ),
+)
 
 
-def _schemas() -> dict[str, Any]:
-    result = {
-        "type": "object",
-        "required": ["accepted", "session_key", "reasons", "seq"],
-        "properties": {
-            "accepted": {"type": "boolean"},
-            "session_key": {"type": "string", "nullable": True},
-            "reasons": {"type": "array", "items": {"type": "string"}},
-            "seq": {"type": "integer"},
-            "record": {**_ref("Record")},
-        },
-    }
-    return {
-        "Error": {
-            "type": "object",
-            "required": ["error"],
-            "properties": {"error": {"type": "string"}},
-            "additionalProperties": True,
-        },
-        "Record": _record_schema(),
-        "Snapshot": {
-            "type": "object",
-            "required": ["schema", "node", "node_id", "status_epoch", "seq", "generated_at", "records"],
-            "properties": {
-                "schema": {"type": "string", "enum": [records.SCHEMA]},
-                "node": {"type": "string"},
-                "node_id": {"type": "string"},
-                "status_epoch": {"type": "integer"},
-                "seq": {"type": "integer"},
-                "generated_at": {"type": "string", "format": "date-time"},
-                "records": {"type": "array", "items": _ref("Record")},
-            },
-        },
-        "Change": {
-            "type": "object",
-            "required": ["seq", "event", "at", "status_epoch"],
-            "properties": {
-                "seq": {"type": "integer"},
-                "event": {"type": "string", "enum": list(EVENTS)},
-                "at": {"type": "string", "format": "date-time"},
-                "status_epoch": {"type": "integer"},
-                "session_key": {"type": "string"},
-                "record": _ref("Record"),
-                "snapshot": _ref("Snapshot"),
-            },
-        },
-        "Explain": {
-            "type": "object",
-            "required": ["session_key", "fields", "rejected"],
-            "additionalProperties": True,
-        },
-        "Status": {
-            "type": "object",
-            "required": ["node", "node_id", "status_epoch", "seq", "version", "counts"],
-            "properties": {
-                "node": {"type": "string"},
-                "node_id": {"type": "string"},
-                "status_epoch": {"type": "integer"},
-                "seq": {"type": "integer"},
-                "version": {"type": "string"},
-                "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
-            },
-            "additionalProperties": True,
-        },
-        "Claim": {
-            "type": "object",
-            "description": "one observation; name the session by session_key or by pid and start_ticks",
-            "properties": {
-                "source": {"type": "string", "enum": [s for s in SOURCES if s not in ("acp", "integration")]},
-                "session_key": {"type": "string", "minLength": 1},
-                "pid": {"type": "integer", "minimum": 1},
-                "start_ticks": {"type": "integer", "minimum": 0},
-                "ancestors": {"type": "array", "items": _process_schema()},
-                "activity": {"type": "string", "enum": sorted(CLAIMABLE_WORDS)},
-                "event": {"type": "string", "minLength": 1, "maxLength": 64},
-                "seq": {"type": "integer", "minimum": 0},
-                "occupant_id": {"type": "integer", "minimum": 1},
-                "fields": {"type": "object", "additionalProperties": True},
-                "ended": {"type": "string", "enum": list(records.ENDED_REASONS)},
-                "started_at": {"type": "string", "format": "date-time"},
-            },
-        },
-        "ClaimResult": result,
-        "Register": {
-            "type": "object",
-            "required": ["pid"],
-            "properties": {
-                "pid": {"type": "integer", "minimum": 1},
-                "start_ticks": {"type": "integer", "minimum": 0},
-                "harness": {"type": "string", "maxLength": 64},
-                "session_id": {"type": "string", "maxLength": 256},
-                "name": {"type": "string", "maxLength": 200},
-                "cwd": {"type": "string", "maxLength": 4096},
-                "lane": {"type": "string", "enum": list(records.LANES)},
-                "tty": {"type": "string", "maxLength": 256},
-                "tmux": {"type": "object", "additionalProperties": True},
-                "permission_policy": {"type": "string", "enum": list(records.PERMISSION_POLICIES)},
-                "mode": {"type": "string", "maxLength": 64},
-            },
-        },
-        "Name": {
-            "type": "object",
-            "required": ["name"],
-            "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 200, "nullable": True}},
-        },
-    }
+def _ref(model: type[BaseModel]) -> dict[str, str]:
+    return {"$ref": REF.format(model=model.__name__)}
 
 
-def _paths() -> dict[str, Any]:
-    return {
-        "/snapshot": {
-            "get": {
-                "summary": "the whole roster (rosterd.snapshot.v1)",
-                "responses": _responses({"200": _json(_ref("Snapshot"), "the roster")}),
-            }
-        },
-        "/events": {
-            "get": {
-                "summary": "SSE: the whole roster on connect and after every change",
-                "responses": _responses({"200": _SSE}, "429"),
-            }
-        },
-        "/changes": {
-            "get": {
-                "summary": "SSE: one frame per change; a snapshot first, or the replay after ?since",
-                "parameters": [
-                    {
-                        "name": "since",
-                        "in": "query",
-                        "schema": {"type": "string", "pattern": r"^([0-9]+:)?[0-9]+$"},
-                        "description": "the last seq seen (or EPOCH:SEQ, the SSE id of the last frame)",
-                    },
-                    {"name": "status_epoch", "in": "query", "schema": {"type": "integer", "minimum": 0}},
-                    {
-                        "name": "terminals",
-                        "in": "query",
-                        "schema": {"type": "string", "enum": ["0", "1"]},
-                        "description": "1: also a `terminals` frame (no id) first and whenever tmux's "
-                        "panes, windows or sessions change, meaning: read GET /terminals again",
-                    },
-                    {
-                        "name": "Last-Event-ID",
-                        "in": "header",
-                        "schema": {"type": "string"},
-                        "description": "as since; wins over ?since (a reconnecting EventSource sends both)",
-                    },
-                ],
-                "responses": _responses({"200": _SSE}, "400", "429"),
-            }
-        },
-        "/sessions/{key}": {
-            "get": {
-                "summary": "one session's record",
-                "parameters": [_KEY],
-                "responses": _responses({"200": _json(_ref("Record"), "the record")}, "404", "409"),
-            }
-        },
-        "/sessions/{key}/explain": {
-            "get": {
-                "summary": "which source set each field, what was shadowed or refused",
-                "parameters": [_KEY],
-                "responses": _responses({"200": _json(_ref("Explain"), "the explain view")}, "404", "409"),
-            }
-        },
-        "/sessions/{key}/name": {
-            "post": {
-                "summary": "set or clear (null) a session's display name",
-                "parameters": [_KEY],
-                "requestBody": _body("Name"),
-                "responses": _responses(
-                    {"200": _json(_ref("ClaimResult"), "named")}, "400", "404", "409", "413"
-                ),
-            }
-        },
-        "/claim": {
-            "post": {
-                "summary": "send one claim (source defaults to hook)",
-                "requestBody": _body("Claim"),
-                "responses": _responses(
-                    {"200": _json(_ref("ClaimResult"), "accepted")}, "400", "404", "409", "413"
-                ),
-            }
-        },
-        "/register": {
-            "post": {
-                "summary": "register a process a launcher started",
-                "requestBody": _body("Register"),
-                "responses": _responses(
-                    {
-                        "200": _json(_ref("ClaimResult"), "the process's session, already known"),
-                        "201": _json(_ref("ClaimResult"), "a new session"),
-                    },
-                    "400",
-                    "404",
-                    "409",
-                    "413",
-                ),
-            }
-        },
-        "/status": {
-            "get": {
-                "summary": "this node: identity, status epoch, counts, version",
-                "responses": _responses({"200": _json(_ref("Status"), "the node")}),
-            }
-        },
-        "/openapi.json": {
-            "get": {
-                "summary": "this document",
-                "responses": _responses({"200": _json({"type": "object"}, "OpenAPI 3.0")}),
-            }
-        },
-    }
+def _reply(shape: type[BaseModel] | str | None, description: str) -> dict[str, Any]:
+    if shape is None:
+        return {"description": description}
+    if isinstance(shape, str):
+        kind = "object" if shape.endswith("json") else "string"
+        return {"description": description, "content": {shape: {"schema": {"type": kind}}}}
+    return {"description": description, "content": {"application/json": {"schema": _ref(shape)}}}
 
 
+def _operation(op: Operation) -> dict[str, Any]:
+    public = op.path in gate.PUBLIC or op.path == gate.PAGE  # the page sends strangers to /login
+    codes = (*(() if public else ("401",)), *op.errors, *(("403",) if op.method != "get" else ()))
+    responses = {code: _reply(replies.Error, ERRORS[code]) for code in codes}
+    responses.update((status, _reply(*reply)) for status, reply in op.ok.items())
+    doc: dict[str, Any] = {"summary": op.summary, "responses": responses}
+    if public:
+        doc["security"] = []
+    if op.params:
+        doc["parameters"] = list(op.params)
+    if op.body is not None:
+        doc["requestBody"] = {"required": True, "content": {"application/json": {"schema": _ref(op.body)}}}
+    return doc
+
+
+def _models() -> list[tuple[type[BaseModel], str]]:
+    bodies = {op.body for op in OPERATIONS if op.body is not None}
+    answers = {shape for op in OPERATIONS for shape, _ in op.ok.values() if isinstance(shape, type)}
+    answers |= {replies.Error, replies.Change}
+    return [(model, "validation") for model in bodies] + [(model, "serialization") for model in answers]
+
+
+@cache
 def document() -> dict[str, Any]:
+    """The document; built once, since every part of it is fixed when the package is."""
+    _, defs = models_json_schema(sorted(_models(), key=lambda pair: pair[0].__name__), ref_template=REF)
+    paths: dict[str, dict[str, Any]] = {}
+    for op in OPERATIONS:
+        paths.setdefault(op.path, {})[op.method] = _operation(op)
     return {
-        "openapi": "3.0.3",
+        "openapi": "3.1.0",
         "info": {
             "title": "rosterd",
             "version": __version__,
             "description": (
-                "The roster of agent sessions on this node. Served on a 0600 unix socket (no token) "
-                "and on 127.0.0.1 (bearer token from loopback.token beside rosterd.toml)."
+                "The roster of agent sessions on this node, and the web app over it. Served on a "
+                "0600 unix socket (no token) and on 127.0.0.1 (bearer token from loopback.token "
+                "beside rosterd.toml, or the web app's session cookie). Not described here: "
+                "the terminal WebSocket /ws/terminal/{pane} and the static files under /static/."
             ),
         },
         "security": [{"bearer": []}],
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {**_schemas(), **openapi_agents.schemas()},
+            "schemas": defs.get("$defs", {}),
         },
-        "paths": {**_paths(), **openapi_agents.paths()},
+        "paths": paths,
     }
 
 

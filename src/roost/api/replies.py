@@ -1,0 +1,241 @@
+"""What the API answers, as models: only ``/openapi.json`` reads them (loaded on its first
+request), and the fuzz test holds real answers to them, so the document cannot promise a field
+a route does not send.
+
+The routes build their answers as plain dicts (the hot ones are built once per change for many
+readers); these models describe those dicts. The record's model is derived from
+:class:`roost.roster.records.Record` itself, so a field added there appears here.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import fields
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from roost import agentrow
+from roost.api import prompt, rows, waits
+from roost.roster import records
+from roost.roster.changes import EVENTS
+
+DateTime = typing.Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+
+
+class Reply(BaseModel):
+    """An answer's shape; a reader ignores what it does not know, so more keys may come."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+
+class Error(Reply):
+    """Every failure: ``error`` for a person, ``field`` for the body field a 400 is about, and
+    what the failure adds (``candidates`` of an ambiguous name, a 413's ``limit``…)."""
+
+    error: str
+    field: str | None = None
+
+
+def _record_field(name: str, kind: Any) -> Any:
+    if name in records.TIMESTAMPS:
+        return (DateTime if name == "started_at" else DateTime | None, ...)
+    if name == "activity":
+        return (Literal[records.ACTIVITIES], ...)
+    if name == "liveness":
+        return (Literal[records.LIVENESS], ...)
+    return (kind, ...)
+
+
+Record = create_model(
+    "Record",
+    __base__=Reply,
+    __doc__="One session (rosterd.snapshot.v1 record): every field present, null when unknown.",
+    **{
+        field.name: _record_field(field.name, typing.get_type_hints(records.Record)[field.name])
+        for field in fields(records.Record)
+    },
+)
+
+
+class Snapshot(Reply):
+    """The whole roster."""
+
+    schema_: Literal[records.SCHEMA] = Field(alias="schema")
+    node: str
+    node_id: str
+    status_epoch: int
+    seq: int
+    generated_at: DateTime
+    records: list[Record]  # type: ignore[valid-type]
+
+
+class Change(Reply):
+    """One frame of ``GET /changes``."""
+
+    seq: int
+    event: Literal[EVENTS]  # type: ignore[valid-type]
+    at: DateTime
+    status_epoch: int
+    session_key: str | None = None
+    record: Record | None = None  # type: ignore[valid-type]
+    snapshot: Snapshot | None = None
+
+
+class Explain(Reply):
+    """Which source set each field of one session, and what was shadowed or refused."""
+
+    session_key: str
+    fields: dict[str, Any]
+    rejected: list[Any]
+
+
+class Status(Reply):
+    """This node: identity, status epoch, counts by activity, version, listeners."""
+
+    node: str
+    node_id: str
+    status_epoch: int
+    seq: int
+    version: str
+    counts: dict[str, int]
+
+
+class ClaimResult(Reply):
+    """A claim, a registration or a name the roster accepted (a refusal is a 409 Error)."""
+
+    accepted: bool
+    session_key: str | None
+    reasons: list[str]
+    seq: int
+    record: Record | None = None  # type: ignore[valid-type]
+
+
+class Row(BaseModel):
+    """One pane's status row, the eleven fields ``roost api`` has always printed."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    session_id: str
+    agent_id: str | None
+    state: Literal[agentrow.STATES]  # type: ignore[valid-type]
+    message: str | None
+    status_epoch: int
+    occupant_id: int
+    source: Literal[rows.INTEGRATION_CLASS, rows.SCREEN_CLASS] | None  # type: ignore[valid-type]
+    revision: int
+    completed_revision: int
+    updated_at: int = Field(description="Unix milliseconds")
+    promptable: bool
+
+
+class Rows(Reply):
+    """Every status row, in session_id order."""
+
+    agents: list[Row]
+
+
+class WaitOutcome(Reply):
+    """How a wait ended, with the row it was decided on (null once that ended)."""
+
+    session_id: str | None = None
+    outcome: Literal[waits.OUTCOMES] | None  # type: ignore[valid-type]
+    row: Row | None
+
+
+class PromptOutcome(Reply):
+    """A prompt that was written (accepted) or may have been (ambiguous; never retried)."""
+
+    session_id: str
+    input: Literal[prompt.ACCEPTED, prompt.AMBIGUOUS, prompt.REJECTED]  # type: ignore[valid-type]
+    code: str | None
+    reason: str | None = Field(max_length=prompt.REASON_LIMIT)
+    written_bytes: int = Field(ge=0, le=prompt.TEXT_LIMIT + 13)
+    wait: WaitOutcome | None = None
+
+
+class InputResult(Reply):
+    """Raw bytes written."""
+
+    session_id: str
+    written_bytes: int = Field(ge=1)
+
+
+class LauncherAgent(Reply):
+    """One agent the launcher offers."""
+
+    name: str
+    display: str
+    binary: str
+    installed: bool
+
+
+class Launcher(Reply):
+    """What the launcher can start, and the folder it suggests."""
+
+    home: str
+    agents: list[LauncherAgent]
+    custom: bool
+
+
+class Launched(Reply):
+    """The window a launch opened."""
+
+    pane: str
+    session: str
+    name: str
+    agent: str | None
+    cwd: str
+
+
+class Terminal(Reply):
+    """One live pane of roost's tmux server, with the session in it if there is one."""
+
+    pane: str
+    session: str
+    window: str
+    name: str | None
+    command: str
+    cwd: str | None
+    session_key: str | None
+    state: Literal[agentrow.STATES] | None  # type: ignore[valid-type]
+
+
+class Terminals(Reply):
+    """Every live pane; ``socket`` is null when the daemon watches no tmux server."""
+
+    socket: str | None
+    terminals: list[Terminal]
+
+
+class Tail(Reply):
+    """A terminal's last non-blank screen lines, oldest first."""
+
+    pane: str
+    lines: list[str]
+
+
+class VapidKey(Reply):
+    """The key a browser subscribes with."""
+
+    key: str
+
+
+class Subscribed(Reply):
+    """A device that now gets pushes."""
+
+    endpoint: str
+
+
+class Seen(Reply):
+    """A session a device opened: its notifications up to ``revision`` are withdrawn."""
+
+    session_key: str
+    revision: int
+    cancelled: bool
+
+
+class LoginLink(Reply):
+    """A one-time address that logs a browser in."""
+
+    url: str
