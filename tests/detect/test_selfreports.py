@@ -274,17 +274,20 @@ def test_a_line_that_is_not_a_report_is_refused_and_the_next_one_read(
 ) -> None:
     agent = start_agent(roost, running.runtime, controls, "rep")
     key = known(running, agent)["session_key"]
-    bad_json, bad_word, no_seq = agent.send(
-        "{not json", agent.report(1, activity="sleeping"), {**agent.report(1), "seq": "1"}
+    deep = "[" * 1500 + "]" * 1500  # Python's parser would recurse past its limit on it
+    bad_json, bad_word, no_seq, too_deep = agent.send(
+        "{not json", agent.report(1, activity="sleeping"), {**agent.report(1), "seq": "1"}, deep
     )
     assert bad_json["accepted"] is False and bad_json["reason"].startswith("the report is not JSON")
     assert bad_word["reason"].startswith("activity must be one of")
     assert no_seq["reason"] == "seq must be a non-negative integer, increasing with every report"
+    assert too_deep["reason"] == "a report nests arrays and objects at most 32 deep"
     assert {bad_json["session_key"], bad_word["session_key"]} == {key}  # told to the sender's session
     [accepted] = agent.send(agent.report(1))
     assert accepted["accepted"] is True
-    assert refusals(running, key) == [bad_json["reason"], bad_word["reason"], no_seq["reason"]]
-    assert counts(running)["rejected_by"] == {"not_json": 1, "malformed": 2}
+    reasons = [bad_json["reason"], bad_word["reason"], no_seq["reason"], too_deep["reason"]]
+    assert refusals(running, key) == reasons
+    assert counts(running)["rejected_by"] == {"not_json": 1, "malformed": 3}
 
 
 def test_reports_are_taken_in_arrival_order_and_seq_refuses_the_stale(

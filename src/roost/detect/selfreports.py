@@ -35,21 +35,21 @@ import os
 import socket
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from roost.detect import procs
 from roost.detect.attest import Attestor, PaneRef, Proof, Unproven
 from roost.roster import Claim, Outcome, ProcessId, Roster, records
-from roost.roster.claims import CLAIMABLE_WORDS
+from roost.roster.claimschema import CLAIMABLE_WORDS, COUNT_MAX, EVENT_LIMIT
 from roost.roster.precedence import INTEGRATION
 from roost.roster.times import Clock
 from roost.state import words
+from roost.validation import NESTING, Refused, Strict, integer, text, too_deep, validated
+from roost.validation import words as one_of
 
 LINE_LIMIT = 4096
 """Bytes a report line may hold, its newline not counted: a report is a few hundred."""
 SESSION_LIMIT = 128
-EVENT_LIMIT = 64
 ERROR_LIMIT = 1000
 """Characters of ``message`` kept as an error reason (the roster's own limit)."""
 _CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -66,16 +66,15 @@ class BadReport(ValueError):
         self.code = code
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(Strict):
     """What a reporter may say: its session's id, an activity word with its event, its sequence
     number, and optionally a message. Anything else in the line is ignored, a pid above all."""
 
-    session: str
-    activity: str
-    event: str
-    seq: int
-    message: str | None = None
+    session: text(SESSION_LIMIT, least=1, one_line=True, what="the pane's ROOST_SESSION_ID")
+    activity: one_of(sorted(CLAIMABLE_WORDS))
+    event: text(EVENT_LIMIT, least=1, one_line=True, what="an event word")
+    seq: integer(0, COUNT_MAX, "a non-negative integer, increasing with every report")
+    message: text(LINE_LIMIT) | None = None
 
     def claim(self, proof: Proof, received_at: float) -> Claim:
         """The claim this report makes once its sender is proven to be the session's agent."""
@@ -100,27 +99,18 @@ class Report:
 
 def parse(line: bytes) -> Report:
     """One report line; raises :class:`BadReport` saying what is wrong with it."""
+    if too_deep(line):
+        raise BadReport(MALFORMED, f"a report nests arrays and objects at most {NESTING} deep")
     try:
         doc = json.loads(line)
     except (UnicodeDecodeError, ValueError) as error:
         raise BadReport(NOT_JSON, f"the report is not JSON: {error}") from None
     if not isinstance(doc, dict):
         raise BadReport(MALFORMED, "a report is a JSON object")
-    session, activity, event, seq = (doc.get(k) for k in ("session", "activity", "event", "seq"))
-    message = doc.get("message")
-    if not isinstance(session, str) or not 0 < len(session) <= SESSION_LIMIT:
-        raise BadReport(
-            MALFORMED, f"session must be the pane's ROOST_SESSION_ID (1 to {SESSION_LIMIT} characters)"
-        )
-    if not isinstance(activity, str) or activity not in CLAIMABLE_WORDS:
-        raise BadReport(MALFORMED, f"activity must be one of {', '.join(sorted(CLAIMABLE_WORDS))}")
-    if not isinstance(event, str) or not 0 < len(event) <= EVENT_LIMIT:
-        raise BadReport(MALFORMED, f"event must be text of 1 to {EVENT_LIMIT} characters")
-    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-        raise BadReport(MALFORMED, "seq must be a non-negative integer, increasing with every report")
-    if message is not None and not isinstance(message, str):
-        raise BadReport(MALFORMED, "message must be text or null")
-    return Report(session, activity, event, seq, message)
+    try:
+        return validated(Report, doc)
+    except Refused as refused:
+        raise BadReport(MALFORMED, str(refused)) from None
 
 
 def peer_of(sock: Any) -> ProcessId | str:
