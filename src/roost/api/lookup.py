@@ -8,6 +8,7 @@ from __future__ import annotations
 from roost.api.errors import Conflict, NotFound
 from roost.detect import procs
 from roost.roster import Roster, records
+from roost.roster.claimschema import PID_MAX
 
 
 def resolve(roster: Roster, key: str) -> str:
@@ -15,7 +16,7 @@ def resolve(roster: Roster, key: str) -> str:
     if roster.record(key) is not None:
         return key
     everyone = roster.records()
-    if key.isascii() and key.isdigit():
+    if key.isascii() and key.isdigit() and len(key) <= len(str(PID_MAX)):
         pid = int(key)
         live = [r.session_key for r in everyone if r.pid == pid and r.liveness != records.ENDED]
         if live:

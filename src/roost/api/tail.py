@@ -26,7 +26,7 @@ _PANE = re.compile(r"%[0-9]+")
 def _count(text: str | None) -> int:
     if text is None:
         return DEFAULT_LINES
-    if not (text.isascii() and text.isdigit() and 0 < int(text) <= MAX_LINES):
+    if not (text.isascii() and text.isdigit() and len(text) <= 2 and 0 < int(text) <= MAX_LINES):
         raise BadRequest(f"lines must be a whole number from 1 to {MAX_LINES}")
     return int(text)
 
