@@ -3,6 +3,7 @@ by priority, and what a detection claims is what the roster accepts from the scr
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,20 @@ def test_the_real_agents_recordings_are_there() -> None:
         assert names <= have, f"{agent}: missing recorded screens {sorted(names - have)}"
 
 
+@pytest.mark.parametrize("recipe", sorted(SCREENS.glob("*/recipe.toml")), ids=lambda p: p.parent.name)
+def test_every_screen_a_recipe_records_is_there_at_every_size(recipe: Path) -> None:
+    """``scripts/record-screens`` writes each shot of the tour at each size; a recipe whose
+    agent has screens by hand as well would be half-recorded."""
+    tour = tomllib.loads(recipe.read_text())
+    sizes = tour.get("sizes", ["120x40"])
+    shots = [step["shot"] for step in tour["step"] if "shot" in step]
+    wanted = {
+        f"{shot}{'' if index == 0 else '-' + size}" for shot in shots for index, size in enumerate(sizes)
+    }
+    have = {path.stem for path in recipe.parent.glob("*.txt")}
+    assert have == wanted, f"missing {sorted(wanted - have)}, not recorded {sorted(have - wanted)}"
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_screen_reads_as_the_state_its_name_says(path: Path) -> None:
     agent, state = path.parent.name, expected(path)
@@ -73,6 +88,13 @@ def test_every_screen_reads_as_the_state_its_name_says(path: Path) -> None:
         ("claude/permission.txt", "Bash: touch x"),
         ("codex/permission.txt", "Bash: touch x"),
         ("claude/error.txt", "400 the fake model API refuses prompts containing FAIL"),
+        ("copilot/blocked-shell.txt", "Shell: touch x"),
+        ("copilot/blocked-shell-80x24.txt", "Shell: touch x"),
+        ("copilot/error-api.txt", "400 the fake model API refuses prompts containing FAIL"),
+        (
+            "copilot/error-retries-exhausted-80x24.txt",
+            "Failed to get response from the AI model; retried 5 times (total retry wait",
+        ),
         ("gemini/synthetic-blocked.txt", "Shell: npm test -- cart"),
         ("omp/synthetic-blocked.txt", "bash: npm test -- cart"),
     ],
