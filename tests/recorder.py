@@ -52,6 +52,8 @@ def script(tool: str) -> Any:
             return Failure(529, "Overloaded")
         if "DIALOGLIKE" in prompt:
             return Reply(LOOKS_LIKE_A_DIALOG)
+        if "RMRF" in prompt:  # what an agent's own guard (pi's permission-gate example) asks about
+            return ToolCall("rm -rf build", then="RMRF-DONE", tool=tool, input={"command": "rm -rf build"})
         found = default_script(prompt)
         if isinstance(found, ToolCall) and found.tool is None:
             return ToolCall(
@@ -87,11 +89,15 @@ class Tour:
         home, project = self.root / "home", self.root / "project"
         home.mkdir()
         project.mkdir()
-        fill = {"api": api.url, "home": str(home), "project": str(project)}
+        fill = {"api": api.url, "home": str(home), "project": str(project), "bin": str(AGENTS)}
         for name, text in self.recipe.get("files", {}).items():
             path = Path(_fill(name, fill))
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(_fill(text, fill))
+        for name, source in self.recipe.get("copy", {}).items():
+            path = Path(_fill(name, fill))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(AGENTS.parents[1] / source, path)
         env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8"}
         env |= {key: _fill(str(value), fill) for key, value in self.recipe.get("env", {}).items()}
         binary = AGENTS / self.recipe["binary"]

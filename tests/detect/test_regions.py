@@ -110,6 +110,13 @@ def test_prompt_box_is_between_the_last_two_rules_and_after_rule_below_the_last(
     assert screen.region("above_box:2") == "✻ Cooked for 4s\n      ◐ medium · /effort"
 
 
+def test_box_top_is_the_prompt_box_s_top_rule_with_its_label() -> None:
+    screen = Screen.parse("reply\n── ⠏ Working " + "─" * 20 + "\ndraft\n" + "─" * 30 + "\nfooter")
+    assert screen.region("box_top") == "── ⠏ Working " + "─" * 20
+    assert screen.region("prompt_box") == "draft"
+    assert Screen.parse("no rules here").region("box_top") is None
+
+
 def test_a_boxed_prompt_loses_its_side_borders() -> None:
     screen = Screen.parse(
         "╭" + "─" * 20 + "╮\n│ > hi there         │\n│                    │\n╰" + "─" * 20 + "╯"

@@ -12,6 +12,8 @@ every agent's manifest in one small vocabulary the engine knows:
 ``prompt_box``     the lines between the last two horizontal rules (box-drawing lines,
                    maybe with a label), with a box's side borders taken off
 ``above_box:N``    the last N non-blank lines above the prompt box's top rule
+``box_top``        the prompt box's top rule itself: some agents write their status in it
+                   (pi's ``── ⠏ Working ───``)
 ``after_rule``     the lines below the last horizontal rule (a status or hint line)
 ``title``          the window title the program set (OSC 0 or 2)
 ``progress``       the OSC 9;4 progress state: ``none``, ``normal N``, ``error N``,
@@ -29,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-FIXED = ("screen", "prompt_box", "after_rule", "title", "progress")
+FIXED = ("screen", "prompt_box", "box_top", "after_rule", "title", "progress")
 COUNTED = ("bottom", "top", "above_box")
 NAMES = (*FIXED, *(f"{name}:N" for name in COUNTED))
 
@@ -170,6 +172,8 @@ class Screen:
         rules = self._rules()
         if spec == "after_rule":
             return "\n".join(self.lines[rules[-1] + 1 :]) if rules else None
+        if spec == "box_top":
+            return self.lines[rules[-2]] if len(rules) >= 2 else None
         if spec == "prompt_box":
             if len(rules) < 2:
                 return None
