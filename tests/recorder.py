@@ -12,7 +12,8 @@ the agent's manifest against every file. Re-record when a CLI's pinned version c
 A recipe is data: ``binary`` (under ``.cache/agents/node_modules/.bin``), ``api``
 (``anthropic``: the fake Messages API), ``tool`` (the name of the agent's shell tool), ``env``
 and ``files`` (``{api}`` is the fake API's URL, ``{home}`` and ``{project}`` the throwaway
-folders), ``sizes``, and ``[[step]]``\\ s with ``type``, ``keys``, ``pause``, ``wait`` (a regular
+folders, ``{bin}`` the agents' ``.bin``), ``copy`` (a file out of the installed packages, by its
+path under ``.cache/agents``), ``sizes``, and ``[[step]]``\\ s with ``type``, ``keys``, ``pause``, ``wait`` (a regular
 expression, searched in the screen) and ``shot``.
 """
 
