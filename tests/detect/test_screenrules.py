@@ -98,6 +98,8 @@ def test_every_screen_reads_as_the_state_its_name_says(path: Path) -> None:
         ("pi/blocked-extension-select.txt", "⚠️ Dangerous command:"),
         ("pi/error-retries-exhausted.txt", "Retry failed after 3 attempts: 529"),
         ("pi/error-retries-exhausted-80x24.txt", "Retry failed after 3 attempts: 529"),
+        ("opencode/blocked-shell.txt", "Shell command: touch x"),
+        ("opencode/blocked-shell-80x24.txt", "Shell command: touch x"),
         ("gemini/synthetic-blocked.txt", "Shell: npm test -- cart"),
         ("omp/synthetic-blocked.txt", "bash: npm test -- cart"),
     ],
