@@ -10,11 +10,12 @@ than the first is added to each file's name. ``tests/detect/test_screenrules.py`
 the agent's manifest against every file. Re-record when a CLI's pinned version changes.
 
 A recipe is data: ``binary`` (under ``.cache/agents/node_modules/.bin``), ``api``
-(``anthropic``: the fake Messages API), ``tool`` (the name of the agent's shell tool), ``env``
-and ``files`` (``{api}`` is the fake API's URL, ``{home}`` and ``{project}`` the throwaway
-folders, ``{bin}`` the agents' ``.bin``), ``copy`` (a file out of the installed packages, by its
-path under ``.cache/agents``), ``sizes``, and ``[[step]]``\\ s with ``type``, ``keys``, ``pause``, ``wait`` (a regular
-expression, searched in the screen) and ``shot``.
+(``anthropic``: the fake Messages API; ``gemini``: the fake Gemini API), ``tool`` (the name
+of the agent's shell tool), ``env`` and ``files`` (``{api}`` is the fake API's URL,
+``{home}`` and ``{project}`` the throwaway folders, ``{bin}`` the agents' ``.bin``), ``copy``
+(a file out of the installed packages, by its path under ``.cache/agents``), ``sizes``, and
+``[[step]]``\\ s with ``type``, ``keys``, ``pause``, ``wait`` (a regular expression, searched
+in the screen), ``gone`` (one that must have left it: a turn's busy line) and ``shot``.
 """
 
 from __future__ import annotations
@@ -32,12 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.anthropic_api import AnthropicAPI
-from tests.fakes.model_api import Failure, Reply, Step, ToolCall, default_script
+from tests.fakes.gemini_api import GeminiAPI
+from tests.fakes.model_api import Failure, ModelAPI, Reply, Step, ToolCall, default_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENS = ROOT / "tests" / "fixtures" / "screens"
 AGENTS = ROOT / ".cache" / "agents" / "node_modules" / ".bin"
 WAIT = 30.0
+APIS = {"anthropic": AnthropicAPI, "gemini": GeminiAPI}
+"""The fake model APIs a recipe may name."""
 LOOKS_LIKE_A_DIALOG = (
     "Do you want to run this command?\n\n❯ 1. Yes\n  2. No, and tell the agent what to do differently\n\n"
     "(Esc to cancel) Working · esc to interrupt"
@@ -86,7 +90,7 @@ class Tour:
     def screen(self, escapes: bool = False) -> str:
         return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", "%0")
 
-    def run(self, api: AnthropicAPI) -> None:
+    def run(self, api: ModelAPI) -> None:
         home, project = self.root / "home", self.root / "project"
         home.mkdir()
         project.mkdir()
@@ -122,12 +126,14 @@ class Tour:
         time.sleep(step.get("pause", 0.0))
         if "wait" in step:
             self.wait(step["wait"], step.get("timeout", WAIT))
+        if "gone" in step:
+            self.wait(step["gone"], step.get("timeout", WAIT), present=False)
         if "shot" in step:
             self.shot(step["shot"])
 
-    def wait(self, pattern: str, timeout: float) -> None:
+    def wait(self, pattern: str, timeout: float, present: bool = True) -> None:
         deadline = time.monotonic() + timeout
-        while not re.search(pattern, self.screen(), re.MULTILINE):
+        while bool(re.search(pattern, self.screen(), re.MULTILINE)) != present:
             if time.monotonic() > deadline:
                 raise SystemExit(
                     f"record: {self.agent}: waited {timeout}s for {pattern!r}; the screen:\n{self.screen()}"
@@ -167,7 +173,7 @@ def main() -> int:
             old.unlink()
     sizes = recipe.get("sizes", ["120x40"])
     for index, size in enumerate(sizes):
-        api = AnthropicAPI(script=script(recipe.get("tool", "Bash")))
+        api = APIS[recipe.get("api", "anthropic")](script=script(recipe.get("tool", "Bash")))
         try:
             Tour(args.agent, recipe, size, out, "" if index == 0 else f"-{size}").run(api)
         finally:

@@ -100,7 +100,8 @@ def test_every_screen_reads_as_the_state_its_name_says(path: Path) -> None:
         ("pi/error-retries-exhausted-80x24.txt", "Retry failed after 3 attempts: 529"),
         ("opencode/blocked-shell.txt", "Shell command: touch x"),
         ("opencode/blocked-shell-80x24.txt", "Shell command: touch x"),
-        ("gemini/synthetic-blocked.txt", "Shell: npm test -- cart"),
+        ("gemini/blocked-shell.txt", "Shell: touch x"),
+        ("gemini/blocked-shell-80x24.txt", "Shell: touch x"),
         ("omp/synthetic-blocked.txt", "bash: npm test -- cart"),
     ],
 )
