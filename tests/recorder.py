@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -106,7 +107,7 @@ class Tour:
         env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8"}
         env |= {key: _fill(str(value), fill) for key, value in self.recipe.get("env", {}).items()}
         binary = AGENTS / self.recipe["binary"]
-        command = " ".join(["exec", "env", "-i", *(f"{k}={_quote(v)}" for k, v in env.items()), str(binary)])
+        command = shlex.join(["exec", "env", "-i", *(f"{k}={v}" for k, v in env.items()), str(binary)])
         self.tmux("-f", "/dev/null", "new-session", "-d", "-x", self.width, "-y", self.height)
         self.tmux("set-option", "-g", "remain-on-exit", "on")
         self.tmux("respawn-pane", "-k", "-t", "%0", "-c", str(project), command)
@@ -146,10 +147,6 @@ class Tour:
         (self.out / name).write_text(f"\x1b]0;{title}\x07" + self.screen(escapes=True))
         self.saved.append(name)
         print(f"record: {self.agent}: {name}", flush=True)
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "'\\''") + "'"
 
 
 def _fill(text: str, fill: dict[str, str]) -> str:

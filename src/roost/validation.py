@@ -96,7 +96,8 @@ def unwritable(value: object, depth: int = 0) -> str | None:
     return None
 
 
-def _writable(value: Any) -> Any:
+def writable(value: Any) -> Any:
+    """The validator behind every text and object type here, for a model's own types."""
     problem = unwritable(value)
     if problem:
         raise refuse(problem)
@@ -120,7 +121,7 @@ def text(limit: int, *, least: int = 0, one_line: bool = False, what: str = "tex
     """Text of ``least`` to ``limit`` characters, valid Unicode, and not only spaces when
     ``least`` is set; ``one_line`` refuses control characters too (a name, a harness word:
     they reach terminals as they are)."""
-    checks = [AfterValidator(_writable)]
+    checks = [AfterValidator(writable)]
     checks += [AfterValidator(_not_blank)] if least else []
     checks += [AfterValidator(_one_line)] if one_line else []
     span = f"{least} to {limit}" if least else f"at most {limit}"
@@ -139,7 +140,7 @@ def words(choices: typing.Iterable[str]) -> Any:
     return Annotated[Literal[listed], Field(description=f"one of {', '.join(listed)}")]  # type: ignore[valid-type]
 
 
-JsonObject = Annotated[dict[str, Any], Field(description="a JSON object"), AfterValidator(_writable)]
+JsonObject = Annotated[dict[str, Any], Field(description="a JSON object"), AfterValidator(writable)]
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:

@@ -18,7 +18,7 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_m
 
 from roost import agentrow
 from roost.roster.claimschema import ClaimFields, Pid, Ticks
-from roost.validation import Strict, integer, refuse, text, unwritable, words
+from roost.validation import Strict, integer, refuse, text, words, writable
 
 COUNT_MAX = (1 << 63) - 1
 LONGEST_MS = 300_000
@@ -78,13 +78,6 @@ DeadlineMs = Annotated[
 ]
 
 
-def _writable(value: str) -> str:
-    problem = unwritable(value)
-    if problem:
-        raise refuse(problem)
-    return value
-
-
 Register = create_model(
     "Register",
     __base__=Strict,
@@ -122,7 +115,7 @@ class Prompt(Strict):
     """``POST /sessions/{key}/prompt``: one fenced prompt, pinned to the row that was read."""
 
     text: Annotated[
-        str, Field(min_length=1, description="the prompt: nonempty text"), AfterValidator(_writable)
+        str, Field(min_length=1, description="the prompt: nonempty text"), AfterValidator(writable)
     ]
     status_epoch: Epoch
     occupant_id: Occupant
@@ -184,7 +177,7 @@ def _http_url(value: str) -> str:
 Endpoint = Annotated[
     str,
     Field(min_length=1, max_length=2048, description="the push service's http(s) URL for this device"),
-    AfterValidator(_writable),
+    AfterValidator(writable),
     AfterValidator(_http_url),
 ]
 POINT_BYTES = 65
