@@ -17,10 +17,9 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_model, model_validator
 
 from roost import agentrow
-from roost.roster.claimschema import ClaimFields, Pid, Ticks
+from roost.roster.claimschema import COUNT_MAX, ClaimFields, Pid, Ticks
 from roost.validation import Strict, integer, refuse, text, words, writable
 
-COUNT_MAX = (1 << 63) - 1
 LONGEST_MS = 300_000
 """A wait, or a prompt's wait for its turn, lasts at most five minutes."""
 WINDOW_NAME = 64
