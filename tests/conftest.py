@@ -41,6 +41,13 @@ BOOTSTRAP = "run `scripts/bootstrap --test` (`make test` does)"
 """What a failure for a missing tool tells the reader to do."""
 
 
+def examples(full: int) -> int:
+    """A property test's example count: ``full`` in ``make test``, the share of it that
+    ``ROOST_EXAMPLE_SHARE`` asks for in ``make test-fast`` (a fifth), so the inner loop checks
+    the same properties over fewer inputs while the full run keeps every example; at least one."""
+    return max(1, round(full * float(os.environ.get("ROOST_EXAMPLE_SHARE", "1"))))
+
+
 @cache
 def loopback_only() -> bool:
     """Whether this process's network namespace has no interface but ``lo``. Asked of the kernel

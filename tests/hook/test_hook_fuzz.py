@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from roost.text import control
-from tests.conftest import Roost
+from tests.conftest import Roost, examples
 from tests.hook.test_hook import BOUND, event, hook, pane, settled, state
 
 __all__ = ["pane"]
 
 pytestmark = pytest.mark.alone  # each example is timed against the deadline
 
-EXAMPLES = 40
+EXAMPLES = examples(40)
 SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from roost.roster import claims, claimschema
 from roost.roster.claims import BadClaim
+from tests.conftest import examples
 from tests.roster.helpers import Clock, roster
 
-EXAMPLES = 500
+EXAMPLES = examples(500)
 
 ANY_TEXT = st.one_of(
     st.text(max_size=20),

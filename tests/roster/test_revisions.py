@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from roost.roster import Roster, precedence, records
 from roost.roster.precedence import SOURCES
+from tests.conftest import examples
 from tests.roster.helpers import Clock, claim, current, key, roster
 
 
@@ -99,7 +100,7 @@ OPERATION = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=examples(300), deadline=None, database=None)
 @given(st.lists(OPERATION, max_size=40))
 def test_the_roster_agrees_with_a_model_of_its_rules(operations: list[tuple]) -> None:
     clock = Clock()

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from roost.tmux.control import Parser, notification
 from roost.tmux.notifications import Notification, Output, Reply, Unknown
+from tests.conftest import examples
 
-EXAMPLES = 400
+EXAMPLES = examples(400)
 
 PREFIXES = [
     b"%begin",
