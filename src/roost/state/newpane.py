@@ -17,9 +17,7 @@ config's hooks call it to log closed panes, and a pane's PATH may not contain it
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-from pathlib import Path
 
 from roost import paths
 from roost.tmux.placement import Birth
@@ -36,13 +34,19 @@ def fresh_id() -> str:
 
 
 def roost_bin() -> str:
-    """The ``roost`` executable of this installation."""
-    here = Path(sys.argv[0]).resolve()
-    if here.name == "roost" and here.exists():
-        return str(here)
-    beside = Path(sys.executable).with_name("roost")
-    if beside.exists():
-        return str(beside)
+    """The ``roost`` executable of this installation.
+
+    Found with ``os.path``, and ``shutil`` imported only for the last resort: every ``roost
+    new``, ``spawn`` and ``split`` asks, and pathlib and shutil would cost each ~8 ms at start.
+    """
+    here = os.path.realpath(sys.argv[0])
+    if os.path.basename(here) == "roost" and os.path.exists(here):
+        return here
+    beside = os.path.join(os.path.dirname(sys.executable), "roost")
+    if sys.executable and os.path.exists(beside):
+        return beside
+    import shutil
+
     return shutil.which("roost") or "roost"
 
 

@@ -25,7 +25,6 @@ import termios
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 
 from roost import paths
 from roost.errors import NotDelivered
@@ -57,22 +56,26 @@ class EnterUnread(Exception):
     """Enter was pressed but the program has not read it: the text may still be submitted."""
 
 
-@dataclass(frozen=True)
 class Look:
-    """One moment of a pane: what is drawn, where the cursor is, and the watched options."""
+    """One moment of a pane: what is drawn, where the cursor is, and the watched options.
+    (A plain class: importing ``dataclasses`` would cost every send ~10 ms at start.)"""
 
-    pane_id: str
-    dead: bool
-    tty: str
-    screen: tuple[str, str, str, str]
-    values: dict[str, str]
+    __slots__ = ("dead", "pane_id", "screen", "tty", "values")
+
+    def __init__(
+        self, pane_id: str, dead: bool, tty: str, screen: tuple[str, str, str, str], values: dict[str, str]
+    ) -> None:
+        self.pane_id = pane_id
+        self.dead = dead
+        self.tty = tty
+        self.screen = screen
+        self.values = values
 
     @property
     def blank(self) -> bool:
         return not self.screen[0].strip()
 
 
-@dataclass(frozen=True)
 class Pasted:
     """The pane after the one paste, and whether the program was seen to take it.
 
@@ -80,8 +83,11 @@ class Pasted:
     when it was read (or is still waiting unread) and nothing on screen says it arrived.
     """
 
-    look: Look
-    shown: bool
+    __slots__ = ("look", "shown")
+
+    def __init__(self, look: Look, shown: bool) -> None:
+        self.look = look
+        self.shown = shown
 
 
 def clean(data: bytes) -> bytes:
@@ -136,7 +142,7 @@ def unread(tty: str) -> int:
 def _lock_path(server: Server, suffix: str) -> str:
     socket = os.path.realpath(server.socket) if server.kind == "path" else server.socket
     key = socket.replace("%", "%25").replace("/", "%2F")
-    return str(paths.runtime_dir() / f"send.{key}{suffix}.lock")
+    return os.path.join(paths.runtime_path(), f"send.{key}{suffix}.lock")
 
 
 @contextmanager

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 import sys
 import time
-from dataclasses import dataclass
 
 from roost import paths
 from roost.errors import Blocked, DeliveredNoTurn, InvalidValue, TargetGone, UsageError
@@ -39,13 +38,20 @@ TURN_POLL = 0.05
 BARE_PANE = re.compile(r"%[0-9]+")
 
 
-@dataclass
 class Call:
-    target: str
-    text: str
-    force: bool = False
-    as_json: bool = False
-    label: str | None = None
+    """What was asked for. (A plain class: importing ``dataclasses`` would cost every send
+    ~10 ms at start.)"""
+
+    __slots__ = ("as_json", "force", "label", "target", "text")
+
+    def __init__(
+        self, target: str, text: str, force: bool = False, as_json: bool = False, label: str | None = None
+    ) -> None:
+        self.target = target
+        self.text = text
+        self.force = force
+        self.as_json = as_json
+        self.label = label
 
 
 def parse(args: list[str]) -> Call:
@@ -109,12 +115,16 @@ def _turn(values: dict[str, str]) -> int:
     return w.to_int(values.get(w.TURN)) or 0
 
 
-@dataclass
 class Outcome:
-    pane: Pane
-    state: str | None
-    started: bool = False
-    turn: int | None = None
+    """The pane a send went to, its state after, and the turn that began, if one did."""
+
+    __slots__ = ("pane", "started", "state", "turn")
+
+    def __init__(self, pane: Pane, state: str | None, started: bool = False, turn: int | None = None) -> None:
+        self.pane = pane
+        self.state = state
+        self.started = started
+        self.turn = turn
 
 
 def _wait_for_turn(server: Server, pane_id: str, before: int, bound: int) -> Pane:
@@ -179,7 +189,7 @@ def _deliver(server: Server, call: Call, target: Pane, data: bytes) -> Outcome:
 
 def _named(outcome: Outcome, label: str) -> int | None:
     """The turn to name, keeping its sender beside it; None when there is nothing to name."""
-    if not outcome.started or paths.record_dir() is None or outcome.state == w.ERROR:
+    if not outcome.started or paths.record_path() is None or outcome.state == w.ERROR:
         return None
     from roost.state import replies
 

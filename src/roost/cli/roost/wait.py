@@ -9,7 +9,6 @@ runs between polls.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 from roost.errors import AgentFailed, NotRecorded, TargetGone, TimedOut, UsageError
 from roost.state import jobs, panestate
@@ -107,16 +106,19 @@ def _settle(p: Pane) -> Pane:
     return p
 
 
-@dataclass
 class Watch:
-    """The panes a target covers and what each looked like at the last poll."""
+    """The panes a target covers and what each looked like at the last poll. (A plain class:
+    importing ``dataclasses`` would cost every wait ~10 ms at start.)"""
 
-    target: str
-    turn: int | None
-    pane_ids: set[str]
-    window_id: str | None
-    seen: dict[str, Pane] = field(default_factory=dict)
-    closed: list[Pane] = field(default_factory=list)  # covered panes that closed, as they ended
+    __slots__ = ("closed", "pane_ids", "seen", "target", "turn", "window_id")
+
+    def __init__(self, target: str, turn: int | None, pane_ids: set[str], window_id: str | None) -> None:
+        self.target = target
+        self.turn = turn
+        self.pane_ids = pane_ids
+        self.window_id = window_id
+        self.seen: dict[str, Pane] = {}
+        self.closed: list[Pane] = []  # covered panes that closed, as they ended
 
     @classmethod
     def of(cls, target: str, resolved_panes: list[Pane], single: bool, turn: int | None) -> Watch:
