@@ -126,6 +126,19 @@ def test_plain_shell_gets_no_turn(roost: Roost) -> None:
     }
 
 
+def test_enter_comes_a_beat_after_the_paste(roost: Roost, tmp_path: Path) -> None:
+    """Gemini CLI takes an Enter within 30 ms of the key before it for a newline, and the
+    prompt then sits unsubmitted in its input box; the screen moved, so nothing else would
+    tell. The Enter must come like a person's: a beat after the text."""
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--fast-return", "0.03", "--no-hooks", "--echo-reply")
+    for prompt in ("first prompt", "second prompt"):
+        proc = roost.run("send", pane, prompt)
+        assert (proc.returncode, proc.stderr) == (0, "")
+        roost.wait_screen(pane, f"reply to: {prompt}")
+    assert prompts(log) == [b"first prompt", b"second prompt"]
+
+
 def test_working_target_is_not_waited_for(roost: Roost, tmp_path: Path) -> None:
     log = tmp_path / "log"
     pane = agent(roost, log, "--no-hooks")

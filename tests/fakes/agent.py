@@ -64,6 +64,12 @@ def main() -> None:
     parser.add_argument(
         "--no-bracketed-paste", action="store_true", help="never turn bracketed paste on (a plain program)"
     )
+    parser.add_argument(
+        "--fast-return",
+        type=float,
+        default=0.0,
+        help="an Enter within this many seconds of the input before it is a newline (Gemini CLI's 30 ms)",
+    )
     args = parser.parse_args()
 
     log = open(args.log, "ab", buffering=0) if args.log else None  # noqa: SIM115
@@ -93,10 +99,12 @@ def main() -> None:
         exiting = False
         prompt = ""
         drops = args.drop_reads
+        last_read = 0.0
         while True:
             data = os.read(fd, 65536)
             if not data:
                 break
+            previous, last_read = last_read, time.monotonic()
             if drops > 0:
                 drops -= 1
                 continue
@@ -143,6 +151,10 @@ def main() -> None:
                     continue
                 if ch == b"\x03":
                     return
+                if ch == b"\r" and args.fast_return and (i > 1 or last_read - previous <= args.fast_return):
+                    buf += b"\n"  # it came with the keys before it: a newline in the input, not a submit
+                    write("\n  ")
+                    continue
                 if ch == b"\r":
                     if swallow > 0:
                         swallow -= 1

@@ -39,6 +39,11 @@ QUIET_AFTER = 1.5  # a paste read whole with no visible effect for this long wil
 ENTER_AFTER = 1.0  # an Enter read with no visible effect for this long was swallowed
 EXTRA_ENTERS = 3
 SETTLE_MAX = 0.5  # how long to let a paste finish drawing before pressing Enter
+ENTER_GAP = 0.1
+"""Seconds between the paste and its Enter, a person's beat at least: programs that tell a typed
+Enter from one inside a burst of keys take an Enter that follows the text too closely for a
+newline (Gemini CLI does, within 30 ms of the previous key), and the prompt is then left
+unsubmitted in its input box."""
 POLLS = (0.005, 0.01, 0.02, 0.03, 0.05)  # quick first looks, then a steady pace
 
 _LOOK = ("#{pane_id}", "#{pane_dead}", "#{pane_tty}", "#{cursor_x}", "#{cursor_y}", "#{history_size}")
@@ -309,6 +314,7 @@ def submit(server: Server, pasted: Pasted, patience: float) -> tuple[Look, bool]
     """
     at_paste = pasted.look
     pane_id, watch = at_paste.pane_id, tuple(at_paste.values)
+    time.sleep(ENTER_GAP)
     give_up = time.monotonic() + patience
     for _ in range(1 + (EXTRA_ENTERS if pasted.shown else 0)):
         if server.run("send-keys", "-t", pane_id, "Enter", check=False).returncode != 0:
