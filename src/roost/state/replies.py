@@ -37,9 +37,7 @@ def truncate(data: bytes) -> bytes:
 
 
 def _write(path: str, data: bytes) -> None:
-    from pathlib import Path  # for private_mkdir: writing is a turn's end, not its every event
-
-    paths.private_mkdir(Path(os.path.dirname(path)))
+    paths.private_mkdir(os.path.dirname(path))
     files.replace(path, data)
 
 
