@@ -105,9 +105,9 @@ def foreign_file_is_never_touched(rosterd: Rosterd, harness: str, relpath: str) 
 DRIVERS = Path(__file__).with_name("drivers")
 
 
-def drive_in_pane(roost, harness: str, relpath: str, setup=None) -> str:
+def drive_in_pane(roost, harness: str, relpath: str, setup=None, args: tuple[str, ...] = ()) -> str:
     """Install ``harness`` for real, then run its adapter under node in a roost pane, where its
-    calls reach the real ``rosterd-hook``; returns the pane."""
+    calls reach the real ``rosterd-hook``; returns the pane. ``args`` go to the driver."""
     if shutil.which("node") is None:
         pytest.fail(
             f"these tests run the adapters under Node.js, which is not installed: {BOOTSTRAP}",
@@ -121,7 +121,7 @@ def drive_in_pane(roost, harness: str, relpath: str, setup=None) -> str:
     installed = next(p for p in (home / relpath, roost.root / "config" / relpath) if p.exists())
     if setup is not None:
         setup(home)
-    driver = shlex.join(["node", str(DRIVERS / f"{harness}.mjs"), str(installed)])
+    driver = shlex.join(["node", str(DRIVERS / f"{harness}.mjs"), str(installed), *args])
     done = roost.root / f"{harness}.exit"
     pane = roost.start(f"sh -c '{driver} 2>{roost.root}/{harness}.err; echo $? > {done}; exec sleep 600'")
     roost.wait_for(

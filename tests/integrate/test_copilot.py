@@ -42,10 +42,19 @@ def _fake_sdk(home: Path) -> None:
 
 
 def test_the_extension_badges_its_pane_and_keeps_the_reply(roost: Roost) -> None:
-    """Copilot CLI's hooks and session events, as its extension SDK delivers them, through the real hook."""
+    """Copilot CLI's session events, as its extension SDK delivers them, through the real hook.
+    The extension asks joinSession for nothing but events (hooks or a permission handler would
+    cost the person an "elevated permissions" prompt), and a subagent's words are not the reply."""
     pane = drive_in_pane(roost, "copilot", RELPATH, setup=_fake_sdk)
     roost.wait_for(lambda: roost.option(pane, "@roost-state") == "done", timeout=20, what="done")
     assert roost.option(pane, "@roost-harness") == "copilot"
     assert roost.option(pane, "@roost-session-id") == "cp-1"
     doc = roost.json("read", "--json", pane)
     assert (doc["source"], doc["text"]) == ("reply", "Copilot: tests pass.")
+
+
+def test_a_failed_model_call_ends_the_turn_in_error_not_done(roost: Roost) -> None:
+    """Copilot goes idle after a session error too; that idle must not turn the error into done."""
+    pane = drive_in_pane(roost, "copilot", RELPATH, setup=_fake_sdk, args=("fail",))
+    roost.wait_for(lambda: roost.option(pane, "@roost-state") == "error", timeout=20, what="error")
+    assert roost.option(pane, "@roost-reason") == "the model API said 400"

@@ -86,6 +86,8 @@ class Hook(_Value):
         "matcher_events",
         "notifications",
         "own_dir",
+        "reports_dialogs",
+        "reports_failures",
         "shared_process",
         "summaries",
         "timeout",
@@ -103,6 +105,13 @@ class Hook(_Value):
     matcher_events: tuple[str, ...]
     timeout: int | None
     disable_features: tuple[str, ...]
+    reports_dialogs: bool
+    """The integration tells roost when a dialog opens. Where it cannot (its host tells an
+    extension of a permission only by letting it answer, or a dialog is another extension's),
+    the daemon's screen reader puts the dialog on the pane's badge instead."""
+    reports_failures: bool
+    """The integration tells roost when the model API fails a turn. Where it cannot (Codex fires
+    no hook then), the daemon's screen reader ends the turn as failed from the screen's error."""
     shared_process: tuple[str, ...]
     events: dict[str, str]
     notifications: dict[str, str]
@@ -122,6 +131,8 @@ class Hook(_Value):
             matcher_events=tuple(table.get("matcher_events", ())),
             timeout=table.get("timeout"),
             disable_features=tuple(table.get("disable_features", ())),
+            reports_dialogs=table.get("reports_dialogs", True),
+            reports_failures=table.get("reports_failures", True),
             shared_process=tuple(table.get("shared_process", ())),
             events=dict(table.get("events", {})),
             notifications=dict(table.get("notifications", {})),

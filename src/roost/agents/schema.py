@@ -92,6 +92,8 @@ HOOK: dict[str, Check] = {
     "matcher_events": _texts,
     "timeout": _number,
     "disable_features": _texts,
+    "reports_dialogs": _flag,
+    "reports_failures": _flag,
     "shared_process": _texts,
 }
 HOOK_MAPS: dict[str, Check] = {

@@ -38,7 +38,7 @@ from typing import Any
 from roost.daemon.dialogs import Dialogs
 from roost.detect import procs
 from roost.detect import screenrules as engine
-from roost.detect.manifests import load_catalog
+from roost.detect.manifests import AgentRules, load_catalog
 from roost.detect.regions import Screen
 from roost.detect.scanclaims import INTERACTIVE, ended
 from roost.roster import Claim, ProcessId, records
@@ -235,12 +235,16 @@ class Screens:
         )
         if process is None:
             return
-        if self._shown.get(pane) != (process, detection):
+        rules = catalog.agents.get(detection.agent)
+        shown = self._shown.get(pane)
+        if shown != (process, detection):
             if not self._settled(pane, detection):
                 return
             self._shown[pane] = (process, detection)
             self.live.apply(self._claim(seen, detection, process=process))
-        rules = catalog.agents.get(detection.agent)
+            if rules is not None and not (rules.hook_reports_dialogs and rules.hook_reports_failures):
+                was_dialog = shown is not None and shown[1].state == words.BLOCKED
+                await asyncio.to_thread(self._badge_unreported, pane, detection, was_dialog, rules)
         if record is not None and rules is not None:
             await self._end_blocked(seen, record, detection, rules.sees_dialogs)
 
@@ -267,6 +271,30 @@ class Screens:
         if outcome.accepted:
             log.info("rosterd: %s: blocked ended by the screen: %s", record.session_key, verdict.evidence)
             await asyncio.to_thread(self._clear_badge, seen.pane, detection.state in words.BUSY)
+
+    def _badge_unreported(
+        self, pane: str, detection: engine.Detection, was_dialog: bool, rules: AgentRules
+    ) -> None:
+        """Put on the pane's badge what its integration cannot see: a dialog, a failed turn.
+
+        A turn the integration says is working that shows a dialog is badged blocked, and one
+        that shows the API's error ends as failed, as a hook that saw them would: the badge is
+        the hook's word in the roster, and what ``roost send`` and ``wait-done`` go by. The
+        dialog leaving the screen takes that blocked off again, since no event of the
+        integration will (a turn's end waits while the badge says blocked).
+        """
+        badge = panestate.read(self.server, pane)
+        if badge is None:
+            return
+        working = badge.opt(words.STATE) == words.WORKING
+        if detection.state == words.BLOCKED and not rules.hook_reports_dialogs:
+            if working:
+                panestate.set_state(self.server, badge, words.BLOCKED, detection.reason or "")
+        elif detection.state == words.ERROR and not rules.hook_reports_failures:
+            if working:
+                panestate.fail_turn(self.server, badge, detection.reason or "the turn failed")
+        elif was_dialog and not rules.hook_reports_dialogs:
+            self._clear_badge(pane, detection.state in words.BUSY)
 
     def _clear_badge(self, pane: str, working: bool) -> None:
         """The pane's own 🛑 goes as the CLI clears it: to working when the screen shows the

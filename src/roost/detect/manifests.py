@@ -93,6 +93,10 @@ class AgentRules:
     rules: tuple[Rule, ...]
     identify: tuple[Probe, ...]
     files: tuple[Path, ...]
+    hook_reports_dialogs: bool = True
+    """False when the agent's integration cannot report a dialog, so the screen must badge it."""
+    hook_reports_failures: bool = True
+    """False when the agent's integration cannot report a failed turn, so the screen must."""
 
     @property
     def sees_dialogs(self) -> bool:
@@ -188,7 +192,8 @@ def _compiled(agent: Manifest) -> AgentRules:
         _probe(probe, f"{where} #{index + 1}" if numbered else where) for index, probe in enumerate(probes)
     )
     files = tuple(Path(path) for path in agent.detect.files)
-    return AgentRules(agent.name, tuple(rules), identify, files)
+    hook = agent.hook
+    return AgentRules(agent.name, tuple(rules), identify, files, hook.reports_dialogs, hook.reports_failures)
 
 
 _cache: dict[str, tuple[Manifest, AgentRules | ManifestError]] = {}

@@ -1,6 +1,7 @@
-// A stand-in for the SDK Copilot CLI bundles: records the hooks and event listeners an extension registers.
+// A stand-in for the SDK Copilot CLI bundles: records what an extension asks of joinSession and
+// the event listeners it registers.
 export async function joinSession(options) {
-  globalThis.copilotHost.hooks = options.hooks || {};
+  globalThis.copilotHost.options = options || {};
   return {
     sessionId: "cp-1",
     on: (name, handler) => {

@@ -1,6 +1,7 @@
 // roost-integration: pi — written by `rosterd integrate install pi`; `rosterd integrate uninstall pi` removes it.
 // A pi extension: turns pi's lifecycle events into Claude-shaped hook events and pipes each into
-// `rosterd-hook pi`, one at a time and in order. pi asks no permissions, so it never reports blocked.
+// `rosterd-hook pi`, one at a time and in order. It never reports blocked: pi asks no permissions of
+// its own, and another extension's dialog is not an event here (the daemon reads it off the screen).
 import { spawn } from "node:child_process";
 
 const HOOK = "__ROSTERD_HOOK__";
