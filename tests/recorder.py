@@ -10,9 +10,11 @@ than the first is added to each file's name. ``tests/detect/test_screenrules.py`
 the agent's manifest against every file. Re-record when a CLI's pinned version changes.
 
 A recipe is data: ``binary`` (under ``.cache/agents/node_modules/.bin``), ``api``
-(``anthropic``: the fake Messages API; ``gemini``: the fake Gemini API), ``tool`` (the name
+(``anthropic``: the fake Messages API; ``gemini``: the fake Gemini API; ``responses``: the
+fake Responses API), ``tool`` (the name
 of the agent's shell tool), ``env`` and ``files`` (``{api}`` is the fake API's URL,
-``{home}`` and ``{project}`` the throwaway folders, ``{bin}`` the agents' ``.bin``), ``copy``
+``{home}``, ``{config}`` (its XDG config folder) and ``{project}`` the throwaway folders,
+``{bin}`` the agents' ``.bin``, ``{path}`` the PATH it would inherit), ``copy``
 (a file out of the installed packages, by its path under ``.cache/agents``), ``sizes``, and
 ``[[step]]``\\ s with ``type``, ``keys``, ``pause``, ``wait`` (a regular expression, searched
 in the screen), ``gone`` (one that must have left it: a turn's busy line) and ``shot``.
@@ -36,12 +38,13 @@ from typing import Any
 from tests.fakes.anthropic_api import AnthropicAPI
 from tests.fakes.gemini_api import GeminiAPI
 from tests.fakes.model_api import Failure, ModelAPI, Reply, Step, ToolCall, default_script
+from tests.fakes.responses_api import ResponsesAPI
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENS = ROOT / "tests" / "fixtures" / "screens"
 AGENTS = ROOT / ".cache" / "agents" / "node_modules" / ".bin"
 WAIT = 30.0
-APIS = {"anthropic": AnthropicAPI, "gemini": GeminiAPI}
+APIS = {"anthropic": AnthropicAPI, "gemini": GeminiAPI, "responses": ResponsesAPI}
 """The fake model APIs a recipe may name."""
 LOOKS_LIKE_A_DIALOG = (
     "Do you want to run this command?\n\n❯ 1. Yes\n  2. No, and tell the agent what to do differently\n\n"
@@ -95,17 +98,8 @@ class Tour:
         home, project = self.root / "home", self.root / "project"
         home.mkdir()
         project.mkdir()
-        fill = {"api": api.url, "home": str(home), "project": str(project), "bin": str(AGENTS)}
-        for name, text in self.recipe.get("files", {}).items():
-            path = Path(_fill(name, fill))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(_fill(text, fill))
-        for name, source in self.recipe.get("copy", {}).items():
-            path = Path(_fill(name, fill))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(AGENTS.parents[1] / source, path)
         env = {"HOME": str(home), "PATH": os.environ["PATH"], "TERM": "xterm-256color", "LANG": "C.UTF-8"}
-        env |= {key: _fill(str(value), fill) for key, value in self.recipe.get("env", {}).items()}
+        env |= prepare(self.recipe, api.url, home, home / ".config", project, env["PATH"])
         binary = AGENTS / self.recipe["binary"]
         command = shlex.join(["exec", "env", "-i", *(f"{k}={v}" for k, v in env.items()), str(binary)])
         self.tmux("-f", "/dev/null", "new-session", "-d", "-x", self.width, "-y", self.height)
@@ -149,6 +143,34 @@ class Tour:
         print(f"record: {self.agent}: {name}", flush=True)
 
 
+def prepare(
+    recipe: dict[str, Any], api: str, home: Path, config: Path, project: Path, path: str
+) -> dict[str, str]:
+    """Write the recipe's ``files`` and ``copy`` for an agent that lives in ``home`` (its XDG
+    config in ``config``), works in ``project`` and inherits ``path`` as its PATH; returns the
+    recipe's environment, filled.
+
+    The recorder and the agent tier's matrix (tests/agents/test_matrix.py) both start an agent
+    this way, so what was recorded is what is tested."""
+    fill = {
+        "api": api,
+        "home": str(home),
+        "config": str(config),
+        "project": str(project),
+        "bin": str(AGENTS),
+        "path": path,
+    }
+    for name, text in recipe.get("files", {}).items():
+        path = Path(_fill(name, fill))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_fill(text, fill))
+    for name, source in recipe.get("copy", {}).items():
+        path = Path(_fill(name, fill))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(AGENTS.parents[1] / source, path)
+    return {key: _fill(str(value), fill) for key, value in recipe.get("env", {}).items()}
+
+
 def _fill(text: str, fill: dict[str, str]) -> str:
     """``{api}``-style names in a file's text whose other braces (JSON) stay as they are."""
     for name, value in fill.items():
@@ -163,6 +185,9 @@ def main() -> int:
     args = parser.parse_args()
     recipe_path = SCREENS / args.agent / "recipe.toml"
     recipe = tomllib.loads(recipe_path.read_text())
+    if "step" not in recipe:  # its screens come from elsewhere: deleting them here would lose them
+        print(f"record: {args.agent}: its recipe has no tour (see {recipe_path})", file=sys.stderr)
+        return 2
     out = args.out or recipe_path.parent
     out.mkdir(parents=True, exist_ok=True)
     if args.out is None:

@@ -7,7 +7,7 @@ loop (``make test-fast``), and ``make test`` runs them all.
 | ``tmux`` | a throwaway tmux server | ``roost`` |
 | ``daemon`` | a real ``rosterd`` daemon | ``daemon`` |
 | ``browser`` | Chromium, through Playwright | ``chromium`` |
-| ``agent`` | a real agent CLI from npm (Claude Code, Codex) | ``agent_bin`` |
+| ``agent`` | a real agent CLI from npm (Claude Code, Codex, Copilot, pi, OpenCode, Gemini) | ``agent_bin`` |
 
 A test's tier is the costliest its fixtures (with what they depend on) call for, so a new test
 is marked by what it uses, with nothing to remember. A test may also say its tier with a mark

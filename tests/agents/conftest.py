@@ -1,4 +1,8 @@
-"""Tier 3: the real Claude Code and Codex CLIs from npm, in roost panes, against fake model APIs.
+"""Tier 3: the real agent CLIs from npm, in roost panes, against fake model APIs.
+
+Claude Code and Codex have fixtures here (``claude``, ``codex``) for the tests that go deep into
+one agent; every agent in the launcher also walks the same matrix (``test_matrix.py``), started
+from its recipe.
 
 Each agent runs in the ``roost`` fixture's sandbox (private tmux server, HOME, XDG dirs) and
 talks only to a fake API the test serves on 127.0.0.1, so real hooks, real permission dialogs
@@ -135,15 +139,21 @@ def _integrate(roost: Roost, harness: str, action: str = "install") -> None:
 
 
 def _stop_strays(home: Path) -> None:
-    """End any process left running from the test's HOME (codex's app-server daemon), by PID."""
+    """End any process left running from the test's HOME, by PID: one that names it in its
+    command line (codex's app-server daemon) or was started in one of its panes with it as
+    HOME (Gemini CLI, which starts itself again, detached, once a folder is trusted). The tmux
+    server and the daemon have that HOME too, but no pane: their fixtures end them."""
+    named = str(home).encode()
+    lives = b"\0HOME=" + named + b"\0"
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
             continue
         try:
-            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            command = (proc / "cmdline").read_bytes()
+            environ = b"\0" + (proc / "environ").read_bytes()
         except OSError:
             continue
-        if str(home) in command:
+        if named in command or (lives in environ and b"\0TMUX_PANE=" in environ):
             with contextlib.suppress(OSError):
                 os.kill(int(proc.name), signal.SIGTERM)
 

@@ -53,7 +53,12 @@ def test_the_real_agents_recordings_are_there() -> None:
         assert names <= have, f"{agent}: missing recorded screens {sorted(names - have)}"
 
 
-@pytest.mark.parametrize("recipe", sorted(SCREENS.glob("*/recipe.toml")), ids=lambda p: p.parent.name)
+TOURS = [path for path in sorted(SCREENS.glob("*/recipe.toml")) if "step" in tomllib.loads(path.read_text())]
+"""The recipes ``scripts/record-screens`` records; the rest only start their agent for the
+agent tier's matrix (their screens are kept by the agent tests)."""
+
+
+@pytest.mark.parametrize("recipe", TOURS, ids=lambda p: p.parent.name)
 def test_every_screen_a_recipe_records_is_there_at_every_size(recipe: Path) -> None:
     """``scripts/record-screens`` writes each shot of the tour at each size; a recipe whose
     agent has screens by hand as well would be half-recorded."""
