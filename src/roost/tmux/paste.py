@@ -20,7 +20,6 @@ from __future__ import annotations
 import fcntl
 import os
 import struct
-import subprocess
 import termios
 import time
 from collections.abc import Iterator
@@ -29,6 +28,12 @@ from contextlib import AbstractContextManager, contextmanager
 from roost import paths
 from roost.errors import NotDelivered
 from roost.tmux.server import SEP, THEN, Server, fields
+
+TYPE_CHECKING = False  # for annotations only: a send spawns tmux without subprocess
+if TYPE_CHECKING:
+    import subprocess
+
+    from roost.tmux.server import Completed
 
 BUFFER = "roost-send"
 ENTER_BUFFER = "roost-enter"
@@ -177,7 +182,7 @@ def drop_buffer(server: Server) -> None:
 
 def paste_once(
     server: Server, pane_id: str, data: bytes, *, bracket: bool = True, raw: bool = False, enter: bool = False
-) -> subprocess.CompletedProcess[bytes]:
+) -> Completed | subprocess.CompletedProcess[bytes]:
     """Paste ``data`` into the pane in one tmux call and, with ``enter``, one Enter after it in
     that same call. Nothing is confirmed or repeated here, so a caller that must never write
     twice knows exactly what was attempted: once.

@@ -3,13 +3,13 @@
 roost runs its own server (``-L roost`` by default, never the user's) with its own packaged
 config, so the user's ``~/.tmux.conf`` cannot change how panes behave under an agent.
 
-Every tmux call goes through :meth:`Server.run`. Most are started with ``os.posix_spawnp``
-and read through two pipes rather than by ``subprocess``, whose import alone costs about a
-bare interpreter start: the hook, ``screen``, ``read`` and ``status`` make one or two tmux
-calls and nothing else that needs it. The spawn does what ``subprocess.run`` would (only
-stdin, stdout and stderr inherited, signals reset, the child killed if the wait is
-interrupted); a call that feeds tmux stdin still goes through ``subprocess``, which writes
-and reads at once.
+Every tmux call goes through :meth:`Server.run`. They are started with ``os.posix_spawnp``
+and read through a pipe rather than by ``subprocess``, whose import alone costs about a bare
+interpreter start: the hook, ``screen``, ``read`` and ``status`` make one or two tmux calls
+and nothing else that needs it, and ``send`` feeds its text to one. The spawn does what
+``subprocess.run`` would (only stdin, stdout and stderr inherited, signals reset, the child
+killed if the wait is interrupted); ``subprocess`` is left for where the spawn cannot promise
+that.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Server:
         argument of its own (see :meth:`argv`)."""
         env = environment()
         argv = self.argv(*args)
-        proc = _spawn(argv, env) if input is None else None
+        proc = _spawn(argv, env, input)
         if proc is None:
             import subprocess
 
@@ -176,13 +176,15 @@ def _inherited() -> list[int] | None:
     return found
 
 
-def _spawn(argv: list[str], env: dict[str, str]) -> Completed | None:
+def _spawn(argv: list[str], env: dict[str, str], input: bytes | None = None) -> Completed | None:
     """``argv`` run with stdout and stderr captured, as ``subprocess.run`` would run it; None
     when that cannot be promised: no /proc or memory files, or a descriptor landing on 0, 1
     or 2 (this process runs with one of them closed).
 
     stdout comes through a pipe, read to its end; stderr goes to a memory file, read once
     tmux has exited, so there is one stream to wait on and nothing to poll (``select``).
+    ``input`` is written to a memory file first and given as stdin, which tmux reads to its
+    end as it would a pipe's, with nothing to write while reading.
     As for every program glibc's ``posix_spawn`` starts, its own two signals (thread
     cancellation, set*id) stay ignored in the child; tmux uses neither.
     """
@@ -191,12 +193,16 @@ def _spawn(argv: list[str], env: dict[str, str]) -> Completed | None:
         return None
     out_r, out_w = os.pipe()
     err = os.memfd_create("tmux-stderr")
-    if min(out_r, out_w, err) <= 2:
-        for fd in (out_r, out_w, err):
+    given = [] if input is None else [os.memfd_create("tmux-stdin")]
+    if min(out_r, out_w, err, *given) <= 2:
+        for fd in (out_r, out_w, err, *given):
             os.close(fd)
         return None
     try:
         actions = [(os.POSIX_SPAWN_DUP2, out_w, 1), (os.POSIX_SPAWN_DUP2, err, 2)]
+        if input is not None:
+            _fill(given[0], input)
+            actions.append((os.POSIX_SPAWN_DUP2, given[0], 0))
         actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in inherited]
         pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsigdef=_RESET)
     except BaseException:
@@ -205,6 +211,8 @@ def _spawn(argv: list[str], env: dict[str, str]) -> Completed | None:
         raise
     finally:
         os.close(out_w)
+        for fd in given:
+            os.close(fd)
     chunks: list[bytes] = []
     try:
         while data := os.read(out_r, 65536):
@@ -222,6 +230,14 @@ def _spawn(argv: list[str], env: dict[str, str]) -> Completed | None:
         os.close(out_r)
         os.close(err)
     return Completed(argv, status, b"".join(chunks), stderr)
+
+
+def _fill(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the memory file ``fd`` and rewind it, for a child to read."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
 
 
 def _reap(pid: int) -> int:

@@ -18,7 +18,6 @@ This is a hot verb: it imports the state layer only when it needs it.
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 
@@ -35,7 +34,6 @@ TURN_TIMEOUT = "@roost-send-turn-timeout"
 READY_DEFAULT, TURN_DEFAULT, TURN_MAX = 15, 10, 120
 WATCH = (w.STATE, w.TURN, w.REASON)
 TURN_POLL = 0.05
-BARE_PANE = re.compile(r"%[0-9]+")
 
 
 class Call:
@@ -89,7 +87,14 @@ def _checked_label(label: str) -> str:
             f"--from must be one word of at most 64 bytes, with no space or control character, "
             f"not starting with '-' (got {label!r})"
         )
-    return f"pane:{label}" if BARE_PANE.fullmatch(label) else label
+    return f"pane:{label}" if _bare_pane(label) else label
+
+
+def _bare_pane(label: str) -> bool:
+    """Whether ``label`` is a bare ``%N``: what ``%[0-9]+`` matches, without importing ``re``,
+    which would cost every send ~8 ms at start."""
+    number = label[1:]
+    return label[:1] == "%" and number.isascii() and number.isdigit()
 
 
 def seconds(value: str | None, default: int, most: int | None = None) -> int:
