@@ -6,7 +6,6 @@ exit 0, so an adapter can call them unconditionally; ``whoami`` exits 1.
 
 from __future__ import annotations
 
-import re
 import sys
 
 from roost.cli.output import document
@@ -15,8 +14,8 @@ from roost.state import panestate
 from roost.state import words as w
 from roost.tmux.server import Server
 
-SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-HARNESS = re.compile(r"[a-z0-9_-]{1,32}")
+SESSION_ID = r"[A-Za-z0-9._:-]{1,128}"
+HARNESS = r"[a-z0-9_-]{1,32}"
 
 
 def _own_pane(server: Server):
@@ -104,9 +103,11 @@ def identify(args: list[str]) -> int:
     missing = [f for f in ("--session", "--cwd", "--harness") if f not in values]
     if missing:
         raise _refuse(f"missing {', '.join(missing)}")
-    if not SESSION_ID.fullmatch(values["--session"]):
+    import re  # only identify's checks need it: state and reply, run on an agent's every turn, do not
+
+    if not re.fullmatch(SESSION_ID, values["--session"]):
         raise _refuse("--session must be 1-128 letters, digits, '.', '_', ':' or '-'")
-    if not HARNESS.fullmatch(values["--harness"]):
+    if not re.fullmatch(HARNESS, values["--harness"]):
         raise _refuse("--harness must be 1-32 lower-case letters, digits, '_' or '-'")
     _check_path("--cwd", values["--cwd"])
     if "--transcript" in values:
