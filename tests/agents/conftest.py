@@ -9,9 +9,6 @@ talks only to a fake API the test serves on 127.0.0.1, so real hooks, real permi
 and real screens are exercised with no network. The CLIs are installed once per machine by
 ``scripts/install-test-agents`` (run by ``scripts/bootstrap --test``); a run without them fails
 (``agent_bin`` in tests/conftest.py): a green ``make test`` means they ran.
-
-Set ``ROOST_RECORD_SCREENS=1`` to save what each agent's screen looks like in each state under
-``tests/fixtures/screens/<agent>/<state>.txt`` (``tmux capture-pane -p -e``) while the tests run.
 """
 
 from __future__ import annotations
@@ -37,7 +34,6 @@ from tests.fakes.responses_api import ResponsesAPI
 from tests.web.conftest import Web
 
 REPO = Path(__file__).resolve().parents[2]
-SCREENS = REPO / "tests" / "fixtures" / "screens"
 API_KEY = "sk-ant-roost-tests-0123456789abcdefghijklmn"
 START_TIMEOUT = 30
 TURN_TIMEOUT = 60
@@ -101,15 +97,6 @@ class AgentPane:
 
     def transitions(self) -> list[tuple[str | None, str | None]]:
         return [(e["from"], e["to"]) for e in self.events() if e["event"] == "state"]
-
-    def record(self, state: str) -> None:
-        """Keep this screen as ``tests/fixtures/screens/<agent>/<state>.txt`` when recording."""
-        if not os.environ.get("ROOST_RECORD_SCREENS"):
-            return
-        text = self.roost.tmux("capture-pane", "-p", "-e", "-t", self.pane)
-        target = SCREENS / self.name / f"{state}.txt"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
 
     def timed(self, what: str, seconds: float) -> None:
         TIMINGS.append(f"{self.name}: {what} {seconds:.2f}s")

@@ -32,7 +32,6 @@ def first_turn(roost: Roost, claude: AgentPane, prompt: str) -> None:
 def test_send_names_the_turn_wait_done_waits_read_returns_the_streamed_reply(
     roost: Roost, claude: AgentPane
 ) -> None:
-    claude.record("idle")
     first_turn(roost, claude, "hello from roost")
     assert claude.api.streamed == [reply_for("hello from roost")]
 
@@ -42,12 +41,10 @@ def test_send_names_the_turn_wait_done_waits_read_returns_the_streamed_reply(
     assert proc.stdout == f"{claude.pane} 2\n"
     assert claude.state() == "working"
     time.sleep(1)
-    claude.record("working")
 
     done = roost.run("wait-done", "--turn", "2", claude.pane, str(TURN_TIMEOUT))
     assert done.returncode == 0, done.stderr
     claude.timed("one turn (send to wait-done, model thinks 4 s)", time.monotonic() - began)
-    claude.record("done")
     assert claude.state() == "done"
     streamed = reply_for("take your time SLOW")
     assert claude.api.streamed[-1] == streamed
@@ -92,7 +89,6 @@ def test_permission_dialog_blocks_and_approving_it_finishes_the_turn(roost: Roos
     lag = open_dialog(roost, claude)
     claude.timed("badge blocked minus dialog on screen", lag)
     assert lag <= 1.0
-    claude.record("permission")
     assert roost.option(claude.pane, "@roost-reason") == "Bash: touch x"
 
     refused = roost.run("send", claude.name, "are you there")
@@ -134,7 +130,6 @@ def test_a_look_keeps_an_open_dialog_blocked_and_declining_it_clears_blocked(
             10,
             "roost read to clear the declined dialog's badge",
         )
-        claude.record("declined")
         last = claude.events()[-1]
         assert (last["from"], last["to"], last["reason"]) == ("blocked", None, DECLINED)
     assert not (claude.project / "x").exists()
@@ -147,7 +142,6 @@ def test_an_api_error_badges_error_with_a_reason(roost: Roost, claude: AgentPane
     proc = roost.run("send", claude.name, "this will FAIL")
     assert proc.returncode == 0, proc.stderr
     claude.wait_state("error")
-    claude.record("error")
     reason = roost.option(claude.pane, "@roost-reason")
     # StopFailure carries "error": "unknown" and the message Claude showed as last_assistant_message.
     assert "400" in reason, f"the error badge's reason says nothing about the failure: {reason!r}"

@@ -33,7 +33,6 @@ def first_turn(roost: Roost, codex: AgentPane, prompt: str) -> None:
 def test_send_names_the_turn_wait_done_waits_read_returns_the_streamed_reply(
     roost: Roost, codex: AgentPane
 ) -> None:
-    codex.record("idle")
     first_turn(roost, codex, "hello from roost")
     assert codex.api.streamed == [reply_for("hello from roost")]
     assert roost.option(codex.pane, "@roost-harness") == "codex"
@@ -46,12 +45,10 @@ def test_send_names_the_turn_wait_done_waits_read_returns_the_streamed_reply(
     assert proc.stdout == f"{codex.pane} 2\n"
     assert codex.state() == "working"
     time.sleep(1)
-    codex.record("working")
 
     done = roost.run("wait-done", "--turn", "2", codex.pane, str(TURN_TIMEOUT))
     assert done.returncode == 0, done.stderr
     codex.timed("one turn (send to wait-done, model thinks 4 s)", time.monotonic() - began)
-    codex.record("done")
     streamed = reply_for("take your time SLOW")
     assert codex.api.streamed[-1] == streamed
     read = roost.run("read", "--turn", "2", codex.pane)
@@ -88,7 +85,6 @@ def test_approval_dialog_blocks_and_approving_it_finishes_the_turn(roost: Roost,
     lag = open_dialog(roost, codex)
     codex.timed("badge blocked minus dialog on screen", lag)
     assert lag <= 1.0
-    codex.record("permission")
     assert roost.option(codex.pane, "@roost-reason") == "Bash: touch x"
     refused = roost.run("send", codex.name, "are you there")
     assert refused.returncode == 3
@@ -125,7 +121,6 @@ def test_a_look_keeps_an_open_dialog_blocked_and_declining_it_clears_blocked(
             "roost read to clear the declined dialog's badge",
         )
         codex.wait(lambda: "esc to interrupt" not in codex.screen(), TURN_TIMEOUT, "codex to settle")
-        codex.record("declined")
         lines = [(e["from"], e["to"], e["reason"]) for e in codex.events()[seen:]]
         assert ("blocked", None, DECLINED) in lines or ("blocked", "done", "") in lines
     assert not (codex.project / "x").exists()
@@ -145,5 +140,4 @@ def test_an_api_error_ends_the_turn_on_the_badge(roost: Roost, codex: AgentPane)
     codex.wait(
         lambda: "the fake model API refuses" in codex.screen(), TURN_TIMEOUT, "codex to show the error"
     )
-    codex.record("error")
     codex.wait(lambda: codex.state() in ("error", "done"), 10, "the badge to leave working")

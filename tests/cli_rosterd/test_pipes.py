@@ -19,7 +19,7 @@ from tests.daemon.fixture import Daemon
 
 ROSTERD = str(BIN / "rosterd")
 PROMPT = 5.0  # seconds a stream may take to notice its reader went, on a loaded machine
-SCREEN = Path(__file__).parents[1] / "fixtures" / "screens" / "claude" / "done.txt"
+SCREEN = Path(__file__).parents[1] / "fixtures" / "screens" / "claude" / "done-after-reply-80x24.txt"
 KEY = "{key}"
 
 

@@ -225,3 +225,57 @@ def test_a_push_pending_for_the_dialog_is_cancelled_and_no_done_follows(
         assert service.pushes == []
     finally:
         service.close()
+
+
+@pytest.fixture
+def blind(roost: Roost, daemon: Daemon) -> Iterator[str]:
+    """The fake TUI's pane, as an agent whose integration sees no dialog and no failed turn
+    (Copilot CLI's and pi's extensions, Codex's hooks on an API error): a user manifest says so."""
+    agents = Path(roost.env["XDG_CONFIG_HOME"]) / "roost" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "claude.toml").write_text("[hook]\nreports_dialogs = false\nreports_failures = false\n")
+    roost.env["XDG_RUNTIME_DIR"] = str(daemon.runtime)
+    daemon.start()
+    pane = roost.start(shlex.join([sys.executable, str(TUI), "idle"]), session="tui")
+    roost.wait_screen(pane, "? for shortcuts")
+    tell(roost, pane, "hook UserPromptSubmit")
+    roost.wait_for(lambda: roost.option(pane, "@roost-state") == "working", GENEROUS, "the working badge")
+    until(daemon, pane, "active")
+    yield pane
+
+
+def test_the_screen_badges_a_dialog_the_integration_cannot_see(
+    roost: Roost, daemon: Daemon, blind: str
+) -> None:
+    tell(roost, blind, "show permission")
+    roost.wait_for(lambda: roost.option(blind, "@roost-state") == "blocked", BOUND, "the blocked badge")
+    assert roost.option(blind, "@roost-reason") == "Bash: touch x"
+    blocked = until(daemon, blind, "needs_attention", timeout=BOUND)
+    assert blocked["pending"]["summary"] == "Bash: touch x"
+    refused = roost.run("send", blind, "are you there")
+    assert refused.returncode == 3, refused.stderr
+    tell(roost, blind, "show declined")
+    roost.wait_for(lambda: roost.option(blind, "@roost-state") == "", BOUND + 0.5, "the badge to clear")
+    until(daemon, blind, "idle", timeout=BOUND)
+    moves = [(e["from"], e["to"], e["reason"]) for e in events_log(roost, blind) if e["event"] == "state"]
+    assert moves[-2:] == [("working", "blocked", "Bash: touch x"), ("blocked", None, DECLINED)]
+
+
+def test_the_screen_ends_a_turn_the_integration_cannot_report_failed(
+    roost: Roost, daemon: Daemon, blind: str
+) -> None:
+    tell(roost, blind, "show error")
+    roost.wait_for(lambda: roost.option(blind, "@roost-state") == "error", BOUND + 0.5, "the error badge")
+    assert "400" in roost.option(blind, "@roost-reason")
+    assert until(daemon, blind, "idle", timeout=BOUND)["error_reason"] == roost.option(blind, "@roost-reason")
+    assert roost.run("wait-done", blind, "5").returncode == 1
+
+
+def test_an_integration_that_sees_dialogs_keeps_its_own_word(roost: Roost, daemon: Daemon, tui: str) -> None:
+    """Claude reports its dialogs: a dialog on screen while its hook says working is not the
+    screen's to badge (its hook's blocked is on the way, with the hook's own reason)."""
+    tell(roost, tui, "hook UserPromptSubmit")
+    until(daemon, tui, "active")
+    tell(roost, tui, "show permission")
+    time.sleep(HOLD)
+    assert roost.option(tui, "@roost-state") == "working"

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import shlex
 import time
-from pathlib import Path
 from typing import Any
 
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon
+from tests.fakes.screen_tui import fixture
 
-SCREENS = Path(__file__).resolve().parents[1] / "fixtures" / "screens" / "claude"
 FOLLOW_BOUND = 1.0  # seconds from a screen change to the roster showing it
 GENEROUS = 10.0  # seconds for anything that waits on a loaded machine
 CLEAR = r"\033[H\033[2J\033[3J"
@@ -21,15 +20,15 @@ CLEAR = r"\033[H\033[2J\033[3J"
 def fake_tui(first: str) -> str:
     """A program that clears its screen and prints a recorded Claude screen, then another each
     time a fixture's name is typed at it (not echoed): a TUI that fires no hooks."""
-    show = f'printf "{CLEAR}"; cat "{SCREENS}/$f.txt"'
-    script = f"stty -echo; f={shlex.quote(first)}; {show}; while read f; do {show}; done"
+    show = f'printf "{CLEAR}"; cat "$f"'
+    script = f"stty -echo; f={shlex.quote(str(fixture(first)))}; {show}; while read f; do {show}; done"
     return shlex.join(["sh", "-c", script])
 
 
 def show(roost: Roost, pane: str, name: str) -> float:
     """Make the fake TUI print fixture ``name``; returns when it was asked to."""
     asked = time.monotonic()
-    roost.tmux("send-keys", "-t", pane, name, "Enter")
+    roost.tmux("send-keys", "-t", pane, str(fixture(name)), "Enter")
     return asked
 
 

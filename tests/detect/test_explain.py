@@ -14,7 +14,7 @@ from roost.detect.regions import Screen
 from tests.conftest import BIN
 
 SCREENS = Path(__file__).parents[1] / "fixtures" / "screens"
-PERMISSION = SCREENS / "claude" / "permission.txt"
+PERMISSION = SCREENS / "claude" / "blocked-shell.txt"
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_every_rule_is_listed_in_order_with_its_verdict(agents_dir: Path) -> Non
     assert ids[0] == "permission-dialog"
     assert len(ids) == len(set(ids)) > 3
     text = lines(explanation)
-    assert text[0] == "agent     claude (identified: matched 'Esc to cancel · Tab to amend' in bottom:3)"
+    assert text[0] == "agent     claude (identified: matched 'Claude Code' in title)"
     assert "state     blocked, by rule permission-dialog (priority 100, region after_rule)" in text
     assert "reason    Bash: touch x" in text
     assert "event     permission" in text
@@ -54,12 +54,12 @@ def test_every_rule_is_listed_in_order_with_its_verdict(agents_dir: Path) -> Non
 
 
 def test_a_later_match_is_shown_as_outranked(agents_dir: Path) -> None:
-    screen = Screen.parse((SCREENS / "codex" / "permission.txt").read_text())
+    screen = Screen.parse((SCREENS / "codex" / "blocked-shell.txt").read_text())
     text = lines(explain(screen, "codex"))
     assert text[0] == "agent     codex (named by the caller)"
     composer = next(line for line in text if " composer " in line)
     assert composer.split()[0] == "match"
-    assert composer.endswith("(outranked by approval-dialog)")
+    assert composer.endswith("(outranked by title-action-required)")
 
 
 def test_a_screen_nobody_recognises_says_so(agents_dir: Path) -> None:
@@ -102,7 +102,7 @@ def test_explain_json_document(agents_dir: Path) -> None:
     assert (doc["reason"], doc["tool"], doc["title"], doc["progress"]) == (
         "Bash: touch x",
         "Bash",
-        None,
+        "✳ Claude Code",
         None,
     )
     assert doc["asked"] == []

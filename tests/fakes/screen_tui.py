@@ -1,7 +1,7 @@
 """A fake TUI that shows recorded screens and fires Claude Code's hooks when told to.
 
 It reads one command a line from its terminal, with echo off, so nothing typed shows:
-``show NAME`` clears the screen and prints ``tests/fixtures/screens/claude/NAME.txt``;
+``show NAME`` clears the screen and prints Claude Code's recorded screen NAME (``fixture``);
 ``say TEXT`` clears it and prints TEXT;
 ``hook EVENT [TOOL COMMAND…]`` runs ``rosterd-hook`` with a Claude-shaped ``EVENT`` payload
 (``PermissionRequest`` with a Bash command, ``UserPromptSubmit``, ``Stop``), as Claude runs
@@ -20,7 +20,26 @@ import termios
 from pathlib import Path
 
 SCREENS = Path(__file__).resolve().parents[1] / "fixtures" / "screens" / "claude"
+SHORT = {
+    "idle": "idle-fresh",
+    "working": "working-streaming",
+    "done": "done-after-reply",
+    "permission": "blocked-shell",
+    "declined": "idle-declined",
+    "error": "error-api",
+    "working-approved-command": "working-command",
+}
+"""The short names tests give the Claude screens they show most, by the recorded file's name."""
 CLEAR = "\033[H\033[2J\033[3J"
+
+
+def fixture(name: str) -> Path:
+    """Claude Code's recorded screen ``name`` (a recorded file's name, or a short one), at
+    80x24 where it was recorded at that size too: the size of the panes tests start, where a
+    wider screen would wrap into one no rule was written for."""
+    stem = SHORT.get(name, name)
+    small = SCREENS / f"{stem}-80x24.txt"
+    return small if small.exists() else SCREENS / f"{stem}.txt"
 
 
 def draw(text: str) -> None:
@@ -48,11 +67,11 @@ def main() -> None:
     attrs = termios.tcgetattr(fd)
     attrs[3] &= ~termios.ECHO
     termios.tcsetattr(fd, termios.TCSANOW, attrs)
-    draw((SCREENS / f"{sys.argv[1] if len(sys.argv) > 1 else 'idle'}.txt").read_text())
+    draw(fixture(sys.argv[1] if len(sys.argv) > 1 else "idle").read_text())
     for line in sys.stdin:
         verb, *words = line.split()
         if verb == "show" and words:
-            draw((SCREENS / f"{words[0]}.txt").read_text())
+            draw(fixture(words[0]).read_text())
         elif verb == "say":
             draw(" ".join(words) + "\n")
         elif verb == "hook" and words:
