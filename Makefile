@@ -15,10 +15,11 @@ test:
 # Fewer inputs, the same proofs; `make test` keeps every count:
 # - a hundred sends in a row, not the full run's thousand: the same proof of order, a tenth the time;
 # - a fifth of each property test's examples (tests/conftest.py `examples`): 500 roster claims
-#   become 100, 400 control-mode streams 80, 300 roster histories 60, 40 hostile hook events 8.
+#   become 100, 400 control-mode streams 80, 300 roster histories 60, 40 hostile hook events 8;
+# - a 2 MB flood at a stalled tap viewer, not 20 MB (tests/web/test_tap.py), a tenth the CPU.
 test-fast:
 	@scripts/bootstrap --test
-	@ROOST_SEND_COUNT=100 ROOST_EXAMPLE_SHARE=0.2 scripts/test --fast $(PYTEST_ARGS)
+	@ROOST_SEND_COUNT=100 ROOST_EXAMPLE_SHARE=0.2 ROOST_FLOOD_BYTES=2000000 scripts/test --fast $(PYTEST_ARGS)
 
 lint:
 	@.venv/bin/ruff check .

@@ -202,7 +202,11 @@ def test_a_slow_viewer_of_a_tap_is_repainted_not_flooded(roost: Roost, tmp_path:
 
 
 def test_a_stalled_viewer_of_a_flood_costs_no_repaints_until_it_reads(roost: Roost, tmp_path: Path) -> None:
+    """The flood is 20 MB, about seven seconds of output here. ``make test-fast`` floods 2 MB
+    (``ROOST_FLOOD_BYTES``): still forty backlogs, and over two repaint intervals (``CATCH_UP``)
+    in which a stalled viewer must cost no pipe."""
     pane = roost.start()
+    flood = int(os.environ.get("ROOST_FLOOD_BYTES", "20000000"))
 
     async def scenario() -> tuple[int, int, int]:
         taps = Taps(tmp_path / "taps")
@@ -211,7 +215,7 @@ def test_a_stalled_viewer_of_a_flood_costs_no_repaints_until_it_reads(roost: Roo
             await asyncio.sleep(0.5)
             view.pending()  # the opening's paints (one more if the window was resized)
             base, resets = taps.opened, screen.resets
-            await view.write(b"yes | head -c 20000000; echo flood-$((6*7))\r")
+            await view.write(f"yes | head -c {flood}; echo flood-$((6*7))\r".encode())
             await asyncio.to_thread(roost.wait_screen, pane, "flood-42", 30)
             stalled = taps.opened - base  # nobody read the view during the whole flood
             await screen.until(b"flood-42")
