@@ -3,16 +3,16 @@
 pywebpush does the encryption and the VAPID JWT (its ``aud`` is the endpoint's origin); it
 blocks, so callers run it in a thread. A push service answering 404 or 410 says the browser
 dropped the subscription: it is removed from the store.
+
+pywebpush, py_vapid and requests are imported by the first push, not with this module: with
+aiohttp and cryptography they cost every daemon start (and every test run that imports the
+daemon) ~0.3 s, and most daemons never push.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-
-import requests
-from py_vapid import Vapid
-from pywebpush import WebPushException, webpush
 
 from roost.notify.store import Store, Subscription
 from roost.notify.vapid import Keys
@@ -25,6 +25,10 @@ GONE = frozenset({404, 410})
 
 def send(store: Store, keys: Keys, subscription: Subscription, payload: dict[str, Any]) -> bool:
     """Push ``payload`` to one subscription; whether the push service took it."""
+    import requests
+    from py_vapid import Vapid
+    from pywebpush import WebPushException, webpush
+
     try:
         webpush(
             subscription.info(),
