@@ -283,18 +283,19 @@ class Screens:
         dialog leaving the screen takes that blocked off again, since no event of the
         integration will (a turn's end waits while the badge says blocked).
         """
+        dialog = detection.state == words.BLOCKED and not rules.hook_reports_dialogs
+        failed = detection.state == words.ERROR and not rules.hook_reports_failures
+        if not (dialog or failed):
+            if was_dialog and not rules.hook_reports_dialogs:
+                self._clear_badge(pane, detection.state in words.BUSY)
+            return  # nothing to write: no tmux call to read the badge either
         badge = panestate.read(self.server, pane)
-        if badge is None:
+        if badge is None or badge.opt(words.STATE) != words.WORKING:
             return
-        working = badge.opt(words.STATE) == words.WORKING
-        if detection.state == words.BLOCKED and not rules.hook_reports_dialogs:
-            if working:
-                panestate.set_state(self.server, badge, words.BLOCKED, detection.reason or "")
-        elif detection.state == words.ERROR and not rules.hook_reports_failures:
-            if working:
-                panestate.fail_turn(self.server, badge, detection.reason or "the turn failed")
-        elif was_dialog and not rules.hook_reports_dialogs:
-            self._clear_badge(pane, detection.state in words.BUSY)
+        if dialog:
+            panestate.set_state(self.server, badge, words.BLOCKED, detection.reason or "")
+        else:
+            panestate.fail_turn(self.server, badge, detection.reason or "the turn failed")
 
     def _clear_badge(self, pane: str, working: bool) -> None:
         """The pane's own 🛑 goes as the CLI clears it: to working when the screen shows the
