@@ -261,8 +261,9 @@ def test_a_spewing_pane_neither_stalls_the_loop_nor_floods_events(roost: Roost) 
             assert max(lags) < 1.0, f"event loop stalled {max(lags):.3f}s"
             # Held between reports, the flood reached the watcher as a trickle: unheld, its
             # 5 MB of "y\n" reach it as 22.5 MB ("y\015\012" a line, measured); held, under a
-            # tenth of that (0.4 to 1.1 MB measured, the most on a machine busy with other work)...
-            assert watcher.received[noisy] < 2_000_000, watcher.received
+            # quarter of that. Measured: 0.4 to 1.1 MB here, 2.5 MB on a CI machine, where what
+            # passes before a hold lands grows with the time the loop takes to send it...
+            assert watcher.received[noisy] < 22_500_000 // 4, watcher.received
             # ...and nothing stays held: a later write is reported at once.
             times.clear()
             sent = time.monotonic()
