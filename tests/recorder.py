@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,16 +114,11 @@ class Tour:
             shutil.rmtree(self.root, ignore_errors=True)
 
     def do(self, step: dict[str, Any]) -> None:
-        if "type" in step:
-            self.tmux("send-keys", "-t", "%0", "-l", step["type"])
-        for key in step.get("keys", []):
-            time.sleep(0.3)
-            self.tmux("send-keys", "-t", "%0", key)
-        time.sleep(step.get("pause", 0.0))
-        if "wait" in step:
-            self.wait(step["wait"], step.get("timeout", WAIT))
-        if "gone" in step:
-            self.wait(step["gone"], step.get("timeout", WAIT), present=False)
+        do_step(
+            step,
+            lambda *keys: self.tmux("send-keys", "-t", "%0", *keys),
+            lambda pattern, present: self.wait(pattern, step.get("timeout", WAIT), present),
+        )
         if "shot" in step:
             self.shot(step["shot"])
 
@@ -141,6 +137,24 @@ class Tour:
         (self.out / name).write_text(f"\x1b]0;{title}\x07" + self.screen(escapes=True))
         self.saved.append(name)
         print(f"record: {self.agent}: {name}", flush=True)
+
+
+def do_step(step: dict[str, Any], keys: Callable[..., object], until: Callable[[str, bool], None]) -> None:
+    """A recipe step's moves: ``type``, ``keys``, ``pause``, then ``wait`` and ``gone``.
+
+    The recorder and the agent tier's matrix both walk recipes with this, so a step means the
+    same in both; ``keys(*args)`` sends keys to the agent's pane, ``until(pattern, present)``
+    returns once the pattern is (or is no longer) on its screen, and fails otherwise."""
+    if "type" in step:
+        keys("-l", step["type"])
+    for key in step.get("keys", []):
+        time.sleep(0.3)  # apart, as a person presses them: some agents drop a key that follows another
+        keys(key)
+    time.sleep(step.get("pause", 0.0))
+    if "wait" in step:
+        until(step["wait"], True)
+    if "gone" in step:
+        until(step["gone"], False)
 
 
 def prepare(

@@ -38,7 +38,7 @@ from tests.agents.conftest import START_TIMEOUT, TURN_TIMEOUT, _integrate, _stop
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.model_api import ModelAPI
-from tests.recorder import APIS, SCREENS, prepare, script
+from tests.recorder import APIS, SCREENS, do_step, prepare, script
 
 pytestmark = pytest.mark.agent
 
@@ -109,23 +109,15 @@ class Matrix:
         )
 
     def step(self, step: dict[str, Any]) -> None:
-        """One of the recipe's steps, as the recorder does it: type, keys, pause, wait, gone."""
-        if "type" in step:
-            self.roost.tmux("send-keys", "-t", self.pane, "-l", step["type"])
-        for key in step.get("keys", []):
-            time.sleep(0.3)
-            self.roost.tmux("send-keys", "-t", self.pane, key)
-        time.sleep(step.get("pause", 0.0))
-        if "wait" in step:
-            shows = step["wait"]
+        """One of the recipe's steps, walked as the recorder walks it."""
+
+        def until(pattern: str, present: bool) -> None:
+            what = f"{pattern!r} {'on screen' if present else 'to go'}"
             self.wait(
-                lambda: re.search(shows, self.screen(), re.MULTILINE), f"{shows!r} on screen", START_TIMEOUT
+                lambda: bool(re.search(pattern, self.screen(), re.MULTILINE)) == present, what, START_TIMEOUT
             )
-        if "gone" in step:
-            went = step["gone"]
-            self.wait(
-                lambda: not re.search(went, self.screen(), re.MULTILINE), f"{went!r} to go", START_TIMEOUT
-            )
+
+        do_step(step, lambda *keys: self.roost.tmux("send-keys", "-t", self.pane, *keys), until)
 
     def send(self, prompt: str) -> dict[str, Any]:
         """``roost send --json``: the prompt is proven submitted, or the test fails."""
