@@ -3,7 +3,8 @@
 Layers, top to bottom; a module imports its own package and rows below, never up or sideways
 (the diagram in ``docs/architecture.md`` is the rule, and ``tests/test_layers.py`` holds it):
 
-- ``cli/roost``, ``cli/rosterd``, ``hook``: the faces people, agents and tmux run.
+- ``cli/roost``, ``cli/rosterd``, ``hook``, ``holder``: the faces people, agents, tmux and the
+  daemon run (the holder keeps one headless session's ACP adapter).
 - ``cli``: what the two CLIs share (output to a reader, installation checks).
 - ``daemon``: ``rosterd daemon``, the one composition root that builds and wires the rest.
 - ``api``: the HTTP, SSE and WebSocket routes over the roster.

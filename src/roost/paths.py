@@ -69,6 +69,8 @@ DAEMON_LOCK = "rosterd.lock"
 """Held (flock) by the one running daemon; the kernel releases it however the daemon dies."""
 TAPS = "taps"
 """The directory of FIFOs through which tmux pipes viewed panes' output to the daemon."""
+HOLDERS = "holders"
+"""One ``KEY.sock`` (mode 0600) and one ``KEY.json`` state file per headless session's holder."""
 
 
 def api_socket() -> Path:
@@ -96,6 +98,18 @@ def daemon_lock() -> Path:
 
 def taps_dir() -> Path:
     return runtime_dir() / TAPS
+
+
+def holders_dir() -> Path:
+    return runtime_dir() / HOLDERS
+
+
+def holder_socket(key: str) -> Path:
+    return holders_dir() / f"{key}.sock"
+
+
+def holder_state(key: str) -> Path:
+    return holders_dir() / f"{key}.json"
 
 
 def record_dir() -> Path | None:
