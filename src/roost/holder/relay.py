@@ -120,7 +120,7 @@ class Holder:
             await self._end_adapter()
         code = await exited
         pump.cancel()
-        tree.end_all(SIGNAL_GRACE, skip=frozenset({self._adapter.pid}))
+        tree.end_all(SIGNAL_GRACE)
         if self._client is not None:
             self._client.close()
         with contextlib.suppress(FileNotFoundError):
@@ -151,11 +151,15 @@ class Holder:
                 await self._to.drain()
                 await asyncio.sleep(CANCEL_PAUSE)
             self._to.close()
-        for step in (lambda: None, adapter.terminate, adapter.kill):
+        for step, grace in (
+            (lambda: None, STDIN_GRACE),
+            (adapter.terminate, SIGNAL_GRACE),
+            (adapter.kill, SIGNAL_GRACE),
+        ):
             with contextlib.suppress(ProcessLookupError):
                 step()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._exit), STDIN_GRACE)
+                await asyncio.wait_for(asyncio.shield(self._exit), grace)
                 return
 
     async def _pump(self) -> None:

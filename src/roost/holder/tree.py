@@ -35,28 +35,26 @@ def descendants() -> list[psutil.Process]:
         return []
 
 
-def end_all(grace: float, skip: frozenset[int] = frozenset()) -> list[int]:
-    """SIGTERM every descendant but ``skip``, then SIGKILL whatever still lives after ``grace``
-    seconds; returns the pids that needed the SIGKILL. Reaps what it ends.
-
-    ``skip`` is for a child whose exit someone else collects (asyncio's child watcher owns the
-    adapter's): psutil waits on a child with ``waitpid``, which would steal its status."""
-    tree = [proc for proc in descendants() if proc.pid not in skip]
+def end_all(grace: float) -> None:
+    """SIGTERM every descendant, then SIGKILL whatever still lives after ``grace`` seconds, and
+    reap what it ended. Called once the adapter itself has exited and been reaped."""
+    tree = descendants()
     for proc in tree:
         _signal(proc, signal.SIGTERM)
     _, alive = psutil.wait_procs(tree, timeout=grace)
     # A process that forked while being ended has children the first walk did not see.
-    later = [proc for proc in descendants() if proc.pid not in skip]
-    alive = list({proc.pid: proc for proc in [*alive, *later]}.values())
+    alive = list({proc.pid: proc for proc in [*alive, *descendants()]}.values())
     for proc in alive:
         _signal(proc, signal.SIGKILL)
     psutil.wait_procs(alive, timeout=grace)
-    reap(skip)
-    return [proc.pid for proc in alive]
+    reap()
 
 
 def reap(skip: frozenset[int] = frozenset()) -> None:
-    """Collect every exited child but ``skip`` (re-parented orphans too), so none stays a zombie."""
+    """Collect every exited child but ``skip`` (re-parented orphans too), so none stays a zombie.
+
+    ``skip`` is for a child whose exit status someone else collects: reaped here, the adapter's
+    would be lost to the relay's ``Popen.wait``, which would then read a crash as exit 0."""
     for proc in descendants():
         if proc.pid in skip:
             continue
