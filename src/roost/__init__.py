@@ -8,7 +8,8 @@ Layers, top to bottom; a module imports its own package and rows below, never up
 - ``cli``: what the two CLIs share (output to a reader, installation checks).
 - ``daemon``: ``rosterd daemon``, the one composition root that builds and wires the rest.
 - ``api``: the HTTP, SSE and WebSocket routes over the roster.
-- ``notify``, ``integrate``: push notifications; installing and removing agent adapters.
+- ``notify``, ``integrate``, ``runner``: push notifications; installing and removing agent
+  adapters; headless sessions over ACP (holders started, driven, suspended, resumed).
 - ``detect``: the process scan, screen rules and self-reports, turned into claims.
 - ``roster``: claims, precedence, occupants and the live feed of changes.
 - ``state``: a pane's badge, its kept replies and the events log. Only this layer writes them.

@@ -69,8 +69,13 @@ DAEMON_LOCK = "rosterd.lock"
 """Held (flock) by the one running daemon; the kernel releases it however the daemon dies."""
 TAPS = "taps"
 """The directory of FIFOs through which tmux pipes viewed panes' output to the daemon."""
+HEADLESS = "headless"
+"""One file per headless session in the state directory: what brings it back after a reboot."""
 HOLDERS = "holders"
 """One ``KEY.sock`` (mode 0600) and one ``KEY.json`` state file per headless session's holder."""
+HOLDER_LINE_LIMIT = 64 * 1024 * 1024
+"""The longest line either end of a holder's socket (and its adapter's stdio) takes: an ACP
+message with a large diff is megabytes."""
 
 
 def api_socket() -> Path:
@@ -110,6 +115,11 @@ def holder_socket(key: str) -> Path:
 
 def holder_state(key: str) -> Path:
     return holders_dir() / f"{key}.json"
+
+
+def headless_dir() -> Path:
+    """What the runner keeps of each headless session, where a reboot leaves it."""
+    return state_home() / HEADLESS
 
 
 def record_dir() -> Path | None:

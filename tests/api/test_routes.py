@@ -52,7 +52,8 @@ def test_status(api: httpx.Client, running: Daemon, proc: subprocess.Popen[bytes
     assert after["counts"]["sessions"] == before["counts"]["sessions"] + 1
     assert after["seq"] > before["seq"]
     assert after["listen"] == {"unix": str(running.socket), "loopback": f"127.0.0.1:{running.port}"}
-    assert set(after["rebuild"]) == {"ms", "sessions"}
+    assert set(after["rebuild"]) == {"ms", "sessions", "headless"}
+    assert set(after["rebuild"]["headless"]) == {"ms", "sessions"}
 
 
 def test_openapi_describes_every_route(api: httpx.Client) -> None:

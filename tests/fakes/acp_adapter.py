@@ -1,24 +1,44 @@
-"""A fake ACP adapter on stdio, for the holder's tests: what a real adapter does at the edges.
+"""A fake ACP adapter on stdio: what a real adapter does at the edges, on cue.
 
-It answers ``initialize``, ``session/new`` and ``session/load``; a ``session/prompt``'s text
-says what the turn does: ``COUNT N`` streams N message chunks, ``ASK`` asks a permission and
-waits for the answer, ``TOOL`` starts a tool (``sleep``) in a process group of its own, as
-Claude's Bash tool does, and writes its pid to ``$FAKE_ACP_TOOLS``; ``CRASH`` exits 3 at once.
-Every line in and out is appended to ``$FAKE_ACP_LOG`` (``< `` in, ``> `` out), byte for byte.
-EOF on stdin ends it, unless ``--stubborn``: then it ignores EOF and SIGTERM alike.
+It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_mode``; a
+``session/prompt``'s text says what the turn does:
+
+- ``COUNT N`` streams N message chunks;
+- ``ASK`` asks a permission (options ``allow`` / ``reject``) and reports the answer;
+- ``PERMIT`` asks as Claude's adapter does (``allow_always`` / ``allow`` / ``reject``): an
+  allowed tool runs, a rejected one ends the turn ``end_turn`` with nothing run;
+- ``PLAN`` sends a plan, a mode change, a usage update and a title, then replies;
+- ``SLOW S`` replies after S seconds, or ends ``cancelled`` when ``session/cancel`` comes first;
+- ``FAIL`` answers the prompt with an error, as an adapter whose model API failed;
+- ``TOOL`` starts a tool (``sleep``) in a process group of its own, as Claude's Bash tool
+  does, and writes its pid to ``$FAKE_ACP_TOOLS``;
+- ``CRASH`` exits 3 at once;
+- ``HISTORY`` replies with how many turns the session had before this one, and the last prompt;
+- anything else is answered ``echo: <text>``.
+
+With ``$FAKE_ACP_STATE`` (a folder) each session gets its own id and its history is kept there,
+so ``session/load`` in a new process replays it (user and agent message chunks) before
+answering; without it the one session is ``sess-fake-1`` and nothing is kept. Every line in and
+out is appended to ``$FAKE_ACP_LOG`` (``< `` in, ``> `` out), byte for byte. EOF on stdin ends
+it, unless ``--stubborn``: then it ignores EOF and SIGTERM alike.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
+import uuid
 
 LOG = os.environ.get("FAKE_ACP_LOG")
 TOOLS = os.environ.get("FAKE_ACP_TOOLS")
+STATE = os.environ.get("FAKE_ACP_STATE")
+backlog: list[dict] = []
+"""Lines read while waiting for something else (a cancel during a slow turn)."""
 
 
 def log(prefix: bytes, line: bytes) -> None:
@@ -34,20 +54,22 @@ def send(message: dict) -> None:
     sys.stdout.buffer.flush()
 
 
-def chunk(session: str, text: str) -> None:
-    send(
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {
-                "sessionId": session,
-                "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
-            },
-        }
-    )
+def update(session: str, body: dict) -> None:
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": body}})
 
 
-def read() -> dict | None:
+def chunk(session: str, text: str, kind: str = "agent_message_chunk") -> None:
+    update(session, {"sessionUpdate": kind, "content": {"type": "text", "text": text}})
+
+
+def read(timeout: float | None = None) -> dict | None:
+    """The next message; None at EOF, or ``{}`` when ``timeout`` passed first."""
+    if backlog:
+        return backlog.pop(0)
+    if timeout is not None:
+        ready, _, _ = select.select([sys.stdin.buffer], [], [], timeout)
+        if not ready:
+            return {}
     line = sys.stdin.buffer.readline()
     if not line:
         return None
@@ -55,39 +77,135 @@ def read() -> dict | None:
     return json.loads(line)
 
 
-def prompt(message: dict) -> None:
+def history_file(session: str) -> str | None:
+    return os.path.join(STATE, f"{session}.json") if STATE else None
+
+
+def history(session: str) -> list[list[str]]:
+    path = history_file(session)
+    if path and os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return []
+
+
+def remember(session: str, prompt_text: str, reply: str) -> None:
+    path = history_file(session)
+    if path:
+        past = history(session)
+        with open(path, "w") as f:
+            json.dump([*past, [prompt_text, reply]], f)
+
+
+def ask(session: str, options: list[dict]) -> dict:
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": "perm-1",
+            "method": "session/request_permission",
+            "params": {
+                "sessionId": session,
+                "toolCall": {
+                    "toolCallId": "t1",
+                    "title": "rm -rf build",
+                    "kind": "execute",
+                    "rawInput": {"command": "rm -rf build"},
+                    "_meta": {"claudeCode": {"toolName": "Bash"}},
+                },
+                "options": options,
+            },
+        }
+    )
+    while True:
+        answer = read()
+        if answer is None or answer.get("id") == "perm-1":
+            return answer or {}
+        backlog.append(answer)
+
+
+def turn(message: dict) -> tuple[str, str, dict]:
+    """Play one prompt: (the reply's text, the stop reason, extra fields of the answer)."""
     params = message["params"]
     session = params["sessionId"]
     text = params["prompt"][0]["text"]
+    reply = f"echo: {text}"
+    stop = "end_turn"
     if text.startswith("COUNT "):
         for n in range(1, int(text.split()[1]) + 1):
             chunk(session, f"chunk {n}")
-    elif text == "ASK":
-        send(
-            {
-                "jsonrpc": "2.0",
-                "id": "perm-1",
-                "method": "session/request_permission",
-                "params": {
-                    "sessionId": session,
-                    "toolCall": {"toolCallId": "t1", "title": "rm -rf build"},
-                    "options": [
-                        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-                        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-                    ],
-                },
-            }
+        return "", stop, {}
+    if text == "ASK":
+        answer = ask(
+            session,
+            [
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ],
         )
-        answer = read()
-        chunk(session, f"answered {json.dumps((answer or {}).get('result'))}")
+        chunk(session, f"answered {json.dumps(answer.get('result'))}")
+        return "", stop, {}
+    elif text == "PERMIT":
+        update(
+            session,
+            {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "rm -rf build", "status": "pending"},
+        )
+        answer = ask(
+            session,
+            [
+                {"optionId": "allow_always", "name": "Always Allow", "kind": "allow_always"},
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ],
+        )
+        outcome = (answer.get("result") or {}).get("outcome") or {}
+        chosen = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
+        status = "completed" if chosen in ("allow", "allow_always") else "failed"
+        update(session, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": status})
+        reply = f"tool {status} ({chosen})"
+    elif text == "PLAN":
+        update(
+            session,
+            {
+                "sessionUpdate": "plan",
+                "entries": [
+                    {"content": "read the tests", "priority": "high", "status": "completed"},
+                    {"content": "fix the relay", "priority": "medium", "status": "in_progress"},
+                ],
+            },
+        )
+        update(session, {"sessionUpdate": "current_mode_update", "currentModeId": "plan"})
+        update(session, {"sessionUpdate": "usage_update", "used": 1200, "size": 200000})
+        update(session, {"sessionUpdate": "session_info_update", "title": "fixing the relay"})
+        reply = "planned"
+    elif text.startswith("SLOW "):
+        chunk(session, "working")
+        deadline = time.monotonic() + float(text.split()[1])
+        while (left := deadline - time.monotonic()) > 0:
+            other = read(left)
+            if other is None:
+                sys.exit(0)
+            if other.get("method") == "session/cancel":
+                return "", "cancelled", {}
+            if other:
+                backlog.append(other)
+        reply = "slow done"
+    elif text == "FAIL":
+        return "", "", {"error": {"code": -32603, "message": "the model API is overloaded (529)"}}
     elif text == "TOOL":
         tool = subprocess.Popen(["sleep", "300"], start_new_session=True)
         if TOOLS:
             with open(TOOLS, "a") as f:
                 f.write(f"{tool.pid}\n")
+        reply = ""
     elif text == "CRASH":
         os._exit(3)
-    send({"jsonrpc": "2.0", "id": message["id"], "result": {"stopReason": "end_turn"}})
+    elif text == "HISTORY":
+        past = history(session)
+        reply = f"history: {len(past)} turns; last: {past[-1][0] if past else None}"
+    if reply:
+        chunk(session, reply)
+    remember(session, text, reply)
+    return reply, stop, {"usage": {"inputTokens": 3, "outputTokens": 5, "totalTokens": 8}}
 
 
 def main() -> None:
@@ -107,16 +225,29 @@ def main() -> None:
                 {
                     "jsonrpc": "2.0",
                     "id": message["id"],
-                    "result": {"protocolVersion": 1, "agentCapabilities": {}},
+                    "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}},
                 }
             )
         elif method == "session/new":
-            send({"jsonrpc": "2.0", "id": message["id"], "result": {"sessionId": "sess-fake-1"}})
+            session = f"sess-{uuid.uuid4().hex[:12]}" if STATE else "sess-fake-1"
+            result = {"sessionId": session, "modes": {"currentModeId": "default", "availableModes": []}}
+            send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         elif method == "session/load":
-            chunk(message["params"]["sessionId"], "history")
+            session = message["params"]["sessionId"]
+            past = history(session) if STATE else [["", "history"]]
+            for prompt_text, reply in past:
+                if prompt_text:
+                    chunk(session, prompt_text, "user_message_chunk")
+                chunk(session, reply)
             send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+        elif method == "session/set_mode":
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
         elif method == "session/prompt":
-            prompt(message)
+            _, stop, extra = turn(message)
+            if "error" in extra:
+                send({"jsonrpc": "2.0", "id": message["id"], "error": extra["error"]})
+            else:
+                send({"jsonrpc": "2.0", "id": message["id"], "result": {"stopReason": stop, **extra}})
 
 
 if __name__ == "__main__":

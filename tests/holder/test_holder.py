@@ -148,9 +148,8 @@ class Held:
         """Connected, initialized and with its session made, as the runner does first."""
         peer = self.connect()
         assert peer.call(0, "initialize", {"protocolVersion": 1})["result"]["protocolVersion"] == 1
-        assert peer.call(1, "session/new", {"cwd": str(self.root), "mcpServers": []})["result"] == {
-            "sessionId": "sess-fake-1"
-        }
+        answer = peer.call(1, "session/new", {"cwd": str(self.root), "mcpServers": []})["result"]
+        assert answer["sessionId"] == "sess-fake-1"
         return peer
 
     def wait_exit(self, timeout: float) -> int:
@@ -198,7 +197,7 @@ def test_the_socket_is_private_and_the_state_file_names_the_session(held: Held) 
     assert stat.S_IMODE(held.state_file.stat().st_mode) == 0o600
     assert set(state) == {
         "key", "harness", "cwd", "name", "policy", "adapter", "session_id", "holder_pid",
-        "adapter_pid", "started_at", "socket", "ended",
+        "adapter_pid", "started_at", "turns", "turn_running", "socket", "ended",
     }  # fmt: skip
     assert state["session_id"] == "sess-fake-1"
     assert (state["key"], state["harness"], state["cwd"]) == ("h1", "fake", str(held.root))
@@ -235,9 +234,16 @@ def test_a_daemon_that_comes_back_replays_the_last_256_notifications(held: Held)
     peer.close()
     again = held.connect()
     replay = again.call("r", "_roost/replay")["result"]
-    texts = [n["params"]["update"]["content"]["text"] for n in replay["notifications"]]
-    assert texts == [f"chunk {n}" for n in range(45, 301)]
+    *chunks, ended = replay["notifications"]
+    texts = [n["params"]["update"]["content"]["text"] for n in chunks]
+    assert texts == [f"chunk {n}" for n in range(46, 301)]  # the oldest gave way to the turn's marks
+    assert ended == {
+        "jsonrpc": "2.0",
+        "method": "_roost/turn_ended",
+        "params": {"turn": 1, "stopReason": "end_turn", "usage": None, "error": None},
+    }
     assert replay["pending"] == []
+    assert (replay["state"]["turns"], replay["state"]["turn_running"]) == (1, False)
     assert replay["state"]["session_id"] == "sess-fake-1"
     assert b"_roost/" not in held.log  # the holder's own methods never reach the adapter
 
@@ -252,6 +258,7 @@ def test_a_permission_asked_while_no_daemon_listens_waits_for_the_next_one(held:
     pending = again.call("r", "_roost/replay")["result"]["pending"]
     assert [(p["id"], p["method"]) for p in pending] == [("perm-1", "session/request_permission")]
     assert [o["optionId"] for o in pending[0]["params"]["options"]] == ["allow", "reject"]
+    assert again.line() == pending[0]  # sent again, as the adapter sent it, to be answered here
     again.send(
         {
             "jsonrpc": "2.0",
@@ -259,9 +266,15 @@ def test_a_permission_asked_while_no_daemon_listens_waits_for_the_next_one(held:
             "result": {"outcome": {"outcome": "selected", "optionId": "allow"}},
         }
     )
-    answer, before = again.until(3)
-    assert answer["result"] == {"stopReason": "end_turn"}
-    assert "allow" in before[-1]["params"]["update"]["content"]["text"]
+    answered = again.line()
+    assert "allow" in answered["params"]["update"]["content"]["text"]
+    # The prompt's own answer went to the connection that asked, which is gone; the turn's end
+    # reaches the daemon that is connected now.
+    assert again.line() == {
+        "jsonrpc": "2.0",
+        "method": "_roost/turn_ended",
+        "params": {"turn": 1, "stopReason": "end_turn", "usage": None, "error": None},
+    }
     assert again.call("r2", "_roost/replay")["result"]["pending"] == []
 
 

@@ -106,6 +106,8 @@ async def name(request: Request) -> JSONResponse:
     roster = daemon.live.roster
     key = resolve(roster, request.path_params["key"])
     label = (await read(request, schemas.Name)).name
+    if daemon.runner is not None and daemon.runner.owns(key):
+        daemon.runner.rename(key, label)
     built = Claim(LAUNCHER, daemon.clock(), session_key=key, fields={"name": label})
     problem = check(built)
     if problem:

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roost.api import actions, errors, input, prompt, reads, rows, streams, waits
+from roost.api import actions, errors, headless, input, prompt, reads, rows, streams, waits
 from roost.api.auth import BearerAuth
 from roost.api.gate import WebGate
 from roost.api.services import Services
@@ -32,7 +32,14 @@ ROUTES = (
     Route("/snapshot", reads.snapshot, methods=["GET"]),
     Route("/events", streams.events, methods=["GET"]),
     Route("/changes", streams.changes, methods=["GET"]),
+    Route("/sessions", headless.start, methods=["POST"]),
     Route("/sessions/{key}", reads.session, methods=["GET"]),
+    Route("/sessions/{key}/spawn", headless.spawn, methods=["POST"]),
+    Route("/sessions/{key}/permission", headless.permission, methods=["POST"]),
+    Route("/sessions/{key}/cancel", headless.cancel, methods=["POST"]),
+    Route("/sessions/{key}/suspend", headless.suspend, methods=["POST"]),
+    Route("/sessions/{key}/resume", headless.resume, methods=["POST"]),
+    Route("/sessions/{key}/stop", headless.stop, methods=["POST"]),
     Route("/sessions/{key}/explain", reads.explain, methods=["GET"]),
     Route("/sessions/{key}/name", actions.name, methods=["POST"]),
     Route("/sessions/{key}/input", input.raw_input, methods=["POST"]),

@@ -31,6 +31,8 @@ ERRORS = {
     "that moved (see code), an agent that is not installed",
     "413": f"a body over its limit ({LIMIT} bytes unless the route says more), or text or data over its own",
     "429": "too many open streams and waits",
+    "502": "a headless session's holder or ACP adapter failed (code holder_failed or adapter_failed, "
+    "with the adapter's last words)",
     "503": "tmux could not do it, or push notifications are not running",
 }
 _KEY = {
@@ -87,9 +89,10 @@ class Operation:
     method: str
     path: str
     summary: str
-    ok: dict[str, tuple[type[BaseModel] | str | None, str]]
+    ok: dict[str, tuple[type[BaseModel] | tuple[type[BaseModel], ...] | str | None, str]]
     errors: tuple[str, ...] = ()
-    body: type[BaseModel] | None = None
+    body: type[BaseModel] | tuple[type[BaseModel], ...] | None = None
+    """A model, or several a body may be one of (a terminal's prompt, a headless session's)."""
     params: tuple[dict[str, Any], ...] = ()
 
 
@@ -152,11 +155,60 @@ OPERATIONS = (
     Operation(
         "post",
         "/sessions/{key}/prompt",
-        "write one fenced prompt while the pinned row holds; optionally await its turn",
-        {"200": (replies.PromptOutcome, "accepted or ambiguous (never retried)")},
-        ("400", "404", "409", "413", "429"),
-        schemas.Prompt,
+        "a terminal's: write one fenced prompt while the pinned row holds; a headless session's: "
+        "send the turn (resuming it first when suspended); either optionally awaits the turn",
+        {
+            "200": (
+                (replies.PromptOutcome, replies.HeadlessAnswer),
+                "accepted or ambiguous (never retried); a headless session's record",
+            )
+        },
+        ("400", "404", "409", "413", "429", "502"),
+        (schemas.Prompt, schemas.HeadlessPrompt),
         (_KEY,),
+    ),
+    Operation(
+        "post",
+        "/sessions",
+        "start a headless session over the harness's ACP adapter",
+        {"201": (replies.HeadlessAnswer, "started: its record")},
+        ("400", "409", "413", "502"),
+        schemas.Start,
+    ),
+    Operation(
+        "post",
+        "/sessions/{key}/spawn",
+        "start a child of a headless session (the parent's policy unless one is named)",
+        {"201": (replies.HeadlessAnswer, "started: the child's record")},
+        ("400", "404", "409", "413", "502"),
+        schemas.Spawn,
+        (_KEY,),
+    ),
+    Operation(
+        "post",
+        "/sessions/{key}/permission",
+        "answer a headless session's pending permission with the adapter's own option",
+        {"200": (replies.HeadlessAnswer, "answered")},
+        ("400", "404", "409", "413"),
+        schemas.Permission,
+        (_KEY,),
+    ),
+    *(
+        Operation(
+            "post",
+            f"/sessions/{{key}}/{verb}",
+            summary,
+            {"200": (replies.HeadlessAnswer, "done: the record")},
+            ("400", "404", "409", "413", "502"),
+            schemas.NoBody,
+            (_KEY,),
+        )
+        for verb, summary in (
+            ("cancel", "cancel a headless session's running turn"),
+            ("suspend", "stop a headless session's holder; the record stays, suspended"),
+            ("resume", "start a suspended headless session again (session/load)"),
+            ("stop", "end a headless session and every process under it"),
+        )
     ),
     Operation(
         "post",
@@ -295,11 +347,15 @@ OPERATIONS = (
 )
 
 
-def _ref(model: type[BaseModel]) -> dict[str, str]:
+def _ref(model: type[BaseModel] | tuple[type[BaseModel], ...]) -> dict[str, Any]:
+    if isinstance(model, tuple):
+        return {"oneOf": [_ref(one) for one in model]}
     return {"$ref": REF.format(model=model.__name__)}
 
 
-def _reply(shape: type[BaseModel] | str | None, description: str) -> dict[str, Any]:
+def _reply(
+    shape: type[BaseModel] | tuple[type[BaseModel], ...] | str | None, description: str
+) -> dict[str, Any]:
     if shape is None:
         return {"description": description}
     if isinstance(shape, str):
@@ -324,10 +380,16 @@ def _operation(op: Operation) -> dict[str, Any]:
 
 
 def _models() -> list[tuple[type[BaseModel], str]]:
-    bodies = {op.body for op in OPERATIONS if op.body is not None}
-    answers = {shape for op in OPERATIONS for shape, _ in op.ok.values() if isinstance(shape, type)}
+    bodies = {one for op in OPERATIONS for one in _each(op.body)}
+    answers = {one for op in OPERATIONS for shape, _ in op.ok.values() for one in _each(shape)}
     answers |= {replies.Error, replies.Change}
     return [(model, "validation") for model in bodies] + [(model, "serialization") for model in answers]
+
+
+def _each(shape: object) -> tuple[type[BaseModel], ...]:
+    if isinstance(shape, tuple):
+        return shape
+    return (shape,) if isinstance(shape, type) else ()
 
 
 @cache

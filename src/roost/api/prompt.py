@@ -39,7 +39,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.api import rows, schemas, services, waits
+from roost.api import headless, rows, schemas, services, waits
 from roost.api.body import read
 from roost.api.errors import BadRequest, Conflict, NotFound, TooLarge
 from roost.roster import Roster, records
@@ -219,6 +219,8 @@ class Attempt:
 
 
 async def prompt(request: Request) -> JSONResponse:
+    if headless.headless_key(request) is not None:
+        return await headless.prompt(request)
     daemon = services.of(request)
     now = daemon.clock()
     ask = ask_of(await read(request, schemas.Prompt, BODY_LIMIT, {"now": now}), now)

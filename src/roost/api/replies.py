@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from roost import agentrow
-from roost.api import prompt, rows, waits
+from roost.api import prompt, rows, schemas, waits
 from roost.roster import records
 from roost.roster.changes import EVENTS
 
@@ -152,6 +152,21 @@ class PromptOutcome(Reply):
     reason: str | None = Field(max_length=prompt.REASON_LIMIT)
     written_bytes: int = Field(ge=0, le=prompt.TEXT_LIMIT + 13)
     wait: WaitOutcome | None = None
+
+
+class HeadlessWait(Reply):
+    """What a headless prompt's wait came to."""
+
+    until: Literal[schemas.HEADLESS_WAITS]  # type: ignore[valid-type]
+    reached: bool
+
+
+class HeadlessAnswer(Reply):
+    """A headless session's record after the action (null once a stopped one is dropped)."""
+
+    record: Record | None  # type: ignore[valid-type]
+    input: Literal[prompt.ACCEPTED] | None = None  # type: ignore[valid-type]
+    wait: HeadlessWait | None = None
 
 
 class InputResult(Reply):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -233,3 +234,68 @@ class Viewing(Strict):
 
 BODIES = (Register, Name, Wait, Prompt, Input, Launch, Subscribe, Unsubscribe, Viewing)
 """Every body model, for the OpenAPI document."""
+
+
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
+HEADLESS_WAITS = ("idle", "needs_attention", "ended")
+HEADLESS_LONGEST_S = 86_400
+"""A headless prompt's wait lasts at most a day: a long turn is a normal turn."""
+
+
+class Start(Strict):
+    """``POST /sessions``: a headless session of ``harness`` in ``cwd``, over its ACP adapter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    harness: text(64, least=1, one_line=True, what="a harness's name")
+    cwd: text(4096, least=1, one_line=True, what="an absolute folder")
+    name: text(200, least=1, one_line=True, what="non-empty text") | None = None
+    policy: words(("auto", "attention")) | None = None
+    model: text(200, least=1, one_line=True, what="a model's name") | None = None
+    effort: text(64, least=1, one_line=True, what="an effort level") | None = None
+    env: dict[str, text(32_768)] = Field(
+        default={}, max_length=64, description="up to 64 environment variables (NAME: value) for the adapter"
+    )
+
+    @model_validator(mode="after")
+    def _absolute(self) -> Start:
+        if not self.cwd.startswith("/"):
+            raise refuse("cwd must be an absolute folder")
+        for name in self.env:
+            if not re.fullmatch(ENV_NAME, name):
+                raise refuse(f"env names are letters, digits and _, not starting with a digit: {name!r}")
+        return self
+
+
+class Spawn(Start):
+    """``POST /sessions/{key}/spawn``: a child of a headless session; the parent's policy unless
+    ``policy`` names one."""
+
+
+class HeadlessPrompt(Strict):
+    """``POST /sessions/{key}/prompt`` for a headless session: the text, and what to wait for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: Annotated[
+        str, Field(min_length=1, description="the prompt: nonempty text"), AfterValidator(writable)
+    ]
+    wait: words(HEADLESS_WAITS) | None = None
+    timeout_s: integer(1, HEADLESS_LONGEST_S, f"seconds from 1 to {HEADLESS_LONGEST_S}") = 600
+
+
+class NoBody(Strict):
+    """An action that takes nothing but the session: its body is ``{}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Permission(Strict):
+    """``POST /sessions/{key}/permission``: answer the pending request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    option: words(("allow", "allow_always", "reject"))
+    reason: text(1000, least=1) | None = Field(
+        default=None, description="why, for a reject: sent to the adapter beside the answer"
+    )

@@ -16,6 +16,7 @@ from roost.tmux.topology import Topology
 
 if TYPE_CHECKING:
     from roost.notify.service import Notifier
+    from roost.runner.runner import Runner
     from roost.tmux.tap import Taps
 
 KEEPALIVE = 15.0
@@ -45,6 +46,8 @@ class Services:
     each terminal reads ``%output`` from its own control client."""
     topology: Topology = field(default_factory=Topology)
     """Bumped when tmux's panes, windows or sessions change; ``/changes?terminals=1`` follows it."""
+    runner: Runner | None = None
+    """Headless sessions (see :mod:`roost.runner.runner`); None where none are run."""
 
 
 def of(request: Request) -> Services:

@@ -35,8 +35,7 @@ class Node:
 
 @dataclass(frozen=True)
 class Runner:
-    """How headless sessions are kept. Owned by the headless runner (issue 13): checked here
-    now so a file written for it is refused when wrong, not when the runner arrives."""
+    """How headless sessions are kept (see :mod:`roost.runner.runner`)."""
 
     default_permission_policy: str = "attention"
     idle_timeout_s: int = 1800
@@ -60,8 +59,8 @@ class Api:
 
 @dataclass(frozen=True)
 class Harness:
-    """Per agent, the ACP adapter the headless runner (issue 13) starts and how long a gate
-    waits; the defaults come from the manifests' ``[acp]`` sections."""
+    """Per agent, the ACP adapter the headless runner starts (a command line) and how long a
+    gate waits; the defaults come from the manifests' ``[acp]`` sections."""
 
     adapter: str | None = None
     extension: bool = False
@@ -139,6 +138,18 @@ def _check(config: Config) -> Config:
         raise ConfigError("[api] max_streams must be at least 1")
     if config.runner.default_permission_policy not in ("auto", "attention"):
         raise ConfigError("[runner] default_permission_policy must be auto or attention")
+    if config.runner.idle_timeout_s < 1:
+        raise ConfigError("[runner] idle_timeout_s must be at least 1")
+    if config.runner.max_resumes_per_hour < 0:
+        raise ConfigError("[runner] max_resumes_per_hour must be 0 or more")
+    for name, harness in config.harness.items():
+        if harness.adapter is not None:
+            try:
+                argv = shlex.split(harness.adapter)
+            except ValueError as error:
+                raise ConfigError(f"[harness.{name}] adapter is not a command line: {error}") from None
+            if not argv:
+                raise ConfigError(f"[harness.{name}] adapter is empty")
     return config
 
 

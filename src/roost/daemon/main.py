@@ -36,6 +36,7 @@ from roost.notify.service import Notifier
 from roost.notify.store import Store
 from roost.roster import Roster
 from roost.roster.live import Live
+from roost.runner.runner import Runner, settings_of
 from roost.tmux.server import Server
 from roost.tmux.tap import Taps
 from roost.tmux.topology import Topology
@@ -91,11 +92,19 @@ async def _serve(config: Config) -> int:
         scanner = Scanner(Server.from_env(), Names(manifest.load_all().values()))
         observer = Observer(scanner, live)
         rebuilt = observer.rebuild()
+        runner = Runner(live, settings_of(config.runner, config.harness), clock)
+        began = time.perf_counter()
+        headless = await runner.rebuild()
+        rebuilt_headless = time.perf_counter() - began
         reports = Reports(live.roster, live.apply, Attestor(scanner.server, scanner.names), clock)
         reports_server = await reports.serve(listen.unix(reports_path))
         facts = {
             "listen": {"unix": str(api_path), "loopback": f"{listen.LOOPBACK}:{config.node.loopback_port}"},
-            "rebuild": {"ms": round(rebuilt.seconds * 1000, 1), "sessions": rebuilt.sessions},
+            "rebuild": {
+                "ms": round((rebuilt.seconds + rebuilt_headless) * 1000, 1),
+                "sessions": rebuilt.sessions + headless,
+                "headless": {"ms": round(rebuilt_headless * 1000, 1), "sessions": headless},
+            },
             "reports": {"unix": str(reports_path), "counts": reports.counts},
         }
         logins = Logins(keys.token)
@@ -116,6 +125,7 @@ async def _serve(config: Config) -> int:
                 push=notifier,
                 taps=taps,
                 topology=topology,
+                runner=runner,
             )
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
@@ -124,12 +134,14 @@ async def _serve(config: Config) -> int:
             listeners.append((server, sock))
         sys.stderr.write(
             f"rosterd: serving unix:{api_path} and http://{facts['listen']['loopback']}; roster rebuilt "
-            f"in {facts['rebuild']['ms']} ms ({rebuilt.sessions} sessions)\n"
+            f"in {facts['rebuild']['ms']} ms ({facts['rebuild']['sessions']} sessions)\n"
         )
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
         sys.stderr.flush()
+        runner.begin()
         async with Screens(scanner.server, live, clock, topology=topology), notifier:
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
+        await runner.close()
         live.close()
         topology.close()
         for server, sock in listeners:

@@ -20,7 +20,7 @@ from roost.detect.scan import Agent, Observation, PaneSighting
 from roost.roster import Claim, ProcessId, Roster, records
 from roost.roster.precedence import HOOK, SCAN
 
-INTERACTIVE = "interactive"
+INTERACTIVE, HEADLESS = "interactive", "headless"
 GONE = "exit"
 """Why a session whose process vanished ended: the scan cannot tell a crash from an exit."""
 
@@ -135,10 +135,12 @@ class Reporter:
 
 def ended(live: Iterable[records.Record], at: float) -> list[Claim]:
     """End every live session whose process is gone, checked against /proc at this moment so a
-    process that started after the scan's table was read is never ended by mistake."""
+    process that started after the scan's table was read is never ended by mistake. Headless
+    sessions are the runner's to end: a suspended one has no process, and a crash is one only
+    the runner can tell from a stop."""
     out = []
     for record in live:
-        if record.liveness == records.ENDED:
+        if record.liveness == records.ENDED or record.lane == HEADLESS:
             continue
         process = ProcessId(record.pid, record.start_ticks)
         if not procs.alive(process):

@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--name")
     parser.add_argument("--policy", choices=POLICIES, default="attention")
     parser.add_argument("--keep", type=int, default=256, help="notifications kept for replay")
+    parser.add_argument("--stderr", help="a file (made 0600) for the adapter's standard error")
     parser.add_argument("adapter", nargs=argparse.REMAINDER)
     return parser
 
@@ -63,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"rosterd-holder: a holder for {args.key} is running already\n")
     with contextlib.suppress(FileNotFoundError):
         sock.unlink()
-    session = Session(args.key, args.harness, args.cwd, adapter, name=args.name, policy=args.policy)
+    session = Session(
+        args.key, args.harness, args.cwd, adapter, name=args.name, policy=args.policy, stderr=args.stderr
+    )
     holder = Holder(session, sock, paths.holder_state(args.key), keep=args.keep)
     try:
         return asyncio.run(holder.run())

@@ -7,7 +7,16 @@ the holder only looks at each one to keep what a daemon that connects later need
   them to rebuild the session's state);
 - the adapter's requests nobody has answered yet (a permission asked while no daemon was
   connected is still waiting for its answer);
-- the session id, from the answer to ``session/new`` (or the id ``session/load`` names).
+- the session id, from the answer to ``session/new`` (or the id ``session/load`` names);
+- where each turn stands. A turn's end is the answer to its ``session/prompt``, and that
+  answer goes to the connection that asked: a daemon that restarted mid-turn would never see
+  it. So the holder notes ``_roost/turn_started`` in the replay buffer when a prompt passes,
+  and sends (and keeps) ``_roost/turn_ended`` with the stop reason, the usage or the error
+  when its answer does, to whichever daemon is connected then.
+
+A daemon that asks for ``_roost/replay`` is sent the adapter's unanswered requests again
+after the answer, as the adapter sent them, so it can answer a permission asked before it
+connected under the adapter's own request id.
 
 Methods under ``_roost/`` (ACP leaves ``_``-prefixed names to extensions) are the holder's
 own and never reach the adapter: ``_roost/replay``, ``_roost/state`` and ``_roost/stop``.
@@ -29,15 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roost import files
+from roost import files, paths
 from roost.holder import tree
 
-LINE_LIMIT = 64 * 1024 * 1024
-"""The longest line either side may send; an ACP message with a large diff is megabytes."""
+LINE_LIMIT = paths.HOLDER_LINE_LIMIT
 CANCEL_PAUSE = 0.2
 """After ``session/cancel``, how long the adapter gets to end its turn before its stdin closes."""
-STDIN_GRACE = 2.0
-"""After its stdin closes, how long the adapter gets to exit by itself."""
+STDIN_GRACE = 3.0
+"""After its stdin closes, how long the adapter gets to exit by itself (codex-acp takes 2 s)."""
 SIGNAL_GRACE = 2.0
 """After SIGTERM, how long any process of the tree gets before SIGKILL."""
 REAP_EVERY = 2.0
@@ -55,6 +63,8 @@ class Session:
     name: str | None = None
     policy: str = "attention"
     env: dict[str, str] = field(default_factory=dict)
+    stderr: str | None = None
+    """Where the adapter's standard error goes (it says why it would not start); else nowhere."""
 
 
 class Holder:
@@ -69,6 +79,10 @@ class Holder:
         self.session_id: str | None = None
         self.started_at = time.time()
         self._asked: dict[str, str] = {}  # client request id -> method, for session/new and load
+        self._prompts: dict[str, int] = {}  # client request id of a running prompt -> its turn
+        self._askers: dict[str, asyncio.StreamWriter] = {}  # client request id -> who asked it
+        self.turns = 0
+        self._ended_lines: list[bytes] = []
         self._client: asyncio.StreamWriter | None = None
         self._stop = asyncio.Event()
         self._adapter: subprocess.Popen[bytes] | None = None
@@ -83,14 +97,23 @@ class Holder:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
         loop.add_signal_handler(signal.SIGHUP, lambda: None)
-        self._adapter = subprocess.Popen(
-            self.session.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=self.session.cwd,
-            env={**os.environ, **self.session.env},
-        )
+        errors = subprocess.DEVNULL
+        if self.session.stderr:
+            errors = os.open(
+                self.session.stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600
+            )
+        try:
+            self._adapter = subprocess.Popen(
+                self.session.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                cwd=self.session.cwd,
+                env={**os.environ, **self.session.env},
+            )
+        finally:
+            if errors != subprocess.DEVNULL:
+                os.close(errors)
         assert self._adapter.stdin is not None and self._adapter.stdout is not None
         self._from_adapter = asyncio.StreamReader(limit=LINE_LIMIT)
         await loop.connect_read_pipe(
@@ -166,24 +189,54 @@ class Holder:
         """The adapter's stdout: each line remembered as need be, then passed to the daemon."""
         while line := await self._from_adapter.readline():
             message = _parse(line)
-            if isinstance(message, dict):
-                self._note_from_adapter(message)
-            await self._to_client(line if line.endswith(b"\n") else line + b"\n")
+            asker = self._note_from_adapter(message) if isinstance(message, dict) else None
+            if asker is None or asker is self._client:
+                await self._to_client(line if line.endswith(b"\n") else line + b"\n")
+            while self._ended_lines:
+                await self._to_client(self._ended_lines.pop(0))
 
-    def _note_from_adapter(self, message: dict[str, Any]) -> None:
+    def _note_from_adapter(self, message: dict[str, Any]) -> asyncio.StreamWriter | None:
+        """Remember what a later daemon needs; for an answer, the connection that asked.
+
+        An answer goes only to the connection that asked for it: a daemon that restarted
+        numbers its requests afresh, and must not take an answer meant for its predecessor
+        as one to its own request of the same id."""
         if "method" in message:
             if "id" in message:
                 self.pending[_key(message["id"])] = message
             else:
                 self.notifications.append(message)
-            return
+            return None
         if "id" not in message:
-            return
+            return None
+        asker = self._askers.pop(_key(message["id"]), None)
+        turn = self._prompts.pop(_key(message["id"]), None)
+        if turn is not None:
+            self._turn_ended(turn, message)
         method = self._asked.pop(_key(message["id"]), None)
         result = message.get("result")
         if method == "session/new" and isinstance(result, dict) and isinstance(result.get("sessionId"), str):
             self.session_id = result["sessionId"]
             self._write_state()
+        return asker
+
+    def _turn_ended(self, turn: int, answer: dict[str, Any]) -> None:
+        result = answer.get("result")
+        result = result if isinstance(result, dict) else {}
+        params = {
+            "turn": turn,
+            "stopReason": result.get("stopReason"),
+            "usage": result.get("usage"),
+            "error": answer.get("error"),
+        }
+        self._ended_lines.append(
+            self._note({"jsonrpc": "2.0", "method": "_roost/turn_ended", "params": params})
+        )
+
+    def _note(self, message: dict[str, Any]) -> bytes:
+        """A notification of the holder's own, kept for replay like the adapter's."""
+        self.notifications.append(message)
+        return json.dumps(message).encode() + b"\n"
 
     async def _to_client(self, line: bytes) -> None:
         client = self._client
@@ -209,7 +262,7 @@ class Holder:
                     await self._answer(writer, message)
                     continue
                 if isinstance(message, dict):
-                    self._note_from_client(message)
+                    self._note_from_client(message, writer)
                 await self._to_adapter(line if line.endswith(b"\n") else line + b"\n")
         except (ConnectionError, asyncio.LimitOverrunError, ValueError):
             pass
@@ -222,9 +275,15 @@ class Holder:
                 self._client = None
             writer.close()
 
-    def _note_from_client(self, message: dict[str, Any]) -> None:
+    def _note_from_client(self, message: dict[str, Any], writer: asyncio.StreamWriter) -> None:
         method = message.get("method")
-        if "id" in message and method in ("session/new", "session/load"):
+        if "id" in message and method is not None:
+            self._askers[_key(message["id"])] = writer
+        if "id" in message and method == "session/prompt":
+            self.turns += 1
+            self._prompts[_key(message["id"])] = self.turns
+            self._note({"jsonrpc": "2.0", "method": "_roost/turn_started", "params": {"turn": self.turns}})
+        elif "id" in message and method in ("session/new", "session/load"):
             self._asked[_key(message["id"])] = method
             params = message.get("params")
             if (
@@ -271,6 +330,9 @@ class Holder:
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
         with contextlib.suppress(ConnectionError, RuntimeError):
             writer.write(json.dumps(reply).encode() + b"\n")
+            if method == "_roost/replay":
+                for request in list(self.pending.values()):
+                    writer.write(json.dumps(request).encode() + b"\n")
             await writer.drain()
 
     async def _reap(self) -> None:
@@ -294,6 +356,8 @@ class Holder:
             "holder_pid": os.getpid(),
             "adapter_pid": self._adapter.pid if self._adapter else None,
             "started_at": self.started_at,
+            "turns": self.turns,
+            "turn_running": bool(self._prompts),
             "socket": str(self.socket_path),
             "ended": ended,
         }

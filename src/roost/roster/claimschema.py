@@ -67,6 +67,7 @@ class ClaimFields(Strict):
     lane: words(records.LANES) | None = None
     liveness: words((records.LIVE, records.STALE, records.SUSPENDED)) | None = None
     permission_policy: words(records.PERMISSION_POLICIES) | None = None
+    parent_session_key: text(256, least=1, one_line=True) | None = None
     tmux: JsonObject | None = None
     holder: JsonObject | None = None
     usage: JsonObject | None = None

@@ -1,0 +1,131 @@
+"""Routes for headless sessions: start one, prompt it, answer it, suspend, resume, stop it.
+
+Each hands the request to the runner (:mod:`roost.runner.runner`), which refuses what it
+cannot do with a failure carrying ``code``; the record in every answer is the roster's, as
+``GET /sessions/{key}`` would give it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from roost.api import schemas, services
+from roost.api.body import read
+from roost.api.errors import NotFound
+from roost.api.lookup import resolve
+from roost.roster import Record, to_json
+from roost.runner.runner import Runner
+
+PROMPT_BODY_LIMIT = 6 * 65_536 + 4096
+"""A body holding a long prompt with every character escaped, and its options."""
+
+
+def _runner(request: Request) -> Runner:
+    runner = services.of(request).runner
+    if runner is None:
+        raise NotFound("this daemon runs no headless sessions")
+    return runner
+
+
+def headless_key(request: Request) -> str | None:
+    """The headless session the path's ``{key}`` names, or None when it names another."""
+    daemon = services.of(request)
+    if daemon.runner is None:
+        return None
+    try:
+        key = resolve(daemon.live.roster, request.path_params["key"])
+    except Exception:
+        return None
+    return key if daemon.runner.owns(key) else None
+
+
+def _key(request: Request) -> str:
+    key = headless_key(request)
+    if key is None:
+        resolve(services.of(request).live.roster, request.path_params["key"])  # NotFound, or ambiguous
+        raise NotFound(f"{request.path_params['key']} is not a headless session", code="not_headless")
+    return key
+
+
+def _answer(record: Record | None, status: int = 200, **extra: Any) -> JSONResponse:
+    return JSONResponse({"record": to_json(record) if record else None, **extra}, status_code=status)
+
+
+async def start(request: Request) -> JSONResponse:
+    body = await read(request, schemas.Start)
+    record = await _runner(request).start(
+        body.harness,
+        body.cwd,
+        name=body.name,
+        policy=body.policy,
+        model=body.model,
+        effort=body.effort,
+        env=dict(body.env),
+    )
+    return _answer(record, 201)
+
+
+async def spawn(request: Request) -> JSONResponse:
+    body = await read(request, schemas.Spawn)
+    key = _key(request)
+    record = await _runner(request).spawn(
+        key,
+        body.harness,
+        body.cwd,
+        name=body.name,
+        policy=body.policy,
+        model=body.model,
+        effort=body.effort,
+        env=dict(body.env),
+    )
+    return _answer(record, 201)
+
+
+async def prompt(request: Request) -> JSONResponse:
+    """The prompt is sent (after a resume, when the session was suspended); with ``wait``,
+    the answer comes when the session reaches that state or ``timeout_s`` passes."""
+    body = await read(request, schemas.HeadlessPrompt, PROMPT_BODY_LIMIT)
+    key = _key(request)
+    runner = _runner(request)
+    record = await runner.prompt(key, body.text)
+    extra: dict[str, Any] = {"input": "accepted"}
+    if body.wait is not None:
+        record, reached = await runner.wait(key, body.wait, body.timeout_s)
+        extra["wait"] = {"until": body.wait, "reached": reached}
+    return _answer(record, **extra)
+
+
+async def permission(request: Request) -> JSONResponse:
+    body = await read(request, schemas.Permission)
+    key = _key(request)
+    record = _runner(request).answer(
+        key, allow=body.option != "reject", always=body.option == "allow_always", reason=body.reason
+    )
+    return _answer(record)
+
+
+async def _bare(request: Request) -> str:
+    """The key of an action that takes no body but ``{}``."""
+    await read(request, schemas.NoBody)
+    return _key(request)
+
+
+async def cancel(request: Request) -> JSONResponse:
+    return _answer(await _runner(request).cancel(await _bare(request)))
+
+
+async def suspend(request: Request) -> JSONResponse:
+    return _answer(await _runner(request).suspend(await _bare(request)))
+
+
+async def resume(request: Request) -> JSONResponse:
+    return _answer(await _runner(request).resume(await _bare(request)))
+
+
+async def stop(request: Request) -> JSONResponse:
+    key = await _bare(request)
+    await _runner(request).stop(key)
+    return _answer(services.of(request).live.roster.record(key))

@@ -1,0 +1,146 @@
+"""The verbs that drive headless sessions, each one request to the daemon's runner.
+
+``rosterd start`` (``POST /sessions``) and ``spawn`` make a session; ``prompt`` sends a turn
+(resuming a suspended session first) and, with ``--wait``, returns when the session is idle,
+needs attention or has ended; ``cancel``, ``stop``, ``suspend`` and ``resume`` act on it;
+``allow`` and ``deny`` answer its pending permission with the adapter's own option. ``--json``
+prints the daemon's answer as sent (``record``, and ``wait`` for a prompt that waited). A wait
+that ends elsewhere than asked (the timeout, or a person is needed while waiting for idle)
+exits 1 after printing where the session is.
+"""
+
+from __future__ import annotations
+
+import json
+
+from roost.cli.daemonclient import Client, path_of
+from roost.cli.rosterd import printing
+from roost.cli.rosterd.options import parse
+from roost.errors import Conflict, UsageError
+
+START = (
+    "start --harness H --cwd DIR [--name L] [--policy auto|attention] [--model M] [--effort E] [--env K=V]"
+)
+USAGE = (
+    (START, "start a headless session over the harness's ACP adapter"),
+    ("prompt KEY TEXT [--wait idle|needs_attention|ended] [--timeout S]", "send a headless session a turn"),
+    ("cancel KEY", "cancel a headless session's running turn"),
+    ("suspend KEY", "stop its holder; the session stays, suspended, until addressed"),
+    ("resume KEY", "start a suspended headless session again"),
+    ("stop KEY", "end a headless session and every process under it"),
+    ("allow KEY [--always]", "answer its pending permission: allow (always)"),
+    ("deny KEY [--reason TEXT]", "answer its pending permission: reject"),
+    ("spawn KEY --harness H --cwd DIR [--name L]", "start a child session of a headless session"),
+)
+TIMEOUT_SLACK = 30.0
+"""Seconds the client waits past a prompt's own ``--timeout`` for the daemon's answer."""
+
+
+def _env(values: list[str], usage: str) -> dict[str, str]:
+    env = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--env takes NAME=VALUE, got {item!r}; {usage}")
+        env[name] = value
+    return env
+
+
+def _start_body(args: list[str], usage: str, positional: int) -> tuple[tuple[str, ...], dict, bool]:
+    envs = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--env"]
+    rest = [a for i, a in enumerate(args) if a != "--env" and (i == 0 or args[i - 1] != "--env")]
+    options = parse(
+        rest,
+        usage,
+        flags=("--json",),
+        valued=("--harness", "--cwd", "--name", "--policy", "--model", "--effort"),
+        positional=positional,
+    )
+    if "--harness" not in options.values or "--cwd" not in options.values:
+        raise UsageError(usage)
+    body = {name.lstrip("-"): value for name, value in options.values.items()}
+    if envs:
+        body["env"] = _env(envs, usage)
+    return options.positional, body, "--json" in options.flags
+
+
+def _show(body: bytes, as_json: bool, verb: str) -> dict:
+    if as_json:
+        printing.raw(body)
+    answer = json.loads(body)
+    record = answer.get("record") or {}
+    if not as_json:
+        printing.line(
+            f"{record.get('session_key')}: {verb}; {printing.label(record)} {printing.activity(record)}"
+        )
+        if record.get("pending"):
+            printing.line(f"  waits on: {printing.value(record['pending'].get('summary'))}")
+        if record.get("recap") and verb == "prompted" and answer.get("wait"):
+            printing.line(record["recap"])
+    return answer
+
+
+def run(verb: str, args: list[str]) -> int:
+    if verb == "start":
+        usage = f"usage: rosterd {START} [--json]"
+        _, body, as_json = _start_body(args, usage, 0)
+        with Client() as client:
+            _show(client.post("/sessions", body), as_json, "started")
+        return 0
+    if verb == "spawn":
+        usage = "usage: rosterd spawn KEY --harness H --cwd DIR [--name L] [--policy P] [--json]"
+        (key,), body, as_json = _start_body(args, usage, 1)
+        with Client() as client:
+            _show(client.post(path_of("sessions", key, "spawn"), body), as_json, "spawned")
+        return 0
+    if verb == "prompt":
+        return _prompt(args)
+    if verb in ("allow", "deny"):
+        return _answer(verb, args)
+    usage = f"usage: rosterd {verb} KEY [--json]"
+    options = parse(args, usage, flags=("--json",), positional=1)
+    with Client(timeout=60) as client:
+        body = client.post(path_of("sessions", options.positional[0], verb), {})
+    _show(body, "--json" in options.flags, {"stop": "stopped", "cancel": "cancelled"}.get(verb, verb + "ed"))
+    return 0
+
+
+def _prompt(args: list[str]) -> int:
+    usage = "usage: rosterd prompt KEY TEXT [--wait idle|needs_attention|ended] [--timeout SECONDS] [--json]"
+    options = parse(args, usage, flags=("--json",), valued=("--wait", "--timeout"), positional=2)
+    key, text = options.positional
+    body: dict = {"text": text}
+    timeout = 600.0
+    if "--wait" in options.values:
+        body["wait"] = options.values["--wait"]
+    if "--timeout" in options.values:
+        raw = options.values["--timeout"]
+        if not raw.isdigit() or int(raw) < 1:
+            raise UsageError(f"--timeout takes whole seconds (1 or more), got {raw!r}")
+        timeout = float(raw)
+        body["timeout_s"] = int(raw)
+    with Client(timeout=timeout + TIMEOUT_SLACK) as client:
+        sent = client.post(path_of("sessions", key, "prompt"), body)
+    answer = _show(sent, "--json" in options.flags, "prompted")
+    wait = answer.get("wait")
+    if wait is not None and not wait.get("reached"):
+        record = answer.get("record") or {}
+        raise Conflict(f"the wait for {wait.get('until')} ended with the session {printing.activity(record)}")
+    return 0
+
+
+def _answer(verb: str, args: list[str]) -> int:
+    if verb == "allow":
+        usage = "usage: rosterd allow KEY [--always] [--json]"
+        options = parse(args, usage, flags=("--json", "--always"), positional=1)
+        body: dict = {"option": "allow_always" if "--always" in options.flags else "allow"}
+    else:
+        usage = "usage: rosterd deny KEY [--reason TEXT] [--json]"
+        options = parse(args, usage, flags=("--json",), valued=("--reason",), positional=1)
+        body = {"option": "reject"}
+        if "--reason" in options.values:
+            body["reason"] = options.values["--reason"]
+    with Client() as client:
+        sent = client.post(path_of("sessions", options.positional[0], "permission"), body)
+    _show(sent, "--json" in options.flags, "allowed" if verb == "allow" else "denied")
+    return 0

@@ -1,0 +1,162 @@
+"""Starting a holder and reading what one left behind.
+
+A holder runs in a session of its own (``start_new_session``), so neither the daemon's end nor
+a signal to the daemon's group reaches it. The daemon is its parent only until the daemon
+exits; while it lives it waits for the holder when it ends, so no zombie is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from roost import paths
+from roost.detect import procs
+from roost.roster import ProcessId
+
+READY_TIMEOUT = 10.0
+"""Seconds a new holder has to open its socket before the start is given up."""
+
+
+class HolderError(Exception):
+    """A holder would not start; the message says why."""
+
+
+def new_key() -> str:
+    """A holder's key: its socket's and state file's name, never reused."""
+    return f"h{int(time.time())}-{secrets.token_hex(4)}"
+
+
+def command() -> list[str]:
+    """``rosterd-holder`` beside this Python (the same install), else on PATH, else as a module."""
+    beside = Path(sys.executable).with_name("rosterd-holder")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    found = shutil.which("rosterd-holder")
+    return [found] if found else [sys.executable, "-m", "roost.holder"]
+
+
+class Started:
+    """A holder this daemon started: its process (to be waited for) and its identity."""
+
+    def __init__(self, key: str, popen: subprocess.Popen[bytes], process: ProcessId) -> None:
+        self.key, self.popen, self.process = key, popen, process
+
+
+async def start(
+    key: str,
+    *,
+    harness: str,
+    cwd: str,
+    name: str | None,
+    policy: str,
+    adapter: list[str],
+    env: dict[str, str],
+) -> Started:
+    """Start a holder over ``adapter`` and wait until its socket answers."""
+    argv = [*command(), "--key", key, "--harness", harness, "--cwd", cwd, "--policy", policy]
+    argv += ["--stderr", str(stderr_file(key))]
+    if name:
+        argv += ["--name", name]
+    argv += ["--", *adapter]
+    paths.holders_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
+    errors = paths.holders_dir() / f"{key}.err"
+    with open(errors, "wb") as err:
+        popen = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+    socket = paths.holder_socket(key)
+    deadline = time.monotonic() + READY_TIMEOUT
+    try:
+        while not await _answers(socket):
+            if popen.poll() is not None:
+                said = errors.read_text(errors="replace").strip().splitlines()
+                raise HolderError(said[-1] if said else f"the holder exited {popen.returncode}")
+            if time.monotonic() > deadline:
+                popen.kill()
+                popen.wait()
+                raise HolderError(f"the holder did not open its socket within {READY_TIMEOUT:.0f} s")
+            await asyncio.sleep(0.01)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            errors.unlink()
+    process = procs.identity(popen.pid)
+    if process is None:
+        raise HolderError("the holder exited as it started")
+    return Started(key, popen, process)
+
+
+async def _answers(socket: Path) -> bool:
+    try:
+        _, writer = await asyncio.open_unix_connection(str(socket))
+    except OSError:
+        return False
+    writer.close()
+    return True
+
+
+def state(key: str) -> dict[str, Any] | None:
+    """The holder's state file, or None when there is none or it cannot be read."""
+    try:
+        doc = json.loads(paths.holder_state(key).read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def stderr_file(key: str) -> Path:
+    """The adapter's standard error: read when it fails, removed with its holder."""
+    return paths.holders_dir() / f"{key}.stderr"
+
+
+def last_words(key: str, limit: int = 600) -> str | None:
+    """What the adapter said last on standard error, which usually says why it failed: the
+    last error line when there is one (a stack trace ends with the runtime's version), else
+    the last line."""
+    try:
+        lines = [line.strip() for line in stderr_file(key).read_text(errors="replace").splitlines()]
+    except OSError:
+        return None
+    said = [line for line in lines if line]
+    errors = [line for line in said if "error" in line.lower()]
+    chosen = errors[-1] if errors else said[-1] if said else None
+    return chosen[:limit] if chosen else None
+
+
+def discard(key: str) -> None:
+    """Remove what a holder that is gone left behind."""
+    for path in (paths.holder_socket(key), paths.holder_state(key), stderr_file(key)):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def watch(pid: int, on_exit: Any) -> None:
+    """Call ``on_exit()`` on the loop once process ``pid`` has exited (at once if it has)."""
+    loop = asyncio.get_running_loop()
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        loop.call_soon(on_exit)
+        return
+
+    def fired() -> None:
+        loop.remove_reader(fd)
+        os.close(fd)
+        on_exit()
+
+    loop.add_reader(fd, fired)

@@ -1,0 +1,294 @@
+"""The daemon's end of one holder: an ACP client (the official SDK) over the holder's socket.
+
+A link turns what the adapter sends into :class:`~roost.runner.traffic.Said` values for the
+runner to claim, answers the adapter's permission requests (at once under policy ``auto``,
+when a person does under ``attention``) and sends prompts, cancels and mode changes. It owns no
+process: the holder does, and outlives the link.
+
+Connecting is two steps. :func:`handshake` asks the holder for its replay (the holder's own
+``_roost/replay``, plain JSON-RPC over the socket) so the roster can be rebuilt before the SDK,
+which takes most of a second to import, is loaded; :meth:`Link.attach` then hands the same
+socket to the SDK, which reads the unanswered requests the holder sends again after the replay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from roost import paths
+from roost.runner.traffic import Said, Traffic
+
+if TYPE_CHECKING:
+    from acp.client.connection import ClientSideConnection
+
+PROTOCOL_VERSION = 1
+HANDSHAKE_TIMEOUT = 5.0
+ALLOW_KINDS = ("allow_once", "allow_always")
+
+
+class LinkError(Exception):
+    """The holder or its adapter refused or failed a step; the message says which."""
+
+
+@dataclass
+class Handshake:
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    replay: dict[str, Any]
+
+
+async def handshake(socket: Path, timeout: float = HANDSHAKE_TIMEOUT) -> Handshake:
+    """Connect to a holder and read its replay: notifications, unanswered requests, state."""
+    try:
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_unix_connection(str(socket), limit=paths.HOLDER_LINE_LIMIT), timeout
+        )
+    except (OSError, TimeoutError) as error:
+        raise LinkError(f"the holder at {socket} does not answer: {error}") from None
+    request = {"jsonrpc": "2.0", "id": "roost-replay", "method": "_roost/replay", "params": {}}
+    writer.write(json.dumps(request).encode() + b"\n")
+    try:
+        await writer.drain()
+        while True:
+            line = await asyncio.wait_for(reader.readline(), timeout)
+            if not line:
+                raise LinkError("the holder closed the connection during its replay")
+            message = json.loads(line)
+            if isinstance(message, dict) and message.get("id") == "roost-replay" and "method" not in message:
+                break
+    except (OSError, TimeoutError, ValueError) as error:
+        writer.close()
+        raise LinkError(f"the holder's replay failed: {error}") from None
+    result = message.get("result")
+    if not isinstance(result, dict):
+        writer.close()
+        raise LinkError("the holder's replay is not an object")
+    return Handshake(reader, writer, result)
+
+
+def replayed(traffic: Traffic, notifications: list[Any]) -> list[Said]:
+    """The replay buffer fed through ``traffic`` as if it were live: what each step said.
+
+    The runner claims only the state it ends in, so a history that ends idle never flips the
+    record to active on the way, and no replayed turn counts as new."""
+    out: list[Said] = []
+    for message in notifications:
+        if not isinstance(message, dict):
+            continue
+        method, params = message.get("method"), message.get("params")
+        params = params if isinstance(params, dict) else {}
+        said: Said | None = None
+        if method == "_roost/turn_started":
+            said = traffic.turn_started()
+        elif method == "_roost/turn_ended":
+            said = traffic.turn_ended(params)
+        elif method == "session/update" and isinstance(params.get("update"), dict):
+            said = traffic.update(params["update"])
+        if said is not None:
+            out.append(said)
+    return out
+
+
+class Link:
+    """One holder's connection, speaking ACP through the SDK as the client."""
+
+    def __init__(
+        self,
+        traffic: Traffic,
+        say: Callable[[Said], None],
+        policy: str,
+    ) -> None:
+        self.traffic = traffic
+        self._say = say
+        self.policy = policy
+        self.session_id: str | None = None
+        self.loading = False
+        self._conn: ClientSideConnection | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._answer: asyncio.Future[tuple[str | None, str | None]] | None = None
+        self._turn: asyncio.Task[Any] | None = None
+
+    def attach(self, shaken: Handshake) -> None:
+        """Hand the holder's socket to the SDK; from now on the adapter's lines reach here."""
+        from acp.client.connection import ClientSideConnection
+
+        self._writer = shaken.writer
+        self._conn = ClientSideConnection(self, shaken.writer, shaken.reader)
+
+    @property
+    def conn(self) -> ClientSideConnection:
+        if self._conn is None:
+            raise LinkError("the link to the holder is closed")
+        return self._conn
+
+    async def close(self) -> None:
+        """Drop the connection; the holder and its adapter keep running, and a pending
+        permission stays unanswered, for the next daemon to answer."""
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
+        self._conn = None
+
+    # The runner's verbs.
+
+    async def open(self, cwd: str) -> dict[str, Any]:
+        """``initialize`` and ``session/new``; the new session's answer as JSON."""
+        from acp.schema import ClientCapabilities, Implementation
+
+        conn = self.conn
+        await _call(
+            conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="rosterd", version="1"),
+            ),
+            "initialize",
+        )
+        answer = await _call(conn.new_session(cwd=cwd, mcp_servers=[]), "session/new")
+        self.session_id = answer.session_id
+        return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def load(self, cwd: str, session_id: str) -> dict[str, Any]:
+        """``initialize`` and ``session/load``: the history it replays changes no state."""
+        from acp.schema import ClientCapabilities, Implementation
+
+        conn = self.conn
+        await _call(
+            conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="rosterd", version="1"),
+            ),
+            "initialize",
+        )
+        self.loading = True
+        try:
+            answer = await _call(
+                conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=[]), "session/load"
+            )
+        finally:
+            self.loading = False
+        self.session_id = session_id
+        return {} if answer is None else answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def set_option(self, config_id: str, value: str) -> None:
+        assert self.session_id is not None
+        await _call(
+            self.conn.set_config_option(config_id=config_id, session_id=self.session_id, value=value),
+            "session/set_config_option",
+        )
+
+    async def set_mode(self, mode_id: str) -> None:
+        assert self.session_id is not None
+        await _call(
+            self.conn.set_session_mode(session_id=self.session_id, mode_id=mode_id), "session/set_mode"
+        )
+
+    def prompt(self, text: str) -> None:
+        """Send the prompt; the turn's end comes back as the holder's ``_roost/turn_ended``."""
+        from acp.helpers import text_block
+
+        assert self.session_id is not None
+        self._say(self.traffic.turn_started())
+        self._turn = asyncio.ensure_future(
+            self.conn.prompt(session_id=self.session_id, prompt=[text_block(text)])
+        )
+        self._turn.add_done_callback(_quiet)
+
+    async def cancel(self) -> None:
+        """``session/cancel``; a pending permission is answered ``cancelled`` first, as ACP asks."""
+        self._withdraw()
+        if self.session_id is not None:
+            await _call(self.conn.cancel(session_id=self.session_id), "session/cancel")
+
+    def answer(self, option_id: str | None, reason: str | None = None) -> None:
+        """Answer the pending permission with one of the adapter's option ids (None: cancelled);
+        a reason travels in the answer's ``_meta``, for an adapter that reads it."""
+        if self._answer is None or self._answer.done():
+            raise LinkError("nothing is pending")
+        self._answer.set_result((option_id, reason))
+
+    def _withdraw(self) -> None:
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_result((None, None))
+
+    # The ACP client's side, called by the SDK.
+
+    async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
+        if self.loading:
+            return
+        said = self.traffic.update(update.model_dump(mode="json", by_alias=True, exclude_none=True))
+        if said is not None:
+            self._say(said)
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **_: Any) -> Any:
+        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+        offered = [o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options]
+        call = tool_call.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if self.policy == "auto":
+            chosen = _allow(offered)
+            if chosen is not None:
+                return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=chosen))
+        self._say(self.traffic.asked("", call, offered))
+        self._answer = asyncio.get_running_loop().create_future()
+        try:
+            chosen, reason = await self._answer
+        finally:
+            self._answer = None
+        said = self.traffic.answered()
+        if said is not None:
+            self._say(said)
+        meta = {"reason": reason} if reason else None
+        if chosen is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"), field_meta=meta)
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=chosen), field_meta=meta
+        )
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        if method == "roost/turn_ended":
+            # A request the turn left open is over with it (Codex withdraws its permission
+            # request with a ``$/cancel_request`` the SDK does not route): answer it cancelled.
+            self._withdraw()
+            self._say(self.traffic.turn_ended(params))
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        from acp import RequestError
+
+        raise RequestError.method_not_found(method)
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+
+def _allow(options: list[dict[str, Any]]) -> str | None:
+    """The option policy ``auto`` picks: allow this once, never "always" on the person's behalf."""
+    for kind in ALLOW_KINDS:
+        for option in options:
+            if option.get("kind") == kind and isinstance(option.get("optionId"), str):
+                return option["optionId"]
+    return None
+
+
+async def _call(step: Any, what: str) -> Any:
+    from acp import RequestError
+
+    try:
+        return await step
+    except RequestError as error:
+        raise LinkError(f"{what} failed: {error}") from None
+    except ConnectionError:
+        raise LinkError(f"{what} failed: the holder's connection closed") from None
+
+
+def _quiet(task: asyncio.Future[Any]) -> None:
+    """A prompt's own answer is read from ``_roost/turn_ended``; its failure is not news here."""
+    if not task.cancelled():
+        task.exception()

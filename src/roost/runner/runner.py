@@ -1,0 +1,713 @@
+"""The headless runner: starts, drives, suspends, resumes and rebuilds headless sessions.
+
+A headless session is ``rosterd-holder → ACP adapter → harness``. The runner starts holders,
+speaks ACP to them (:mod:`roost.runner.link`), and turns what they say into claims: the
+identity it launched with as source ``launcher``, everything the stream says as source ``acp``.
+The roster applies them like any other claims, so every face reads a headless session the way
+it reads a terminal one.
+
+The lifecycle rules, all of them here:
+
+- **Idle** past ``idle_timeout_s`` (no turn running, nothing pending): the holder is stopped and
+  the record stays ``suspended`` with its session id. A pending permission keeps the session
+  live, because it cannot outlive its harness, unless ``suspend_on_needs_attention`` says so.
+- **Addressed while suspended** (a prompt, ``resume``): a new holder, ``session/load`` of the
+  stored id, then the prompt: one call that takes a little longer. No timer resumes anything.
+- **Crash** (the holder or the adapter ended when nobody asked): the session ends ``crash``;
+  with a stored id and ``resume_on_crash`` it is resumed once, in a new holder under a new key,
+  unless it crashed already in the last five minutes. Resumes count per hour: past
+  ``max_resumes_per_hour`` a session stays suspended (or, after a crash, is not resumed) and
+  the record says why.
+- **Daemon restart**: holders keep running; :meth:`Runner.rebuild` reconnects to each, claims
+  the state its replay buffer ends in, and lets the adapter's unanswered requests arrive again.
+- **Reboot**: holders are gone and their sockets with the runtime directory; the runner's own
+  files (:mod:`roost.runner.store`) bring each session back ``suspended``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import psutil
+
+from roost import paths
+from roost.detect import procs
+from roost.errors import AgentFailed, Conflict, RoostError, TargetGone, UsageError
+from roost.roster import Claim, ProcessId, Record, records
+from roost.roster.live import Live
+from roost.roster.precedence import ACP, LAUNCHER
+from roost.runner import holders, store
+from roost.runner.link import Handshake, Link, LinkError, handshake, replayed
+from roost.runner.store import Entry
+from roost.runner.traffic import Said, Traffic
+from roost.state import words
+
+log = logging.getLogger("rosterd")
+
+CRASH_WINDOW = 300.0
+"""A second crash within this many seconds of the first is not resumed."""
+HOUR = 3600.0
+STOP_TIMEOUT = 8.0
+"""Seconds a stopping holder gets (it bounds its own steps to about 4 s) before it is killed."""
+IDLE_CHECK = 1.0
+"""How often idle sessions are looked for; a session is suspended at most this late."""
+SANDBOX = "IS_SANDBOX"
+"""Claude Code as root refuses to start unless this is unset or ``1``; its ACP adapter then
+fails every ``session/new``. The runner drops any other value from an adapter's environment."""
+
+
+_BY_STATUS: dict[int, type[RoostError]] = {400: UsageError, 404: TargetGone, 409: Conflict, 502: AgentFailed}
+
+
+def refused(status: int, code: str, message: str) -> RoostError:
+    """A request the runner refuses or cannot carry out, as the failure of that status (the
+    API answers with it, a CLI exits by it), with ``code``, a word a script can branch on."""
+    return _BY_STATUS[status](message, code=code)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The ``[runner]`` section and each harness's adapter (``[harness.NAME] adapter``)."""
+
+    adapters: dict[str, list[str]]
+    default_permission_policy: str = "attention"
+    idle_timeout_s: float = 1800
+    suspend_on_needs_attention: bool = False
+    resume_on_crash: bool = True
+    max_resumes_per_hour: int = 6
+    recap: bool = True
+
+
+@dataclass
+class Headless:
+    """One headless session as the runner drives it now."""
+
+    entry: Entry
+    traffic: Traffic
+    link: Link | None = None
+    process: ProcessId | None = None
+    started: holders.Started | None = None
+    stopping: bool = False
+    """Its holder is being stopped, or started: an exit then is not a crash to act on."""
+    exited: asyncio.Event = field(default_factory=asyncio.Event)
+    last_active: float = 0.0
+    seq: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class Runner:
+    """Every headless session of this node."""
+
+    def __init__(
+        self,
+        live: Live,
+        settings: Settings,
+        clock: Callable[[], float] = time.time,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        self.live = live
+        self.settings = settings
+        self._clock = clock
+        self._environ = dict(os.environ if environ is None else environ)
+        self.sessions: dict[str, Headless] = {}
+        self._idle: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._unattached: list[tuple[Headless, Handshake]] = []
+        self._ready = asyncio.Event()
+
+    # Reading.
+
+    def owns(self, key: str) -> bool:
+        return key in self.sessions
+
+    def get(self, key: str) -> Headless:
+        found = self.sessions.get(key)
+        if found is None:
+            raise refused(404, "not_headless", f"{key} is not a headless session of this node")
+        return found
+
+    # Starting.
+
+    async def start(
+        self,
+        harness: str,
+        cwd: str,
+        *,
+        name: str | None = None,
+        policy: str | None = None,
+        model: str | None = None,
+        effort: str | None = None,
+        env: dict[str, str] | None = None,
+        parent: str | None = None,
+    ) -> Record:
+        """A new headless session: a holder, ``initialize``, ``session/new``, the record."""
+        await self._ready.wait()
+        adapter = self.settings.adapters.get(harness)
+        if not adapter:
+            known = ", ".join(sorted(self.settings.adapters)) or "none"
+            raise refused(400, "unknown_harness", f"no ACP adapter for harness {harness!r}; known: {known}")
+        if not os.path.isdir(cwd):
+            raise refused(400, "bad_cwd", f"{cwd} is not a folder on this node")
+        entry = Entry(
+            key="",
+            harness=harness,
+            cwd=os.path.abspath(cwd),
+            started_at=self._clock(),
+            policy=policy or self.settings.default_permission_policy,
+            recap=self.settings.recap,
+            name=name,
+            parent=parent,
+            model=model,
+            effort=effort,
+            env=dict(env or {}),
+        )
+        h = await self._launch(entry, fresh=True)
+        return self._record(h)
+
+    async def spawn(self, parent_key: str, harness: str, cwd: str, **options: Any) -> Record:
+        """A child of a headless session: ``parent_session_key`` set, the parent's policy kept
+        unless the call names one."""
+        parent = self.get(parent_key)
+        options["policy"] = options.get("policy") or parent.entry.policy
+        return await self.start(harness, cwd, parent=parent_key, **options)
+
+    async def _launch(self, entry: Entry, *, fresh: bool, load: bool | None = None) -> Headless:
+        """Start a holder for ``entry`` and open or ``load`` its ACP session (load: when not
+        ``fresh``). ``fresh`` makes a new session key; a crash's resume is fresh and loads."""
+        load = not fresh if load is None else load
+        holder_key = holders.new_key()
+        try:
+            started = await holders.start(
+                holder_key,
+                harness=entry.harness,
+                cwd=entry.cwd,
+                name=entry.name,
+                policy=entry.policy,
+                adapter=self.settings.adapters[entry.harness],
+                env=self._env(entry),
+            )
+        except (holders.HolderError, OSError) as error:
+            raise refused(502, "holder_failed", f"the holder would not start: {error}") from None
+        if fresh:
+            entry.key = records.session_key(
+                self.live.roster.node_id, started.process.pid, started.process.start_ticks
+            )
+        entry.holder, entry.suspended, entry.warning = holder_key, False, None
+        h = self.sessions.get(entry.key) or Headless(entry, Traffic(recap=entry.recap))
+        h.entry, h.started, h.process = entry, started, started.process
+        h.stopping = True  # until the session is open: a failure here is the caller's to hear
+        h.last_active = self._clock()
+        h.exited = asyncio.Event()
+        h.seq = 0
+        self.sessions[entry.key] = h
+        self._claim_identity(h, fresh=fresh)
+        try:
+            shaken = await handshake(paths.holder_socket(holder_key))
+            self._attach(h, shaken)
+            if not load:
+                opened = await h.link.open(entry.cwd)  # type: ignore[union-attr]
+                entry.session_id = h.link.session_id  # type: ignore[union-attr]
+            else:
+                assert entry.session_id is not None
+                opened = await h.link.load(entry.cwd, entry.session_id)  # type: ignore[union-attr]
+            await self._options(h, opened)
+        except LinkError as error:
+            said = holders.last_words(holder_key)
+            await self._abandon(h, fresh=fresh)
+            message = f"{error}; the adapter said: {said}" if said else str(error)
+            raise refused(502, "adapter_failed", message) from None
+        h.stopping = False
+        if not procs.alive(started.process):  # it ended as it opened: the watch saw it stopping
+            self._spawn(self._exited(h, holder_key))
+        store.save(entry)
+        h.last_active = self._clock()
+        mode = _mode(opened)
+        self._say(
+            h,
+            Said(
+                words.IDLE,
+                "resumed" if load else "session_new",
+                {"session_id": entry.session_id, **({"mode": mode} if mode else {})},
+            ),
+        )
+        return h
+
+    async def _options(self, h: Headless, opened: dict[str, Any]) -> None:
+        """The model and effort asked for, through the config options the adapter offers."""
+        wanted = {"model": h.entry.model, "thought_level": h.entry.effort}
+        for option in opened.get("configOptions") or []:
+            value = wanted.get(option.get("category")) if isinstance(option, dict) else None
+            if value and isinstance(option.get("id"), str):
+                await h.link.set_option(option["id"], value)  # type: ignore[union-attr]
+                wanted[option["category"]] = None
+        missing = [
+            name for name, value in (("model", wanted["model"]), ("effort", wanted["thought_level"])) if value
+        ]
+        if missing:
+            raise LinkError(f"the {h.entry.harness} adapter offers no {' or '.join(missing)} option")
+
+    def _attach(self, h: Headless, shaken: Handshake) -> None:
+        link = Link(h.traffic, lambda said: self._said(h, said), h.entry.policy)
+        link.attach(shaken)
+        h.link = link
+        assert h.process is not None
+        holder_key = h.entry.holder
+        holders.watch(h.process.pid, lambda: self._spawn(self._exited(h, holder_key)))
+
+    def _env(self, entry: Entry) -> dict[str, str]:
+        env = {**self._environ, paths.API_SOCKET_ENV: str(paths.api_socket())}
+        if env.get(SANDBOX) not in (None, "1"):
+            del env[SANDBOX]
+        return {**env, **entry.env}
+
+    # Driving.
+
+    async def prompt(self, key: str, text: str) -> Record:
+        """Send a prompt; a suspended session is resumed first, in the same call."""
+        h = await self._ready_for(key)
+        async with h.lock:
+            if h.entry.suspended:
+                await self._resume(h)
+            if h.traffic.pending is not None:
+                raise refused(409, "needs_attention", "the session waits on a permission: allow or deny it")
+            if h.traffic.running:
+                raise refused(409, "busy", "the session is mid-turn: wait for it to end, or cancel it")
+            self._live_link(h).prompt(text)
+            h.last_active = self._clock()
+        return self._record(h)
+
+    async def cancel(self, key: str) -> Record:
+        h = await self._ready_for(key)
+        if h.entry.suspended or not h.traffic.running:
+            raise refused(409, "not_running", "no turn is running")
+        try:
+            await self._live_link(h).cancel()
+        except LinkError as error:
+            raise refused(502, "adapter_failed", str(error)) from None
+        return self._record(h)
+
+    def answer(self, key: str, *, allow: bool, always: bool = False, reason: str | None = None) -> Record:
+        """Answer the pending permission with the adapter's own option for that choice."""
+        h = self.get(key)
+        pending = h.traffic.pending
+        if pending is None or h.link is None:
+            raise refused(409, "nothing_pending", "the session waits on no permission")
+        kinds = (
+            (("allow_always",) if always else ("allow_once", "allow_always"))
+            if allow
+            else ("reject_once", "reject_always")
+        )
+        chosen = next(
+            (o["id"] for kind in kinds for o in pending["options"] if o.get("kind") == kind and o.get("id")),
+            None,
+        )
+        if chosen is None and allow:
+            wanted = "always allow" if always else "allow"
+            raise refused(409, "no_such_option", f"the adapter offered no option to {wanted}")
+        h.link.answer(chosen, reason)
+        h.last_active = self._clock()
+        return self._record(h)
+
+    def rename(self, key: str, label: str | None) -> None:
+        """Keep a new display name for the session's next holder (the roster has it already)."""
+        h = self.get(key)
+        h.entry.name = label
+        store.save(h.entry)
+
+    async def wait(self, key: str, until: str, timeout: float) -> tuple[Record | None, bool]:
+        """Wait until the session is ``idle`` (its turn ended), ``needs_attention`` or
+        ``ended``: the record then, and whether that is what was waited for. A wait for idle
+        stops early when the session comes to wait on a person instead: nobody's script should
+        sleep out its timeout on a question it could answer."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        with self.live.subscribe(replay=False, own=True) as stream:
+            while True:
+                record = self.live.roster.record(key)
+                h = self.sessions.get(key)
+                if record is None or record.liveness == records.ENDED:
+                    return record, until == records.ENDED
+                if record.activity == records.NEEDS_ATTENTION:
+                    return record, until == records.NEEDS_ATTENTION
+                if (
+                    until == records.IDLE
+                    and record.activity == records.IDLE
+                    and not (h and h.traffic.running)
+                ):
+                    return record, True
+                left = deadline - loop.time()
+                if left <= 0 or await stream.next(min(left, 1.0)) is None:
+                    return record, False
+
+    # Suspending, resuming, stopping.
+
+    async def suspend(self, key: str, *, idle: bool = False) -> Record:
+        h = await self._ready_for(key)
+        async with h.lock:
+            if h.entry.suspended:
+                return self._record(h)
+            if h.traffic.pending is not None and not (idle and self.settings.suspend_on_needs_attention):
+                raise refused(409, "needs_attention", "a pending permission keeps the session live")
+            if h.traffic.running and not idle:
+                raise refused(409, "busy", "the session is mid-turn: cancel it first")
+            await self._stop_holder(h)
+            h.entry.suspended = True
+            store.save(h.entry)
+            self._claim(h, LAUNCHER, fields={"liveness": records.SUSPENDED, "holder": None})
+            self._say(
+                h,
+                Said(words.IDLE, "idle_timeout" if idle else "suspended", {"session_id": h.entry.session_id}),
+            )
+        return self._record(h)
+
+    async def resume(self, key: str) -> Record:
+        h = await self._ready_for(key)
+        async with h.lock:
+            if h.entry.suspended:
+                await self._resume(h)
+        return self._record(h)
+
+    async def _resume(self, h: Headless) -> None:
+        entry = h.entry
+        if not entry.session_id:
+            raise refused(409, "no_session_id", "the session has no stored id to load")
+        now = self._clock()
+        entry.resumes = [at for at in entry.resumes if now - at < HOUR]
+        if len(entry.resumes) >= self.settings.max_resumes_per_hour:
+            entry.warning = (
+                f"resumed {len(entry.resumes)} times in the last hour (max_resumes_per_hour): stays suspended"
+            )
+            store.save(entry)
+            self._say(h, Said(words.IDLE, "resume_limit", {"error_reason": entry.warning}))
+            raise refused(409, "resume_limit", entry.warning)
+        entry.resumes.append(now)
+        await self._launch(entry, fresh=False)
+
+    async def stop(self, key: str) -> None:
+        """End the session: its holder and every process under it, then its record."""
+        h = await self._ready_for(key)
+        async with h.lock:
+            if not h.entry.suspended:
+                await self._stop_holder(h)
+            self._end(h, "exit")
+
+    async def _stop_holder(self, h: Headless) -> None:
+        h.stopping = True
+        link, h.link = h.link, None
+        if link is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(link.conn.ext_method("roost/stop", {}), 2.0)
+        try:
+            await asyncio.wait_for(h.exited.wait(), STOP_TIMEOUT)
+        except TimeoutError:
+            if h.process is not None and procs.alive(h.process):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(h.process.pid, 9)
+        if link is not None:
+            await link.close()
+        if h.entry.holder:
+            holders.discard(h.entry.holder)
+        h.entry.holder = None
+
+    def _end(self, h: Headless, reason: str) -> None:
+        self.sessions.pop(h.entry.key, None)
+        store.forget(h.entry.key)
+        self.live.apply(Claim(ACP, self._clock(), session_key=h.entry.key, ended=reason))
+
+    async def _abandon(self, h: Headless, *, fresh: bool) -> None:
+        """A start or resume that failed half way: its holder goes; a new session's record
+        ends, a resumed one is suspended again."""
+        await self._stop_holder(h)
+        if not fresh:
+            h.entry.suspended = True
+            store.save(h.entry)
+            self._claim(h, LAUNCHER, fields={"liveness": records.SUSPENDED, "holder": None})
+            return
+        self._end(h, "exit")
+
+    async def _exited(self, h: Headless, holder_key: str | None) -> None:
+        """A holder ended. Asked to: nothing to do. Otherwise it crashed, or its adapter did."""
+        if h.started is not None and h.started.key == holder_key:
+            with contextlib.suppress(Exception):
+                h.started.popen.wait(timeout=1)
+        if h.stopping or holder_key != h.entry.holder:
+            h.exited.set()
+            return
+        h.exited.set()
+        state = holders.state(holder_key) if holder_key else None
+        ended = (state or {}).get("ended") or {}
+        reason = "exit" if ended.get("reason") == "exit" else "crash"
+        _end_leftovers(state)
+        if holder_key:
+            holders.discard(holder_key)
+        if h.link is not None:
+            await h.link.close()
+            h.link = None
+        entry = h.entry
+        self._end(h, reason)
+        if reason != "crash" or not self.settings.resume_on_crash or not entry.session_id:
+            return
+        now = self._clock()
+        if any(now - at < CRASH_WINDOW for at in entry.crashes):
+            log.warning("headless session %s crashed twice within five minutes: not resumed", entry.key)
+            return
+        resumes = [at for at in entry.resumes if now - at < HOUR]
+        if len(resumes) >= self.settings.max_resumes_per_hour:
+            log.warning("headless session %s crashed past max_resumes_per_hour: not resumed", entry.key)
+            return
+        again = replace(entry, key="", crashes=[now], resumes=[*resumes, now], holder=None, suspended=False)
+        try:
+            await self._launch(again, fresh=True, load=True)
+        except RoostError as error:
+            log.warning("headless session %s could not be resumed after its crash: %s", entry.key, error)
+            return
+        # The new session is the old one's continuation, under its own key; the session id is kept.
+        new = self.sessions[again.key]
+        self._say(new, Said(words.IDLE, "resumed_after_crash", {"session_id": entry.session_id}))
+
+    # Running: the SDK loaded and live holders attached, then the idle timer.
+
+    def begin(self) -> None:
+        """After :meth:`rebuild`, with the daemon serving: load the ACP SDK (most of a second,
+        off the loop), hand each live holder's socket to it, and start the idle timer. An
+        action that arrives first waits for this, not for a timeout."""
+        self._spawn(self._connect())
+
+    async def _connect(self) -> None:
+        try:
+            await asyncio.to_thread(importlib.import_module, "acp.client.connection")
+            for h, shaken in self._unattached:
+                self._attach(h, shaken)
+                h.link.session_id = h.entry.session_id  # type: ignore[union-attr]
+                h.last_active = self._clock()
+            self._unattached.clear()
+        finally:
+            self._ready.set()
+            self._idle = asyncio.ensure_future(self._idle_loop())
+
+    async def _ready_for(self, key: str) -> Headless:
+        await self._ready.wait()
+        return self.get(key)
+
+    async def _idle_loop(self) -> None:
+        while True:
+            await asyncio.sleep(IDLE_CHECK)
+            now = self._clock()
+            for h in list(self.sessions.values()):
+                if (
+                    h.entry.suspended
+                    or h.link is None
+                    or h.lock.locked()
+                    or (h.traffic.running and not h.traffic.pending)
+                ):
+                    continue
+                if now - h.last_active < self.settings.idle_timeout_s:
+                    continue
+                with contextlib.suppress(RoostError):
+                    await self.suspend(h.entry.key, idle=True)
+
+    # Rebuilding after a restart.
+
+    async def rebuild(self) -> int:
+        """Every session the runner kept, back in the roster: live ones from their holder's
+        replay, the rest as suspended. Returns how many sessions came back."""
+        entries = store.load_all()
+        shaken = await asyncio.gather(*(self._shake(entry) for entry in entries))
+        for entry, result in zip(entries, shaken, strict=True):
+            h = Headless(entry, Traffic(recap=entry.recap))
+            self.sessions[entry.key] = h
+            if result is None:
+                self._restore_suspended(h)
+            else:
+                self._restore_live(h, result)
+        return len(entries)
+
+    async def _shake(self, entry: Entry) -> Handshake | None:
+        if not entry.holder or entry.suspended:
+            return None
+        try:
+            return await handshake(paths.holder_socket(entry.holder), timeout=1.0)
+        except LinkError:
+            return None
+
+    def _restore_suspended(self, h: Headless) -> None:
+        entry = h.entry
+        if entry.holder:
+            _end_leftovers(holders.state(entry.holder))
+            holders.discard(entry.holder)
+        entry.holder, entry.suspended = None, True
+        store.save(entry)
+        h.process = _key_process(entry.key)
+        self._claim_identity(h, fresh=True)
+        self._say(h, Said(words.IDLE, "suspended", {"session_id": entry.session_id}))
+
+    def _restore_live(self, h: Headless, shaken: Handshake) -> None:
+        state = shaken.replay.get("state") or {}
+        first = _key_process(h.entry.key)
+        current = procs.identity(int(state.get("holder_pid") or 0)) or first
+        h.process = first
+        self._claim_identity(h, fresh=True)
+        if current != first:
+            h.process = current
+            self._claim_identity(h, fresh=False)
+        folded = _fold(replayed(h.traffic, list(shaken.replay.get("notifications") or [])))
+        folded.fields["session_id"] = h.entry.session_id
+        self._say(h, folded)
+        self._unattached.append((h, shaken))
+
+    async def close(self) -> None:
+        """The daemon is stopping: links close, holders keep running."""
+        if self._idle is not None:
+            self._idle.cancel()
+        for h in self.sessions.values():
+            if h.link is not None:
+                await h.link.close()
+
+    # Claims.
+
+    def _claim_identity(self, h: Headless, *, fresh: bool) -> None:
+        entry = h.entry
+        fields: dict[str, Any] = {
+            "harness": entry.harness,
+            "cwd": entry.cwd,
+            "lane": "headless",
+            "permission_policy": entry.policy,
+            "liveness": records.SUSPENDED if entry.suspended else records.LIVE,
+            "holder": None if entry.suspended or not entry.holder else _holder(h),
+        }
+        if entry.name:
+            fields["name"] = entry.name
+        if entry.parent:
+            fields["parent_session_key"] = entry.parent
+        self._claim(
+            h, LAUNCHER, fields=fields, process=h.process, started_at=entry.started_at if fresh else None
+        )
+
+    def _said(self, h: Headless, said: Said) -> None:
+        h.last_active = self._clock()
+        self._say(h, said)
+
+    def _say(self, h: Headless, said: Said) -> None:
+        h.seq += 1
+        fields = dict(said.fields)
+        if said.activity is None and not fields:
+            return
+        self._claim(h, ACP, activity=said.activity, event=said.event, fields=fields, seq=h.seq)
+
+    def _claim(
+        self,
+        h: Headless,
+        source: str,
+        *,
+        activity: str | None = None,
+        event: str | None = None,
+        fields: dict[str, Any] | None = None,
+        process: ProcessId | None = None,
+        started_at: float | None = None,
+        seq: int | None = None,
+    ) -> None:
+        outcome = self.live.apply(
+            Claim(
+                source,
+                self._clock(),
+                session_key=h.entry.key,
+                process=process,
+                activity=activity,
+                event=event,
+                fields=fields or {},
+                seq=seq,
+                started_at=started_at,
+            )
+        )
+        if not outcome.accepted:
+            log.warning(
+                "a %s claim for headless session %s was refused: %s", source, h.entry.key, outcome.reasons
+            )
+
+    def _record(self, h: Headless) -> Record:
+        record = self.live.roster.record(h.entry.key)
+        assert record is not None
+        return record
+
+    def _live_link(self, h: Headless) -> Link:
+        if h.link is None:
+            raise refused(409, "not_live", "the session has no holder right now")
+        return h.link
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+def settings_of(runner: Any, harness: dict[str, Any]) -> Settings:
+    """Settings from the daemon's config: its ``[runner]`` section and ``[harness.*]`` tables."""
+    return Settings(
+        adapters={name: shlex.split(h.adapter) for name, h in harness.items() if h.adapter},
+        default_permission_policy=runner.default_permission_policy,
+        idle_timeout_s=runner.idle_timeout_s,
+        suspend_on_needs_attention=runner.suspend_on_needs_attention,
+        resume_on_crash=runner.resume_on_crash,
+        max_resumes_per_hour=runner.max_resumes_per_hour,
+        recap=runner.recap,
+    )
+
+
+def _fold(said: list[Said]) -> Said:
+    """Many steps of a replay as the one claim of where they ended."""
+    activity, event, fields = words.IDLE, "rebuilt", {}
+    for step in said:
+        if step.activity is not None:
+            activity, event = step.activity, step.event
+        fields.update(step.fields)
+    if activity == words.IDLE and event == "rebuilt":
+        fields.pop("error_reason", None)
+    return Said(activity, event, fields)
+
+
+def _mode(opened: dict[str, Any]) -> str | None:
+    modes = opened.get("modes")
+    if isinstance(modes, dict) and isinstance(modes.get("currentModeId"), str):
+        return modes["currentModeId"][:64]
+    return None
+
+
+def _holder(h: Headless) -> dict[str, Any]:
+    state = holders.state(h.entry.holder or "") or {}
+    return {
+        "key": h.entry.holder,
+        "pid": h.process.pid if h.process else None,
+        "adapter_pid": state.get("adapter_pid"),
+        "socket": str(paths.holder_socket(h.entry.holder or "")),
+    }
+
+
+def _key_process(key: str) -> ProcessId:
+    """The process a session key was made from: ``node:pid:ticks``."""
+    _, pid, ticks = key.rsplit(":", 2)
+    return ProcessId(int(pid), int(ticks))
+
+
+def _end_leftovers(state: dict[str, Any] | None) -> None:
+    """A holder that died without ending its tree leaves its adapter: end it and its children."""
+    pid = (state or {}).get("adapter_pid")
+    started = (state or {}).get("started_at")
+    if not isinstance(pid, int) or not isinstance(started, int | float):
+        return
+    with contextlib.suppress(psutil.Error):
+        adapter = psutil.Process(pid)
+        if adapter.create_time() < started - 1:  # the pid names another process now
+            return
+        tree = [adapter, *adapter.children(recursive=True)]
+        for proc in tree:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()

@@ -1,0 +1,79 @@
+"""What the runner must not forget about a headless session: one small file per session.
+
+The roster is memory only and a holder's own state file lives in the runtime directory, which
+a reboot empties; a suspended session has no holder at all. So the runner writes what it needs
+to bring a session back (its harness session id, folder, name, policy, parent, and its resume
+history) to ``${XDG_STATE_HOME}/roost/headless/<key>.json`` (0600, in a 0700 directory): the
+environment given at start may hold a secret. A file that cannot be read is left where it is
+and skipped, never guessed at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from roost import files, paths
+
+log = logging.getLogger("rosterd")
+
+
+@dataclass
+class Entry:
+    """One headless session as the runner keeps it between holders."""
+
+    key: str
+    harness: str
+    cwd: str
+    started_at: float
+    policy: str = "attention"
+    recap: bool = True
+    name: str | None = None
+    session_id: str | None = None
+    holder: str | None = None
+    """The key of the holder now keeping it (its socket's file name), None while suspended."""
+    parent: str | None = None
+    model: str | None = None
+    effort: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    resumes: list[float] = field(default_factory=list)
+    """When it was resumed, within the last hour: ``max_resumes_per_hour`` counts these."""
+    crashes: list[float] = field(default_factory=list)
+    """When its holder or harness crashed, within the last few minutes."""
+    suspended: bool = False
+    warning: str | None = None
+
+
+def _file(key: str) -> Path:
+    return paths.headless_dir() / f"{key.replace(':', '_')}.json"
+
+
+def save(entry: Entry) -> None:
+    directory = paths.headless_dir()
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    files.replace(_file(entry.key), json.dumps(asdict(entry), indent=1) + "\n")
+
+
+def forget(key: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        _file(key).unlink()
+
+
+def load_all() -> list[Entry]:
+    """Every session the runner kept, oldest first; unreadable files are logged and skipped."""
+    directory = paths.headless_dir()
+    if not directory.is_dir():
+        return []
+    known = {f.name for f in fields(Entry)}
+    out = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            doc: Any = json.loads(path.read_text())
+            out.append(Entry(**{k: v for k, v in doc.items() if k in known}))
+        except (OSError, ValueError, TypeError) as error:
+            log.warning("headless session file %s is unreadable and was skipped: %s", path.name, error)
+    return sorted(out, key=lambda entry: entry.started_at)

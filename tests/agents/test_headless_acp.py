@@ -1,0 +1,236 @@
+"""Headless sessions over the real ACP adapters from npm, offline against the fake model APIs.
+
+``@agentclientprotocol/claude-agent-acp`` (which bundles its own Claude Code) and
+``@agentclientprotocol/codex-acp`` (which bundles its own codex) run under real holders started
+by a real daemon. Each test walks one capability for both: a turn, permissions allowed, always
+allowed and denied, a cancel, suspend and resume with the history, a daemon killed mid-turn.
+The test environment has ``IS_SANDBOX=yes`` and runs as root on CI: Claude's adapter fails every
+``session/new`` under that unless the runner drops it, so every Claude test proves it does.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agents.conftest import API_KEY, CLAUDE_QUIET, TIMINGS, TURN_TIMEOUT
+from tests.conftest import Roost
+from tests.daemon.fixture import Daemon, daemon
+from tests.fakes.model_api import ModelAPI, reply_for
+from tests.runner.conftest import Headless, end_holders
+
+__all__ = ["daemon"]
+
+NODE = "/usr/bin/node"
+"""Debian's node 20: claude-agent-acp 0.49.0 is the last release that runs on it."""
+
+
+@dataclass
+class Real:
+    """One adapter's headless sessions: the daemon, the fake API, the project folder."""
+
+    harness: str
+    headless: Headless
+    api: ModelAPI
+    project: Path
+    env: dict[str, str]
+
+    def start(self, **body: Any) -> dict[str, Any]:
+        began = time.monotonic()
+        answer = self.headless.post(
+            "/sessions",
+            {"harness": self.harness, "cwd": str(self.project), "env": self.env, **body},
+            timeout=90,
+        )
+        assert answer.status_code == 201, answer.text
+        TIMINGS.append(f"{self.harness}-acp: start to idle {time.monotonic() - began:.2f} s")
+        return answer.json()["record"]
+
+    def prompt(self, key: str, text: str, **body: Any) -> dict[str, Any]:
+        answer = self.headless.prompt(key, text, timeout_s=TURN_TIMEOUT, **body)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def turn(self, key: str, text: str) -> dict[str, Any]:
+        body = self.prompt(key, text, wait="idle")
+        assert body["wait"]["reached"], body
+        return body["record"]
+
+
+def _claude_home(home: Path, project: Path) -> None:
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    (home / ".claude").mkdir(exist_ok=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "default"}}))
+
+
+def _codex_home(home: Path, project: Path, url: str) -> None:
+    (home / ".codex").mkdir(exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(
+        f"""model = "gpt-5.5"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+
+[model_providers.fake]
+name = "Fake"
+base_url = "{url}/v1"
+wire_api = "responses"
+
+[projects."{project}"]
+trust_level = "trusted"
+"""
+    )
+
+
+@pytest.fixture(params=["claude", "codex"])
+def real(
+    request: pytest.FixtureRequest,
+    roost: Roost,
+    daemon: Daemon,
+    agent_bin: Path,
+    anthropic_api,
+    responses_api,
+) -> Iterator[Real]:
+    harness = request.param
+    home = Path(roost.env["HOME"])
+    project = (roost.root / "project").resolve()
+    project.mkdir()
+    if harness == "claude":
+        api: ModelAPI = anthropic_api
+        _claude_home(home, project)
+        env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_QUIET}
+    else:
+        api = responses_api
+        _codex_home(home, project, api.url)
+        env = {"INITIAL_AGENT_MODE": "workspace-write"}  # the mode in which codex asks permission
+    assert roost.env.get("IS_SANDBOX", "yes") != "1"
+    roost.env.setdefault("IS_SANDBOX", "yes")
+    adapter = {"claude": "claude-agent-acp", "codex": "codex-acp"}[harness]
+    daemon.settings[f"harness.{harness}"] = {"adapter": f"{NODE} {agent_bin}/{adapter}"}
+    daemon.settings["runner"] = {"idle_timeout_s": 600}
+    headless = Headless(daemon, roost.root)
+    found = Real(harness, headless, api, project, env)
+    yield found
+    if daemon.proc is not None and daemon.proc.poll() is None:
+        daemon.stop()
+    end_holders(headless)
+
+
+def test_a_headless_turn_reads_idle_with_the_reply_as_recap(real: Real) -> None:
+    real.headless.daemon.start()
+    began = time.monotonic()
+    record = real.start(name=f"tests: {real.harness}")
+    key = record["session_key"]
+    assert (record["lane"], record["liveness"], record["activity"]) == ("headless", "live", "idle")
+    assert record["session_id"]
+    done = real.turn(key, "hello there")
+    TIMINGS.append(f"{real.harness}-acp: start to first turn done {time.monotonic() - began:.2f} s")
+    assert (done["activity"], done["activity_event"]) == ("idle", "end_turn")
+    assert done["recap"] == reply_for("hello there")
+    assert done["usage"]["tokens"]["totalTokens"] > 0
+    assert done["sources"][:2] == ["launcher", "acp"]
+    stopped = real.headless.post(f"/sessions/{key}/stop", timeout=30)
+    assert stopped.json()["record"]["ended_reason"] == "exit"
+    assert real.headless.holder_pids() == []
+
+
+def _asks(real: Real, key: str, text: str) -> dict[str, Any]:
+    body = real.prompt(key, text, wait="needs_attention")
+    assert body["wait"]["reached"], body
+    pending = body["record"]["pending"]
+    assert "touch x" in pending["summary"]
+    assert {o["kind"] for o in pending["options"]} >= {"allow_once", "allow_always", "reject_once"}
+    return pending
+
+
+def test_a_permission_denied_allowed_and_always_allowed(real: Real) -> None:
+    real.headless.daemon.start()
+    key = real.start()["session_key"]
+    target = real.project / "x"
+    _asks(real, key, "TOOL one")
+    assert real.headless.post(f"/sessions/{key}/permission", {"option": "reject"}).status_code == 200
+    denied = real.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")
+    assert denied["activity_event"] in ("end_turn", "cancelled")  # Claude lets the model go on; codex stops
+    assert not target.exists()
+    _asks(real, key, "TOOL two")
+    assert real.headless.post(f"/sessions/{key}/permission", {"option": "allow"}).status_code == 200
+    assert real.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")["activity_event"] == "end_turn"
+    assert target.exists()
+    target.unlink()
+    _asks(real, key, "TOOL three")
+    assert real.headless.post(f"/sessions/{key}/permission", {"option": "allow_always"}).status_code == 200
+    real.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")
+    assert target.exists()
+    target.unlink()
+    again = real.turn(key, "TOOL four")  # always allowed: the adapter asks no more
+    assert again["pending"] is None
+    assert target.exists()
+
+
+def test_cancel_mid_turn(real: Real) -> None:
+    real.headless.daemon.start()
+    key = real.start()["session_key"]
+    real.prompt(key, "SLOW please")
+    real.headless.until(key, activity="active")
+    began = time.monotonic()
+    assert real.headless.post(f"/sessions/{key}/cancel").status_code == 200
+    done = real.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")
+    assert done["activity_event"] == "cancelled"
+    TIMINGS.append(f"{real.harness}-acp: cancel to idle {time.monotonic() - began:.2f} s")
+    assert real.turn(key, "after the cancel")["recap"] == reply_for("after the cancel")
+
+
+def _said_before(api: ModelAPI, text: str) -> bool:
+    return text in json.dumps(api.requests[-1].body)
+
+
+def test_suspended_on_idle_and_resumed_by_a_prompt_with_the_history(real: Real) -> None:
+    real.headless.daemon.settings["runner"] = {"idle_timeout_s": 2}
+    real.headless.daemon.start()
+    first = real.start()
+    key = first["session_key"]
+    real.turn(key, "the first words")
+    real.headless.until(key, timeout=15, liveness="suspended")
+    assert real.headless.holder_pids() == []
+    began = time.monotonic()
+    done = real.turn(key, "the second words")
+    TIMINGS.append(f"{real.harness}-acp: resume and a turn {time.monotonic() - began:.2f} s")
+    assert done["recap"] == reply_for("the second words")
+    assert (done["session_key"], done["session_id"], done["liveness"]) == (key, first["session_id"], "live")
+    assert _said_before(real.api, "the first words")  # the adapter loaded the history
+
+
+def test_the_daemon_killed_mid_turn_comes_back_and_the_turn_completes(real: Real) -> None:
+    real.headless.daemon.start()
+    key = real.start()["session_key"]
+    real.prompt(key, "SLOW and steady")
+    real.headless.until(key, activity="active")
+    real.headless.daemon.stop(signal.SIGKILL)
+    real.headless.daemon.start()
+    rebuilt = real.headless.daemon.get("/status")["rebuild"]["headless"]
+    assert rebuilt["sessions"] == 1 and rebuilt["ms"] < 1000
+    TIMINGS.append(f"{real.harness}-acp: daemon rebuild {rebuilt['ms']} ms")
+    done = real.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")
+    assert (done["activity_event"], done["recap"]) == ("end_turn", reply_for("SLOW and steady"))
+    real.headless.post(f"/sessions/{key}/stop", timeout=30)
+    end_holders(real.headless)

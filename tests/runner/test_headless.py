@@ -1,0 +1,364 @@
+"""Headless sessions end to end: a real daemon, real holders, the fake ACP adapter.
+
+Every test ends what it started; the fixture ends any holder a failing test left, and the leak
+guard fails a test that leaves a process behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import psutil
+
+from tests.conftest import BIN
+from tests.runner.conftest import Headless, end_holders
+
+
+def test_start_prompt_and_wait_gives_an_idle_record_with_the_recap(headless: Headless) -> None:
+    headless.daemon.start()
+    record = headless.start(name="tests: relay")
+    key = record["session_key"]
+    assert record["lane"] == "headless"
+    assert record["sources"] == ["launcher", "acp"]
+    assert record["activity"] == "idle" and record["activity_event"] == "session_new"
+    assert record["session_id"].startswith("sess-")
+    assert (record["name"], record["harness"]) == ("tests: relay", "fake")
+    assert record["permission_policy"] == "attention"
+    assert record["liveness"] == "live" and record["holder"]["pid"] == record["pid"]
+    assert record["mode"] == "default"
+    answer = headless.prompt(key, "hello there", wait="idle")
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["input"] == "accepted"
+    assert body["wait"] == {"until": "idle", "reached": True}
+    done = body["record"]
+    assert (done["activity"], done["activity_event"]) == ("idle", "end_turn")
+    assert done["recap"] == "echo: hello there"
+    assert done["usage"] == {"tokens": {"inputTokens": 3, "outputTokens": 5, "totalTokens": 8}}
+    assert done["completed_revision"] == done["revision"]
+    stopped = headless.post(f"/sessions/{key}/stop")
+    assert stopped.status_code == 200, stopped.text
+    assert stopped.json()["record"]["liveness"] == "ended"
+    assert stopped.json()["record"]["ended_reason"] == "exit"
+    assert headless.holder_pids() == []
+    assert list(headless.kept.glob("*.json")) == []
+
+
+def _pending(headless: Headless, key: str) -> dict:
+    answer = headless.prompt(key, "PERMIT", wait="needs_attention")
+    assert answer.json()["wait"] == {"until": "needs_attention", "reached": True}, answer.text
+    record = answer.json()["record"]
+    assert (record["activity"], record["activity_event"]) == ("needs_attention", "permission")
+    return record["pending"]
+
+
+def test_a_permission_is_pending_with_the_adapters_own_options_and_allow_runs_the_tool(
+    headless: Headless,
+) -> None:
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    pending = _pending(headless, key)
+    assert pending == {
+        "kind": "permission",
+        "tool": "Bash",
+        "summary": "rm -rf build",
+        "tool_call_id": "t1",
+        "options": [
+            {"id": "allow_always", "name": "Always Allow", "kind": "allow_always"},
+            {"id": "allow", "name": "Allow", "kind": "allow_once"},
+            {"id": "reject", "name": "Reject", "kind": "reject_once"},
+        ],
+    }
+    refused = headless.prompt(key, "again")
+    assert refused.status_code == 409 and refused.json()["code"] == "needs_attention"
+    allowed = headless.post(f"/sessions/{key}/permission", {"option": "allow"})
+    assert allowed.status_code == 200, allowed.text
+    done = headless.until(key, activity="idle", activity_event="end_turn")
+    assert done["recap"] == "tool completed (allow)"
+    assert done["pending"] is None
+    again = headless.post(f"/sessions/{key}/permission", {"option": "allow"})
+    assert again.status_code == 409 and again.json()["code"] == "nothing_pending"
+
+
+def test_allow_always_and_deny_choose_those_options(headless: Headless) -> None:
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    _pending(headless, key)
+    run = subprocess.run(
+        [str(BIN / "rosterd"), "allow", key, "--always", "--json"],
+        env=headless.daemon.env,
+        capture_output=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert headless.until(key, activity_event="end_turn")["recap"] == "tool completed (allow_always)"
+    _pending(headless, key)
+    run = subprocess.run(
+        [str(BIN / "rosterd"), "deny", key, "--reason", "not in this repo"],
+        env=headless.daemon.env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "denied" in run.stdout
+    assert headless.until(key, activity_event="end_turn")["recap"] == "tool failed (reject)"
+
+
+def test_policy_auto_approves_and_never_waits_on_a_person(headless: Headless) -> None:
+    headless.daemon.start()
+    key = headless.start(policy="auto")["session_key"]
+    answer = headless.prompt(key, "PERMIT", wait="idle")
+    body = answer.json()
+    assert body["wait"]["reached"] is True, answer.text
+    assert body["record"]["recap"] == "tool completed (allow)"
+    assert body["record"]["permission_policy"] == "auto"
+
+
+def test_cancel_mid_turn_ends_the_turn_cancelled(headless: Headless) -> None:
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    assert headless.prompt(key, "SLOW 30").status_code == 200
+    assert headless.record(key)["activity"] == "active"
+    busy = headless.prompt(key, "another")
+    assert busy.status_code == 409 and busy.json()["code"] == "busy"
+    began = time.monotonic()
+    assert headless.post(f"/sessions/{key}/cancel").status_code == 200
+    done = headless.until(key, activity="idle")
+    assert done["activity_event"] == "cancelled"
+    assert time.monotonic() - began < 3
+    nothing = headless.post(f"/sessions/{key}/cancel")
+    assert nothing.status_code == 409 and nothing.json()["code"] == "not_running"
+
+
+def test_plan_mode_usage_and_title_fill_the_record(headless: Headless) -> None:
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    record = headless.prompt(key, "PLAN", wait="idle").json()["record"]
+    assert record["plan"] == {
+        "entries": [
+            {"content": "read the tests", "priority": "high", "status": "completed"},
+            {"content": "fix the relay", "priority": "medium", "status": "in_progress"},
+        ]
+    }
+    assert record["mode"] == "plan"
+    assert record["usage"]["used"] == 1200 and record["usage"]["size"] == 200000
+    assert record["usage"]["tokens"]["totalTokens"] == 8
+    assert record["name"] == "fixing the relay"  # the adapter's title fills a name nobody gave
+
+
+def test_a_failed_turn_reads_idle_with_the_error(headless: Headless) -> None:
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    record = headless.prompt(key, "FAIL", wait="idle").json()["record"]
+    assert record["activity"] == "idle"
+    assert record["activity_event"] == "prompt_failed"
+    assert "overloaded" in record["error_reason"]
+
+
+def test_bad_requests_are_refused_and_change_nothing(headless: Headless) -> None:
+    headless.daemon.start()
+    cwd = str(headless.daemon.roost.root)
+    for body, status, code in (
+        ({"harness": "nope", "cwd": cwd}, 400, "unknown_harness"),
+        ({"harness": "fake", "cwd": cwd + "/missing"}, 400, "bad_cwd"),
+        ({"harness": "fake", "cwd": "relative"}, 400, None),
+        ({"harness": "fake", "cwd": cwd, "policy": "yolo"}, 400, None),
+        ({"harness": "fake", "cwd": cwd, "name": "a\x1bb"}, 400, None),
+        ({"harness": "fake", "cwd": cwd, "surprise": 1}, 400, None),
+        ({"harness": "fake", "cwd": cwd, "env": {"1BAD": "x"}}, 400, None),
+    ):
+        answer = headless.post("/sessions", body)
+        assert answer.status_code == status, (body, answer.text)
+        if code:
+            assert answer.json()["code"] == code
+    assert headless.daemon.snapshot()["records"] == []
+    assert headless.holder_pids() == []
+    key = headless.start()["session_key"]
+    for body in ({}, {"text": ""}, {"text": "x", "wait": "forever"}, {"text": "x", "timeout_s": 0}):
+        answer = headless.post(f"/sessions/{key}/prompt", body)
+        assert answer.status_code == 400, (body, answer.text)
+    assert headless.record(key)["activity_event"] == "session_new"
+    missing = headless.post("/sessions/nobody/stop")
+    assert missing.status_code == 404
+
+
+def test_idle_past_the_timeout_suspends_and_a_prompt_resumes_with_the_history(headless: Headless) -> None:
+    headless.daemon.settings["runner"] = {"idle_timeout_s": 1}
+    headless.daemon.start()
+    first = headless.start(name="tests: idle")
+    key = first["session_key"]
+    headless.prompt(key, "remember this", wait="idle")
+    suspended = headless.until(key, timeout=10, liveness="suspended")
+    assert suspended["session_id"] == first["session_id"]
+    assert suspended["holder"] is None
+    assert headless.holder_pids() == []
+    assert not psutil.pid_exists(first["pid"]) or psutil.Process(first["pid"]).status() == "zombie"
+    began = time.monotonic()
+    answer = headless.prompt(key, "HISTORY", wait="idle")
+    resumed_in = time.monotonic() - began
+    record = answer.json()["record"]
+    assert answer.json()["wait"]["reached"] is True, answer.text
+    assert record["recap"] == "history: 1 turns; last: remember this"
+    assert (record["session_key"], record["session_id"]) == (key, first["session_id"])
+    assert record["liveness"] == "live" and record["pid"] != first["pid"]
+    assert record["name"] == "tests: idle"
+    assert resumed_in < 5
+
+
+def test_suspend_and_resume_by_hand_and_the_hourly_resume_limit(headless: Headless) -> None:
+    headless.daemon.settings["runner"] = {"idle_timeout_s": 600, "max_resumes_per_hour": 1}
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    rosterd = [str(BIN / "rosterd")]
+    env = headless.daemon.env
+    run = subprocess.run([*rosterd, "suspend", key], env=env, capture_output=True, text=True)
+    assert run.returncode == 0 and "suspended" in run.stdout, run.stderr
+    assert headless.record(key)["liveness"] == "suspended"
+    run = subprocess.run([*rosterd, "resume", key, "--json"], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert headless.record(key)["liveness"] == "live"
+    subprocess.run([*rosterd, "suspend", key], env=env, check=True, capture_output=True)
+    run = subprocess.run([*rosterd, "prompt", key, "hi"], env=env, capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "max_resumes_per_hour" in run.stderr
+    record = headless.record(key)
+    assert record["liveness"] == "suspended"
+    assert "max_resumes_per_hour" in record["error_reason"]
+
+
+def test_kill_9_of_the_daemon_mid_turn_loses_nothing(headless: Headless) -> None:
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    assert headless.prompt(key, "SLOW 2").status_code == 200
+    headless.daemon.stop(signal.SIGKILL)
+    began = time.monotonic()
+    headless.daemon.start()
+    rebuilt = headless.record(key)
+    assert time.monotonic() - began < 5
+    assert rebuilt["activity"] == "active" and rebuilt["liveness"] == "live"
+    assert headless.daemon.get("/status")["rebuild"]["headless"]["sessions"] == 1
+    assert headless.daemon.get("/status")["rebuild"]["headless"]["ms"] < 1000
+    done = headless.until(key, timeout=10, activity="idle")
+    assert (done["activity_event"], done["recap"]) == ("end_turn", "working" + "slow done")
+    answer = headless.prompt(key, "after", wait="idle")
+    assert answer.json()["record"]["recap"] == "echo: after"
+
+
+def test_a_pending_permission_survives_a_daemon_restart_and_is_answered_after(headless: Headless) -> None:
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    _pending(headless, key)
+    headless.daemon.stop()
+    headless.daemon.start()
+    record = headless.until(key, activity="needs_attention")
+    assert record["pending"]["summary"] == "rm -rf build"
+    assert headless.post(f"/sessions/{key}/permission", {"option": "allow"}).status_code == 200
+    assert headless.until(key, activity_event="end_turn")["recap"] == "tool completed (allow)"
+
+
+def _others(headless: Headless, key: str) -> list[dict]:
+    return [r for r in headless.daemon.snapshot()["records"] if r["session_key"] != key]
+
+
+def test_a_crash_is_resumed_once_and_a_second_crash_is_not(headless: Headless) -> None:
+    headless.daemon.start()
+    first = headless.start(name="tests: crash")
+    key = first["session_key"]
+    headless.prompt(key, "before the crash", wait="idle")
+    headless.prompt(key, "CRASH")
+    ended = headless.until(key, liveness="ended")
+    assert ended["ended_reason"] == "crash"
+    again = headless.daemon.wait_for(lambda: _others(headless, key), what="the resumed session")[0]
+    resumed = headless.until(again["session_key"], activity_event="resumed_after_crash")
+    assert resumed["session_id"] == first["session_id"]
+    assert resumed["name"] == "tests: crash"
+    assert resumed["liveness"] == "live"
+    answer = headless.prompt(again["session_key"], "HISTORY", wait="idle")
+    assert answer.json()["record"]["recap"] == "history: 1 turns; last: before the crash"
+    headless.prompt(again["session_key"], "CRASH")
+    assert headless.until(again["session_key"], liveness="ended")["ended_reason"] == "crash"
+    time.sleep(1.5)
+    live = [r for r in headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
+    assert live == []
+    assert headless.holder_pids() == []
+
+
+def test_a_killed_holder_is_a_crash_and_leaves_no_adapter(headless: Headless) -> None:
+    headless.daemon.start()
+    first = headless.start()
+    adapter = first["holder"]["adapter_pid"]
+    os.kill(first["pid"], signal.SIGKILL)
+    assert headless.until(first["session_key"], liveness="ended")["ended_reason"] == "crash"
+    headless.daemon.wait_for(
+        lambda: not psutil.pid_exists(adapter) or psutil.Process(adapter).status() == "zombie"
+    )
+    again = headless.daemon.wait_for(lambda: _others(headless, first["session_key"]))[0]
+    resumed = headless.until(again["session_key"], activity_event="resumed_after_crash")
+    assert resumed["session_id"] == first["session_id"]
+
+
+def test_after_a_reboot_every_headless_session_comes_back_suspended(headless: Headless) -> None:
+    headless.daemon.start()
+    keys = [headless.start(name=f"tests: boot {n}")["session_key"] for n in (1, 2)]
+    headless.prompt(keys[0], "before the reboot", wait="idle")
+    headless.daemon.stop(signal.SIGKILL)
+    for pid in headless.holder_pids():  # the machine goes down: every holder and adapter with it
+        for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+            proc.kill()
+    end_holders(headless)
+    shutil.rmtree(headless.daemon.runtime / "roost")  # a reboot empties the runtime directory
+    headless.daemon.start()
+    for key in keys:
+        record = headless.record(key)
+        assert (record["liveness"], record["activity"], record["holder"]) == ("suspended", "idle", None)
+    time.sleep(1.5)  # nothing resumes by itself
+    assert headless.holder_pids() == []
+    answer = headless.prompt(keys[0], "HISTORY", wait="idle")
+    assert answer.json()["record"]["recap"] == "history: 1 turns; last: before the reboot"
+    assert headless.record(keys[1])["liveness"] == "suspended"
+
+
+def test_spawn_makes_a_child_that_keeps_the_parents_policy(headless: Headless) -> None:
+    headless.daemon.start()
+    parent = headless.start(policy="auto")["session_key"]
+    answer = headless.post(
+        f"/sessions/{parent}/spawn",
+        {"harness": "fake", "cwd": str(headless.daemon.roost.root), "name": "child"},
+    )
+    assert answer.status_code == 201, answer.text
+    child = answer.json()["record"]
+    assert child["parent_session_key"] == parent
+    assert child["permission_policy"] == "auto"
+    assert child["name"] == "child"
+
+
+def test_the_cli_starts_and_prompts_and_prints_the_recap(headless: Headless) -> None:
+    headless.daemon.start()
+    rosterd = [str(BIN / "rosterd")]
+    env = headless.daemon.env
+    cwd = str(headless.daemon.roost.root)
+    run = subprocess.run(
+        [*rosterd, "start", "--harness", "fake", "--cwd", cwd, "--name", "cli", "--env", "X_TEST=1"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    key = run.stdout.split(":", 3)[0] + ":" + run.stdout.split(":", 3)[1] + ":" + run.stdout.split(":")[2]
+    run = subprocess.run(
+        [*rosterd, "prompt", "cli", "hi", "--wait", "idle"], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert "echo: hi" in run.stdout
+    assert headless.record(key)["recap"] == "echo: hi"
+    run = subprocess.run([*rosterd, "start", "--cwd", cwd], env=env, capture_output=True, text=True)
+    assert run.returncode == 1 and run.stderr.startswith("usage: rosterd start")
+    run = subprocess.run(
+        [*rosterd, "prompt", "cli", "x", "--timeout", "soon"], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 1 and "--timeout" in run.stderr
+    run = subprocess.run([*rosterd, "stop", "cli"], env=env, capture_output=True, text=True)
+    assert run.returncode == 0 and "stopped" in run.stdout
