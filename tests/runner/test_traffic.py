@@ -1,0 +1,107 @@
+"""ACP traffic as claims: what each update says, the recap, the replay, hostile values."""
+
+from __future__ import annotations
+
+from roost.runner.link import replayed
+from roost.runner.runner import _fold
+from roost.runner.traffic import Traffic
+
+
+def chunk(text: str, message: str | None = None) -> dict:
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return {**update, "messageId": message} if message else update
+
+
+def note(update: dict) -> dict:
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": update}}
+
+
+def test_a_turn_is_active_once_per_kind_then_idle_with_its_final_message_as_recap() -> None:
+    traffic = Traffic()
+    assert traffic.turn_started().activity == "active"
+    said = [traffic.update(chunk("a")), traffic.update(chunk("b"))]
+    assert [s and (s.activity, s.event) for s in said] == [("active", "message"), None]
+    assert traffic.update({"sessionUpdate": "tool_call", "toolCallId": "t"}).event == "tool_call"
+    traffic.update(chunk("Warning: no metadata"))  # an adapter's own note, of no message
+    traffic.update(chunk("", "m2"))
+    traffic.update(chunk("the answer", "m2"))
+    ended = traffic.turn_ended({"stopReason": "end_turn", "usage": {"totalTokens": 8}})
+    assert (ended.activity, ended.event) == ("idle", "end_turn")
+    assert ended.fields["recap"] == "the answer"
+    assert ended.fields["usage"] == {"tokens": {"totalTokens": 8}}
+
+
+def test_without_recap_no_text_is_kept_and_an_error_reads_as_one() -> None:
+    traffic = Traffic(recap=False)
+    traffic.turn_started()
+    traffic.update(chunk("secret"))
+    ended = traffic.turn_ended({"error": {"code": -32603, "message": "overloaded\x1b[2J"}})
+    assert (ended.activity, ended.event) == ("error", "prompt_failed")
+    assert "recap" not in ended.fields
+    assert ended.fields["error_reason"] == "overloaded [2J"
+
+
+def test_a_permission_is_pending_until_answered() -> None:
+    traffic = Traffic()
+    traffic.turn_started()
+    asked = traffic.asked(
+        "",
+        {"toolCallId": "t", "title": "touch x", "_meta": {"claudeCode": {"toolName": "Bash"}}},
+        [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}],
+    )
+    assert (asked.activity, asked.event) == ("needs_attention", "permission")
+    assert asked.fields["pending"]["tool"] == "Bash"
+    assert traffic.update(chunk("while asking")) is None  # a chunk does not hide the question
+    assert traffic.answered().activity == "active"
+    assert traffic.answered() is None
+
+
+def test_hostile_values_are_made_one_line_and_writable() -> None:
+    traffic = Traffic()
+    said = traffic.update({"sessionUpdate": "session_info_update", "title": "a\nb\u202e\ud800"})
+    assert said.fields["name"] == "a b ?"  # a newline, a bidi override, a lone surrogate
+    plan = traffic.update({"sessionUpdate": "plan", "entries": [{"content": "\ud800", "n": float("nan")}]})
+    entry = plan.fields["plan"]["entries"][0]
+    assert entry["n"] is None
+    entry["content"].encode("utf-8")
+    deep: dict = {}
+    for _ in range(40):
+        deep = {"d": deep}
+    plan = traffic.update({"sessionUpdate": "plan", "entries": [deep]})
+    assert len(str(plan.fields["plan"])) < 400
+    assert (
+        traffic.update({"sessionUpdate": "plan", "entries": list(range(10_000))}).fields["plan"]["entries"][
+            -1
+        ]
+        == 255
+    )
+
+
+def test_a_replay_that_ended_idle_claims_idle_and_counts_no_turn_live() -> None:
+    history = [
+        {"jsonrpc": "2.0", "method": "_roost/turn_started", "params": {"turn": 1}},
+        note(chunk("one")),
+        note({"sessionUpdate": "plan", "entries": [{"content": "x"}]}),
+        {"jsonrpc": "2.0", "method": "_roost/turn_ended", "params": {"turn": 1, "stopReason": "end_turn"}},
+        note({"sessionUpdate": "current_mode_update", "currentModeId": "plan"}),
+        "not an object",
+        {"method": "session/update", "params": "nonsense"},
+    ]
+    folded = _fold(replayed(Traffic(), history))
+    assert (folded.activity, folded.event) == ("idle", "end_turn")
+    assert folded.fields["recap"] == "one"
+    assert folded.fields["mode"] == "plan"
+    assert folded.fields["plan"] == {"entries": [{"content": "x"}]}
+
+
+def test_a_replay_cut_mid_turn_claims_the_turn_running() -> None:
+    traffic = Traffic()
+    history = [
+        {"jsonrpc": "2.0", "method": "_roost/turn_started", "params": {"turn": 3}},
+        note(chunk("so far")),
+    ]
+    folded = _fold(replayed(traffic, history))
+    assert folded.activity == "active"
+    assert traffic.running
+    ended = traffic.turn_ended({"stopReason": "end_turn"})
+    assert ended.fields["recap"] == "so far"
