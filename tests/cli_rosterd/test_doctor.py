@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import socket
@@ -175,3 +176,23 @@ def test_a_bad_agent_manifest_fails_naming_the_file_and_the_field(roost: Roost, 
     )
     (agents / "pi.toml").unlink()
     assert checks(daemon, 0)["manifests"] == ("ok", "every agent manifest is usable")
+
+
+def test_each_acp_adapter_is_found_or_skipped_with_its_package_and_is_sandbox_is_explained(
+    roost: Roost, daemon: Daemon, tmp_path: Path
+) -> None:
+    healthy(roost, daemon)
+    fake = tmp_path / "bin" / "claude-agent-acp"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    env = {"PATH": f"{fake.parent}:{daemon.env['PATH']}", "IS_SANDBOX": "yes"}
+    found = checks(daemon, 0, env)
+    assert found["claude adapter"] == ("ok", f"{fake}: headless sessions can start")
+    assert found["codex adapter"] == (
+        "skip",
+        "codex-acp is not on PATH; `npm install -g @agentclientprotocol/codex-acp` provides it",
+    )
+    if os.geteuid() == 0:
+        assert found["IS_SANDBOX"][0] == "ok" and "leaves it out" in found["IS_SANDBOX"][1]
+    assert "IS_SANDBOX" not in checks(daemon, 0, {**env, "IS_SANDBOX": "1"})

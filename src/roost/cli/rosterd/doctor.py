@@ -3,8 +3,9 @@
 Each check says ``ok``, ``FAIL`` (with what to do) or ``skip`` (nothing to check), and the
 exit status is 1 when any check failed: the daemon answers, its config parses, its secrets and
 socket are 0600, its loopback port is bound on 127.0.0.1 and nowhere else, every agent
-manifest of yours is usable, every harness on PATH has roost's integration installed, roost's
-tmux server answers, and a shell finds ``roost``, ``rosterd`` and ``rosterd-hook`` on PATH.
+manifest of yours is usable, every harness on PATH has roost's integration installed, each ACP
+adapter headless sessions need is found, roost's tmux server answers, and a shell finds
+``roost``, ``rosterd`` and ``rosterd-hook`` on PATH.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from roost.daemon import config, secrets
 from roost.errors import RoostError
 
 USAGE = (
-    ("doctor [--config PATH]", "check the daemon, config, secrets, listeners, integrations, tmux, PATH"),
+    (
+        "doctor [--config PATH]",
+        "check the daemon, config, secrets, listeners, integrations, adapters, tmux, PATH",
+    ),
 )
 _USAGE = "usage: rosterd doctor [--config PATH]"
 
@@ -155,6 +159,37 @@ def _integrations(found: Findings) -> Iterator[Check]:
             yield Check(FAIL, name, f"{on_path}: {report.line}; run `rosterd integrate install {name}`")
 
 
+def _adapters(found: Findings) -> Iterator[Check]:
+    """Per harness with an ACP adapter, whether headless sessions of it can start: its command
+    is found. An adapter not installed is no failure (headless sessions are optional); the
+    detail names the npm package that provides it."""
+    import shlex
+
+    from roost.agents import manifest
+
+    settings = found.settings or config.Config(config.default_path())
+    for name, harness in settings.harness.items():
+        if not harness.adapter:
+            continue
+        program = shlex.split(harness.adapter)[0]
+        where = shutil.which(program)
+        if where:
+            yield Check(OK, f"{name} adapter", f"{where}: headless sessions can start")
+            continue
+        agent = manifest.load(name)
+        package = agent.acp.package if agent and agent.acp else None
+        fix = f"; `npm install -g {package}` provides it" if package else ""
+        yield Check(SKIP, f"{name} adapter", f"{program} is not on PATH{fix}")
+    sandbox = os.environ.get("IS_SANDBOX")
+    if sandbox not in (None, "1") and os.geteuid() == 0:
+        yield Check(
+            OK,
+            "IS_SANDBOX",
+            f"is {sandbox!r} here, as root: Claude's adapter fails every session under that, "
+            "so the runner leaves it out of each adapter's environment",
+        )
+
+
 def _commands(found: Findings) -> Iterator[Check]:
     """Whether a shell finds roost's commands. Another installation's coming first is not a
     failure (its commands work): the detail says which one runs."""
@@ -179,7 +214,7 @@ def _tmux(found: Findings) -> Iterator[Check]:
         yield Check(FAIL, "tmux", f"no tmux server answers on {server.socket} (`roost` starts one)")
 
 
-CHECKS = (_daemon, _config, _modes, _loopback, _manifests, _integrations, _tmux, _commands)
+CHECKS = (_daemon, _config, _modes, _loopback, _manifests, _integrations, _adapters, _tmux, _commands)
 
 
 def run(verb: str, args: list[str]) -> int:
