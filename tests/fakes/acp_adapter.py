@@ -225,7 +225,14 @@ def main() -> None:
                 {
                     "jsonrpc": "2.0",
                     "id": message["id"],
-                    "result": {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}},
+                    "result": {
+                        "protocolVersion": 1,
+                        "agentCapabilities": {"loadSession": True},
+                        "agentInfo": {
+                            "name": "fake-acp",
+                            "version": os.environ.get("FAKE_ACP_VERSION", "1.0.0"),
+                        },
+                    },
                 }
             )
         elif method == "session/new":

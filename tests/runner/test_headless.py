@@ -6,6 +6,7 @@ guard fails a test that leaves a process behind.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -232,7 +233,7 @@ def test_suspend_and_resume_by_hand_and_the_hourly_resume_limit(headless: Headle
 def test_kill_9_of_the_daemon_mid_turn_loses_nothing(headless: Headless) -> None:
     headless.daemon.start()
     key = headless.start()["session_key"]
-    assert headless.prompt(key, "SLOW 2").status_code == 200
+    assert headless.prompt(key, "SLOW 6").status_code == 200  # long enough to outlast the restart
     headless.daemon.stop(signal.SIGKILL)
     began = time.monotonic()
     headless.daemon.start()
@@ -241,7 +242,7 @@ def test_kill_9_of_the_daemon_mid_turn_loses_nothing(headless: Headless) -> None
     assert rebuilt["activity"] == "active" and rebuilt["liveness"] == "live"
     assert headless.daemon.get("/status")["rebuild"]["headless"]["sessions"] == 1
     assert headless.daemon.get("/status")["rebuild"]["headless"]["ms"] < 1000
-    done = headless.until(key, timeout=10, activity="idle")
+    done = headless.until(key, timeout=15, activity="idle")
     assert (done["activity_event"], done["recap"]) == ("end_turn", "working" + "slow done")
     answer = headless.prompt(key, "after", wait="idle")
     assert answer.json()["record"]["recap"] == "echo: after"
@@ -362,3 +363,22 @@ def test_the_cli_starts_and_prompts_and_prints_the_recap(headless: Headless) -> 
     assert run.returncode == 1 and "--timeout" in run.stderr
     run = subprocess.run([*rosterd, "stop", "cli"], env=env, capture_output=True, text=True)
     assert run.returncode == 0 and "stopped" in run.stdout
+
+
+def test_the_first_adapter_of_a_harness_is_locked_and_another_version_is_refused(headless: Headless) -> None:
+    headless.daemon.start()
+    headless.start()
+    lock = headless.daemon.config_dir / "adapters.lock"
+    locked = json.loads(lock.read_text())["fake"]
+    assert (locked["name"], locked["version"]) == ("fake-acp", "1.0.0")
+    assert oct(lock.stat().st_mode & 0o777) == "0o600"
+    before = headless.daemon.snapshot()["records"]
+    answer = headless.post(
+        "/sessions",
+        {"harness": "fake", "cwd": str(headless.daemon.roost.root), "env": {"FAKE_ACP_VERSION": "2.0.0"}},
+    )
+    assert answer.status_code == 409 and answer.json()["code"] == "adapter_version_changed"
+    assert "fake-acp 2.0.0" in answer.json()["error"] and "pins fake-acp 1.0.0" in answer.json()["error"]
+    live = [r for r in headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
+    assert [r["session_key"] for r in live] == [r["session_key"] for r in before]
+    assert len(headless.holder_pids()) == 1

@@ -108,6 +108,8 @@ class Link:
         self._say = say
         self.policy = policy
         self.session_id: str | None = None
+        self.agent_info: dict[str, Any] = {}
+        """What the adapter said it is in ``initialize`` (``name``, ``version``)."""
         self.loading = False
         self._conn: ClientSideConnection | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -137,36 +139,30 @@ class Link:
 
     # The runner's verbs.
 
-    async def open(self, cwd: str) -> dict[str, Any]:
-        """``initialize`` and ``session/new``; the new session's answer as JSON."""
+    async def initialize(self) -> None:
         from acp.schema import ClientCapabilities, Implementation
 
-        conn = self.conn
-        await _call(
-            conn.initialize(
+        answer = await _call(
+            self.conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
                 client_capabilities=ClientCapabilities(),
                 client_info=Implementation(name="rosterd", version="1"),
             ),
             "initialize",
         )
+        info = answer.agent_info
+        self.agent_info = {} if info is None else info.model_dump(mode="json", exclude_none=True)
+
+    async def open(self, cwd: str) -> dict[str, Any]:
+        """``session/new`` (after :meth:`initialize`); the new session's answer as JSON."""
+        conn = self.conn
         answer = await _call(conn.new_session(cwd=cwd, mcp_servers=[]), "session/new")
         self.session_id = answer.session_id
         return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     async def load(self, cwd: str, session_id: str) -> dict[str, Any]:
-        """``initialize`` and ``session/load``: the history it replays changes no state."""
-        from acp.schema import ClientCapabilities, Implementation
-
+        """``session/load`` (after :meth:`initialize`): the history it replays changes no state."""
         conn = self.conn
-        await _call(
-            conn.initialize(
-                protocol_version=PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(),
-                client_info=Implementation(name="rosterd", version="1"),
-            ),
-            "initialize",
-        )
         self.loading = True
         try:
             answer = await _call(

@@ -45,7 +45,7 @@ from roost.errors import AgentFailed, Conflict, RoostError, TargetGone, UsageErr
 from roost.roster import Claim, ProcessId, Record, records
 from roost.roster.live import Live
 from roost.roster.precedence import ACP, LAUNCHER
-from roost.runner import holders, store
+from roost.runner import holders, lock, store
 from roost.runner.link import Handshake, Link, LinkError, handshake, replayed
 from roost.runner.store import Entry
 from roost.runner.traffic import Said, Traffic
@@ -213,6 +213,13 @@ class Runner:
         try:
             shaken = await handshake(paths.holder_socket(holder_key))
             self._attach(h, shaken)
+            await h.link.initialize()  # type: ignore[union-attr]
+            mismatch = lock.check(
+                entry.harness, self.settings.adapters[entry.harness], h.link.agent_info, self._clock()
+            )  # type: ignore[union-attr]
+            if mismatch:
+                await self._abandon(h, fresh=fresh)
+                raise refused(409, "adapter_version_changed", mismatch)
             if not load:
                 opened = await h.link.open(entry.cwd)  # type: ignore[union-attr]
                 entry.session_id = h.link.session_id  # type: ignore[union-attr]
