@@ -149,6 +149,11 @@ def test_a_headless_turn_reads_idle_with_the_reply_as_recap(real: Real) -> None:
     assert done["recap"] == reply_for("hello there")
     assert done["usage"]["tokens"]["totalTokens"] > 0
     assert done["sources"][:2] == ["launcher", "acp"]
+    # The harness under the adapter (Claude's bundled CLI, codex's app-server) is seen by the
+    # process scan and nests into the headless session: one row, not two.
+    time.sleep(0.5)
+    live = [r for r in real.headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
+    assert [r["session_key"] for r in live] == [key]
     stopped = real.headless.post(f"/sessions/{key}/stop", timeout=30)
     assert stopped.json()["record"]["ended_reason"] == "exit"
     assert real.headless.holder_pids() == []

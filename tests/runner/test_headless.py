@@ -382,3 +382,56 @@ def test_the_first_adapter_of_a_harness_is_locked_and_another_version_is_refused
     live = [r for r in headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
     assert [r["session_key"] for r in live] == [r["session_key"] for r in before]
     assert len(headless.holder_pids()) == 1
+
+
+def test_the_runner_section_sets_the_policy_and_recap_and_crashes_need_not_resume(headless: Headless) -> None:
+    headless.daemon.settings["runner"] = {
+        "default_permission_policy": "auto",
+        "recap": False,
+        "resume_on_crash": False,
+    }
+    headless.daemon.start()
+    record = headless.start()
+    assert record["permission_policy"] == "auto"
+    done = headless.prompt(record["session_key"], "PERMIT", wait="idle").json()["record"]
+    assert (done["activity_event"], done["recap"]) == ("end_turn", None)  # nothing of the reply kept
+    headless.prompt(record["session_key"], "CRASH")
+    assert headless.until(record["session_key"], liveness="ended")["ended_reason"] == "crash"
+    time.sleep(1.5)
+    assert _others(headless, record["session_key"]) == []
+    assert list(headless.kept.glob("*.json")) == []
+
+
+def test_suspend_on_needs_attention_lets_the_idle_timer_suspend_a_pending_session(headless: Headless) -> None:
+    headless.daemon.settings["runner"] = {"idle_timeout_s": 1, "suspend_on_needs_attention": True}
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    _pending(headless, key)
+    suspended = headless.until(key, timeout=10, liveness="suspended")
+    assert suspended["pending"] is None and suspended["activity"] == "idle"
+
+
+def test_a_pending_permission_keeps_a_session_live_past_the_idle_timeout(headless: Headless) -> None:
+    headless.daemon.settings["runner"] = {"idle_timeout_s": 1}
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    _pending(headless, key)
+    time.sleep(3)
+    record = headless.record(key)
+    assert (record["liveness"], record["activity"]) == ("live", "needs_attention")
+    refused = headless.post(f"/sessions/{key}/suspend")
+    assert refused.status_code == 409 and refused.json()["code"] == "needs_attention"
+
+
+def test_a_new_name_is_kept_for_the_next_holder(headless: Headless) -> None:
+    headless.daemon.start()
+    key = headless.start(name="before")["session_key"]
+    run = subprocess.run(
+        [str(BIN / "rosterd"), "name", key, "after"], env=headless.daemon.env, capture_output=True
+    )
+    assert run.returncode == 0, run.stderr
+    headless.post(f"/sessions/{key}/suspend")
+    headless.daemon.stop()
+    headless.daemon.start()
+    assert headless.record(key)["name"] == "after"
+    assert headless.post(f"/sessions/{key}/resume").json()["record"]["name"] == "after"
