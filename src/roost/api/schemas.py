@@ -232,10 +232,6 @@ class Viewing(Strict):
     session: Session | None
 
 
-BODIES = (Register, Name, Wait, Prompt, Input, Launch, Subscribe, Unsubscribe, Viewing)
-"""Every body model, for the OpenAPI document."""
-
-
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
 HEADLESS_WAITS = ("idle", "needs_attention", "ended")
 HEADLESS_LONGEST_S = 86_400
@@ -299,3 +295,22 @@ class Permission(Strict):
     reason: text(1000, least=1) | None = Field(
         default=None, description="why, for a reject: sent to the adapter beside the answer"
     )
+
+
+BODIES = (
+    Register,
+    Name,
+    Wait,
+    Prompt,
+    Input,
+    Launch,
+    Subscribe,
+    Unsubscribe,
+    Viewing,
+    Start,
+    Spawn,
+    HeadlessPrompt,
+    Permission,
+    NoBody,
+)
+"""Every body model, for the OpenAPI document."""
