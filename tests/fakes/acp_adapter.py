@@ -14,6 +14,7 @@ It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_m
   does, and writes its pid to ``$FAKE_ACP_TOOLS``;
 - ``CRASH`` exits 3 at once;
 - ``HISTORY`` replies with how many turns the session had before this one, and the last prompt;
+- ``CONFIG`` replies with the model and effort its config options hold now;
 - anything else is answered ``echo: <text>``.
 
 With ``$FAKE_ACP_STATE`` (a folder) each session gets its own id and its history is kept there,
@@ -37,6 +38,9 @@ import uuid
 LOG = os.environ.get("FAKE_ACP_LOG")
 TOOLS = os.environ.get("FAKE_ACP_TOOLS")
 STATE = os.environ.get("FAKE_ACP_STATE")
+CONFIG = {"model": "fake-small", "effort": "medium"}
+"""The session's config options (``session/set_config_option`` changes them), unless
+``$FAKE_ACP_BARE`` says the adapter offers none."""
 backlog: list[dict] = []
 """Lines read while waiting for something else (a cancel during a slow turn)."""
 
@@ -95,6 +99,24 @@ def remember(session: str, prompt_text: str, reply: str) -> None:
         past = history(session)
         with open(path, "w") as f:
             json.dump([*past, [prompt_text, reply]], f)
+
+
+def config_options() -> list[dict]:
+    if os.environ.get("FAKE_ACP_BARE"):
+        return []
+    choices = {"model": ("fake-small", "fake-large"), "effort": ("low", "medium", "high")}
+    category = {"model": "model", "effort": "thought_level"}
+    return [
+        {
+            "id": name,
+            "name": name.title(),
+            "category": category[name],
+            "type": "select",
+            "currentValue": CONFIG[name],
+            "options": [{"value": value, "name": value} for value in choices[name]],
+        }
+        for name in ("model", "effort")
+    ]
 
 
 def ask(session: str, options: list[dict]) -> dict:
@@ -199,6 +221,8 @@ def turn(message: dict) -> tuple[str, str, dict]:
         reply = ""
     elif text == "CRASH":
         os._exit(3)
+    elif text == "CONFIG":
+        reply = f"model={CONFIG['model']} effort={CONFIG['effort']}"
     elif text == "HISTORY":
         past = history(session)
         reply = f"history: {len(past)} turns; last: {past[-1][0] if past else None}"
@@ -237,7 +261,11 @@ def main() -> None:
             )
         elif method == "session/new":
             session = f"sess-{uuid.uuid4().hex[:12]}" if STATE else "sess-fake-1"
-            result = {"sessionId": session, "modes": {"currentModeId": "default", "availableModes": []}}
+            result = {
+                "sessionId": session,
+                "modes": {"currentModeId": "default", "availableModes": []},
+                "configOptions": config_options(),
+            }
             send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         elif method == "session/load":
             session = message["params"]["sessionId"]
@@ -246,7 +274,10 @@ def main() -> None:
                 if prompt_text:
                     chunk(session, prompt_text, "user_message_chunk")
                 chunk(session, reply)
-            send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {"configOptions": config_options()}})
+        elif method == "session/set_config_option":
+            CONFIG[message["params"]["configId"]] = message["params"]["value"]
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {"configOptions": config_options()}})
         elif method == "session/set_mode":
             send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
         elif method == "session/prompt":

@@ -435,3 +435,26 @@ def test_a_new_name_is_kept_for_the_next_holder(headless: Headless) -> None:
     headless.daemon.start()
     assert headless.record(key)["name"] == "after"
     assert headless.post(f"/sessions/{key}/resume").json()["record"]["name"] == "after"
+
+
+def test_model_and_effort_are_set_through_the_adapters_config_options(headless: Headless) -> None:
+    headless.daemon.start()
+    key = headless.start(model="fake-large", effort="high")["session_key"]
+    assert (
+        headless.prompt(key, "CONFIG", wait="idle").json()["record"]["recap"]
+        == "model=fake-large effort=high"
+    )
+    headless.post(f"/sessions/{key}/suspend")
+    resumed = headless.prompt(key, "CONFIG", wait="idle").json()["record"]
+    assert resumed["recap"] == "model=fake-large effort=high"  # set again in the new holder
+    bare = headless.post(
+        "/sessions",
+        {
+            "harness": "fake",
+            "cwd": str(headless.daemon.roost.root),
+            "model": "x",
+            "env": {"FAKE_ACP_BARE": "1"},
+        },
+    )
+    assert bare.status_code == 502 and "offers no model option" in bare.json()["error"]
+    assert len(headless.holder_pids()) == 1

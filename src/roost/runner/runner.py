@@ -226,7 +226,7 @@ class Runner:
             else:
                 assert entry.session_id is not None
                 opened = await h.link.load(entry.cwd, entry.session_id)  # type: ignore[union-attr]
-            await self._options(h, opened)
+            await self._options(h, opened, strict=not load)
         except LinkError as error:
             said = holders.last_words(holder_key)
             await self._abandon(h, fresh=fresh)
@@ -248,8 +248,10 @@ class Runner:
         )
         return h
 
-    async def _options(self, h: Headless, opened: dict[str, Any]) -> None:
-        """The model and effort asked for, through the config options the adapter offers."""
+    async def _options(self, h: Headless, opened: dict[str, Any], *, strict: bool) -> None:
+        """The model and effort asked for, through the config options the adapter offers. A new
+        session whose adapter offers no such option is refused (``strict``); a loaded one keeps
+        what its adapter kept when it offers none."""
         wanted = {"model": h.entry.model, "thought_level": h.entry.effort}
         for option in opened.get("configOptions") or []:
             value = wanted.get(option.get("category")) if isinstance(option, dict) else None
