@@ -105,3 +105,20 @@ def test_a_replay_cut_mid_turn_claims_the_turn_running() -> None:
     assert traffic.running
     ended = traffic.turn_ended({"stopReason": "end_turn"})
     assert ended.fields["recap"] == "so far"
+
+
+def test_mode_comes_from_a_mode_update_or_a_mode_config_option() -> None:
+    traffic = Traffic()
+    assert traffic.update({"sessionUpdate": "current_mode_update", "currentModeId": "plan"}).fields == {
+        "mode": "plan"
+    }
+    options = [
+        {"id": "model", "category": "model", "currentValue": "big"},
+        {"id": "mode", "category": "mode", "currentValue": "read-only"},
+    ]
+    said = traffic.update({"sessionUpdate": "config_option_update", "configOptions": options})
+    assert said.fields == {"mode": "read-only"}
+    assert traffic.update({"sessionUpdate": "config_option_update", "configOptions": options[:1]}) is None
+    assert traffic.update({"sessionUpdate": "available_commands_update", "availableCommands": []}) is None
+    usage = traffic.update({"sessionUpdate": "usage_update", "used": 5, "size": 10, "cost": {"amount": 0.1}})
+    assert usage.fields == {"usage": {"used": 5, "size": 10, "cost": {"amount": 0.1}}}
