@@ -54,34 +54,26 @@ def _answer(record: Record | None, status: int = 200, **extra: Any) -> JSONRespo
     return JSONResponse({"record": to_json(record) if record else None, **extra}, status_code=status)
 
 
+def _options(body: schemas.Start) -> dict[str, Any]:
+    """A start's options as the runner takes them."""
+    return {
+        "name": body.name,
+        "policy": body.policy,
+        "model": body.model,
+        "effort": body.effort,
+        "env": dict(body.env),
+    }
+
+
 async def start(request: Request) -> JSONResponse:
     body = await read(request, schemas.Start)
-    record = await _runner(request).start(
-        body.harness,
-        body.cwd,
-        name=body.name,
-        policy=body.policy,
-        model=body.model,
-        effort=body.effort,
-        env=dict(body.env),
-    )
-    return _answer(record, 201)
+    return _answer(await _runner(request).start(body.harness, body.cwd, **_options(body)), 201)
 
 
 async def spawn(request: Request) -> JSONResponse:
     body = await read(request, schemas.Spawn)
     key = _key(request)
-    record = await _runner(request).spawn(
-        key,
-        body.harness,
-        body.cwd,
-        name=body.name,
-        policy=body.policy,
-        model=body.model,
-        effort=body.effort,
-        env=dict(body.env),
-    )
-    return _answer(record, 201)
+    return _answer(await _runner(request).spawn(key, body.harness, body.cwd, **_options(body)), 201)
 
 
 async def prompt(request: Request) -> JSONResponse:

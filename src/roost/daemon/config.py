@@ -17,6 +17,7 @@ from typing import Any
 from roost import paths
 from roost.agents import manifest
 from roost.errors import SetupError
+from roost.runner.settings import Runner
 
 FILE = "rosterd.toml"
 
@@ -31,18 +32,6 @@ class Node:
     port: int = 8791
     listen: str = "tailscale"
     loopback_port: int = 8790
-
-
-@dataclass(frozen=True)
-class Runner:
-    """How headless sessions are kept (see :mod:`roost.runner.runner`)."""
-
-    default_permission_policy: str = "attention"
-    idle_timeout_s: int = 1800
-    suspend_on_needs_attention: bool = False
-    resume_on_crash: bool = True
-    max_resumes_per_hour: int = 6
-    recap: bool = True
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,8 @@ from roost.roster.live import Live
 from roost.roster.precedence import ACP, LAUNCHER
 from roost.runner import holders, lock, store
 from roost.runner.link import Handshake, Link, LinkError, handshake, replayed
+from roost.runner.settings import Runner as RunnerSection
+from roost.runner.settings import Settings
 from roost.runner.store import Entry
 from roost.runner.traffic import Said, Traffic
 from roost.state import words
@@ -72,19 +74,6 @@ def refused(status: int, code: str, message: str) -> RoostError:
     """A request the runner refuses or cannot carry out, as the failure of that status (the
     API answers with it, a CLI exits by it), with ``code``, a word a script can branch on."""
     return _BY_STATUS[status](message, code=code)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The ``[runner]`` section and each harness's adapter (``[harness.NAME] adapter``)."""
-
-    adapters: dict[str, list[str]]
-    default_permission_policy: str = "attention"
-    idle_timeout_s: float = 1800
-    suspend_on_needs_attention: bool = False
-    resume_on_crash: bool = True
-    max_resumes_per_hour: int = 6
-    recap: bool = True
 
 
 @dataclass
@@ -162,8 +151,8 @@ class Runner:
             harness=harness,
             cwd=os.path.abspath(cwd),
             started_at=self._clock(),
-            policy=policy or self.settings.default_permission_policy,
-            recap=self.settings.recap,
+            policy=policy or self.settings.runner.default_permission_policy,
+            recap=self.settings.runner.recap,
             name=name,
             parent=parent,
             model=model,
@@ -364,7 +353,9 @@ class Runner:
         async with h.lock:
             if h.entry.suspended:
                 return self._record(h)
-            if h.traffic.pending is not None and not (idle and self.settings.suspend_on_needs_attention):
+            if h.traffic.pending is not None and not (
+                idle and self.settings.runner.suspend_on_needs_attention
+            ):
                 raise refused(409, "needs_attention", "a pending permission keeps the session live")
             if h.traffic.running and not idle:
                 raise refused(409, "busy", "the session is mid-turn: cancel it first")
@@ -391,7 +382,7 @@ class Runner:
             raise refused(409, "no_session_id", "the session has no stored id to load")
         now = self._clock()
         entry.resumes = [at for at in entry.resumes if now - at < HOUR]
-        if len(entry.resumes) >= self.settings.max_resumes_per_hour:
+        if len(entry.resumes) >= self.settings.runner.max_resumes_per_hour:
             entry.warning = (
                 f"resumed {len(entry.resumes)} times in the last hour (max_resumes_per_hour): stays suspended"
             )
@@ -463,14 +454,14 @@ class Runner:
             h.link = None
         entry = h.entry
         self._end(h, reason)
-        if reason != "crash" or not self.settings.resume_on_crash or not entry.session_id:
+        if reason != "crash" or not self.settings.runner.resume_on_crash or not entry.session_id:
             return
         now = self._clock()
         if any(now - at < CRASH_WINDOW for at in entry.crashes):
             log.warning("headless session %s crashed twice within five minutes: not resumed", entry.key)
             return
         resumes = [at for at in entry.resumes if now - at < HOUR]
-        if len(resumes) >= self.settings.max_resumes_per_hour:
+        if len(resumes) >= self.settings.runner.max_resumes_per_hour:
             log.warning("headless session %s crashed past max_resumes_per_hour: not resumed", entry.key)
             return
         again = replace(entry, key="", crashes=[now], resumes=[*resumes, now], holder=None, suspended=False)
@@ -514,12 +505,13 @@ class Runner:
             for h in list(self.sessions.values()):
                 if (
                     h.entry.suspended
+                    or h.stopping  # starting, resuming or stopping: not idle, whatever the clock says
                     or h.link is None
                     or h.lock.locked()
                     or (h.traffic.running and not h.traffic.pending)
                 ):
                     continue
-                if now - h.last_active < self.settings.idle_timeout_s:
+                if now - h.last_active < self.settings.runner.idle_timeout_s:
                     continue
                 with contextlib.suppress(RoostError):
                     await self.suspend(h.entry.key, idle=True)
@@ -658,17 +650,9 @@ class Runner:
         task.add_done_callback(self._background.discard)
 
 
-def settings_of(runner: Any, harness: dict[str, Any]) -> Settings:
+def settings_of(runner: RunnerSection, harness: dict[str, Any]) -> Settings:
     """Settings from the daemon's config: its ``[runner]`` section and ``[harness.*]`` tables."""
-    return Settings(
-        adapters={name: shlex.split(h.adapter) for name, h in harness.items() if h.adapter},
-        default_permission_policy=runner.default_permission_policy,
-        idle_timeout_s=runner.idle_timeout_s,
-        suspend_on_needs_attention=runner.suspend_on_needs_attention,
-        resume_on_crash=runner.resume_on_crash,
-        max_resumes_per_hour=runner.max_resumes_per_hour,
-        recap=runner.recap,
-    )
+    return Settings({name: shlex.split(h.adapter) for name, h in harness.items() if h.adapter}, runner)
 
 
 def _fold(said: list[Said]) -> Said:

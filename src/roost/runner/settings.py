@@ -1,0 +1,31 @@
+"""The ``[runner]`` section of ``rosterd.toml``: how headless sessions are kept.
+
+Defined here, beside the runner that reads it; the daemon's config loader checks a file's
+section against these fields and their types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Runner:
+    default_permission_policy: str = "attention"
+    """``auto`` answers every permission with the adapter's allow-once; ``attention`` asks."""
+    idle_timeout_s: int = 1800
+    """Seconds with no turn and nothing pending before a session is suspended."""
+    suspend_on_needs_attention: bool = False
+    """Whether the idle timer suspends a session waiting on a permission too (losing it)."""
+    resume_on_crash: bool = True
+    max_resumes_per_hour: int = 6
+    recap: bool = True
+    """Keep each turn's final assistant message as the record's ``recap``."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The ``[runner]`` section and each harness's adapter (``[harness.NAME] adapter``)."""
+
+    adapters: dict[str, list[str]]
+    runner: Runner = Runner()
