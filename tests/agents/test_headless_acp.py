@@ -11,6 +11,7 @@ The test environment has ``IS_SANDBOX=yes`` and runs as root on CI: Claude's ada
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 from collections.abc import Iterator
@@ -239,3 +240,26 @@ def test_the_daemon_killed_mid_turn_comes_back_and_the_turn_completes(real: Real
     assert (done["activity_event"], done["recap"]) == ("end_turn", reply_for("SLOW and steady"))
     real.headless.post(f"/sessions/{key}/stop", timeout=30)
     end_holders(real.headless)
+
+
+def test_a_killed_holder_is_resumed_once_under_a_new_key_with_the_history(real: Real) -> None:
+    real.headless.daemon.start()
+    first = real.start()
+    key = first["session_key"]
+    real.turn(key, "words before the crash")
+    os.kill(first["pid"], signal.SIGKILL)
+    assert real.headless.until(key, timeout=TURN_TIMEOUT, liveness="ended")["ended_reason"] == "crash"
+
+    def resumed() -> dict[str, Any] | None:
+        records = real.headless.daemon.snapshot()["records"]
+        return next(
+            (r for r in records if r["session_key"] != key and r["activity_event"] == "resumed_after_crash"),
+            None,
+        )
+
+    again = real.headless.daemon.wait_for(resumed, timeout=TURN_TIMEOUT, what="the resumed session")
+    assert again["session_id"] == first["session_id"]
+    done = real.turn(again["session_key"], "words after the crash")
+    assert done["recap"] == reply_for("words after the crash")
+    assert _said_before(real.api, "words before the crash")
+    real.headless.post(f"/sessions/{again['session_key']}/stop", timeout=30)
