@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.agents.conftest import API_KEY, CLAUDE_QUIET, TIMINGS, TURN_TIMEOUT
+from tests.agents.conftest import API_KEY, CLAUDE_QUIET, TIMINGS, TURN_TIMEOUT, _integrate
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.model_api import ModelAPI, reply_for
@@ -263,3 +263,21 @@ def test_a_killed_holder_is_resumed_once_under_a_new_key_with_the_history(real: 
     assert done["recap"] == reply_for("words after the crash")
     assert _said_before(real.api, "words before the crash")
     real.headless.post(f"/sessions/{again['session_key']}/stop", timeout=30)
+
+
+@pytest.mark.parametrize("real", ["claude"], indirect=True)  # codex-acp's app-server runs no hooks
+def test_the_harness_hooks_report_into_the_headless_session_and_acp_wins(real: Real) -> None:
+    _integrate(real.headless.daemon.roost, "claude")
+    real.headless.daemon.start()
+    key = real.start()["session_key"]
+    real.turn(key, "hello hooks")
+
+    def hooked() -> dict[str, Any] | None:
+        view = real.headless.daemon.get(f"/sessions/{key}/explain")
+        return view if "hook" in view["sources"] else None
+
+    view = real.headless.daemon.wait_for(hooked, timeout=TURN_TIMEOUT, what="a hook claim in the session")
+    assert view["fields"]["activity"]["source"] == "acp"
+    assert "hook" in {entry["source"] for entry in view["shadowed"].get("activity", [])}
+    live = [r for r in real.headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
+    assert [r["session_key"] for r in live] == [key]
