@@ -61,10 +61,20 @@ def test_a_rename_with_an_activity_emits_both_in_order(hub: Roster, clock: Clock
     ]
 
 
+def test_a_plan_mode_usage_or_recap_of_its_own_is_updated(hub: Roster, clock: Clock) -> None:
+    hub.apply(claim(clock, "hook", activity="working"))
+    for fields in (
+        {"usage": {"input_tokens": 10}, "mode": "plan"},
+        {"plan": {"entries": []}},
+        {"recap": "done"},
+    ):
+        assert events(hub.apply(claim(clock, "acp", fields=fields))) == ["updated"]
+
+
 def test_other_fields_change_the_record_but_emit_nothing(hub: Roster, clock: Clock) -> None:
     hub.apply(claim(clock, "hook", activity="working"))
     revision = current(hub).revision
-    outcome = hub.apply(claim(clock, "acp", fields={"usage": {"input_tokens": 10}, "mode": "plan"}))
+    outcome = hub.apply(claim(clock, "scan", fields={"tty": "/dev/pts/9", "load": {"cpu": 1.0}}))
     assert outcome.changes == ()
     assert current(hub).revision == revision + 1
 

@@ -14,6 +14,8 @@ epoch) it gets one ``snapshot`` change instead and starts over from there. Names
 - ``attention_cleared``: the session no longer needs a human and has not ended.
 - ``activity``: any other change of activity.
 - ``renamed``: the display name changed.
+- ``updated``: nothing above, but something a client shows beside the activity did: the plan,
+  mode, usage or recap (a headless session's plan moves on mid-turn, with no new activity).
 - ``snapshot``: the whole roster, for a new subscriber or one that fell behind.
 """
 
@@ -35,6 +37,7 @@ ATTENTION = "attention"
 ATTENTION_CLEARED = "attention_cleared"
 ACTIVITY = "activity"
 RENAMED = "renamed"
+UPDATED = "updated"
 EVENTS = (
     SNAPSHOT,
     SESSION_STARTED,
@@ -44,7 +47,10 @@ EVENTS = (
     ATTENTION_CLEARED,
     ACTIVITY,
     RENAMED,
+    UPDATED,
 )
+SHOWN = ("plan", "mode", "usage", "recap")
+"""Fields whose change alone is an ``updated`` change: what a client draws beside the activity."""
 
 RING_SIZE = 1024
 """Changes kept for ``?since=``: minutes of a busy node's traffic, a few hundred KB at most."""
@@ -73,6 +79,8 @@ def transitions(old: Record | None, new: Record) -> list[str]:
         names.append(ATTENTION_CLEARED)
     elif claimed:
         names.append(ACTIVITY)
+    if not names and any(getattr(new, name) != getattr(old, name) for name in SHOWN):
+        names.append(UPDATED)
     return names
 
 
