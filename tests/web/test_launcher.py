@@ -72,7 +72,8 @@ def test_the_list_names_eleven_agents_and_whether_each_is_installed(web: Web) ->
     assert by_name["cursor-agent"]["binary"] == "cursor-agent"
     path = web.roost.env["PATH"]
     for agent in doc["agents"]:
-        assert set(agent) == {"name", "display", "binary", "installed"}
+        assert set(agent) == {"name", "display", "binary", "installed", "headless"}
+        assert agent["headless"] is (agent["name"] in doc["headless"]), agent
         on_path = any(os.access(Path(d) / agent["binary"], os.X_OK) for d in path.split(os.pathsep) if d)
         assert agent["installed"] is on_path, agent
     assert doc["custom"] is True

@@ -6,6 +6,10 @@ by name), with whether its binary is on the daemon's PATH: a missing one is show
 installed" and refused here too (409), so a person never lands in a window that only says
 "command not found". Beside the agents, a custom command runs the same way, unlabelled.
 
+The listing also says which harnesses can run headless (``POST /sessions``, no terminal): those
+the daemon's runner has an ACP adapter for, the manifests' defaults and any ``[harness.NAME]``
+of the config, which may name a harness no manifest describes.
+
 A launch opens the window the way ``roost spawn`` does (the same tmux helpers): at the end of
 session ``main`` (made, with the server, when missing), the pane's own session id and reports
 endpoint in its environment, the name on the window and in ``@roost-name``. Everything in the
@@ -18,6 +22,7 @@ import asyncio
 import os
 import shlex
 import shutil
+from collections.abc import Collection
 from typing import Any
 
 from starlette.requests import Request
@@ -33,8 +38,9 @@ from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import DEFAULT_SESSION
 
 
-def agents() -> list[dict[str, Any]]:
-    """Each agent with a binary to start: name, display name, binary, and whether it is installed."""
+def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
+    """Each agent with a binary to start: name, display name, binary, whether it is installed,
+    and whether it is among the ``headless`` harnesses."""
     listed = []
     for entry in manifest.ordered():
         if not entry.binaries:
@@ -46,14 +52,21 @@ def agents() -> list[dict[str, Any]]:
                 "display": entry.display,
                 "binary": binary,
                 "installed": shutil.which(binary) is not None,
+                "headless": entry.name in headless,
             }
         )
     return listed
 
 
-async def listing(_request: Request) -> JSONResponse:
-    found = await asyncio.to_thread(agents)
-    return JSONResponse({"home": os.path.expanduser("~"), "agents": found, "custom": True})
+async def listing(request: Request) -> JSONResponse:
+    runner = services.of(request).runner
+    adapters = set(runner.settings.adapters) if runner is not None else set()
+    found = await asyncio.to_thread(agents, adapters)
+    # The harnesses a headless session can run here: the agents' first, in their order.
+    named = [agent["name"] for agent in found if agent["headless"]]
+    harnesses = named + sorted(adapters - set(named))
+    body = {"home": os.path.expanduser("~"), "agents": found, "custom": True, "headless": harnesses}
+    return JSONResponse(body)
 
 
 def folder(value: str) -> str:

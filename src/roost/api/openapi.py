@@ -295,7 +295,10 @@ OPERATIONS = (
         params=(_PANE, _LINES),
     ),
     Operation(
-        "get", "/launcher", "the agents the launcher can start", {"200": (replies.Launcher, "the agents")}
+        "get",
+        "/launcher",
+        "the agents the launcher can start, and the harnesses it can start headless",
+        {"200": (replies.Launcher, "the agents")},
     ),
     Operation(
         "post",

@@ -183,6 +183,7 @@ class LauncherAgent(Reply):
     display: str
     binary: str
     installed: bool
+    headless: bool = Field(description="whether it can also run headless (it is in the listing's headless)")
 
 
 class Launcher(Reply):
@@ -191,6 +192,10 @@ class Launcher(Reply):
     home: str
     agents: list[LauncherAgent]
     custom: bool
+    headless: list[str] = Field(
+        description="the harnesses POST /sessions can start here (the runner has an ACP adapter "
+        "for each), by name; may name a harness that no agent is"
+    )
 
 
 class Launched(Reply):

@@ -1,14 +1,17 @@
-// The page: the sidebar of sessions, the tabs of open ones, and the terminal of the active tab;
-// on a phone, a deck of session cards instead, and one terminal full screen under a key row.
-// State lives in the roster (roster.js) and the open terminals (terminal.js); this module only
-// wires them to the page and re-renders when either changes.
+// The page: the sidebar of sessions, the tabs of open ones, and the view of the active tab (a
+// terminal, or a headless session's panel); on a phone, a deck of session cards instead, and
+// one view full screen (a terminal under a key row). State lives in the roster (roster.js) and
+// the open views (terminal.js, headless.js); this module only wires them to the page and
+// re-renders when either changes. Tabs, rows and cards are named by id: a terminal's pane, or a
+// headless session's key.
 
 import { badge } from "./badges.js";
 import { renderCards, Tails } from "./cards.js";
+import { HeadlessView } from "./headless.js";
 import { KeyRow } from "./keys.js";
 import { Launcher } from "./launcher.js";
 import { Notifier } from "./notify.js";
-import { Roster, Unauthorized } from "./roster.js";
+import { isPane, Roster, Unauthorized } from "./roster.js";
 import { markSeen, Settings } from "./settings.js";
 import { renderSidebar } from "./sidebar.js";
 import { TerminalView } from "./terminal.js";
@@ -16,18 +19,18 @@ import { TerminalView } from "./terminal.js";
 const PHONE = matchMedia("(max-width: 699px)");
 
 const roster = new Roster();
-const open = new Map(); // pane -> { view, box }
+const open = new Map(); // id -> { view, box }
 const tails = new Tails();
 let active = null;
 // On a phone one thing shows at a time: the deck of cards, or the active terminal.
 let phoneView = "deck";
 
 const $ = (id) => document.getElementById(id);
-const keys = new KeyRow($("keys"), { target: () => (active ? open.get(active).view : null) });
+const keys = new KeyRow($("keys"), { target: () => (active && isPane(active) ? open.get(active).view : null) });
 // A session counts as seen while it is this tab's active terminal and the tab is in view.
 const notifier = new Notifier(roster, {
-  viewing: (pane) => pane === active && phoneView === "terminal" && document.visibilityState === "visible",
-  onOpen: (pane) => openPane(pane),
+  viewing: (id) => id === active && phoneView === "terminal" && document.visibilityState === "visible",
+  onOpen: (id) => openView(id),
 });
 
 // The session this tab shows the person now, or null (for rosterd's pushes: see settings.js).
@@ -46,28 +49,40 @@ function showingDeck() {
 function render() {
   document.body.classList.toggle("phone", PHONE.matches);
   document.body.dataset.phoneView = phoneView;
-  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openPane });
-  if (PHONE.matches) renderCards($("cards"), roster.rows(), { tails, onOpen: openPane });
+  document.body.dataset.activeKind = active && !isPane(active) ? "headless" : "terminal";
+  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView });
+  if (PHONE.matches) renderDeck();
   renderTabs();
   const link = $("link");
   link.dataset.connected = roster.connected ? "yes" : "no";
   link.textContent = roster.connected ? "live" : "offline";
 }
 
+function renderDeck() {
+  renderCards($("cards"), roster.rows(), { tails, recordOf: (id) => roster.recordOf(id), onOpen: openView });
+}
+
+// A tab's name: its row's, or (for a headless session that ended, which has no row) its record's.
+function nameOf(id, names) {
+  const record = isPane(id) ? null : roster.recordOf(id);
+  return names.get(id) || (record && record.name) || id;
+}
+
 function renderTabs() {
-  const names = new Map(roster.rows().map((row) => [row.pane, row.name]));
+  const names = new Map(roster.rows().map((row) => [row.id, row.name]));
   const tabs = [];
-  for (const [pane, { view }] of open) {
+  for (const [id, { view }] of open) {
     const tab = document.createElement("div");
     tab.className = "tab";
     tab.setAttribute("role", "tab");
-    tab.dataset.pane = pane;
+    if (isPane(id)) tab.dataset.pane = id;
+    else tab.dataset.session = id;
     tab.dataset.view = view.state;
-    tab.setAttribute("aria-selected", pane === active ? "true" : "false");
-    tab.title = view.reason || pane;
+    tab.setAttribute("aria-selected", id === active ? "true" : "false");
+    tab.title = view.reason || id;
     const label = document.createElement("span");
     label.className = "name";
-    label.textContent = names.get(pane) || pane;
+    label.textContent = nameOf(id, names);
     const close = document.createElement("button");
     close.className = "close";
     close.type = "button";
@@ -75,69 +90,81 @@ function renderTabs() {
     close.textContent = "×";
     close.addEventListener("click", (event) => {
       event.stopPropagation();
-      closeTab(pane);
+      closeTab(id);
     });
-    tab.append(label, badge(roster.stateOf(pane)), close);
-    tab.addEventListener("click", () => activate(pane));
+    tab.append(label, badge(roster.stateOf(id)), close);
+    tab.addEventListener("click", () => activate(id));
     tabs.push(tab);
   }
   $("tabs").replaceChildren(...tabs);
   $("empty").hidden = open.size > 0;
   const title = $("phone-title");
   title.replaceChildren();
-  if (active) title.append(names.get(active) || active, " ", badge(roster.stateOf(active)));
+  if (active) title.append(nameOf(active, names), " ", badge(roster.stateOf(active)));
 }
 
-function openPane(pane) {
+function openView(id) {
   // Shown before the terminal opens (on a phone too), so it can measure the box it fits.
   phoneView = "terminal";
   document.body.dataset.phoneView = phoneView;
-  if (!open.has(pane)) {
+  if (!open.has(id)) {
     const box = document.createElement("div");
     box.className = "view";
-    box.dataset.pane = pane;
+    if (isPane(id)) box.dataset.pane = id;
+    else box.dataset.session = id;
     const note = document.createElement("div");
     note.className = "note";
     box.append(note);
     $("views").append(box);
     // Visible before the terminal opens, so it can measure the box it fits.
-    showOnly(pane, box);
-    const view = new TerminalView(pane, box, { filter: (data) => keys.filter(data) });
+    showOnly(id, box);
+    const view = isPane(id) ? new TerminalView(id, box, { filter: (data) => keys.filter(data) }) : headlessView(id, box);
     view.addEventListener("state", () => {
       note.textContent = view.state === "closed" ? `[closed: ${view.reason}]` : view.state === "disconnected" ? view.reason : "";
       // A closed pane leaves the list of terminals (the change stream says when); the tab
       // stays, marked, until closed.
       renderTabs();
     });
-    open.set(pane, { view, box });
+    open.set(id, { view, box });
   }
-  activate(pane);
+  activate(id);
 }
 
-function showOnly(pane, extra = null) {
-  for (const [other, { box }] of open) box.hidden = other !== pane;
+function headlessView(key, box) {
+  const view = new HeadlessView(key, box, { onRecord: (record) => roster.offer(record) });
+  view.update(roster.recordOf(key));
+  return view;
+}
+
+// A headless view shows its session's record: hand it each new one.
+function updateHeadless() {
+  for (const [id, { view }] of open) if (!isPane(id)) view.update(roster.recordOf(id));
+}
+
+function showOnly(id, extra = null) {
+  for (const [other, { box }] of open) box.hidden = other !== id;
   if (extra) extra.hidden = false;
 }
 
-function activate(pane) {
-  active = pane;
+function activate(id) {
+  active = id;
   phoneView = "terminal";
-  notifier.seen(pane);
-  const record = roster.recordOf(pane);
+  notifier.seen(id);
+  const record = roster.recordOf(id);
   if (record) markSeen(record.session_key);
-  showOnly(pane);
+  showOnly(id);
   render();
   settings.viewing();
-  open.get(pane).view.focus();
+  open.get(id).view.focus();
 }
 
-function closeTab(pane) {
-  const entry = open.get(pane);
+function closeTab(id) {
+  const entry = open.get(id);
   if (!entry) return;
   entry.view.dispose();
   entry.box.remove();
-  open.delete(pane);
-  if (active === pane) {
+  open.delete(id);
+  if (active === id) {
     const next = [...open.keys()].pop() || null;
     if (next) activate(next);
     else active = null;
@@ -156,10 +183,15 @@ function backToDeck() {
 
 async function launched(pane) {
   await roster.refreshTerminals();
-  openPane(pane);
+  openView(pane);
 }
 
-const launcher = new Launcher($("launcher"), { onLaunched: launched });
+function started(record) {
+  roster.offer(record);
+  openView(record.session_key);
+}
+
+const launcher = new Launcher($("launcher"), { onLaunched: launched, onStarted: started });
 for (const button of document.querySelectorAll(".new-session")) {
   button.addEventListener("click", () => launcher.open().catch((error) => console.warn(error)));
 }
@@ -167,6 +199,7 @@ $("back").addEventListener("click", backToDeck);
 
 let tailSoon = null;
 roster.addEventListener("change", () => {
+  updateHeadless();
   render();
   // A card's last lines follow its session: read them again shortly after the roster moves.
   if (showingDeck()) {
@@ -175,7 +208,7 @@ roster.addEventListener("change", () => {
   }
 });
 tails.addEventListener("change", () => {
-  if (PHONE.matches) renderCards($("cards"), roster.rows(), { tails, onOpen: openPane });
+  if (PHONE.matches) renderDeck();
 });
 PHONE.addEventListener("change", render);
 
@@ -204,11 +237,11 @@ async function main() {
   }
 }
 
-// Open the terminal of session `key` (a clicked desktop notification names a session).
+// Open the view of session `key` (a clicked desktop notification names a session).
 function openSession(key) {
   const record = roster.records.get(key);
-  const pane = record ? notifier.paneOf(record) : null;
-  if (pane) openPane(pane);
+  const id = record ? notifier.viewOf(record) : null;
+  if (id) openView(id);
 }
 
 // The service worker keeps the app's shell so it installs to a home screen (see sw.js).

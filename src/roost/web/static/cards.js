@@ -1,13 +1,14 @@
-// The phone's card deck, in place of the sidebar on a narrow screen: one card per session,
-// grouped by folder with the folder's rollup, each with its badge and the last lines its
-// terminal shows. Tapping a card opens the terminal full screen.
+// The phone's card deck, in place of the sidebar on a narrow screen: one card per session (a
+// terminal, or a headless session), grouped by folder with the folder's rollup, each with its
+// badge and the last lines its terminal shows. Tapping a card opens the session full screen.
 //
 // The last lines come from GET /terminals/{pane}/tail (a screen read, no live terminal per
 // card): read again while the deck is in view, every few seconds and after roster changes.
-// Badges still come only from the roster's change stream.
+// Badges still come only from the roster's change stream. A headless session has no terminal:
+// its card shows the last lines of its last reply (the record's recap) instead.
 
 import { badge } from "./badges.js";
-import { folderHead, groups, paneNumber } from "./sidebar.js";
+import { byPlace, folderHead, groups, markRow } from "./sidebar.js";
 
 const TAIL_LINES = 3;
 const TAIL_EVERY_MS = 4000;
@@ -55,7 +56,13 @@ export class Tails extends EventTarget {
   }
 }
 
-export function renderCards(deck, rows, { tails, onOpen }) {
+function lastLines(row, { tails, recordOf }) {
+  if (row.pane) return tails.lines.get(row.pane) || [];
+  const record = recordOf(row.id);
+  return ((record && record.recap) || "").split("\n").filter((line) => line.trim()).slice(-TAIL_LINES);
+}
+
+export function renderCards(deck, rows, { tails, recordOf, onOpen }) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
@@ -63,10 +70,10 @@ export function renderCards(deck, rows, { tails, onOpen }) {
     section.dataset.cwd = cwd;
     const head = folderHead(cwd, members);
     section.append(head);
-    for (const row of members.sort((a, b) => paneNumber(a.pane) - paneNumber(b.pane))) {
+    for (const row of members.sort(byPlace)) {
       const card = document.createElement("article");
       card.className = "card";
-      card.dataset.pane = row.pane;
+      markRow(card, row);
       card.dataset.state = row.state || "";
       card.tabIndex = 0;
       card.setAttribute("role", "button");
@@ -77,14 +84,14 @@ export function renderCards(deck, rows, { tails, onOpen }) {
       top.append(label, badge(row.state));
       const tail = document.createElement("pre");
       tail.className = "tail";
-      tail.textContent = (tails.lines.get(row.pane) || []).join("\n");
+      tail.textContent = lastLines(row, { tails, recordOf }).join("\n");
       const detail = document.createElement("span");
       detail.className = "detail";
       detail.textContent = row.harness ? `${row.harness} · ${row.detail}` : row.detail;
       card.append(top, tail, detail);
-      card.addEventListener("click", () => onOpen(row.pane));
+      card.addEventListener("click", () => onOpen(row.id));
       card.addEventListener("keydown", (event) => {
-        if (event.key === "Enter" || event.key === " ") onOpen(row.pane);
+        if (event.key === "Enter" || event.key === " ") onOpen(row.id);
       });
       section.append(card);
     }

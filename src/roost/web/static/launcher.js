@@ -2,13 +2,22 @@
 // and a custom command; Launch asks rosterd to open a window running it (POST /launch). An
 // agent whose binary is not on the daemon's PATH is listed as "not installed" and cannot be
 // picked: launching it would only show "command not found" (rosterd refuses it too).
+//
+// Run headless, the panel lists instead the harnesses rosterd's runner has an ACP adapter for
+// (the listing's `headless`) and a permission policy; Launch starts a session with no terminal
+// (POST /sessions), which the page then shows in a tab of its own.
+
+import { post } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
+const NAMED = { terminal: "the agent's or command's name", headless: "the agent's own title" };
 
 export class Launcher {
-  constructor(dialog, { onLaunched }) {
+  constructor(dialog, { onLaunched, onStarted }) {
     this.dialog = dialog;
     this.onLaunched = onLaunched;
+    this.onStarted = onStarted;
+    this.listing = { agents: [], headless: [] };
     $("launch-form").addEventListener("submit", (event) => {
       event.preventDefault();
       this.launch();
@@ -18,6 +27,13 @@ export class Launcher {
     $("launch-command").addEventListener("input", () => {
       this.dialog.querySelector('.custom input[type="radio"]').checked = true;
     });
+    for (const radio of dialog.querySelectorAll('input[name="lane"]')) {
+      radio.addEventListener("change", () => this.render());
+    }
+  }
+
+  lane() {
+    return this.dialog.querySelector('input[name="lane"]:checked').value;
   }
 
   async open() {
@@ -27,29 +43,33 @@ export class Launcher {
       $("launch-error").textContent = `could not list the agents: HTTP ${response.status}`;
     } else {
       const doc = await response.json();
-      this.renderAgents(doc.agents);
+      this.listing = { agents: doc.agents, headless: doc.headless || [] };
       if (!$("launch-cwd").value) $("launch-cwd").value = doc.home;
     }
+    this.render();
     if (!this.dialog.open) this.dialog.showModal();
   }
 
-  renderAgents(agents) {
-    const rows = agents.map((agent) => {
-      const label = document.createElement("label");
-      label.className = "choice";
-      label.dataset.agent = agent.name;
+  render() {
+    const headless = this.listing.headless;
+    const lanes = $("launch-headless");
+    lanes.querySelector("input").disabled = headless.length === 0;
+    lanes.title = headless.length ? "" : "rosterd has no ACP adapter to run an agent headless";
+    if (!headless.length) this.dialog.querySelector('input[name="lane"][value="terminal"]').checked = true;
+    const lane = this.lane();
+    const custom = this.dialog.querySelector(".choice.custom");
+    custom.hidden = lane === "headless";
+    if (custom.hidden) custom.querySelector('input[type="radio"]').checked = false;
+    $("launch-policy-field").hidden = lane !== "headless";
+    $("launch-name").placeholder = NAMED[lane];
+    $("launch-agents").replaceChildren(...(lane === "headless" ? this.harnessRows() : this.agentRows()));
+  }
+
+  agentRows() {
+    return this.listing.agents.map((agent) => {
+      const label = choice(agent.name, agent.display, agent.binary);
       label.dataset.installed = agent.installed ? "yes" : "no";
-      const radio = document.createElement("input");
-      radio.type = "radio";
-      radio.name = "what";
-      radio.value = agent.name;
-      radio.disabled = !agent.installed;
-      const display = document.createElement("span");
-      display.className = "display";
-      display.textContent = agent.display;
-      const binary = document.createElement("code");
-      binary.textContent = agent.binary;
-      label.append(radio, display, binary);
+      label.querySelector("input").disabled = !agent.installed;
       if (!agent.installed) {
         const missing = document.createElement("span");
         missing.className = "missing";
@@ -59,7 +79,15 @@ export class Launcher {
       }
       return label;
     });
-    $("launch-agents").replaceChildren(...rows);
+  }
+
+  // A harness no agent manifest describes (one the config added) is shown by its name.
+  harnessRows() {
+    const agents = new Map(this.listing.agents.map((agent) => [agent.name, agent]));
+    return this.listing.headless.map((harness) => {
+      const agent = agents.get(harness);
+      return choice(harness, agent ? agent.display : harness, "over ACP");
+    });
   }
 
   body() {
@@ -75,29 +103,69 @@ export class Launcher {
   async launch() {
     const body = this.body();
     if (!body) {
-      $("launch-error").textContent = "pick an agent or type a command";
+      $("launch-error").textContent = this.lane() === "headless" ? "pick an agent" : "pick an agent or type a command";
       return;
     }
     const go = $("launch-go");
     go.disabled = true;
     try {
-      const response = await fetch("/launch", {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const doc = await response.json().catch(() => ({}));
-      if (!response.ok) {
-        $("launch-error").textContent = doc.error || `HTTP ${response.status}`;
-        return;
-      }
-      this.dialog.close();
-      $("launch-name").value = "";
-      $("launch-command").value = "";
-      await this.onLaunched(doc.pane);
+      if (this.lane() === "headless") await this.start(body);
+      else await this.openWindow(body);
     } finally {
       go.disabled = false;
     }
   }
+
+  async openWindow(body) {
+    const response = await fetch("/launch", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const doc = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      $("launch-error").textContent = doc.error || `HTTP ${response.status}`;
+      return;
+    }
+    this.done();
+    await this.onLaunched(doc.pane);
+  }
+
+  async start({ agent, cwd, name }) {
+    const body = { harness: agent, cwd, policy: $("launch-policy").value };
+    if (name) body.name = name;
+    let doc;
+    try {
+      doc = await post("/sessions", body);
+    } catch (error) {
+      $("launch-error").textContent = error.message;
+      return;
+    }
+    this.done();
+    this.onStarted(doc.record);
+  }
+
+  done() {
+    this.dialog.close();
+    $("launch-name").value = "";
+    $("launch-command").value = "";
+  }
+}
+
+function choice(name, display, note) {
+  const label = document.createElement("label");
+  label.className = "choice";
+  label.dataset.agent = name;
+  const radio = document.createElement("input");
+  radio.type = "radio";
+  radio.name = "what";
+  radio.value = name;
+  const shown = document.createElement("span");
+  shown.className = "display";
+  shown.textContent = display;
+  const code = document.createElement("code");
+  code.textContent = note;
+  label.append(radio, shown, code);
+  return label;
 }

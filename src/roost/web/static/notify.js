@@ -62,8 +62,8 @@ function beep() {
 }
 
 export class Notifier {
-  // `viewing(pane)`: is this tab showing that pane to the person now; `onOpen(pane)`: a toast
-  // was clicked.
+  // `viewing(id)`: is this tab showing that view (a pane, or a headless session's key) to the
+  // person now; `onOpen(id)`: a toast was clicked.
   constructor(roster, { viewing, onOpen }) {
     this.roster = roster;
     this.viewing = viewing;
@@ -95,14 +95,16 @@ export class Notifier {
     for (const key of [...this.activity.keys()]) if (!this.roster.records.has(key)) this.activity.delete(key);
   }
 
-  paneOf(record) {
+  // The id the page opens a session's view by: its pane, or a headless session's own key.
+  viewOf(record) {
+    if (record.lane === "headless") return record.session_key;
     const tmux = record.tmux || {};
     return tmux.socket === this.roster.socket ? tmux.pane || null : null;
   }
 
   async transition(record, what) {
-    const pane = this.paneOf(record);
-    const seen = pane !== null && this.viewing(pane);
+    const id = this.viewOf(record);
+    const seen = id !== null && this.viewing(id);
     // The tab showing the session claims it silently, so no other tab speaks up for it. The
     // claim names the activity and when it began, not the revision: a later change that leaves
     // the activity alone (a dialog's summary filled in) bumps the revision, and a tab that
@@ -110,7 +112,7 @@ export class Notifier {
     if (!(await this.claim(`${record.session_key}:${record.activity}:${record.activity_at}`))) return;
     if (seen) return;
     this.bump(record.session_key, 1);
-    this.toast(record, pane, what);
+    this.toast(record, id, what);
     if (soundOn()) beep();
   }
 
@@ -144,17 +146,19 @@ export class Notifier {
     this.store(counts);
   }
 
-  // The person opened the session in `pane`: its unseen count goes, in every tab.
-  seen(pane) {
+  // The person opened the view `id`: its session's unseen count goes, in every tab.
+  seen(id) {
     const counts = this.unseen();
     let changed = false;
     for (const [key, record] of this.roster.records) {
-      if (this.paneOf(record) === pane && key in counts) {
+      if (this.viewOf(record) === id && key in counts) {
         delete counts[key];
         changed = true;
       }
     }
-    for (const toast of this.box.querySelectorAll(`.toast[data-pane="${CSS.escape(pane)}"]`)) toast.remove();
+    // A terminal's toasts carry its pane; a headless session's, its key (as every toast does).
+    const marked = `.toast[data-pane="${CSS.escape(id)}"], .toast[data-session="${CSS.escape(id)}"]`;
+    for (const toast of this.box.querySelectorAll(marked)) toast.remove();
     if (changed) this.store(counts);
   }
 
@@ -173,17 +177,17 @@ export class Notifier {
     document.title = total > 0 ? `(${total}) ${TITLE}` : TITLE;
   }
 
-  toast(record, pane, what) {
+  toast(record, id, what) {
     const toast = document.createElement("button");
     toast.type = "button";
     toast.className = "toast";
     toast.dataset.session = record.session_key;
-    if (pane) toast.dataset.pane = pane;
+    if (id && record.lane !== "headless") toast.dataset.pane = id;
     toast.dataset.what = what;
-    toast.textContent = `${record.name || pane || record.session_key}: ${what}`;
+    toast.textContent = `${record.name || id || record.session_key}: ${what}`;
     toast.addEventListener("click", () => {
       toast.remove();
-      if (pane) this.onOpen(pane);
+      if (id) this.onOpen(id);
     });
     this.box.append(toast);
     setTimeout(() => toast.remove(), TOAST_MS);

@@ -8,8 +8,12 @@
 // A session's state is rosterd's activity in the web app's words (ARCHITECTURE.md, "One
 // state, three vocabularies"): active -> working, needs_attention -> blocked, idle -> idle.
 // A terminal with no live record, or one whose activity is unknown, has no state: unmarked.
+//
+// Headless sessions (lane "headless": run over ACP by rosterd's runner, no terminal) are rows
+// too, named by their session key where a terminal is named by its pane ("%N"). The last
+// record of each is kept after it ends, so a view left open on it can say it ended.
 
-const STATE_OF_ACTIVITY = { active: "working", needs_attention: "blocked", idle: "idle" };
+export const STATE_OF_ACTIVITY = { active: "working", needs_attention: "blocked", idle: "idle" };
 
 export class Unauthorized extends Error {}
 
@@ -18,6 +22,11 @@ async function getJSON(path) {
   if (response.status === 401) throw new Unauthorized(path);
   if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
   return response.json();
+}
+
+// A row's id is its pane for a terminal ("%N"), its session key for a headless session.
+export function isPane(id) {
+  return id.startsWith("%");
 }
 
 function paneOf(record, socket) {
@@ -30,6 +39,7 @@ export class Roster extends EventTarget {
     super();
     this.terminals = new Map(); // pane -> terminal from /terminals
     this.records = new Map(); // session_key -> live record
+    this.headless = new Map(); // session_key -> a headless session's last record, ended too
     this.socket = null; // roost's tmux socket, learnt from the records that name a pane
     this.connected = false;
     this.source = null;
@@ -66,8 +76,17 @@ export class Roster extends EventTarget {
   }
 
   put(record) {
+    if (record.lane === "headless") this.headless.set(record.session_key, record);
     if (record.liveness === "ended") this.records.delete(record.session_key);
     else this.records.set(record.session_key, record);
+  }
+
+  // A record an action's answer carried; the change stream may have brought a newer one first.
+  offer(record) {
+    const held = this.headless.get(record.session_key);
+    if (held && held.status_epoch === record.status_epoch && held.revision > record.revision) return;
+    this.put(record);
+    this.changed();
   }
 
   follow(since) {
@@ -92,6 +111,7 @@ export class Roster extends EventTarget {
     };
     for (const name of [
       "session_started", "session_ended", "session_suspended", "attention", "attention_cleared", "activity", "renamed",
+      "updated",
     ]) {
       source.addEventListener(name, change);
     }
@@ -107,8 +127,11 @@ export class Roster extends EventTarget {
     this.dispatchEvent(new Event("change"));
   }
 
-  // The newest live record in a pane (occupant ids only grow), as status-row code does.
-  recordOf(pane) {
+  // A headless session's last record, or the newest live record in a pane (occupant ids only
+  // grow), as status-row code does.
+  recordOf(id) {
+    if (!isPane(id)) return this.headless.get(id) || null;
+    const pane = id;
     let found = null;
     for (const record of this.records.values()) {
       if (paneOf(record, this.socket) !== pane) continue;
@@ -117,16 +140,18 @@ export class Roster extends EventTarget {
     return found;
   }
 
-  stateOf(pane) {
-    const record = this.recordOf(pane);
+  stateOf(id) {
+    const record = this.recordOf(id);
     return record ? STATE_OF_ACTIVITY[record.activity] || null : null;
   }
 
-  // What the sidebar shows: one row per terminal, named and placed by folder.
+  // What the sidebar shows: one row per terminal and per headless session not ended, named and
+  // placed by folder.
   rows() {
-    return [...this.terminals.values()].map((terminal) => {
+    const terminals = [...this.terminals.values()].map((terminal) => {
       const record = this.recordOf(terminal.pane);
       return {
+        id: terminal.pane,
         pane: terminal.pane,
         name: (record && record.name) || terminal.name || terminal.window || terminal.command || terminal.pane,
         detail: `${terminal.session}:${terminal.window} · ${terminal.pane}`,
@@ -135,5 +160,18 @@ export class Roster extends EventTarget {
         state: record ? STATE_OF_ACTIVITY[record.activity] || null : null,
       };
     });
+    const headless = [...this.records.values()]
+      .filter((record) => record.lane === "headless")
+      .map((record) => ({
+        id: record.session_key,
+        pane: null,
+        name: record.name || record.harness || record.session_key,
+        detail: record.liveness === "suspended" ? "headless · suspended" : "headless",
+        cwd: record.cwd || "",
+        harness: record.harness,
+        state: STATE_OF_ACTIVITY[record.activity] || null,
+        since: record.started_at,
+      }));
+    return [...terminals, ...headless];
   }
 }

@@ -1,6 +1,6 @@
-// The sidebar: one row per session, grouped by folder (its working directory), each folder with
-// a rollup of its sessions' states. Rendered whole from the roster on every change: a few
-// dozen rows cost nothing, and no row can drift from the roster.
+// The sidebar: one row per session (a terminal, or a headless session), grouped by folder (its
+// working directory), each folder with a rollup of its sessions' states. Rendered whole from the
+// roster on every change: a few dozen rows cost nothing, and no row can drift from the roster.
 
 import { badge, rollup } from "./badges.js";
 
@@ -19,8 +19,21 @@ export function groups(rows) {
   return [...byFolder.entries()].sort(([a], [b]) => folderName(a).localeCompare(folderName(b)) || a.localeCompare(b));
 }
 
-export function paneNumber(pane) {
+function paneNumber(pane) {
   return Number.parseInt(pane.slice(1), 10) || 0;
+}
+
+/** A folder's order: its terminals by pane number, then its headless sessions oldest first. */
+export function byPlace(a, b) {
+  if (a.pane && b.pane) return paneNumber(a.pane) - paneNumber(b.pane);
+  if (a.pane || b.pane) return a.pane ? -1 : 1;
+  return (a.since || "").localeCompare(b.since || "");
+}
+
+/** Mark an element with the row it stands for: a terminal's pane, or a headless session's key. */
+export function markRow(element, row) {
+  if (row.pane) element.dataset.pane = row.pane;
+  else element.dataset.session = row.id;
 }
 
 /** A folder's heading: its name and the rollup of its sessions' states ("2 working · 1 needs input"). */
@@ -45,12 +58,12 @@ export function renderSidebar(nav, rows, { active, onOpen }) {
     section.dataset.cwd = cwd;
     const head = folderHead(cwd, members);
     const ul = document.createElement("ul");
-    for (const row of members.sort((a, b) => paneNumber(a.pane) - paneNumber(b.pane))) {
+    for (const row of members.sort(byPlace)) {
       const li = document.createElement("li");
       li.className = "session";
-      li.dataset.pane = row.pane;
+      markRow(li, row);
       li.dataset.state = row.state || "";
-      if (row.pane === active) li.classList.add("active");
+      if (row.id === active) li.classList.add("active");
       li.tabIndex = 0;
       li.title = `${row.detail}\n${cwd}`;
       const label = document.createElement("span");
@@ -63,9 +76,9 @@ export function renderSidebar(nav, rows, { active, onOpen }) {
       text.className = "text";
       text.append(label, detail);
       li.append(text, badge(row.state));
-      li.addEventListener("click", () => onOpen(row.pane));
+      li.addEventListener("click", () => onOpen(row.id));
       li.addEventListener("keydown", (event) => {
-        if (event.key === "Enter" || event.key === " ") onOpen(row.pane);
+        if (event.key === "Enter" || event.key === " ") onOpen(row.id);
       });
       ul.append(li);
     }

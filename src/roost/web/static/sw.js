@@ -10,9 +10,11 @@
 
 const CACHE = "roost-shell-v1";
 const SHELL = [
+  "/static/api.js",
   "/static/app.js",
   "/static/badges.js",
   "/static/cards.js",
+  "/static/headless.js",
   "/static/keys.js",
   "/static/launcher.js",
   "/static/notify.js",
