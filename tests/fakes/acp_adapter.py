@@ -15,6 +15,7 @@ It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_m
 - ``CRASH`` exits 3 at once;
 - ``HISTORY`` replies with how many turns the session had before this one, and the last prompt;
 - ``CONFIG`` replies with the model and effort its config options hold now;
+- ``ENV NAME…`` replies with each variable of its environment as ``NAME=value`` (``-`` unset);
 - anything else is answered ``echo: <text>``.
 
 With ``$FAKE_ACP_STATE`` (a folder) each session gets its own id and its history is kept there,
@@ -221,6 +222,8 @@ def turn(message: dict) -> tuple[str, str, dict]:
         reply = ""
     elif text == "CRASH":
         os._exit(3)
+    elif text.startswith("ENV "):
+        reply = " ".join(f"{name}={os.environ.get(name, '-')}" for name in text.split()[1:])
     elif text == "CONFIG":
         reply = f"model={CONFIG['model']} effort={CONFIG['effort']}"
     elif text == "HISTORY":

@@ -458,3 +458,16 @@ def test_model_and_effort_are_set_through_the_adapters_config_options(headless: 
     )
     assert bare.status_code == 502 and "offers no model option" in bare.json()["error"]
     assert len(headless.holder_pids()) == 1
+
+
+def test_the_adapter_runs_with_the_daemons_socket_its_env_and_no_is_sandbox_but_1(headless: Headless) -> None:
+    headless.daemon.roost.env["IS_SANDBOX"] = "yes"
+    headless.daemon.start()
+    key = headless.start(env={"GIVEN": "here"})["session_key"]
+    recap = headless.prompt(key, "ENV ROSTERD_SOCKET GIVEN IS_SANDBOX", wait="idle").json()["record"]["recap"]
+    assert recap == f"ROSTERD_SOCKET={headless.daemon.socket} GIVEN=here IS_SANDBOX=-"
+    headless.daemon.stop()
+    headless.daemon.roost.env["IS_SANDBOX"] = "1"
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    assert headless.prompt(key, "ENV IS_SANDBOX", wait="idle").json()["record"]["recap"] == "IS_SANDBOX=1"
