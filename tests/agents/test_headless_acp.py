@@ -10,6 +10,7 @@ The test environment has ``IS_SANDBOX=yes`` and runs as root on CI: Claude's ada
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -206,6 +207,16 @@ def test_cancel_mid_turn(real: Real) -> None:
     assert real.turn(key, "after the cancel")["recap"] == reply_for("after the cancel")
 
 
+def _transcript_holds(home: Path, session_id: str, text: str) -> bool:
+    """Whether a file of the harness's named for the session holds ``text`` (Claude's
+    ``~/.claude/projects/…/ID.jsonl``, codex's ``~/.codex/sessions/…/rollout-…-ID.jsonl``)."""
+    for path in home.rglob(f"*{session_id}*"):
+        with contextlib.suppress(OSError):
+            if path.is_file() and text in path.read_text(errors="replace"):
+                return True
+    return False
+
+
 def _said_before(api: ModelAPI, text: str) -> bool:
     return text in json.dumps(api.requests[-1].body)
 
@@ -247,6 +258,15 @@ def test_a_killed_holder_is_resumed_once_under_a_new_key_with_the_history(real: 
     first = real.start()
     key = first["session_key"]
     real.turn(key, "words before the crash")
+    # The harness writes its transcript as the turn ends, not before the turn's answer: a crash
+    # within that moment loses the turn (session/load then finds nothing). Crash after it.
+    real.headless.daemon.wait_for(
+        lambda: _transcript_holds(
+            Path(real.headless.daemon.env["HOME"]), first["session_id"], "words before the crash"
+        ),
+        timeout=TURN_TIMEOUT,
+        what="the harness's transcript of the turn",
+    )
     os.kill(first["pid"], signal.SIGKILL)
     assert real.headless.until(key, timeout=TURN_TIMEOUT, liveness="ended")["ended_reason"] == "crash"
 

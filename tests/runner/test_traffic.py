@@ -45,7 +45,6 @@ def test_a_permission_is_pending_until_answered() -> None:
     traffic = Traffic()
     traffic.turn_started()
     asked = traffic.asked(
-        "",
         {"toolCallId": "t", "title": "touch x", "_meta": {"claudeCode": {"toolName": "Bash"}}},
         [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}],
     )

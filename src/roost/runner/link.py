@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 PROTOCOL_VERSION = 1
 HANDSHAKE_TIMEOUT = 5.0
+SEND_TIMEOUT = 5.0
+"""Seconds a prompt has to be written to the holder's socket before the call fails."""
 ALLOW_KINDS = ("allow_once", "allow_always")
 
 
@@ -114,14 +116,20 @@ class Link:
         self._conn: ClientSideConnection | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._answer: asyncio.Future[tuple[str | None, str | None]] | None = None
-        self._turn: asyncio.Task[Any] | None = None
+        self._turn: asyncio.Future[Any] | None = None
+        self._prompt_sent = asyncio.Event()
 
     def attach(self, shaken: Handshake) -> None:
         """Hand the holder's socket to the SDK; from now on the adapter's lines reach here."""
         from acp.client.connection import ClientSideConnection
 
         self._writer = shaken.writer
-        self._conn = ClientSideConnection(self, shaken.writer, shaken.reader)
+        self._conn = ClientSideConnection(self, shaken.writer, shaken.reader, observers=[self._observe])
+
+    def _observe(self, event: Any) -> None:
+        """The SDK calls this once a message is written: a prompt is then the holder's."""
+        if event.direction == "outgoing" and event.message.get("method") == "session/prompt":
+            self._prompt_sent.set()
 
     @property
     def conn(self) -> ClientSideConnection:
@@ -186,16 +194,26 @@ class Link:
             self.conn.set_session_mode(session_id=self.session_id, mode_id=mode_id), "session/set_mode"
         )
 
-    def prompt(self, text: str) -> None:
-        """Send the prompt; the turn's end comes back as the holder's ``_roost/turn_ended``."""
+    async def prompt(self, text: str) -> None:
+        """Send the prompt and return once it is written to the holder's socket, so a daemon
+        killed right after still leaves the turn with the holder; the turn's end comes back as
+        the holder's ``_roost/turn_ended``."""
         from acp.helpers import text_block
 
         assert self.session_id is not None
         self._say(self.traffic.turn_started())
+        self._prompt_sent.clear()
+        # Kept, so the task is not collected mid-turn (the loop holds tasks weakly).
         self._turn = asyncio.ensure_future(
             self.conn.prompt(session_id=self.session_id, prompt=[text_block(text)])
         )
         self._turn.add_done_callback(_quiet)
+        sent = asyncio.ensure_future(self._prompt_sent.wait())
+        await asyncio.wait({sent, self._turn}, timeout=SEND_TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+        if not sent.done():
+            sent.cancel()
+            self._say(self.traffic.turn_ended({"error": {"message": "the prompt could not be sent"}}))
+            raise LinkError("the prompt could not be written to the holder")
 
     async def cancel(self) -> None:
         """``session/cancel``; a pending permission is answered ``cancelled`` first, as ACP asks."""
@@ -232,7 +250,7 @@ class Link:
             chosen = _allow(offered)
             if chosen is not None:
                 return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=chosen))
-        self._say(self.traffic.asked("", call, offered))
+        self._say(self.traffic.asked(call, offered))
         self._answer = asyncio.get_running_loop().create_future()
         try:
             chosen, reason = await self._answer

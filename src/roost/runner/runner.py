@@ -279,7 +279,10 @@ class Runner:
                 raise refused(409, "needs_attention", "the session waits on a permission: allow or deny it")
             if h.traffic.running:
                 raise refused(409, "busy", "the session is mid-turn: wait for it to end, or cancel it")
-            self._live_link(h).prompt(text)
+            try:
+                await self._live_link(h).prompt(text)
+            except LinkError as error:
+                raise refused(502, "adapter_failed", str(error)) from None
             h.last_active = self._clock()
         return self._record(h)
 

@@ -63,8 +63,6 @@ class Traffic:
     recap: bool = True
     running: bool = False
     pending: dict[str, Any] | None = None
-    pending_id: str | None = None
-    turns: int = 0
     usage: dict[str, Any] = field(default_factory=dict)
     _chunks: list[str] = field(default_factory=list)
     _message: object = None
@@ -72,7 +70,6 @@ class Traffic:
 
     def turn_started(self) -> Said:
         self.running = True
-        self.turns += 1
         self._chunks, self._message = [], None
         self._last_event = "prompt"
         return Said(words.ACTIVE, "prompt")
@@ -114,9 +111,8 @@ class Traffic:
             self._chunks, self._message = [], message
         self._chunks.append(_text(update.get("content")))
 
-    def asked(self, request_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> Said:
+    def asked(self, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> Said:
         """``session/request_permission``: the session waits on a person (or on the policy)."""
-        self.pending_id = request_id
         self.pending = {
             "kind": "permission",
             "tool": _tool(tool_call),
@@ -138,7 +134,7 @@ class Traffic:
         """The pending request was answered (or withdrawn): the turn runs on."""
         if self.pending is None:
             return None
-        self.pending = self.pending_id = None
+        self.pending = None
         if not self.running:
             return None
         self._last_event = "permission_answered"
@@ -147,7 +143,7 @@ class Traffic:
     def turn_ended(self, params: dict[str, Any]) -> Said:
         """The holder's ``_roost/turn_ended``: the prompt's answer, whoever asked it."""
         self.running = False
-        self.pending = self.pending_id = None
+        self.pending = None
         self._last_event = None
         fields: dict[str, Any] = {}
         usage = params.get("usage")
