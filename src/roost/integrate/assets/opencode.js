@@ -28,6 +28,7 @@ export const RoostPlugin = async ({ client, directory }) => {
     if (children.has(sessionID)) event.agent_id = sessionID;
     queue = queue.then(() => run(event));
   };
+  const failed = new Set(); // sessions whose turn ended in session.error, until their next prompt
   const lastReply = async (sessionID) => {
     try {
       const { data } = await client.session.messages({ path: { id: sessionID } });
@@ -39,7 +40,10 @@ export const RoostPlugin = async ({ client, directory }) => {
     }
   };
   return {
-    "chat.message": async (input) => report("UserPromptSubmit", input.sessionID),
+    "chat.message": async (input) => {
+      failed.delete(input.sessionID);
+      report("UserPromptSubmit", input.sessionID);
+    },
     "tool.execute.after": async (input) => report("PostToolUse", input.sessionID, { tool_name: input.tool }),
     event: async ({ event }) => {
       const p = event.properties || {};
@@ -61,9 +65,12 @@ export const RoostPlugin = async ({ client, directory }) => {
           report("PostToolUse", p.sessionID);
           break;
         case "session.idle":
+          // OpenCode goes idle after a failed turn too: the failure is the turn's end, not "done".
+          if (failed.delete(p.sessionID)) break;
           report("Stop", p.sessionID, { last_assistant_message: await lastReply(p.sessionID) });
           break;
         case "session.error": {
+          failed.add(p.sessionID);
           const error = p.error || {};
           report("StopFailure", p.sessionID, { error: (error.data && error.data.message) || error.name || "error" });
           break;
