@@ -221,7 +221,9 @@ def _said_before(api: ModelAPI, text: str) -> bool:
     return text in json.dumps(api.requests[-1].body)
 
 
-def test_suspended_on_idle_and_resumed_by_a_prompt_with_the_history(real: Real) -> None:
+def suspended_on_idle_and_resumed_with_the_history(real: Real) -> None:
+    """Idle past a 2 s timeout, then prompted: the session loads its history in a new holder.
+    Shared with pi's tests (tests/agents/test_headless_pi.py)."""
     real.headless.daemon.settings["runner"] = {"idle_timeout_s": 2}
     real.headless.daemon.start()
     first = real.start()
@@ -237,7 +239,13 @@ def test_suspended_on_idle_and_resumed_by_a_prompt_with_the_history(real: Real) 
     assert _said_before(real.api, "the first words")  # the adapter loaded the history
 
 
-def test_the_daemon_killed_mid_turn_comes_back_and_the_turn_completes(real: Real) -> None:
+def test_suspended_on_idle_and_resumed_by_a_prompt_with_the_history(real: Real) -> None:
+    suspended_on_idle_and_resumed_with_the_history(real)
+
+
+def killed_daemon_mid_turn_comes_back(real: Real) -> None:
+    """kill -9 of the daemon mid-turn: rebuilt in under a second, and the turn completes.
+    Shared with pi's tests."""
     real.headless.daemon.start()
     key = real.start()["session_key"]
     real.prompt(key, "SLOW and steady")
@@ -251,6 +259,10 @@ def test_the_daemon_killed_mid_turn_comes_back_and_the_turn_completes(real: Real
     assert (done["activity_event"], done["recap"]) == ("end_turn", reply_for("SLOW and steady"))
     real.headless.post(f"/sessions/{key}/stop", timeout=30)
     end_holders(real.headless)
+
+
+def test_the_daemon_killed_mid_turn_comes_back_and_the_turn_completes(real: Real) -> None:
+    killed_daemon_mid_turn_comes_back(real)
 
 
 def test_a_killed_holder_is_resumed_once_under_a_new_key_with_the_history(real: Real) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +24,11 @@ from typing import Any
 import pytest
 
 from tests.agents.conftest import TIMINGS, TURN_TIMEOUT
-from tests.agents.test_headless_acp import Real, _said_before
+from tests.agents.test_headless_acp import (
+    Real,
+    killed_daemon_mid_turn_comes_back,
+    suspended_on_idle_and_resumed_with_the_history,
+)
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.anthropic_api import AnthropicAPI
@@ -150,34 +153,10 @@ def test_cancel_mid_turn(pi: Real) -> None:
 
 def test_suspended_on_idle_and_resumed_by_a_prompt_with_the_history(pi: Real) -> None:
     # pi-acp's start takes longer than this idle timeout (3-9 s here, its session/new alone 2 s):
-    # a session still starting is not idle, and the idle timer must leave it alone.
-    pi.headless.daemon.settings["runner"] = {"idle_timeout_s": 2}
-    pi.headless.daemon.start()
-    first = pi.start()
-    key = first["session_key"]
-    pi.turn(key, "the first words")
-    pi.headless.until(key, timeout=15, liveness="suspended")
-    assert pi.headless.holder_pids() == []
-    began = time.monotonic()
-    done = pi.turn(key, "the second words")
-    TIMINGS.append(f"pi-acp: resume and a turn {time.monotonic() - began:.2f} s")
-    # session/load replays the history (user and agent message chunks): none of it is the recap
-    assert done["recap"] == reply_for("the second words")
-    assert (done["session_key"], done["session_id"], done["liveness"]) == (key, first["session_id"], "live")
-    assert _said_before(pi.api, "the first words")  # pi reopened its session file
+    # a session still starting is not idle, and the idle timer must leave it alone. Its
+    # session/load replays the history as message chunks: none of it may become the recap.
+    suspended_on_idle_and_resumed_with_the_history(pi)
 
 
 def test_the_daemon_killed_mid_turn_comes_back_and_the_turn_completes(pi: Real) -> None:
-    pi.headless.daemon.start()
-    key = pi.start()["session_key"]
-    pi.prompt(key, "SLOW and steady")
-    pi.headless.until(key, activity="active")
-    pi.headless.daemon.stop(signal.SIGKILL)
-    pi.headless.daemon.start()
-    rebuilt = pi.headless.daemon.get("/status")["rebuild"]["headless"]
-    assert rebuilt["sessions"] == 1 and rebuilt["ms"] < 1000
-    TIMINGS.append(f"pi-acp: daemon rebuild {rebuilt['ms']} ms")
-    done = pi.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")
-    assert (done["activity_event"], done["recap"]) == ("end_turn", reply_for("SLOW and steady"))
-    pi.headless.post(f"/sessions/{key}/stop", timeout=30)
-    end_holders(pi.headless)
+    killed_daemon_mid_turn_comes_back(pi)
