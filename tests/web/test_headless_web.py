@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import Roost
 from tests.runner.conftest import Headless, headless
-from tests.web.conftest import Web
+from tests.web.conftest import Web, watched_page
 from tests.web.test_browser import log_in
 
 __all__ = ["headless"]
@@ -34,18 +34,8 @@ def site(headless: Headless, roost: Roost) -> Web:
 
 @pytest.fixture
 def tolerant(chromium: Any) -> Iterator[Any]:
-    """A page whose console may report the refusals a test provokes on purpose (Chromium logs
-    every 4xx answer), and nothing else."""
-    context = chromium.new_context(viewport={"width": 1200, "height": 760})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    yield page
-    provoked = ("409 (Conflict)", "400 (Bad Request)")
-    unexpected = [error for error in errors if not any(status in error for status in provoked)]
-    context.close()
-    assert not unexpected, f"the page reported errors: {unexpected}"
+    """A page whose console may report the refusals a test provokes on purpose, and nothing else."""
+    yield from watched_page(chromium, ("409 (Conflict)", "400 (Bad Request)"))
 
 
 def panel(key: str) -> str:
