@@ -201,21 +201,21 @@ class Runner:
         self._claim_identity(h, fresh=fresh)
         try:
             shaken = await handshake(paths.holder_socket(holder_key))
-            self._attach(h, shaken)
-            await h.link.initialize()  # type: ignore[union-attr]
+            link = self._attach(h, shaken)
+            await link.initialize()
             mismatch = lock.check(
-                entry.harness, self.settings.adapters[entry.harness], h.link.agent_info, self._clock()
-            )  # type: ignore[union-attr]
+                entry.harness, self.settings.adapters[entry.harness], link.agent_info, self._clock()
+            )
             if mismatch:
                 await self._abandon(h, fresh=fresh)
                 raise refused(409, "adapter_version_changed", mismatch)
             if not load:
-                opened = await h.link.open(entry.cwd)  # type: ignore[union-attr]
-                entry.session_id = h.link.session_id  # type: ignore[union-attr]
+                opened = await link.open(entry.cwd)
+                entry.session_id = link.session_id
             else:
                 assert entry.session_id is not None
-                opened = await h.link.load(entry.cwd, entry.session_id)  # type: ignore[union-attr]
-            await self._options(h, opened, strict=not load)
+                opened = await link.load(entry.cwd, entry.session_id)
+            await self._options(link, entry, opened, strict=not load)
         except LinkError as error:
             said = holders.last_words(holder_key)
             await self._abandon(h, fresh=fresh)
@@ -237,29 +237,30 @@ class Runner:
         )
         return h
 
-    async def _options(self, h: Headless, opened: dict[str, Any], *, strict: bool) -> None:
+    async def _options(self, link: Link, entry: Entry, opened: dict[str, Any], *, strict: bool) -> None:
         """The model and effort asked for, through the config options the adapter offers. A new
         session whose adapter offers no such option is refused (``strict``); a loaded one keeps
         what its adapter kept when it offers none."""
-        wanted = {"model": h.entry.model, "thought_level": h.entry.effort}
+        wanted = {"model": entry.model, "thought_level": entry.effort}
         for option in opened.get("configOptions") or []:
             value = wanted.get(option.get("category")) if isinstance(option, dict) else None
             if value and isinstance(option.get("id"), str):
-                await h.link.set_option(option["id"], value)  # type: ignore[union-attr]
+                await link.set_option(option["id"], value)
                 wanted[option["category"]] = None
         missing = [
             name for name, value in (("model", wanted["model"]), ("effort", wanted["thought_level"])) if value
         ]
         if missing:
-            raise LinkError(f"the {h.entry.harness} adapter offers no {' or '.join(missing)} option")
+            raise LinkError(f"the {entry.harness} adapter offers no {' or '.join(missing)} option")
 
-    def _attach(self, h: Headless, shaken: Handshake) -> None:
+    def _attach(self, h: Headless, shaken: Handshake) -> Link:
         link = Link(h.traffic, lambda said: self._said(h, said), h.entry.policy)
         link.attach(shaken)
         h.link = link
         assert h.process is not None
         holder_key = h.entry.holder
         holders.watch(h.process.pid, lambda: self._spawn(self._exited(h, holder_key)))
+        return link
 
     def _env(self, entry: Entry) -> dict[str, str]:
         env = {**self._environ, paths.API_SOCKET_ENV: str(paths.api_socket())}
@@ -489,8 +490,7 @@ class Runner:
         try:
             await asyncio.to_thread(importlib.import_module, "acp.client.connection")
             for h, shaken in self._unattached:
-                self._attach(h, shaken)
-                h.link.session_id = h.entry.session_id  # type: ignore[union-attr]
+                self._attach(h, shaken).session_id = h.entry.session_id
                 h.last_active = self._clock()
             self._unattached.clear()
         finally:
