@@ -60,12 +60,14 @@ def viewing_status(web: Web, endpoint: str) -> int:
 
 
 def open_app(page: Any, web: Web, pane: str, notifications: bool = True) -> None:
-    """Log in and wait until the service worker controls the page."""
+    """Log in and wait until the service worker controls the page and the settings know
+    whether this device is subscribed (until then they may overwrite an endpoint a test sets)."""
     if notifications:
         page.context.grant_permissions(["notifications"], origin=web.origin)
     page.goto(web.new_link())
     page.wait_for_selector(row(pane))
     assert page.evaluate("() => navigator.serviceWorker.ready.then(() => true)")
+    page.wait_for_function("() => window.roost.settings.known")
 
 
 def test_the_settings_panel_turns_the_sound_on_and_off(page: Any, web: Web) -> None:

@@ -55,6 +55,7 @@ export class Settings {
     this.dialog = dialog;
     this.session = session;
     this.endpoint = null; // this device's push endpoint, while subscribed
+    this.known = false; // whether start() has learnt the endpoint (until then it may replace it)
     for (const button of document.querySelectorAll(".open-settings")) {
       button.addEventListener("click", () => this.open());
     }
@@ -76,9 +77,13 @@ export class Settings {
 
   // Learn whether this device is already subscribed (a page load after subscribing).
   async start() {
-    if (!this.supported()) return this.render();
+    if (!this.supported()) {
+      this.known = true;
+      return this.render();
+    }
     const subscription = await (await this.registration()).pushManager.getSubscription();
     this.endpoint = subscription ? subscription.endpoint : null;
+    this.known = true;
     this.render();
     if (this.endpoint) this.viewing();
   }
