@@ -8,6 +8,8 @@ Layers, top to bottom; a module imports its own package and rows below, never up
 - ``cli``: what the two CLIs share (output to a reader, installation checks).
 - ``daemon``: ``rosterd daemon``, the one composition root that builds and wires the rest.
 - ``api``: the HTTP, SSE and WebSocket routes over the roster.
+- ``actions``: what every face (the API, MCP, the CLIs through the API) does to a session,
+  one way for a headless session and a tmux pane alike: answering a permission.
 - ``notify``, ``integrate``, ``runner``: push notifications; installing and removing agent
   adapters; headless sessions over ACP (holders started, driven, suspended, resumed).
 - ``detect``: the process scan, screen rules and self-reports, turned into claims.
