@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from tests.agents.conftest import API_KEY, CLAUDE_QUIET, TIMINGS, TURN_TIMEOUT, _integrate
@@ -294,7 +296,65 @@ def test_a_killed_holder_is_resumed_once_under_a_new_key_with_the_history(real: 
     done = real.turn(again["session_key"], "words after the crash")
     assert done["recap"] == reply_for("words after the crash")
     assert _said_before(real.api, "words before the crash")
-    real.headless.post(f"/sessions/{again['session_key']}/stop", timeout=30)
+    # A second crash within five minutes is not resumed: the session ends, and its whole tree with it.
+    adapter = done["holder"]["adapter_pid"]
+    os.kill(done["pid"], signal.SIGKILL)
+    second = real.headless.until(again["session_key"], timeout=TURN_TIMEOUT, liveness="ended")
+    assert second["ended_reason"] == "crash"
+    time.sleep(2)
+    live = [r for r in real.headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
+    assert live == []
+    assert real.headless.holder_pids() == []
+    real.headless.daemon.wait_for(
+        lambda: not _tree_alive(adapter), timeout=10, what="the adapter's tree ended"
+    )
+
+
+def _tree_alive(pid: int) -> bool:
+    try:
+        proc = psutil.Process(pid)
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def test_after_a_reboot_each_session_is_suspended_until_a_prompt_loads_its_history(real: Real) -> None:
+    """The machine goes down mid-life: holders, adapters and the runtime directory are gone, the
+    runner's own files are left. Every session comes back suspended, none resumes by itself,
+    and the first prompt loads the history into a new holder."""
+    real.headless.daemon.start()
+    first = real.start(name=f"tests: {real.harness} boot")
+    key = first["session_key"]
+    real.turn(key, "words before the reboot")
+    real.headless.daemon.wait_for(
+        lambda: _transcript_holds(
+            Path(real.headless.daemon.env["HOME"]), first["session_id"], "words before the reboot"
+        ),
+        timeout=TURN_TIMEOUT,
+        what="the harness's transcript of the turn",
+    )
+    real.headless.daemon.stop(signal.SIGKILL)
+    for pid in real.headless.holder_pids():
+        with contextlib.suppress(psutil.Error):
+            for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+    end_holders(real.headless)
+    shutil.rmtree(real.headless.daemon.runtime / "roost")  # a reboot empties the runtime directory
+    real.headless.daemon.start()
+    record = real.headless.record(key)
+    assert (record["liveness"], record["holder"], record["session_id"]) == (
+        "suspended",
+        None,
+        first["session_id"],
+    )
+    assert record["name"] == f"tests: {real.harness} boot"
+    time.sleep(1.5)  # nothing resumes by itself
+    assert real.headless.holder_pids() == []
+    done = real.turn(key, "words after the reboot")
+    assert (done["liveness"], done["recap"]) == ("live", reply_for("words after the reboot"))
+    assert _said_before(real.api, "words before the reboot")
+    real.headless.post(f"/sessions/{key}/stop", timeout=30)
 
 
 @pytest.mark.parametrize("real", ["claude"], indirect=True)  # codex-acp's app-server runs no hooks
