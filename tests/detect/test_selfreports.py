@@ -160,7 +160,7 @@ def test_a_report_from_the_panes_agent_is_accepted_as_integration(
     record = running.get(f"/sessions/{key}")
     assert (record["pid"], record["start_ticks"]) == (agent.pid, pid_start_ticks(agent.pid))
     assert (record["activity"], record["activity_event"]) == ("needs_attention", "ask")
-    assert record["pending"] == {"summary": "waiting on you"}
+    assert (record["pending"]["summary"], record["pending"]["answerable"]) == ("waiting on you", False)
     assert record["harness"] == "pi"
     assert "integration" in record["sources"]
     view = explain(running, key)

@@ -119,13 +119,15 @@ def test_a_question_dialogs_claim_names_the_question(roost: Roost, running: Daem
     record = mine(running)
     assert record is not None
     assert (record["activity"], record["activity_event"]) == ("needs_attention", "PermissionRequest")
-    assert record["pending"] == {"summary": summary}
-    # The notification Claude sends about the same dialog keeps the question, as the badge does.
+    pending = record["pending"]
+    assert (pending["summary"], pending["tool"], pending["answerable"]) == (summary, "AskUserQuestion", False)
+    # The notification Claude sends about the same dialog keeps the question, as the badge does,
+    # and it is the same request (its id, its opening time).
     notice = event("Notification", notification_type="elicitation_dialog", message="Claude needs your input")
     run_hook(roost, pane, notice, running.env)
     record = mine(running)
     assert record is not None and record["activity_event"] == "Notification:elicitation_dialog"
-    assert record["pending"] == {"summary": summary}
+    assert record["pending"] == pending
     run_hook(roost, pane, event("PostToolUse", tool_name="AskUserQuestion"), running.env)
     record = mine(running)
     assert record is not None and (record["activity"], record["pending"]) == ("active", None)

@@ -17,7 +17,7 @@ from roost.api.body import read, read_object
 from roost.api.errors import BadRequest, Conflict, NotFound
 from roost.api.lookup import resolve
 from roost.detect import procs
-from roost.roster import BadClaim, Claim, Outcome, check, parse, records, to_json
+from roost.roster import BadClaim, Claim, Outcome, check, parse, pending, records, to_json
 from roost.roster.precedence import ACP, INTEGRATION, LAUNCHER
 
 ATTESTED = (ACP, INTEGRATION)
@@ -51,6 +51,11 @@ async def claim(request: Request) -> JSONResponse:
         parsed = parse(payload, daemon.clock())
     except BadClaim as error:
         raise BadRequest(str(error), field=error.field) from None
+    taken = pending.rosterd_only(parsed.fields.get("pending"))
+    if taken:
+        raise BadRequest(
+            f"fields.pending.{taken} is rosterd's to say, not a claim's", field=f"fields.pending.{taken}"
+        )
     key = parsed.session_key
     if key is not None and roster.record(key) is None:
         process = parsed.process

@@ -101,6 +101,8 @@ def claim(harness: str, payload: dict, reason: str | None = None) -> dict | None
             fields["cwd"] = event.cwd
     if action == "blocked":
         fields["pending"] = {"summary": reason or event.dialog}
+        if event.tool:
+            fields["pending"]["tool"] = event.tool[:_EVENT_LIMIT]
     body: dict = {
         "source": "hook",
         "pid": pid,

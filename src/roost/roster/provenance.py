@@ -78,6 +78,10 @@ class Provenance:
             return f"{name}: {holder.ref.source} set it, which outranks {ref.source}"
         return None
 
+    def said(self, name: str, source: str) -> Candidate | None:
+        """What ``source`` last said of ``name``, whether or not it shows."""
+        return self._offers.get(name, {}).get(source)
+
     def ranked(self, name: str, counts: Counts) -> list[Candidate]:
         """Every counting source's non-null value, highest source first: the winner, then what
         would show if it were withdrawn, and so on."""

@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from roost.roster import attention, precedence, records
+from roost.roster import attention, pending, precedence, records
 from roost.roster.attention import Overruling
 from roost.roster.claims import ACTIVITY_ONLY, Claim, ProcessId
 from roost.roster.provenance import ACTIVITY, ClaimRef, Counts, Provenance
@@ -124,7 +124,7 @@ class Session:
                 "activity_event": claim.event,
                 "activity_at": claim.received_at,
                 "error_reason": claim.error_reason,
-                "pending": claim.fields.get("pending"),
+                "pending": self._pending(claim),
             }
         shadowed = []
         for name, value in offers.items():
@@ -133,6 +133,17 @@ class Session:
                 shadowed.append(reason)
                 self.rejected.append(Rejection(now, reason, ref, name))
         return shadowed
+
+    def _pending(self, claim: Claim) -> dict[str, Any] | None:
+        """The claim's pending request in the one shape (:mod:`roost.roster.pending`), keeping
+        the identity of the request its source already reported open."""
+        given = claim.fields.get("pending")
+        if given is None or claim.activity_word != records.NEEDS_ATTENTION:
+            return None
+        before = self.provenance.said(ACTIVITY, claim.source)
+        earlier = before.value if before is not None else None
+        still = earlier is not None and earlier.get("activity") == records.NEEDS_ATTENTION
+        return pending.normalized(given, earlier.get("pending") if still else None, claim.received_at)
 
     def overrule(self, claim: Claim, now: float, evidence: str) -> bool:
         """Withdraw every higher source's needs_attention that stands in the way of ``claim``
