@@ -63,8 +63,10 @@ def test_a_permission_is_pending_with_the_adapters_own_options_and_allow_runs_th
     headless.daemon.start()
     key = headless.start()["session_key"]
     pending = _pending(headless, key)
+    opened, request_id = pending.pop("opened_at"), pending.pop("id")
     assert pending == {
         "kind": "permission",
+        "answerable": True,
         "tool": "Bash",
         "summary": "rm -rf build",
         "tool_call_id": "t1",
@@ -74,9 +76,12 @@ def test_a_permission_is_pending_with_the_adapters_own_options_and_allow_runs_th
             {"id": "reject", "name": "Reject", "kind": "reject_once"},
         ],
     }
+    assert opened.endswith("Z") and len(request_id) == 16
     refused = headless.prompt(key, "again")
     assert refused.status_code == 409 and refused.json()["code"] == "needs_attention"
-    allowed = headless.post(f"/sessions/{key}/permission", {"option": "allow"})
+    stale = headless.post(f"/sessions/{key}/permission", {"option": "allow", "request_id": "f" * 16})
+    assert (stale.status_code, stale.json()["code"]) == (409, "request_changed")
+    allowed = headless.post(f"/sessions/{key}/permission", {"option": "allow", "request_id": request_id})
     assert allowed.status_code == 200, allowed.text
     done = headless.until(key, activity="idle", activity_event="end_turn")
     assert done["recap"] == "tool completed (allow)"

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roost.api import actions, errors, headless, input, prompt, reads, rows, streams, waits
+from roost.api import actions, errors, headless, input, permissions, prompt, reads, rows, streams, waits
 from roost.api.auth import BearerAuth
 from roost.api.gate import WebGate
 from roost.api.services import Services
@@ -35,7 +35,7 @@ ROUTES = (
     Route("/sessions", headless.start, methods=["POST"]),
     Route("/sessions/{key}", reads.session, methods=["GET"]),
     Route("/sessions/{key}/spawn", headless.spawn, methods=["POST"]),
-    Route("/sessions/{key}/permission", headless.permission, methods=["POST"]),
+    Route("/sessions/{key}/permission", permissions.permission, methods=["POST"]),
     Route("/sessions/{key}/cancel", headless.cancel, methods=["POST"]),
     Route("/sessions/{key}/suspend", headless.suspend, methods=["POST"]),
     Route("/sessions/{key}/resume", headless.resume, methods=["POST"]),
@@ -48,6 +48,7 @@ ROUTES = (
     Route("/agents", rows.agents, methods=["GET"]),
     Route("/agents/{session}", rows.agent, methods=["GET"]),
     Route("/claim", actions.claim, methods=["POST"]),
+    Route("/gate", permissions.gate, methods=["POST"]),
     Route("/register", actions.register, methods=["POST"]),
     Route("/status", reads.status, methods=["GET"]),
     Route("/openapi.json", _openapi, methods=["GET"]),

@@ -1,4 +1,5 @@
-"""Routes for headless sessions: start one, prompt it, answer it, suspend, resume, stop it.
+"""Routes for headless sessions: start one, prompt it, cancel, suspend, resume, stop it (its
+permissions are answered as every session's are: :mod:`roost.api.permissions`).
 
 Each hands the request to the runner (:mod:`roost.runner.runner`), which refuses what it
 cannot do with a failure carrying ``code``; the record in every answer is the roster's, as
@@ -88,15 +89,6 @@ async def prompt(request: Request) -> JSONResponse:
         record, reached = await runner.wait(key, body.wait, body.timeout_s)
         extra["wait"] = {"until": body.wait, "reached": reached}
     return _answer(record, **extra)
-
-
-async def permission(request: Request) -> JSONResponse:
-    body = await read(request, schemas.Permission)
-    key = _key(request)
-    record = _runner(request).answer(
-        key, allow=body.option != "reject", always=body.option == "allow_always", reason=body.reason
-    )
-    return _answer(record)
 
 
 async def _bare(request: Request) -> str:

@@ -187,11 +187,21 @@ OPERATIONS = (
     Operation(
         "post",
         "/sessions/{key}/permission",
-        "answer a headless session's pending permission with the adapter's own option",
-        {"200": (replies.HeadlessAnswer, "answered")},
+        "answer the pending permission of a headless session or a gated pane; fenced by the "
+        "request id, status_epoch and occupant_id it pins (409 with a code when they moved)",
+        {"200": (replies.HeadlessAnswer, "answered: the record after")},
         ("400", "404", "409", "413"),
         schemas.Permission,
         (_KEY,),
+    ),
+    Operation(
+        "post",
+        "/gate",
+        "a harness's gate: claim the wait, then hold the request open until it is answered, "
+        "the person answers in the terminal, the session moves on or gate_timeout_s passes",
+        {"200": (replies.GateDecision, "the decision, or null: fall back to the dialog")},
+        ("400", "409", "413"),
+        schemas.Gate,
     ),
     *(
         Operation(

@@ -169,6 +169,15 @@ class HeadlessAnswer(Reply):
     wait: HeadlessWait | None = None
 
 
+class GateDecision(Reply):
+    """What a gate tells its hook: the answer given from rosterd, or null (the hook decides
+    nothing, and the harness's own dialog stays the person's to answer)."""
+
+    decision: Literal["allow", "allow_always", "reject"] | None
+    reason: str | None = Field(default=None, max_length=1000)
+    request_id: str | None
+
+
 class InputResult(Reply):
     """Raw bytes written."""
 

@@ -287,14 +287,31 @@ class NoBody(Strict):
 
 
 class Permission(Strict):
-    """``POST /sessions/{key}/permission``: answer the pending request."""
+    """``POST /sessions/{key}/permission``: answer the pending request, pinning what was read."""
 
     model_config = ConfigDict(extra="forbid")
 
     option: words(("allow", "allow_always", "reject"))
     reason: text(1000, least=1) | None = Field(
-        default=None, description="why, for a reject: sent to the adapter beside the answer"
+        default=None, description="why, for a reject: sent to the agent beside the answer"
     )
+    request_id: text(64, least=1, one_line=True) | None = Field(
+        default=None, description="the pending request's id as read: refused when another is open"
+    )
+    status_epoch: Epoch | None = None
+    occupant_id: Occupant | None = None
+
+
+class Gate(Strict):
+    """``POST /gate``: a harness's permission request, held open for an answer from anywhere.
+
+    ``claim`` is the hook's claim of the wait (as ``POST /claim`` takes it); ``always`` says
+    whether the harness offered a way to always allow this request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim: dict[str, Any] = Field(description="the hook's claim that the session waits on a person")
+    always: bool = False
 
 
 BODIES = (
@@ -311,6 +328,7 @@ BODIES = (
     Spawn,
     HeadlessPrompt,
     Permission,
+    Gate,
     NoBody,
 )
 """Every body model, for the OpenAPI document."""

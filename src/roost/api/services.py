@@ -15,6 +15,7 @@ from roost.tmux.server import Server
 from roost.tmux.topology import Topology
 
 if TYPE_CHECKING:
+    from roost.actions.permission import Permissions
     from roost.notify.service import Notifier
     from roost.runner.runner import Runner
     from roost.tmux.tap import Taps
@@ -48,6 +49,9 @@ class Services:
     """Bumped when tmux's panes, windows or sessions change; ``/changes?terminals=1`` follows it."""
     runner: Runner | None = None
     """Headless sessions (see :mod:`roost.runner.runner`); None where none are run."""
+    permissions: Permissions | None = None
+    """Answers pending requests of both lanes, and the gates holding pane requests open
+    (see :mod:`roost.actions.permission`); None where nothing may be answered."""
 
 
 def of(request: Request) -> Services:

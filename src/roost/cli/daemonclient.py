@@ -111,6 +111,10 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock = sock
 
 
+AGENT = "rosterd-cli"
+"""The User-Agent of every request: the daemon's journal says an answer came from the CLI."""
+
+
 class Client:
     """One connection to the daemon, opened on the first request; use as a context manager."""
 
@@ -187,7 +191,7 @@ class Client:
                 self.close()
                 raise self._failure(Unreachable, error) from None
         try:
-            self._connection.request(method, path, body=body, headers=headers)
+            self._connection.request(method, path, body=body, headers={"User-Agent": AGENT, **headers})
             return self._connection.getresponse()
         except (OSError, http.client.HTTPException) as error:
             self.close()

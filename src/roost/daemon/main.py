@@ -19,6 +19,8 @@ from pathlib import Path
 import uvicorn
 
 from roost import paths
+from roost.actions.gates import Gates
+from roost.actions.permission import Permissions
 from roost.agents import manifest
 from roost.api import Services, auth, create_app
 from roost.api.logins import Logins
@@ -126,6 +128,13 @@ async def _serve(config: Config) -> int:
                 taps=taps,
                 topology=topology,
                 runner=runner,
+                permissions=Permissions(
+                    live,
+                    Gates(),
+                    clock,
+                    runner,
+                    gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
+                ),
             )
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):

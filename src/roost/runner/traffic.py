@@ -115,6 +115,7 @@ class Traffic:
         """``session/request_permission``: the session waits on a person (or on the policy)."""
         self.pending = {
             "kind": "permission",
+            "answerable": True,
             "tool": _tool(tool_call),
             "summary": _summary(tool_call),
             "tool_call_id": _line(tool_call.get("toolCallId"), 200),

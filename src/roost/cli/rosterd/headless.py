@@ -2,8 +2,8 @@
 
 ``rosterd start`` (``POST /sessions``) and ``spawn`` make a session; ``prompt`` sends a turn
 (resuming a suspended session first) and, with ``--wait``, returns when the session is idle,
-needs attention or has ended; ``cancel``, ``stop``, ``suspend`` and ``resume`` act on it;
-``allow`` and ``deny`` answer its pending permission with the adapter's own option. ``--json``
+needs attention or has ended; ``cancel``, ``stop``, ``suspend`` and ``resume`` act on it
+(``allow`` and ``deny`` answer any session's permission: :mod:`roost.cli.rosterd.answer`). ``--json``
 prints the daemon's answer as sent (``record``, and ``wait`` for a prompt that waited). A wait
 that ends elsewhere than asked (the timeout, or a person is needed while waiting for idle)
 exits 1 after printing where the session is.
@@ -28,8 +28,6 @@ USAGE = (
     ("suspend KEY", "stop its holder; the session stays, suspended, until addressed"),
     ("resume KEY", "start a suspended headless session again"),
     ("stop KEY", "end a headless session and every process under it"),
-    ("allow KEY [--always]", "answer its pending permission: allow (always)"),
-    ("deny KEY [--reason TEXT]", "answer its pending permission: reject"),
     ("spawn KEY --harness H --cwd DIR [--name L]", "start a child session of a headless session"),
 )
 TIMEOUT_SLACK = 30.0
@@ -64,7 +62,7 @@ def _start_body(args: list[str], usage: str, positional: int) -> tuple[tuple[str
     return options.positional, body, "--json" in options.flags
 
 
-def _show(body: bytes, as_json: bool, verb: str) -> dict:
+def show(body: bytes, as_json: bool, verb: str) -> dict:
     if as_json:
         printing.raw(body)
     answer = json.loads(body)
@@ -85,23 +83,21 @@ def run(verb: str, args: list[str]) -> int:
         usage = f"usage: rosterd {START} [--json]"
         _, body, as_json = _start_body(args, usage, 0)
         with Client() as client:
-            _show(client.post("/sessions", body), as_json, "started")
+            show(client.post("/sessions", body), as_json, "started")
         return 0
     if verb == "spawn":
         usage = "usage: rosterd spawn KEY --harness H --cwd DIR [--name L] [--policy P] [--json]"
         (key,), body, as_json = _start_body(args, usage, 1)
         with Client() as client:
-            _show(client.post(path_of("sessions", key, "spawn"), body), as_json, "spawned")
+            show(client.post(path_of("sessions", key, "spawn"), body), as_json, "spawned")
         return 0
     if verb == "prompt":
         return _prompt(args)
-    if verb in ("allow", "deny"):
-        return _answer(verb, args)
     usage = f"usage: rosterd {verb} KEY [--json]"
     options = parse(args, usage, flags=("--json",), positional=1)
     with Client(timeout=60) as client:
         body = client.post(path_of("sessions", options.positional[0], verb), {})
-    _show(body, "--json" in options.flags, {"stop": "stopped", "cancel": "cancelled"}.get(verb, verb + "ed"))
+    show(body, "--json" in options.flags, {"stop": "stopped", "cancel": "cancelled"}.get(verb, verb + "ed"))
     return 0
 
 
@@ -121,26 +117,9 @@ def _prompt(args: list[str]) -> int:
         body["timeout_s"] = int(raw)
     with Client(timeout=timeout + TIMEOUT_SLACK) as client:
         sent = client.post(path_of("sessions", key, "prompt"), body)
-    answer = _show(sent, "--json" in options.flags, "prompted")
+    answer = show(sent, "--json" in options.flags, "prompted")
     wait = answer.get("wait")
     if wait is not None and not wait.get("reached"):
         record = answer.get("record") or {}
         raise Conflict(f"the wait for {wait.get('until')} ended with the session {printing.activity(record)}")
-    return 0
-
-
-def _answer(verb: str, args: list[str]) -> int:
-    if verb == "allow":
-        usage = "usage: rosterd allow KEY [--always] [--json]"
-        options = parse(args, usage, flags=("--json", "--always"), positional=1)
-        body: dict = {"option": "allow_always" if "--always" in options.flags else "allow"}
-    else:
-        usage = "usage: rosterd deny KEY [--reason TEXT] [--json]"
-        options = parse(args, usage, flags=("--json",), valued=("--reason",), positional=1)
-        body = {"option": "reject"}
-        if "--reason" in options.values:
-            body["reason"] = options.values["--reason"]
-    with Client() as client:
-        sent = client.post(path_of("sessions", options.positional[0], "permission"), body)
-    _show(sent, "--json" in options.flags, "allowed" if verb == "allow" else "denied")
     return 0

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from roost.cli.output import document, line
 from roost.errors import UsageError
-from roost.integrate import INSTALLED, Report, integration, names
+from roost.integrate import INSTALLED, Report, gated, integration, names
 
 USAGE = (
     ("integrate install|uninstall HARNESS", "add or remove roost's hooks in that agent's own config"),
+    ("integrate install claude --gate|--no-gate", "let rosterd answer Claude's permission requests, or stop"),
     ("integrate status [--json] [HARNESS]", "installed, not installed or outdated; exit 0 when installed"),
 )
 
 HELP = """\
-usage: rosterd integrate install HARNESS
+usage: rosterd integrate install HARNESS [--gate|--no-gate]
        rosterd integrate uninstall HARNESS
        rosterd integrate status [--json] [HARNESS]
 
@@ -21,6 +22,12 @@ HARNESS is one of: {names}.
 install    adds roost's entries to the agent's own configuration, so each of its events
            runs `rosterd-hook`. Only entries roost marks as its own are ever changed;
            everything else in those files is kept. Installing twice is installing once.
+           --gate (Claude Code only; off by default) makes its permission requests
+           answerable from anywhere: the PermissionRequest hook holds each request open for
+           up to [harness.claude] gate_timeout_s of rosterd.toml (3600 s) while the web app,
+           `rosterd allow`/`deny`, MCP and the API may answer it; the dialog in the terminal
+           still works, and with no answer, or no daemon, it alone decides. --no-gate turns
+           it off; install without either keeps the gate as it is.
 uninstall  removes roost's entries, and nothing else.
 status     prints one line per harness: installed, not installed, or outdated (roost's
            entries are there but differ from what this version would install: install
@@ -57,6 +64,7 @@ def status(args: list[str]) -> int:
                     "state": r.state,
                     "paths": [str(p) for p in r.paths],
                     "detail": r.detail or None,
+                    "gate": r.gate,
                 }
                 for r in reports
             ],
@@ -76,12 +84,36 @@ def run(verb: str, args: list[str]) -> int:
         return 0
     if action == "status":
         return status(args[1:])
-    if action not in ("install", "uninstall") or len(args) != 2 or args[1].startswith("-"):
+    flags = [a for a in args[1:] if a in ("--gate", "--no-gate")]
+    rest = [a for a in args[1:] if a not in flags]
+    if (
+        action not in ("install", "uninstall")
+        or len(rest) != 1
+        or rest[0].startswith("-")
+        or len(flags) > 1
+        or (flags and action != "install")
+    ):
         raise UsageError(
-            "usage: rosterd integrate install|uninstall HARNESS | integrate status [--json] [HARNESS]"
-            " (see rosterd integrate --help)"
+            "usage: rosterd integrate install HARNESS [--gate|--no-gate] | integrate uninstall HARNESS"
+            " | integrate status [--json] [HARNESS] (see rosterd integrate --help)"
         )
-    target = integration(args[1])
-    for said in target.install() if action == "install" else target.uninstall():
-        line(said)
+    if flags:
+        said = _gated(rest[0], flags[0] == "--gate")
+    elif action == "uninstall":
+        said = integration(rest[0]).uninstall()
+    else:
+        said = integration(rest[0]).install()
+    for text in said:
+        line(text)
     return 0
+
+
+def _gated(harness: str, on: bool) -> list[str]:
+    """Install with the gate turned on (for the hold rosterd.toml configures) or off."""
+    target = gated(harness)
+    hold = None
+    if on:
+        from roost.daemon import config
+
+        hold = config.load().harness.get(harness, config.Harness()).gate_timeout_s
+    return target.install(gate=on, gate_timeout_s=hold)
