@@ -113,10 +113,10 @@ def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> fl
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def _integrate(roost: Roost, harness: str, action: str = "install") -> None:
+def _integrate(roost: Roost, harness: str, action: str = "install", *flags: str) -> None:
     """Install (or remove) roost's hooks the way a user does: ``rosterd integrate install HARNESS``."""
     proc = subprocess.run(
-        [str(BIN / "rosterd"), "integrate", action, harness],
+        [str(BIN / "rosterd"), "integrate", action, harness, *flags],
         capture_output=True,
         text=True,
         env=roost.env,
@@ -182,6 +182,7 @@ def claude(
 
     Parametrized indirectly with False, the hooks are installed and then removed again with
     ``rosterd integrate uninstall claude`` before Claude starts: an agent that reports nothing.
+    With ``"gate"``, the permission gate is installed too (``integrate install claude --gate``).
     """
     hooks = getattr(request, "param", True)
     home = Path(roost.env["HOME"])
@@ -205,6 +206,8 @@ def claude(
     _integrate(roost, "claude")
     if not hooks:
         _integrate(roost, "claude", "uninstall")
+    if hooks == "gate":
+        _integrate(roost, "claude", "install", "--gate")
     env = {"ANTHROPIC_BASE_URL": anthropic_api.url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_QUIET}
     command = shlex.join(["exec", "env", *(f"{k}={v}" for k, v in env.items()), str(agent_bin / "claude")])
     began = time.monotonic()

@@ -125,9 +125,58 @@ def test_status_json_document(rosterd: Rosterd) -> None:
                 "state": "installed",
                 "paths": [str(rosterd.home / ".claude" / "settings.json")],
                 "detail": None,
+                "gate": False,
             }
         ],
     }
+
+
+def _permission_handlers(rosterd: Rosterd) -> list[dict]:
+    (group,) = settings(rosterd)["hooks"]["PermissionRequest"]
+    return group["hooks"]
+
+
+def test_the_gate_is_off_until_asked_for_and_then_holds_the_configured_time(rosterd: Rosterd) -> None:
+    rosterd.ok("integrate", "install", "claude")
+    assert _permission_handlers(rosterd) == [{"type": "command", "command": "rosterd-hook"}]
+    config = rosterd.home / ".config" / "roost"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "rosterd.toml").write_text("[harness.claude]\ngate_timeout_s = 120\n")
+    said = rosterd.ok("integrate", "install", "claude", "--gate")
+    assert "with the gate (holds a permission request up to 120 s)" in said
+    assert _permission_handlers(rosterd) == [
+        {"type": "command", "command": "rosterd-hook --gate", "timeout": 180}
+    ]
+    others = {e: g for e, g in settings(rosterd)["hooks"].items() if e != "PermissionRequest"}
+    assert all(g[0]["hooks"] == [{"type": "command", "command": "rosterd-hook"}] for g in others.values())
+    doc = rosterd.status_json("claude")["integrations"][0]
+    assert (doc["state"], doc["gate"]) == ("installed", True)
+    assert doc["detail"] == "gate on: holds a permission request up to 120 s"
+    before = rosterd.files()
+    assert "already installed with the gate" in rosterd.ok("integrate", "install", "claude", "--gate")
+    assert "already installed with the gate" in rosterd.ok("integrate", "install", "claude")  # kept
+    assert rosterd.files() == before
+    rosterd.ok("integrate", "install", "claude", "--no-gate")
+    assert _permission_handlers(rosterd) == [{"type": "command", "command": "rosterd-hook"}]
+    assert rosterd.status_json("claude")["integrations"][0]["gate"] is False
+    rosterd.ok("integrate", "install", "claude", "--gate")
+    rosterd.ok("integrate", "uninstall", "claude")
+    assert ".claude/settings.json" not in rosterd.files()
+
+
+def test_a_harness_without_a_gate_refuses_one_and_changes_nothing(rosterd: Rosterd) -> None:
+    before = rosterd.files()
+    proc = rosterd.run("integrate", "install", "codex", "--gate")
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        "rosterd integrate: codex offers no permission gate: answer its dialogs in the terminal\n"
+    )
+    assert rosterd.files() == before
+    for wrong in (["uninstall", "claude", "--gate"], ["install", "claude", "--gate", "--no-gate"]):
+        proc = rosterd.run("integrate", *wrong)
+        assert proc.returncode == 1
+        assert proc.stderr.startswith("usage: rosterd integrate install HARNESS [--gate|--no-gate]")
+    assert rosterd.files() == before
 
 
 def test_claude_config_dir_is_honoured(rosterd: Rosterd) -> None:

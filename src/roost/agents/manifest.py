@@ -81,6 +81,7 @@ class Hook(_Value):
         "events",
         "fields",
         "file",
+        "gate",
         "install",
         "kind",
         "matcher_events",
@@ -117,6 +118,9 @@ class Hook(_Value):
     notifications: dict[str, str]
     fields: dict[str, str]
     summaries: dict[str, list]
+    gate: Gate | None
+    """How ``rosterd-hook --gate`` holds a permission request open, when the host lets a hook
+    decide one; None: the person answers in the terminal only."""
 
     def __init__(self, table: dict) -> None:
         self._set(
@@ -138,6 +142,39 @@ class Hook(_Value):
             notifications=dict(table.get("notifications", {})),
             fields=dict(table.get("fields", {})),
             summaries=dict(table.get("summaries", {})),
+            gate=Gate(table["gate"]) if "gate" in table else None,
+        )
+
+
+class Gate(_Value):
+    """``[hook.gate]``: a hook that may decide a permission for the person
+    (``rosterd-hook --gate``), and the JSON that tells its host the decision.
+
+    The gate holds ``event`` open while rosterd asks everywhere; ``allow`` or ``deny`` is
+    printed when an answer comes (``{reason}`` in a string becomes the denial's reason), and
+    nothing when none does, so the host's own dialog decides. "Always allow" is offered only
+    when the event carries ``always_from`` entries of ``always_types``: those are put at
+    ``always_at`` inside ``allow``. Requests of ``skip_tools`` (a question, not a tool) are
+    not held."""
+
+    __slots__ = ("allow", "always_at", "always_from", "always_types", "deny", "event", "skip_tools")
+    event: str
+    skip_tools: tuple[str, ...]
+    always_from: str | None
+    always_types: tuple[str, ...]
+    always_at: tuple
+    allow: dict
+    deny: dict
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            event=table["event"],
+            skip_tools=tuple(table.get("skip_tools", ())),
+            always_from=table.get("always_from"),
+            always_types=tuple(table.get("always_types", ())),
+            always_at=tuple(table.get("always_at", ())),
+            allow=dict(table["allow"]),
+            deny=dict(table["deny"]),
         )
 
 

@@ -103,6 +103,22 @@ HOOK_MAPS: dict[str, Check] = {
     "summaries": _steps,
 }
 ACP: dict[str, Check] = {"command": _texts, "package": _text, "extension": _flag}
+
+
+def _object(value: object) -> str | None:
+    return None if isinstance(value, dict) and value else "a table: the JSON the hook prints"
+
+
+GATE: dict[str, Check] = {
+    "event": _text,
+    "skip_tools": _texts,
+    "always_from": _text,
+    "always_types": _texts,
+    "always_at": _steps,
+    "allow": _object,
+    "deny": _object,
+}
+GATE_NEEDS = ("event", "allow", "deny")
 DETECT_KEYS = frozenset({"identify", "rules", "replace"})
 RULE: dict[str, Check] = {
     "id": _text,
@@ -158,11 +174,14 @@ def _table(value: object, where: str) -> dict:
 
 def _hook(table: object, prefix: str) -> dict:
     hook = _table(table, f"{prefix}[hook]")
-    _values(hook, HOOK, f"{prefix}[hook]: ", nested=HOOK_MAPS)
+    _values(hook, HOOK, f"{prefix}[hook]: ", nested=(*HOOK_MAPS, "gate"))
     for key, check in HOOK_MAPS.items():
         if key in hook:
             entries = _table(hook[key], f"{prefix}[hook.{key}]")
             _values(entries, dict.fromkeys(entries, check), f"{prefix}[hook.{key}]: ")
+    if "gate" in hook:
+        gate = _table(hook["gate"], f"{prefix}[hook.gate]")
+        _values(gate, GATE, f"{prefix}[hook.gate]: ")
     return hook
 
 
@@ -274,6 +293,11 @@ def complete(table: dict, path: str) -> None:
         raise ManifestError(f"{prefix}[hook]: kind {kind!r} needs {', '.join(missing)}")
     if "acp" in table and not table["acp"].get("command"):
         raise ManifestError(f"{prefix}[acp]: command is required (the adapter's argv)")
+    gate = hook.get("gate")
+    if gate is not None:
+        lacking = [key for key in GATE_NEEDS if not gate.get(key)]
+        if lacking:
+            raise ManifestError(f"{prefix}[hook.gate]: needs {', '.join(lacking)}")
 
 
 def resolve(name: str, packaged: str | None, user: str | None) -> tuple[dict | None, list[list[str]]]:

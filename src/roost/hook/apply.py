@@ -77,3 +77,16 @@ def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
     elif action == "identify":
         return (_context(pane.id) if agent.session_context else None), None
     return None, None
+
+
+def answered() -> None:
+    """The gate's dialog was answered from rosterd: the turn goes on, so the pane's badge
+    leaves blocked (a denied tool fires no hook of its own to say so)."""
+    pane_id = os.environ.get("TMUX_PANE")
+    tmux = os.environ.get("TMUX")
+    if not pane_id or not tmux:
+        return
+    server = Server(tmux.split(",")[0])
+    pane = panestate.read(server, pane_id)
+    if pane is not None and pane.opt(w.STATE) == w.BLOCKED:
+        panestate.set_state(server, pane, w.WORKING)

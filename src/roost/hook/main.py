@@ -1,6 +1,7 @@
 """The ``rosterd-hook`` entry point.
 
-Usage: ``rosterd-hook [HARNESS]`` with the event as JSON on stdin; HARNESS defaults to the
+Usage: ``rosterd-hook [HARNESS]`` with the event as JSON on stdin (``rosterd-hook --gate
+[HARNESS]`` holds a permission request open instead: :mod:`roost.hook.gate`); HARNESS defaults to the
 agent whose manifest says ``[hook] default = true`` (Claude Code, whose settings name the bare
 command). It stamps the pane it runs in, then posts
 the event to the daemon as a claim (:mod:`roost.hook.post`). Everything it does is bounded:
@@ -129,9 +130,14 @@ def main(argv: list[str] | None = None) -> NoReturn:
     closed (stdout is flushed here), and tearing the interpreter down, every module and object
     it made, would cost the hook about as much again as its tmux call.
     """
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--gate"]:  # holds its event open on purpose: no watchdog (roost.hook.gate)
+        from roost.hook import gate
+
+        gate.main(args[1:])
+        _exit_quietly()
     _signal.signal(_signal.SIGALRM, _hand_off)
     _signal.setitimer(_signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
-    args = sys.argv[1:] if argv is None else argv
     try:
         data = sys.stdin.buffer.read(STDIN_CAP + 1)
         payload = cjson.loads(data or b"{}") if len(data) <= STDIN_CAP else None  # too big: no event
@@ -155,6 +161,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
                 sys.stdout.flush()
     except Exception:
         pass
+    _exit_quietly()
+
+
+def _exit_quietly() -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

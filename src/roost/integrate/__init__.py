@@ -15,6 +15,7 @@ Boundaries, as sentences:
     from roost.integrate import integration
     integration("claude").install()    # -> lines saying what changed
     integration("claude").status()     # -> Report(state="installed", ...)
+    gated("claude").install(gate=True, gate_timeout_s=600)   # the permission gate, on
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from roost.integrate.common import (
     KINDS,
     NOT_INSTALLED,
     OUTDATED,
+    Gated,
     Integration,
     NoIntegration,
     Report,
+    gated,
     integration,
     names,
 )
@@ -36,9 +39,11 @@ __all__ = [
     "KINDS",
     "NOT_INSTALLED",
     "OUTDATED",
+    "Gated",
     "Integration",
     "NoIntegration",
     "Report",
+    "gated",
     "integration",
     "names",
 ]

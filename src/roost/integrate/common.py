@@ -38,6 +38,8 @@ class Report:
     state: str
     paths: list[Path] = field(default_factory=list)
     detail: str = ""
+    gate: bool | None = None
+    """Whether the harness's permission gate is installed; None where it offers none."""
 
     @property
     def line(self) -> str:
@@ -52,6 +54,12 @@ class Integration(Protocol):
     def install(self) -> list[str]: ...
     def uninstall(self) -> list[str]: ...
     def status(self) -> Report: ...
+
+
+class Gated(Protocol):
+    """An integration whose host lets a hook decide a permission (its manifest's ``[hook.gate]``)."""
+
+    def install(self, gate: bool | None = None, gate_timeout_s: int | None = None) -> list[str]: ...
 
 
 def names() -> list[str]:
@@ -71,6 +79,15 @@ def integration(harness: str) -> Integration:
         )
     module = importlib.import_module(f"roost.integrate.{KINDS[kind]}")
     return module.make(agent)
+
+
+def gated(harness: str) -> Gated:
+    """The integration of ``harness`` if it can install a permission gate; NoIntegration if not."""
+    found = integration(harness)
+    agent = manifest.load(harness)
+    if agent is None or agent.hook.gate is None:
+        raise NoIntegration(f"{harness} offers no permission gate: answer its dialogs in the terminal")
+    return found  # type: ignore[return-value]
 
 
 def location(agent: Manifest) -> Path:
@@ -96,10 +113,10 @@ def hook_program() -> str:
     return HOOK if found and Path(found).resolve() == ours.resolve() else str(ours)
 
 
-def hook_command(harness: str | None) -> str:
-    """``hook_program`` as a shell command line, with the harness argument when one is needed."""
-    base = shlex.quote(hook_program())
-    return f"{base} {harness}" if harness else base
+def hook_command(harness: str | None, *flags: str) -> str:
+    """``hook_program`` as a shell command line: its ``flags`` (``--gate``), then the harness
+    argument when one is needed."""
+    return shlex.join([hook_program(), *flags, *([harness] if harness else [])])
 
 
 def is_hook_command(command: object) -> bool:

@@ -1,0 +1,141 @@
+"""``rosterd-hook --gate [HARNESS]``: hold a permission request open for an answer from anywhere.
+
+Installed for one event (``rosterd integrate install claude --gate``: Claude Code's
+``PermissionRequest``, per the manifest's ``[hook.gate]``), it does what the plain hook does
+with that event — badge the pane, tell the daemon — and then waits: it posts the request to
+the daemon's ``POST /gate`` and the daemon holds it open until someone answers (the web app,
+``rosterd allow``, MCP, the API), the session moves on, or ``gate_timeout_s`` passes. An
+answer is printed as the manifest's ``allow`` or ``deny`` JSON, which the host applies.
+
+It fails open, always: no daemon, a daemon that goes away, a timeout, a request it cannot
+read, or anything unexpected, and it prints nothing and exits 0, so the host's own dialog
+(drawn while the hook runs) decides. It never decides anything itself. When the person answers
+the dialog first, the host ends this process, and the daemon sees the request hang up.
+
+Unlike the plain hook it is allowed to take long, so it has no watchdog; everything before the
+wait is what the plain hook does, bounded the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from typing import Any
+
+from roost import paths
+from roost.agents import manifest
+from roost.hook.events import from_hook
+
+STDIN_CAP = 4 * 1024 * 1024
+CONNECT_TIMEOUT = 0.5
+"""Seconds to reach the daemon before the gate gives up and the dialog decides."""
+WAIT_LIMIT = 7 * 24 * 3600.0
+"""The longest the gate reads its answer: the daemon's ``gate_timeout_s`` ends the wait
+first, and the host's own timeout for the hook (written beside it) ends the process."""
+ANSWER_CAP = 65_536
+
+
+def main(args: list[str]) -> None:
+    """Handle one event as the gate; never raises, always leaves exit 0 to the caller."""
+    try:
+        data = sys.stdin.buffer.read(STDIN_CAP + 1)
+        payload = json.loads(data or b"{}") if len(data) <= STDIN_CAP else None
+        harness = args[0] if args else manifest.default_harness() or ""
+        agent = manifest.load(harness) if harness else None
+        if not isinstance(payload, dict) or agent is None:
+            return
+        printed = decide(agent, payload)
+        if printed:
+            sys.stdout.write(printed + "\n")
+            sys.stdout.flush()
+    except Exception:
+        return
+
+
+def decide(agent: manifest.Manifest, payload: dict) -> str | None:
+    """The JSON to print for this event, or None to let the host's dialog decide."""
+    from roost.hook.apply import answered, handle
+    from roost.hook.post import claim, post
+
+    gate = agent.hook.gate
+    event = from_hook(payload, agent.hook)
+    _, reason = handle(agent.name, payload)
+    held = gate is not None and event.name == gate.event and event.tool not in gate.skip_tools
+    body = claim(agent.name, payload, reason) if held else None
+    if gate is None or body is None:
+        post(agent.name, payload, reason)
+        return None
+    suggestions = _always(gate, payload)
+    answer = _ask({"claim": body, "always": bool(suggestions)})
+    if answer is None:
+        return None
+    decision = answer.get("decision")
+    if decision in ("allow", "allow_always", "reject"):
+        answered()
+    if decision in ("allow", "allow_always"):
+        allow = json.loads(json.dumps(gate.allow))
+        if decision == "allow_always" and suggestions:
+            _put(allow, gate.always_at, suggestions)
+        return json.dumps(allow)
+    if decision == "reject":
+        why = answer.get("reason") if isinstance(answer.get("reason"), str) else None
+        return json.dumps(_filled(gate.deny, why or "denied from rosterd"))
+    return None
+
+
+def _always(gate: manifest.Gate, payload: dict) -> list:
+    """What "always allow" would grant: the event's suggestions of the kinds the gate keeps."""
+    offered = payload.get(gate.always_from) if gate.always_from else None
+    if not isinstance(offered, list):
+        return []
+    return [s for s in offered if isinstance(s, dict) and s.get("type") in gate.always_types]
+
+
+def _put(document: dict, path: tuple, value: object) -> None:
+    place: Any = document
+    for step in path[:-1]:
+        place = place.setdefault(step, {})
+    if path:
+        place[path[-1]] = value
+
+
+def _filled(value: Any, reason: str) -> Any:
+    """The manifest's JSON with ``{reason}`` in its strings replaced."""
+    if isinstance(value, dict):
+        return {key: _filled(item, reason) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_filled(item, reason) for item in value]
+    if isinstance(value, str):
+        return value.replace("{reason}", reason)
+    return value
+
+
+def _ask(body: dict) -> dict | None:
+    """``POST /gate`` on the daemon's socket; its answer, or None when there is none to act on."""
+    path = paths.api_socket_path()
+    if not os.path.exists(path):
+        return None
+    data = json.dumps(body).encode()
+    head = (
+        "POST /gate HTTP/1.1\r\nHost: rosterd\r\nContent-Type: application/json\r\n"
+        f"User-Agent: rosterd-hook\r\nContent-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(CONNECT_TIMEOUT)
+        conn.connect(path)
+        conn.sendall(head + data)
+        conn.settimeout(WAIT_LIMIT)
+        answer = b""
+        while len(answer) <= ANSWER_CAP:
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    status, _, rest = answer.partition(b"\r\n")
+    if not status.startswith(b"HTTP/1.1 200"):
+        return None
+    _, _, content = rest.partition(b"\r\n\r\n")
+    found = json.loads(content)
+    return found if isinstance(found, dict) else None
