@@ -49,9 +49,9 @@ def subscribe(daemon: Daemon, service: PushService, name: str, viewing: str | No
     return str(sub["endpoint"])
 
 
-def set_state(roost: Roost, pane: str, word: str) -> None:
+def set_state(roost: Roost, pane: str, word: str, *reason: str) -> None:
     inside = {"TMUX": f"{roost.socket},1,0", "TMUX_PANE": pane}
-    proc = roost.run("state", word, env=inside)
+    proc = roost.run("state", word, *reason, env=inside)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -93,7 +93,7 @@ def test_blocked_in_the_background_pushes_once_after_the_grace(
     subscribe(running, service, "phone")
     key = working(roost, running, pane)
     assert service.pushes == []  # starting to work is not news
-    set_state(roost, pane, "blocked")
+    set_state(roost, pane, "blocked", "Bash: npm test")
     told = time.monotonic()
     wait_pushes(service, 1)
     assert time.monotonic() - told >= GRACE * 0.9
@@ -106,6 +106,8 @@ def test_blocked_in_the_background_pushes_once_after_the_grace(
         "name": record["name"],
         "state": "needs input",
         "revision": payload["revision"],
+        # What it asks, one line; its terminal alone answers it (a badge set by hand has no gate).
+        "request": {"id": record["pending"]["id"], "asks": "Bash: npm test", "answers": []},
     }
     assert isinstance(payload["revision"], int) and payload["revision"] <= record["revision"]
     assert service.pushes[0]["claims"]["aud"] == service.origin

@@ -9,9 +9,10 @@ import pytest
 
 from roost.notify.classify import DONE, NEEDS_INPUT, classify
 from roost.notify.delay import Delays
+from roost.notify.service import request_of
 from roost.notify.store import Store, Subscription
 from roost.roster.attention import DIALOG_CLOSED
-from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN
+from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN, Record
 from tests.fakes.clock import SteppedClock
 
 
@@ -92,3 +93,32 @@ def test_the_store_keeps_one_row_per_endpoint_across_reopening(tmp_path: Path) -
     assert again.remove("https://push.example/1") is True
     assert again.remove("https://push.example/1") is False
     assert [s.endpoint for s in store.all()] == ["https://push.example/2"]
+
+
+def _waiting(pending: dict | None, activity: str = NEEDS_ATTENTION) -> Record:
+    return Record("n", "id", "n:1:1", 1, 1, 0.0, activity=activity, pending=pending)
+
+
+def test_a_needs_input_push_names_the_request_and_the_answers_rosterd_can_give() -> None:
+    options = [
+        {"id": "a", "kind": "allow_once"},
+        {"id": "b", "kind": "allow_always"},
+        {"id": "r", "kind": "reject_once"},
+    ]
+    gated = {
+        "id": "r1",
+        "tool": "Bash",
+        "summary": "Bash:  npm\ntest " + "x" * 200,
+        "options": options,
+        "answerable": True,
+    }
+    request = request_of(_waiting(gated))
+    assert request is not None
+    assert (request["id"], request["answers"]) == ("r1", ["allow", "allow_always", "reject"])
+    assert request["asks"].startswith("Bash: npm test x") and len(request["asks"]) == 120  # one line
+    in_terminal = request_of(
+        _waiting({"id": "r2", "summary": "Bash: ls", "options": [], "answerable": False})
+    )
+    assert in_terminal == {"id": "r2", "asks": "Bash: ls", "answers": []}
+    assert request_of(_waiting(None)) is None
+    assert request_of(_waiting(gated, activity=IDLE)) is None

@@ -110,10 +110,13 @@ def test_a_headless_session_from_the_launcher_to_its_stop(
     assert page.locator(f"{pending} .summary").inner_text() == "rm -rf build"
     assert page.locator(f"{pending} .choices button").all_inner_texts() == ["Allow", "Always allow", "Deny"]
     assert page.locator(f'li.session[data-session="{key}"] .badge').inner_text() == "needs input"
-    page.click(f'{pending} button[data-action="allow"]')
+    on_row = f'li.session[data-session="{key}"] .request'
+    assert page.locator(f"{on_row} .choices button").all_inner_texts() == ["Allow", "Always allow", "Deny"]
+    page.click(f'{pending} button[data-answer="allow"]')
     page.wait_for_selector(f'{view} .recap pre:text-is("tool completed (allow)")')
     page.wait_for_selector(f'{view}[data-activity="idle"]')
     assert page.locator(f"{view} .pending").is_hidden()
+    assert page.locator(on_row).count() == 0  # the row's request left with it
 
     page.click(f'{view} [data-action="suspend"]')
     page.wait_for_selector(f'{view}[data-liveness="suspended"]')

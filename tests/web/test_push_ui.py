@@ -32,7 +32,9 @@ pytestmark = pytest.mark.browser
 
 SHOWN = """() => navigator.serviceWorker.ready
   .then((registration) => registration.getNotifications())
-  .then((shown) => shown.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data })))"""
+  .then((shown) => shown.map((n) => ({
+    title: n.title, body: n.body, tag: n.tag, data: n.data, actions: n.actions.map((a) => a.action),
+  })))"""
 
 
 def row(pane: str) -> str:
@@ -198,7 +200,7 @@ def test_a_push_shows_one_notification_per_session(page: Any, web: Web) -> None:
 
     push({"session_key": key, "name": "builder", "state": "needs input", "revision": 3})
     assert displayed.wait(1) == [{"Title": "Roost", "Body": "builder: needs input"}]
-    builder = {"title": "Roost", "tag": key, "data": key}
+    builder = {"title": "Roost", "tag": key, "data": {"key": key, "request": None}, "actions": []}
     assert page.evaluate(SHOWN) == [{**builder, "body": "builder: needs input"}]
     push({"session_key": key, "name": "builder", "state": "done", "revision": 4})
     assert displayed.wait(2)[1] == {"Title": "Roost", "Body": "builder: done"}

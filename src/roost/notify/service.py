@@ -6,7 +6,9 @@ It keeps each session's previous activity so a change can be classified (see
 that session. Opening the session (:meth:`Notifier.seen`) cancels what is pending and
 acknowledges the revision it saw, so a late timer never buzzes about something already looked at.
 
-The payload names the session and its state only: never a prompt or a reply.
+The payload names the session and its state, and for a session that needs input the request
+it waits on (the one line saying what it asks, the answers rosterd can give): never a prompt or
+a reply. Push payloads are encrypted end to end (RFC 8291): the push service reads none of it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 from typing import Any
 
 from roost.notify import push
-from roost.notify.classify import classify
+from roost.notify.classify import NEEDS_INPUT, classify
 from roost.notify.delay import Delays
 from roost.notify.store import Store, Subscription
 from roost.notify.vapid import Keys
@@ -28,6 +30,23 @@ from roost.roster.records import Record
 
 FOLLOW_TIMEOUT = 60.0
 """Seconds the follower sleeps on a quiet stream before looking again (it wakes on any change)."""
+
+
+ASKS_LIMIT = 120
+"""Characters of what a request asks that a notification carries (one line on a lock screen)."""
+ANSWERS_OF_KIND = {"allow_once": "allow", "allow_always": "allow_always", "reject_once": "reject"}
+
+
+def request_of(record: Record) -> dict[str, Any] | None:
+    """What a notification says of the request a session waits on: its id, the line saying
+    what it asks, and the answers rosterd can give it (none: it is answered in the terminal)."""
+    pending = record.pending if record.activity == records.NEEDS_ATTENTION else None
+    if not pending:
+        return None
+    asks = pending.get("summary") or pending.get("tool") or ""
+    kinds = [o.get("kind") for o in pending.get("options") or [] if isinstance(o, dict)]
+    answers = [ANSWERS_OF_KIND[k] for k in ANSWERS_OF_KIND if k in kinds] if pending.get("answerable") else []
+    return {"id": pending.get("id"), "asks": " ".join(str(asks).split())[:ASKS_LIMIT], "answers": answers}
 
 
 class Notifier:
@@ -121,6 +140,9 @@ class Notifier:
             "state": what,
             "revision": record.revision,
         }
+        request = request_of(record) if what == NEEDS_INPUT else None
+        if request is not None:
+            payload["request"] = request
         for subscription in self.store.all():
             if self.viewing.get(subscription.endpoint) == key:
                 continue

@@ -13,6 +13,7 @@ import { Launcher } from "./launcher.js";
 import { Notifier } from "./notify.js";
 import { isPane, Roster, Unauthorized } from "./roster.js";
 import { markSeen, Settings } from "./settings.js";
+import { requestView } from "./request.js";
 import { renderSidebar } from "./sidebar.js";
 import { TerminalView } from "./terminal.js";
 
@@ -50,7 +51,7 @@ function render() {
   document.body.classList.toggle("phone", PHONE.matches);
   document.body.dataset.phoneView = phoneView;
   document.body.dataset.activeKind = active && !isPane(active) ? "headless" : "terminal";
-  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView });
+  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered });
   if (PHONE.matches) renderDeck();
   renderTabs();
   const link = $("link");
@@ -59,7 +60,12 @@ function render() {
 }
 
 function renderDeck() {
-  renderCards($("cards"), roster.rows(), { tails, recordOf: (id) => roster.recordOf(id), onOpen: openView });
+  renderCards($("cards"), roster.rows(), {
+    tails,
+    recordOf: (id) => roster.recordOf(id),
+    onOpen: openView,
+    onAnswered: answered,
+  });
 }
 
 // A tab's name: its row's, or (for a headless session that ended, which has no row) its record's.
@@ -115,6 +121,13 @@ function openView(id) {
     const note = document.createElement("div");
     note.className = "note";
     box.append(note);
+    if (isPane(id)) {
+      // What the pane's session waits on, over the terminal's corner: a notification opens
+      // straight onto it (updateRequests keeps it current).
+      const bar = document.createElement("div");
+      bar.className = "request-bar";
+      box.append(bar);
+    }
     $("views").append(box);
     // Visible before the terminal opens, so it can measure the box it fits.
     showOnly(id, box);
@@ -126,8 +139,28 @@ function openView(id) {
       renderTabs();
     });
     open.set(id, { view, box });
+    updateRequests();
   }
   activate(id);
+}
+
+// An answer's record goes to the roster at once; the change stream confirms it.
+function answered(record) {
+  roster.offer(record);
+}
+
+// Each open terminal's request bar shows what its session waits on now, or nothing.
+function updateRequests() {
+  for (const [id, { box }] of open) {
+    const bar = box.querySelector(":scope > .request-bar");
+    if (!bar) continue;
+    const record = roster.recordOf(id);
+    const shown = bar.firstElementChild;
+    const pending = record && record.activity === "needs_attention" ? record.pending : null;
+    if (shown && pending && shown.dataset.request === pending.id) continue; // unchanged: keep its state
+    const request = requestView(record, { onAnswered: answered });
+    bar.replaceChildren(...(request ? [request] : []));
+  }
 }
 
 function headlessView(key, box) {
@@ -200,6 +233,7 @@ $("back").addEventListener("click", backToDeck);
 let tailSoon = null;
 roster.addEventListener("change", () => {
   updateHeadless();
+  updateRequests();
   render();
   // A card's last lines follow its session: read them again shortly after the roster moves.
   if (showingDeck()) {

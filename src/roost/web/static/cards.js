@@ -5,9 +5,11 @@
 // The last lines come from GET /terminals/{pane}/tail (a screen read, no live terminal per
 // card): read again while the deck is in view, every few seconds and after roster changes.
 // Badges still come only from the roster's change stream. A headless session has no terminal:
-// its card shows the last lines of its last reply (the record's recap) instead.
+// its card shows the last lines of its last reply (the record's recap) instead. A session that
+// waits on a person shows what it asks and the answers it offers (request.js), right on its card.
 
 import { badge } from "./badges.js";
+import { requestView } from "./request.js";
 import { byPlace, folderHead, groups, markRow } from "./sidebar.js";
 
 const TAIL_LINES = 3;
@@ -62,7 +64,7 @@ function lastLines(row, { tails, recordOf }) {
   return ((record && record.recap) || "").split("\n").filter((line) => line.trim()).slice(-TAIL_LINES);
 }
 
-export function renderCards(deck, rows, { tails, recordOf, onOpen }) {
+export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
@@ -89,6 +91,8 @@ export function renderCards(deck, rows, { tails, recordOf, onOpen }) {
       detail.className = "detail";
       detail.textContent = row.harness ? `${row.harness} · ${row.detail}` : row.detail;
       card.append(top, tail, detail);
+      const request = requestView(row.record, { onAnswered, onTerminal: () => onOpen(row.id) });
+      if (request) card.append(request);
       card.addEventListener("click", () => onOpen(row.id));
       card.addEventListener("keydown", (event) => {
         if (event.key === "Enter" || event.key === " ") onOpen(row.id);

@@ -8,14 +8,8 @@
 
 import { post } from "./api.js";
 import { badge } from "./badges.js";
+import { requestView } from "./request.js";
 import { STATE_OF_ACTIVITY } from "./roster.js";
-
-// A pending request's option kinds, as the adapter offered them, and the answer each sends.
-const CHOICES = [
-  { kind: "allow_once", option: "allow", label: "Allow" },
-  { kind: "allow_always", option: "allow_always", label: "Always allow" },
-  { kind: "reject_once", option: "reject", label: "Deny" },
-];
 
 function element(tag, className, text) {
   const made = document.createElement(tag);
@@ -74,12 +68,8 @@ export class HeadlessView extends EventTarget {
     this.facts = element("p", "facts");
     this.failure = element("p", "failure");
     this.pending = section("pending", "Needs your answer");
-    this.ask = element("p", "ask");
-    this.tool = element("code", "tool");
-    this.summary = element("span", "summary");
-    this.ask.append(this.tool, " ", this.summary);
-    this.choices = element("div", "choices");
-    this.pending.append(this.ask, this.choices);
+    this.request = element("div", "slot");
+    this.pending.append(this.request);
     this.plan = section("plan", "Plan");
     this.steps = element("ol");
     this.plan.append(this.steps);
@@ -137,7 +127,7 @@ export class HeadlessView extends EventTarget {
     this.facts.textContent = facts.filter(Boolean).join(" · ");
     this.facts.title = record.cwd || "";
     this.failure.textContent = record.error_reason || "";
-    this.renderPending(record.pending);
+    this.renderPending(record);
     this.renderPlan(record.plan);
     this.recap.hidden = !record.recap;
     this.reply.textContent = record.recap || "";
@@ -156,23 +146,14 @@ export class HeadlessView extends EventTarget {
     }
   }
 
-  renderPending(pending) {
+  // The request box is kept while the same request is open, so a refusal shown in it stays.
+  renderPending(record) {
+    const pending = record.activity === "needs_attention" ? record.pending : null;
     this.pending.hidden = !pending;
-    if (!pending) {
-      this.choices.replaceChildren();
-      return;
-    }
-    this.tool.textContent = pending.tool || pending.kind || "";
-    this.summary.textContent = (pending.summary || "").split("\n")[0];
-    const offered = new Set((pending.options || []).map((option) => option.kind));
-    const path = `/sessions/${encodeURIComponent(this.key)}/permission`;
-    this.choices.replaceChildren(
-      ...CHOICES.filter((choice) => offered.has(choice.kind)).map((choice) => {
-        const made = button(choice.label, choice.option);
-        made.addEventListener("click", () => this.act(path, { option: choice.option }));
-        return made;
-      }),
-    );
+    const shown = this.request.firstElementChild;
+    if (pending && shown && shown.dataset.request === pending.id) return;
+    const request = requestView(record, { onAnswered: (after) => this.onRecord(after) });
+    this.request.replaceChildren(...(request ? [request] : []));
   }
 
   renderPlan(plan) {

@@ -83,7 +83,7 @@ export class Roster extends EventTarget {
 
   // A record an action's answer carried; the change stream may have brought a newer one first.
   offer(record) {
-    const held = this.headless.get(record.session_key);
+    const held = this.records.get(record.session_key) || this.headless.get(record.session_key);
     if (held && held.status_epoch === record.status_epoch && held.revision > record.revision) return;
     this.put(record);
     this.changed();
@@ -146,7 +146,7 @@ export class Roster extends EventTarget {
   }
 
   // What the sidebar shows: one row per terminal and per headless session not ended, named and
-  // placed by folder.
+  // placed by folder, each with its record (null for a terminal no session occupies).
   rows() {
     const terminals = [...this.terminals.values()].map((terminal) => {
       const record = this.recordOf(terminal.pane);
@@ -158,6 +158,7 @@ export class Roster extends EventTarget {
         cwd: (record && record.cwd) || terminal.cwd || "",
         harness: record ? record.harness : null,
         state: record ? STATE_OF_ACTIVITY[record.activity] || null : null,
+        record,
       };
     });
     const headless = [...this.records.values()]
@@ -171,6 +172,7 @@ export class Roster extends EventTarget {
         harness: record.harness,
         state: STATE_OF_ACTIVITY[record.activity] || null,
         since: record.started_at,
+        record,
       }));
     return [...terminals, ...headless];
   }

@@ -1,8 +1,11 @@
 // The sidebar: one row per session (a terminal, or a headless session), grouped by folder (its
-// working directory), each folder with a rollup of its sessions' states. Rendered whole from the
-// roster on every change: a few dozen rows cost nothing, and no row can drift from the roster.
+// working directory), each folder with a rollup of its sessions' states; a session that waits
+// on a person shows what it asks under its name, with the answers it offers (request.js).
+// Rendered whole from the roster on every change: a few dozen rows cost nothing, and no row can
+// drift from the roster.
 
 import { badge, rollup } from "./badges.js";
+import { requestView } from "./request.js";
 
 export function folderName(cwd) {
   if (!cwd) return "(unknown folder)";
@@ -50,7 +53,8 @@ export function folderHead(cwd, members) {
   return head;
 }
 
-export function renderSidebar(nav, rows, { active, onOpen }) {
+// `onAnswered(record)`: a request answered from a row; the record after the answer.
+export function renderSidebar(nav, rows, { active, onOpen, onAnswered }) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
@@ -76,6 +80,8 @@ export function renderSidebar(nav, rows, { active, onOpen }) {
       text.className = "text";
       text.append(label, detail);
       li.append(text, badge(row.state));
+      const request = requestView(row.record, { onAnswered, onTerminal: () => onOpen(row.id) });
+      if (request) li.append(request);
       li.addEventListener("click", () => onOpen(row.id));
       li.addEventListener("keydown", (event) => {
         if (event.key === "Enter" || event.key === " ") onOpen(row.id);

@@ -5,8 +5,10 @@
 // never cached (they are live, and the page says so when they are unreachable).
 //
 // It also shows rosterd's Web Push notifications: a push names a session and what it did
-// ({session_key, name, state, revision}: never a prompt or a reply); clicking the notification
-// brings a Roost window forward (or opens one) and asks it to open that session.
+// ({session_key, name, state, revision}, and for a session that needs input its request:
+// what it asks and the answers rosterd can give; never a prompt or a reply); clicking the
+// notification brings a Roost window forward (or opens one) and asks it to open that session,
+// and its Allow or Deny action answers the request right there.
 
 const CACHE = "roost-shell-v1";
 const SHELL = [
@@ -18,6 +20,7 @@ const SHELL = [
   "/static/keys.js",
   "/static/launcher.js",
   "/static/notify.js",
+  "/static/request.js",
   "/static/roster.js",
   "/static/settings.js",
   "/static/sidebar.js",
@@ -78,16 +81,46 @@ self.addEventListener("push", (event) => {
   }
   const key = typeof doc.session_key === "string" ? doc.session_key : "";
   const name = doc.name || key || "a session";
+  const request = doc.state === "needs input" && doc.request && typeof doc.request === "object" ? doc.request : null;
+  const asks = request && typeof request.asks === "string" ? ` — ${request.asks}` : "";
+  // A request rosterd can answer gets its answers on the notification itself (where the
+  // browser shows actions); tapping the notification opens the session onto the request.
+  const offered = request && Array.isArray(request.answers) ? request.answers : [];
+  const actions = ACTIONS.filter((action) => offered.includes(action.action));
   // A repeat for the same session replaces the notification before it (same tag).
   event.waitUntil(
     self.registration.showNotification("Roost", {
-      body: `${name}: ${doc.state === "done" ? "done" : "needs input"}`,
+      body: `${name}: ${doc.state === "done" ? "done" : "needs input"}${asks}`,
       tag: key || "roost",
-      data: key,
+      data: { key, request: request && typeof request.id === "string" ? request.id : null },
       icon: "/static/icon-192.png",
+      actions,
+      requireInteraction: actions.length > 0,
     }),
   );
 });
+
+// The answers a notification may carry, at most two (what most browsers show).
+const ACTIONS = [
+  { action: "allow", title: "Allow" },
+  { action: "reject", title: "Deny" },
+];
+
+// Answer a request from its notification; false when rosterd refused (answered elsewhere
+// meanwhile, say), and then the session is opened instead so the person sees where it stands.
+async function answer(key, request, option) {
+  try {
+    const response = await fetch(`/sessions/${encodeURIComponent(key)}/permission`, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ option, request_id: request }),
+    });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
 
 async function openSession(key) {
   const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
@@ -108,7 +141,19 @@ async function openSession(key) {
   }
 }
 
+// A notification's data: {key, request}; an older one's is the key alone.
+function dataOf(notification) {
+  const data = notification.data;
+  return typeof data === "string" ? { key: data, request: null } : data || { key: "", request: null };
+}
+
 self.addEventListener("notificationclick", (event) => {
   event.notification.close();
-  event.waitUntil(openSession(event.notification.data));
+  const { key, request } = dataOf(event.notification);
+  const chosen = ACTIONS.find((action) => action.action === event.action);
+  if (chosen && key && request) {
+    event.waitUntil(answer(key, request, chosen.action).then((done) => (done ? undefined : openSession(key))));
+    return;
+  }
+  event.waitUntil(openSession(key));
 });
