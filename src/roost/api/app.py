@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from roost.api import actions, errors, headless, input, prompt, reads, rows, streams, waits
+from roost.api import webhooks as hookroutes
 from roost.api.auth import BearerAuth
 from roost.api.gate import WebGate
 from roost.api.services import Services
@@ -51,6 +52,9 @@ ROUTES = (
     Route("/register", actions.register, methods=["POST"]),
     Route("/status", reads.status, methods=["GET"]),
     Route("/openapi.json", _openapi, methods=["GET"]),
+    Route("/hooks", hookroutes.register, methods=["POST"]),
+    Route("/hooks", hookroutes.listing, methods=["GET"]),
+    Route("/hooks/{id}", hookroutes.delete, methods=["DELETE"]),
 )
 
 

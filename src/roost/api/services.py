@@ -16,6 +16,7 @@ from roost.tmux.topology import Topology
 
 if TYPE_CHECKING:
     from roost.notify.service import Notifier
+    from roost.notify.webhooks import Webhooks
     from roost.runner.runner import Runner
     from roost.tmux.tap import Taps
 
@@ -48,6 +49,8 @@ class Services:
     """Bumped when tmux's panes, windows or sessions change; ``/changes?terminals=1`` follows it."""
     runner: Runner | None = None
     """Headless sessions (see :mod:`roost.runner.runner`); None where none are run."""
+    webhooks: Webhooks | None = None
+    """Webhook deliveries (see :mod:`roost.notify.webhooks`); None where they are not run."""
 
 
 def of(request: Request) -> Services:
