@@ -81,7 +81,9 @@ def test_a_delivery_that_takes_too_long_is_dropped_and_logged(
         made = await webhooks.add("http://localhost:9/hook", ["attention"], TOKEN)
         webhooks.fan_out(change(1, "attention"))
         webhooks.fan_out(change(2, "attention"))
-        await asyncio.sleep(0.5)
+        async with asyncio.timeout(5):
+            while webhooks.listing()[0]["deliveries"]["failed"] < 2:
+                await asyncio.sleep(0.01)
         return {"id": made["id"], **webhooks.listing()[0]["deliveries"]}
 
     with caplog.at_level(logging.WARNING, logger="rosterd.webhooks"):
