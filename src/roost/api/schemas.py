@@ -335,8 +335,17 @@ class Hook(Strict):
     ]
     events: (
         Annotated[
-            list[text(64, least=1, one_line=True, what="a change kind")],
-            Field(max_length=len(EVENTS), description=f"distinct change kinds from {', '.join(EVENTS)}"),
+            list[
+                Annotated[
+                    text(64, least=1, one_line=True, what="a change kind"),
+                    Field(json_schema_extra={"enum": list(EVENTS)}),
+                ]
+            ],
+            Field(
+                max_length=len(EVENTS),
+                description=f"distinct change kinds from {', '.join(EVENTS)}",
+                json_schema_extra={"uniqueItems": True},
+            ),
             AfterValidator(_change_kinds),
         ]
         | None
