@@ -14,7 +14,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roost.api import actions, errors, headless, input, permissions, prompt, reads, rows, streams, waits
+from roost.api import (
+    actions,
+    errors,
+    headless,
+    input,
+    permissions,
+    prompt,
+    reads,
+    rows,
+    streams,
+    waits,
+    webhooks,
+)
 from roost.api.auth import BearerAuth
 from roost.api.gate import WebGate
 from roost.api.services import Services
@@ -52,6 +64,9 @@ ROUTES = (
     Route("/register", actions.register, methods=["POST"]),
     Route("/status", reads.status, methods=["GET"]),
     Route("/openapi.json", _openapi, methods=["GET"]),
+    Route("/hooks", webhooks.register, methods=["POST"]),
+    Route("/hooks", webhooks.listing, methods=["GET"]),
+    Route("/hooks/{id}", webhooks.delete, methods=["DELETE"]),
 )
 
 

@@ -26,14 +26,14 @@ ERRORS = {
     "400": "malformed request: bad JSON, a bad field (named in `field`), a bad parameter",
     "401": "TCP request without the right bearer token (or the web app's session cookie)",
     "403": "a browser request whose Origin is not this daemon's",
-    "404": "no such session, pane, process, subscription or route",
+    "404": "no such session, pane, process, subscription, webhook or route",
     "409": "refused as things stand: a stale or ended session, an ambiguous name, a pinned row "
     "that moved (see code), an agent that is not installed",
     "413": f"a body over its limit ({LIMIT} bytes unless the route says more), or text or data over its own",
-    "429": "too many open streams and waits",
+    "429": "too many open streams and waits, or webhooks",
     "502": "a headless session's holder or ACP adapter failed (code holder_failed or adapter_failed, "
     "with the adapter's last words)",
-    "503": "tmux could not do it, or push notifications are not running",
+    "503": "tmux could not do it, or push notifications or webhooks are not running",
 }
 _KEY = {
     "name": "key",
@@ -356,6 +356,30 @@ OPERATIONS = (
         {"200": (replies.Seen, "acknowledged")},
         ("404", "409", "503"),
         params=(_KEY,),
+    ),
+    Operation(
+        "post",
+        "/hooks",
+        "register a webhook: each change of the kinds named (none: every kind) is POSTed to a "
+        "loopback or tailnet URL as {event, data}, the token as its bearer",
+        {"201": (replies.Webhook, "registered (the token is never shown again)")},
+        ("400", "413", "429", "503"),
+        schemas.Hook,
+    ),
+    Operation(
+        "get",
+        "/hooks",
+        "every registered webhook, without its token",
+        {"200": (replies.Webhooks, "the webhooks")},
+        ("503",),
+    ),
+    Operation(
+        "delete",
+        "/hooks/{id}",
+        "delete a webhook; what it had queued is dropped",
+        {"204": (None, "deleted")},
+        ("404", "503"),
+        params=({"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},),
     ),
 )
 

@@ -268,3 +268,28 @@ class LoginLink(Reply):
     """A one-time address that logs a browser in."""
 
     url: str
+
+
+class Deliveries(Reply):
+    """What became of a webhook's deliveries since the daemon started, and how many wait."""
+
+    sent: int
+    failed: int
+    dropped: int
+    queued: int
+
+
+class Webhook(Reply):
+    """A registered webhook, without its token. ``events`` empty: every kind of change."""
+
+    id: str
+    url: str
+    events: list[Literal[EVENTS]]  # type: ignore[valid-type]
+    created_at: DateTime
+    deliveries: Deliveries
+
+
+class Webhooks(Reply):
+    """Every registered webhook, oldest first."""
+
+    hooks: list[Webhook]

@@ -18,6 +18,9 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_model, model_validator
 
 from roost import agentrow
+from roost.errors import UsageError
+from roost.notify import destinations, registrations
+from roost.roster.changes import EVENTS
 from roost.roster.claimschema import COUNT_MAX, ClaimFields, Pid, Ticks
 from roost.validation import Strict, integer, refuse, text, words, writable
 
@@ -314,6 +317,68 @@ class Gate(Strict):
     always: bool = False
 
 
+def _destination(url: str) -> str:
+    try:
+        destinations.parse(url)
+    except UsageError as error:
+        raise refuse(error.message.removeprefix("url ")) from None
+    return url
+
+
+def _change_kinds(events: list[str]) -> list[str]:
+    for index, name in enumerate(events):
+        if name not in EVENTS:
+            raise refuse(f"holds {name!r}, which is not a change kind; the kinds are {', '.join(EVENTS)}")
+        if name in events[:index]:
+            raise refuse(f"names {name!r} twice")
+    return events
+
+
+class Hook(Strict):
+    """``POST /hooks``: where to POST each change, which kinds (none or empty: every kind), and
+    the bearer token to send with each."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=registrations.URL_LONGEST,
+            description=f"an http(s) URL on {destinations.WHERE}, with no user or password",
+        ),
+        AfterValidator(writable),
+        AfterValidator(_destination),
+    ]
+    events: (
+        Annotated[
+            list[
+                Annotated[
+                    text(64, least=1, one_line=True, what="a change kind"),
+                    Field(json_schema_extra={"enum": list(EVENTS)}),
+                ]
+            ],
+            Field(
+                max_length=len(EVENTS),
+                description=f"distinct change kinds from {', '.join(EVENTS)}",
+                json_schema_extra={"uniqueItems": True},
+            ),
+            AfterValidator(_change_kinds),
+        ]
+        | None
+    ) = None
+    token: Annotated[
+        str,
+        Field(
+            min_length=registrations.TOKEN_SHORTEST,
+            max_length=registrations.TOKEN_LONGEST,
+            pattern=f"^{registrations.TOKEN.pattern}$",
+            description=f"a bearer token of {registrations.TOKEN_SHORTEST} to {registrations.TOKEN_LONGEST} "
+            "characters: letters, digits and -._~+/, then any = padding",
+        ),
+    ]
+
+
 BODIES = (
     Register,
     Name,
@@ -330,5 +395,6 @@ BODIES = (
     Permission,
     Gate,
     NoBody,
+    Hook,
 )
 """Every body model, for the OpenAPI document."""

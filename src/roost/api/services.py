@@ -17,6 +17,7 @@ from roost.tmux.topology import Topology
 if TYPE_CHECKING:
     from roost.actions.permission import Permissions
     from roost.notify.service import Notifier
+    from roost.notify.webhooks import Webhooks
     from roost.runner.runner import Runner
     from roost.tmux.tap import Taps
 
@@ -52,6 +53,8 @@ class Services:
     permissions: Permissions | None = None
     """Answers pending requests of both lanes, and the gates holding pane requests open
     (see :mod:`roost.actions.permission`); None where nothing may be answered."""
+    webhooks: Webhooks | None = None
+    """Webhook deliveries (see :mod:`roost.notify.webhooks`); None where they are not run."""
 
 
 def of(request: Request) -> Services:

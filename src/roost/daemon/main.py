@@ -34,8 +34,10 @@ from roost.detect.identify import Names
 from roost.detect.scan import Scanner
 from roost.detect.selfreports import Reports
 from roost.notify import vapid
+from roost.notify.registrations import Registrations
 from roost.notify.service import Notifier
 from roost.notify.store import Store
+from roost.notify.webhooks import Webhooks
 from roost.roster import Roster
 from roost.roster.live import Live
 from roost.runner.runner import Runner, settings_of
@@ -111,6 +113,8 @@ async def _serve(config: Config) -> int:
         }
         logins = Logins(keys.token)
         notifier = Notifier(live, Store.default(), vapid.load(config.directory))
+        webhooks = Webhooks(live, Registrations.beside(config.directory))
+        loglimit.limit(logging.getLogger("rosterd.webhooks"))
         taps = Taps(paths.taps_dir())
         taps.sweep()
         topology = Topology()
@@ -135,6 +139,7 @@ async def _serve(config: Config) -> int:
                     runner,
                     gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
                 ),
+                webhooks=webhooks,
             )
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
@@ -148,7 +153,7 @@ async def _serve(config: Config) -> int:
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
         sys.stderr.flush()
         runner.begin()
-        async with Screens(scanner.server, live, clock, topology=topology), notifier:
+        async with Screens(scanner.server, live, clock, topology=topology), notifier, webhooks:
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
         await runner.close()
         live.close()

@@ -1,0 +1,42 @@
+"""The webhook routes: register one (``POST /hooks``), list them (``GET /hooks``), delete one
+(``DELETE /hooks/{id}``). What a webhook receives, and which URLs it may have, is
+:mod:`roost.notify.webhooks`' and :mod:`roost.notify.destinations`' to say; a token goes in and
+never comes out.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from roost.api import schemas, services
+from roost.api.body import read
+from roost.api.errors import Unavailable
+
+if TYPE_CHECKING:
+    from roost.notify.webhooks import Webhooks
+
+
+def _webhooks(request: Request) -> Webhooks:
+    webhooks = services.of(request).webhooks
+    if webhooks is None:
+        raise Unavailable("webhooks are not running in this daemon")
+    return webhooks
+
+
+async def register(request: Request) -> JSONResponse:
+    webhooks = _webhooks(request)
+    body = await read(request, schemas.Hook)
+    hook = await webhooks.add(body.url, body.events or (), body.token)
+    return JSONResponse(hook, status_code=201)
+
+
+async def listing(request: Request) -> JSONResponse:
+    return JSONResponse({"hooks": _webhooks(request).listing()})
+
+
+async def delete(request: Request) -> Response:
+    await _webhooks(request).remove(request.path_params["id"])
+    return Response(status_code=204)
