@@ -79,11 +79,16 @@ def test_never_replaces_what_it_did_not_make(home: Path, tmp_path: Path) -> None
     proc = link_commands(home, ROOST_BIN_DIR=str(bin_dir), PATH=f"{bin_dir}:{BARE_PATH}")
     assert proc.returncode == 1
     assert (bin_dir / "roost").read_text() == "#!/bin/sh\necho mine\n"
-    assert links(bin_dir) == {"rosterd": str(other), "rosterd-hook": OURS["rosterd-hook"]}
+    assert links(bin_dir) == {
+        "rosterd": str(other),
+        "rosterd-hook": OURS["rosterd-hook"],
+        "rosterd-holder": OURS["rosterd-holder"],
+    }
     assert proc.stdout.splitlines() == [
         f"left {bin_dir}/roost alone: it is not a link roost made; move it aside to use this checkout's",
         f"left {bin_dir}/rosterd alone: it links to {other}; remove it to use this checkout's",
         f"linked {bin_dir}/rosterd-hook -> {BIN / 'rosterd-hook'}",
+        f"linked {bin_dir}/rosterd-holder -> {BIN / 'rosterd-holder'}",
     ]
 
 

@@ -141,10 +141,16 @@ def _version() -> str:
 
 def test_commands_not_on_path_fail_with_the_fix(roost: Roost, daemon: Daemon) -> None:
     healthy(roost, daemon)
-    assert checks(daemon, 0)["commands"] == ("ok", f"roost, rosterd and rosterd-hook are on PATH (in {BIN})")
+    assert checks(daemon, 0)["commands"] == (
+        "ok",
+        f"roost, rosterd, rosterd-hook and rosterd-holder are on PATH (in {BIN})",
+    )
     found = checks(daemon, 1, {"PATH": "/usr/bin:/bin"})
     linker = BIN.parent.parent / "scripts" / "link-commands"  # the checkout the .venv is in
-    assert found["commands"] == ("FAIL", f"roost, rosterd and rosterd-hook are not on PATH: `{linker}`")
+    assert found["commands"] == (
+        "FAIL",
+        f"roost, rosterd, rosterd-hook and rosterd-holder are not on PATH: `{linker}`",
+    )
     assert all(outcome in ("ok", "skip") for what, (outcome, _) in found.items() if what != "commands")
 
 

@@ -1,5 +1,6 @@
-"""This installation's commands, ``roost``, ``rosterd`` and ``rosterd-hook``, and whether a
-shell finds them on PATH: what both doctors check, and the exact fix they print.
+"""This installation's commands, ``roost``, ``rosterd``, ``rosterd-hook`` and ``rosterd-holder``,
+and whether a shell finds them on PATH: what both doctors and ``rosterd setup`` check, and the
+exact fix they print.
 
 Set-up (``scripts/bootstrap``, which ``make run`` and ``make test`` start with) runs
 ``scripts/link-commands``: a link to each command of the checkout's ``.venv/bin`` in
@@ -16,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-COMMANDS = ("roost", "rosterd", "rosterd-hook")
+COMMANDS = ("roost", "rosterd", "rosterd-hook", "rosterd-holder")
 LINKER = Path("scripts") / "link-commands"
 
 
