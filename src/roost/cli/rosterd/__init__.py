@@ -43,6 +43,7 @@ VERBS = {
     "doctor": "doctor",
     "integrate": "integrate",
     "detect": "detect",
+    "service": "service",
     "ui": "ui",
     "open": "ui",
     "version": "version",
