@@ -9,7 +9,6 @@ ends. Nothing but the standard library: ``termios`` and ANSI escapes.
 from __future__ import annotations
 
 import os
-import shutil
 import termios
 import tty
 from dataclasses import dataclass
@@ -76,6 +75,15 @@ def split(data: str) -> list[str]:
     return keys
 
 
+def _width(fd: int) -> int:
+    """The terminal's own width, asked each time (it may have been resized): not ``$COLUMNS``,
+    which a parent process may have set for a terminal of another size."""
+    try:
+        return os.get_terminal_size(fd).columns or 80
+    except OSError:
+        return 80
+
+
 def choose(picker: Picker, fd_in: int, fd_out: int) -> bool:
     """Let the person pick on the terminal at ``fd_in``/``fd_out``; True when they accepted."""
     saved = termios.tcgetattr(fd_in)
@@ -84,7 +92,7 @@ def choose(picker: Picker, fd_in: int, fd_out: int) -> bool:
         tty.setcbreak(fd_in)
         os.write(fd_out, b"\x1b[?25l")  # no cursor blinking over the list
         while True:
-            width = shutil.get_terminal_size().columns
+            width = _width(fd_out)
             lines = picker.lines(width)
             up = f"\x1b[{drawn}A" if drawn else ""
             os.write(fd_out, (up + "\r\x1b[J" + "\r\n".join(lines) + "\r\n").encode())
