@@ -176,8 +176,10 @@ def _foreign(name: str) -> bool:
 
     Besides the ones roost and tmux read, the marks of a CI job go: Gemini CLI (through the
     ``is-in-ci`` package) takes ``CI``, ``CONTINUOUS_INTEGRATION`` or any ``CI_*`` for a
-    machine with nobody at it, starts non-interactive and exits at once, pane and all."""
-    if name in ("CI", "CONTINUOUS_INTEGRATION"):
+    machine with nobody at it, starts non-interactive and exits at once, pane and all. The
+    session bus goes too: through it ``systemctl --user`` would reach the real user's service
+    manager, whatever the sandbox's ``XDG_RUNTIME_DIR`` says."""
+    if name in ("CI", "CONTINUOUS_INTEGRATION", "DBUS_SESSION_BUS_ADDRESS"):
         return True
     return name.startswith(("TMUX", "ROOST_", "XDG_", "CLAUDE_", "CI_"))
 

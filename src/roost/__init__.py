@@ -12,6 +12,7 @@ Layers, top to bottom; a module imports its own package and rows below, never up
   one way for a headless session and a tmux pane alike: answering a permission.
 - ``notify``, ``integrate``, ``runner``: push notifications; installing and removing agent
   adapters; headless sessions over ACP (holders started, driven, suspended, resumed).
+- ``service``: the daemon as a per-user service, a systemd user unit or a LaunchAgent.
 - ``detect``: the process scan, screen rules and self-reports, turned into claims.
 - ``roster``: claims, precedence, occupants and the live feed of changes.
 - ``state``: a pane's badge, its kept replies and the events log. Only this layer writes them.

@@ -61,7 +61,7 @@ def test_healthy_setup_exits_0(roost, fakebin):
     assert line_with(proc, "kept replies in").startswith("ok ")
     assert line_with(proc, "events log on").startswith("ok ")
     assert line_with(proc, "preen is on PATH").startswith("ok ")
-    assert line_with(proc, "roost, rosterd and rosterd-hook are on PATH").startswith("ok ")
+    assert line_with(proc, "roost, rosterd, rosterd-hook and rosterd-holder are on PATH").startswith("ok ")
     assert "integration" not in proc.stdout  # no harness on PATH, nothing to check
 
 
@@ -257,10 +257,8 @@ def test_commands_not_on_path_fail_and_name_the_fixes_that_work(roost):
     proc = roost.run("doctor", env=bare)
     assert proc.returncode == 1
     line = line_with(proc, "are not on PATH")
-    assert (
-        line
-        == f"fail  roost, rosterd and rosterd-hook are not on PATH: `{CHECKOUT / 'scripts/link-commands'}`"
-    )
+    linker = CHECKOUT / "scripts" / "link-commands"
+    assert line == f"fail  roost, rosterd, rosterd-hook and rosterd-holder are not on PATH: `{linker}`"
     linked = subprocess.run(line.split("`")[1], env={**roost.env, **bare}, capture_output=True, text=True)
     assert linked.returncode == 0, linked.stdout
     local = roost.root / "home" / ".local" / "bin"
@@ -283,7 +281,7 @@ def test_commands_not_on_path_fail_and_name_the_fixes_that_work(roost):
     assert new_shell.returncode == 0, new_shell.stdout
     assert (
         line_with(new_shell, "are on PATH")
-        == f"ok    roost, rosterd and rosterd-hook are on PATH (in {local})"
+        == f"ok    roost, rosterd, rosterd-hook and rosterd-holder are on PATH (in {local})"
     )
 
 

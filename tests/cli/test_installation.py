@@ -79,11 +79,16 @@ def test_never_replaces_what_it_did_not_make(home: Path, tmp_path: Path) -> None
     proc = link_commands(home, ROOST_BIN_DIR=str(bin_dir), PATH=f"{bin_dir}:{BARE_PATH}")
     assert proc.returncode == 1
     assert (bin_dir / "roost").read_text() == "#!/bin/sh\necho mine\n"
-    assert links(bin_dir) == {"rosterd": str(other), "rosterd-hook": OURS["rosterd-hook"]}
+    assert links(bin_dir) == {
+        "rosterd": str(other),
+        "rosterd-hook": OURS["rosterd-hook"],
+        "rosterd-holder": OURS["rosterd-holder"],
+    }
     assert proc.stdout.splitlines() == [
         f"left {bin_dir}/roost alone: it is not a link roost made; move it aside to use this checkout's",
         f"left {bin_dir}/rosterd alone: it links to {other}; remove it to use this checkout's",
         f"linked {bin_dir}/rosterd-hook -> {BIN / 'rosterd-hook'}",
+        f"linked {bin_dir}/rosterd-holder -> {BIN / 'rosterd-holder'}",
     ]
 
 
@@ -104,3 +109,29 @@ def test_no_home_and_no_bin_dir_is_said_and_fails(tmp_path: Path) -> None:
     proc = subprocess.run([str(LINKER)], env={"PATH": BARE_PATH}, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 1
     assert "neither HOME nor ROOST_BIN_DIR is set" in proc.stdout
+
+
+def test_outside_a_checkout_setup_links_only_where_nothing_is_in_the_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rosterd setup``'s own linking, for an installation that is no checkout (no
+    ``scripts/link-commands`` beside its ``bin``)."""
+    from roost.cli import installation
+    from roost.errors import SetupError
+
+    commands = tmp_path / "prefix" / "bin"
+    commands.mkdir(parents=True)
+    for name in COMMANDS:
+        (commands / name).write_text("#!/bin/sh\n")
+    bin_dir = tmp_path / "links"
+    monkeypatch.setenv("ROOST_BIN_DIR", str(bin_dir))
+    assert installation.fix_command(commands).startswith(f"mkdir -p {bin_dir} && ln -s {commands / 'roost'} ")
+    assert installation.link(commands) == [
+        f"linked {bin_dir / name} -> {commands / name}" for name in COMMANDS
+    ]
+    assert installation.linked(commands) and installation.link(commands) == []
+    (bin_dir / "rosterd").unlink()
+    (bin_dir / "rosterd").write_text("mine\n")
+    with pytest.raises(SetupError, match=f"left {bin_dir / 'rosterd'} alone: it is not a link to"):
+        installation.link(commands)
+    assert (bin_dir / "rosterd").read_text() == "mine\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ from roost.agents import manifest
 from roost.integrate import names
 from tests.cli_rosterd.helpers import ok, rosterd
 from tests.conftest import BIN, Roost
+from tests.contracts import tables
 from tests.daemon.fixture import Daemon
 
 HARNESSES = names()
@@ -53,7 +55,7 @@ def test_a_healthy_machine_passes_every_check(roost: Roost, daemon: Daemon) -> N
     assert found["loopback"] == ("ok", f"port {daemon.port} is bound on 127.0.0.1 only")
     assert found["tmux"] == ("ok", f"roost's server answers on {roost.socket}")
     assert set(HARNESSES) <= found.keys()
-    assert all(outcome in ("ok", "skip") for outcome, _ in found.values())
+    assert all(outcome in ("ok", "skip", "optional") for outcome, _ in found.values())
 
 
 def test_a_stopped_daemon_fails_the_daemon_socket_and_loopback_checks(roost: Roost, daemon: Daemon) -> None:
@@ -63,9 +65,9 @@ def test_a_stopped_daemon_fails_the_daemon_socket_and_loopback_checks(roost: Roo
     assert found["daemon"][0] == "FAIL" and f"no socket at {daemon.socket}" in found["daemon"][1]
     assert found["socket"] == (
         "FAIL",
-        f"{daemon.socket} does not exist (the daemon creates it when it starts)",
+        f"{daemon.socket} does not exist (the daemon creates it when it starts); run `rosterd daemon`",
     )
-    assert found["loopback"] == ("FAIL", f"nothing listens on 127.0.0.1:{daemon.port}")
+    assert found["loopback"] == ("FAIL", f"nothing listens on 127.0.0.1:{daemon.port}; run `rosterd daemon`")
     assert found["config"][0] == found["token"][0] == "ok"
 
 
@@ -89,7 +91,8 @@ def test_a_config_that_does_not_parse_fails(roost: Roost, daemon: Daemon) -> Non
     assert found["config"] == ("FAIL", f"no config file at {elsewhere}")
     assert found["token"] == (
         "FAIL",
-        f"{elsewhere.parent / 'loopback.token'} does not exist (the daemon creates it when it starts)",
+        f"{elsewhere.parent / 'loopback.token'} does not exist (the daemon creates it when it starts); "
+        "run `rosterd daemon`",
     )
 
 
@@ -120,11 +123,15 @@ def test_a_harness_on_path_without_its_integration_fails_until_installed(
     fake.chmod(0o755)
     with_claude = {"PATH": f"{bin_dir}:{daemon.env['PATH']}"}
     found = checks(daemon, 1, with_claude)
-    outcome, detail = found["claude"]
-    assert outcome == "FAIL" and detail.startswith(f"{fake}: claude: not installed")
-    assert detail.endswith("run `rosterd integrate install claude`")
+    assert found["claude"] == ("ok", str(fake))
+    settings = daemon.roost.root / "home" / ".claude" / "settings.json"
+    assert found["claude hooks"] == (
+        "FAIL",
+        f"claude: not installed ({settings}); run `rosterd integrate install claude`",
+    )
+    assert "codex hooks" not in found and found["codex"][0] == "skip"  # not installed: one row
     assert rosterd(daemon, "integrate", "install", "claude", env=with_claude).returncode == 0
-    assert checks(daemon, 0, with_claude)["claude"] == ("ok", f"{fake}: integration installed")
+    assert checks(daemon, 0, with_claude)["claude hooks"] == ("ok", f"claude: installed ({settings})")
 
 
 def test_no_tmux_server_fails(daemon: Daemon) -> None:
@@ -141,11 +148,19 @@ def _version() -> str:
 
 def test_commands_not_on_path_fail_with_the_fix(roost: Roost, daemon: Daemon) -> None:
     healthy(roost, daemon)
-    assert checks(daemon, 0)["commands"] == ("ok", f"roost, rosterd and rosterd-hook are on PATH (in {BIN})")
+    assert checks(daemon, 0)["commands"] == (
+        "ok",
+        f"roost, rosterd, rosterd-hook and rosterd-holder are on PATH (in {BIN})",
+    )
     found = checks(daemon, 1, {"PATH": "/usr/bin:/bin"})
     linker = BIN.parent.parent / "scripts" / "link-commands"  # the checkout the .venv is in
-    assert found["commands"] == ("FAIL", f"roost, rosterd and rosterd-hook are not on PATH: `{linker}`")
-    assert all(outcome in ("ok", "skip") for what, (outcome, _) in found.items() if what != "commands")
+    assert found["commands"] == (
+        "FAIL",
+        f"roost, rosterd, rosterd-hook and rosterd-holder are not on PATH: `{linker}`",
+    )
+    assert all(
+        outcome in ("ok", "skip", "optional") for what, (outcome, _) in found.items() if what != "commands"
+    )
 
 
 def test_another_installations_command_first_on_path_is_no_failure(
@@ -182,17 +197,66 @@ def test_each_acp_adapter_is_found_or_skipped_with_its_package_and_is_sandbox_is
     roost: Roost, daemon: Daemon, tmp_path: Path
 ) -> None:
     healthy(roost, daemon)
-    fake = tmp_path / "bin" / "claude-agent-acp"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\n")
-    fake.chmod(0o755)
-    env = {"PATH": f"{fake.parent}:{daemon.env['PATH']}", "IS_SANDBOX": "yes"}
+    (tmp_path / "bin").mkdir()
+    for name in ("claude-agent-acp", "claude", "codex"):
+        (tmp_path / "bin" / name).write_text("#!/bin/sh\n")
+        (tmp_path / "bin" / name).chmod(0o755)
+    env = {"PATH": f"{tmp_path / 'bin'}:{daemon.env['PATH']}", "IS_SANDBOX": "yes"}
+    for harness in ("claude", "codex"):
+        assert rosterd(daemon, "integrate", "install", harness, env=env).returncode == 0
     found = checks(daemon, 0, env)
-    assert found["claude adapter"] == ("ok", f"{fake}: headless sessions can start")
-    assert found["codex adapter"] == (
-        "skip",
-        "codex-acp is not on PATH; `npm install -g @agentclientprotocol/codex-acp` provides it",
+    assert found["claude adapter"] == (
+        "ok",
+        f"{tmp_path / 'bin' / 'claude-agent-acp'}: headless sessions can start",
     )
+    assert found["codex adapter"] == (
+        "optional",
+        "codex-acp is not on PATH; npm package @agentclientprotocol/codex-acp provides it; "
+        "run `npm install -g @agentclientprotocol/codex-acp`",
+    )
+    assert "gemini adapter" not in found  # gemini is not installed
     if os.geteuid() == 0:
         assert found["IS_SANDBOX"][0] == "ok" and "leaves it out" in found["IS_SANDBOX"][1]
     assert "IS_SANDBOX" not in checks(daemon, 0, {**env, "IS_SANDBOX": "1"})
+
+
+DOCUMENTS = {
+    row["document"]: tables.names(row["fields"]) for row in tables.table("`rosterd --json` documents")
+}
+CHECK_FIELDS = DOCUMENTS["doctor checks[]"]
+
+
+def doctor_json(daemon: Daemon, code: int, env: dict[str, str] | None = None) -> dict:
+    proc = rosterd(daemon, "doctor", "--json", env=env)
+    assert proc.returncode == code, proc.stdout.decode() + proc.stderr.decode()
+    lines = proc.stdout.decode().splitlines()
+    assert len(lines) == 1 and proc.stderr == b""
+    doc = json.loads(lines[0])
+    assert list(doc) == ["schema", "command", *DOCUMENTS["doctor"]]
+    assert (doc["schema"], doc["command"], doc["ok"]) == (1, "doctor", code == 0)
+    assert all(list(check) == CHECK_FIELDS for check in doc["checks"])
+    return doc
+
+
+def test_doctor_json_is_the_same_rows_with_every_field(roost: Roost, daemon: Daemon) -> None:
+    healthy(roost, daemon)
+    words = checks(daemon, 0)
+    doc = doctor_json(daemon, 0)
+    assert [check["name"] for check in doc["checks"]] == list(words)
+    for check in doc["checks"]:
+        outcome, detail = words[check["name"]]
+        assert check["outcome"] == outcome.lower() and check["detail"] == detail
+        assert check["ok"] is True and check["outcome"] in ("ok", "skip", "optional")
+        assert (check["fix"] is None) == (check["outcome"] != "optional")  # an optional row says its fix
+    daemon.stop()
+    broken = {check["name"]: check for check in doctor_json(daemon, 1)["checks"]}
+    assert broken["daemon"]["ok"] is False and broken["daemon"]["outcome"] == "fail"
+    assert broken["daemon"]["fix"] == "rosterd daemon"  # no service manager answers here
+    assert broken["socket"] == {
+        "name": "socket",
+        "ok": False,
+        "outcome": "fail",
+        "detail": f"{daemon.socket} does not exist (the daemon creates it when it starts)",
+        "fix": "rosterd daemon",
+    }
+    assert broken["config"]["ok"] is True and broken["config"]["fix"] is None

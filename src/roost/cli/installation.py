@@ -1,5 +1,6 @@
-"""This installation's commands, ``roost``, ``rosterd`` and ``rosterd-hook``, and whether a
-shell finds them on PATH: what both doctors check, and the exact fix they print.
+"""This installation's commands, ``roost``, ``rosterd``, ``rosterd-hook`` and ``rosterd-holder``,
+and whether a shell finds them on PATH: what both doctors and ``rosterd setup`` check, and the
+exact fix they print.
 
 Set-up (``scripts/bootstrap``, which ``make run`` and ``make test`` start with) runs
 ``scripts/link-commands``: a link to each command of the checkout's ``.venv/bin`` in
@@ -12,11 +13,14 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-COMMANDS = ("roost", "rosterd", "rosterd-hook")
+from roost.errors import SetupError
+
+COMMANDS = ("roost", "rosterd", "rosterd-hook", "rosterd-holder")
 LINKER = Path("scripts") / "link-commands"
 
 
@@ -73,21 +77,70 @@ def bin_dir() -> Path:
 
 
 def fix(commands: Path) -> str:
+    """What puts ``commands``' programs on PATH for the next shell, in words around
+    :func:`fix_command`: when the links are in place, only the directory is missing from PATH."""
+    directory = bin_dir()
+    if linked(commands):
+        return f"add {directory} to PATH with `{profile_line(directory)}`, then open a new shell"
+    return f"`{fix_command(commands)}`"
+
+
+def fix_command(commands: Path) -> str:
     """The exact command that puts ``commands``' programs on PATH for the next shell.
 
-    When the links are in place, only the directory is missing from PATH: the line to add to
-    the shell's profile. Otherwise, in a checkout, its ``scripts/link-commands`` (which says
-    what stands in the way, if anything does); without a checkout, the ``ln -s`` itself.
+    When the links are in place: the line that adds their directory to the shell's profile.
+    Otherwise, in a checkout, its ``scripts/link-commands`` (which says what stands in the
+    way, if anything does); without a checkout, the ``ln -s`` itself.
     """
     directory = bin_dir()
-    if all(_links_to(directory / name, commands / name) for name in COMMANDS):
-        return f"add {directory} to PATH with `{profile_line(directory)}`, then open a new shell"
-    checkout = commands.parent.parent
-    if commands.parent.name == ".venv" and (checkout / LINKER).is_file():
-        return f"`{shlex.quote(str(checkout / LINKER))}`"
+    if linked(commands):
+        return profile_line(directory)
+    linker = _linker(commands)
+    if linker is not None:
+        return shlex.quote(str(linker))
     targets = " ".join(shlex.quote(str(commands / name)) for name in COMMANDS)
     where = shlex.quote(str(directory))
-    return f"`mkdir -p {where} && ln -s {targets} {where}/`"
+    return f"mkdir -p {where} && ln -s {targets} {where}/"
+
+
+def linked(commands: Path) -> bool:
+    """Whether set-up's link to each of ``commands``' programs is in place in :func:`bin_dir`."""
+    return all(_links_to(bin_dir() / name, commands / name) for name in COMMANDS)
+
+
+def link(commands: Path) -> list[str]:
+    """Make set-up's links to ``commands``' programs; lines saying what was done.
+
+    In a checkout this runs its ``scripts/link-commands``, the one place the rules live (it
+    replaces only a link of a checkout that is gone). Elsewhere it links only where nothing
+    is in the way. Either way, anything in the way is left alone and named in a
+    :class:`SetupError`.
+    """
+    linker = _linker(commands)
+    if linker is not None:
+        proc = subprocess.run([str(linker)], capture_output=True, text=True, timeout=60, check=False)
+        said = proc.stdout.splitlines()
+        if proc.returncode != 0:
+            raise SetupError("; ".join(said) or f"{linker} exited {proc.returncode}")
+        return said
+    directory = bin_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for name in COMMANDS:
+        place, target = directory / name, commands / name
+        if _links_to(place, target):
+            continue
+        if place.is_symlink() or place.exists():
+            raise SetupError(f"left {place} alone: it is not a link to {target}; move it aside")
+        place.symlink_to(target)
+        lines.append(f"linked {place} -> {target}")
+    return lines
+
+
+def _linker(commands: Path) -> Path | None:
+    """The checkout's ``scripts/link-commands``, when ``commands`` is a checkout's ``.venv/bin``."""
+    linker = commands.parent.parent / LINKER
+    return linker if commands.parent.name == ".venv" and linker.is_file() else None
 
 
 def profile_line(directory: Path) -> str:

@@ -175,3 +175,32 @@ def load(path: Path | None = None) -> Config:
     if data:
         raise ConfigError(f"unknown section [{next(iter(data))}] in {path}")
     return _check(Config(**sections))
+
+
+def default_text() -> str:
+    """A ``rosterd.toml`` that shows every key this version knows at its default, each line
+    commented out, so the file changes nothing until a person uncomments a line (and its
+    section's header); what ``rosterd setup`` writes where no config is."""
+    import json
+
+    defaults = Config(default_path())
+    lines = [
+        "# rosterd's settings. Every key is optional, and each is shown below at its default,",
+        "# commented out: uncomment a key and its [section] line to change it.",
+        "# `rosterd doctor` checks this file; `rosterd setup` wrote it and never rewrites it.",
+    ]
+    sections: list[tuple[str, Any]] = [
+        ("node", defaults.node),
+        ("runner", defaults.runner),
+        ("sources", defaults.sources),
+        ("api", defaults.api),
+    ]
+    sections += [(f"harness.{name}", harness) for name, harness in defaults.harness.items()]
+    for name, values in sections:
+        lines += ["", f"# [{name}]"]
+        for item in fields(values):
+            value = getattr(values, item.name)
+            if value is not None:
+                shown = list(value) if isinstance(value, tuple) else value
+                lines.append(f"# {item.name} = {json.dumps(shown, ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"

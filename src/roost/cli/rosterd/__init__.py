@@ -43,6 +43,8 @@ VERBS = {
     "doctor": "doctor",
     "integrate": "integrate",
     "detect": "detect",
+    "setup": "setup",
+    "service": "service",
     "ui": "ui",
     "open": "ui",
     "version": "version",

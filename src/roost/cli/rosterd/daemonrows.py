@@ -1,0 +1,128 @@
+"""The rows only ``rosterd doctor`` shows: the running daemon and what it made (its secrets,
+socket and loopback port), the agent manifests and roost's tmux server. Setup does not list
+them: the daemon makes these itself when it starts, and a person fixes the rest."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from roost import paths
+from roost.cli.rosterd.machine import BROKEN, OK, SKIP, Finding, Machine
+from roost.daemon import config, secrets
+from roost.errors import RoostError
+
+LOOPBACK = "127.0.0.1"
+
+
+def daemon(machine: Machine, _: str) -> Finding:
+    found = machine.daemon
+    if isinstance(found, RoostError):
+        return Finding(BROKEN, found.message, machine.start_command())
+    where = (found.get("listen") or {}).get("unix") or "its socket"
+    return Finding(OK, f"answers on {where} (rosterd {found.get('version')})")
+
+
+def _directory(machine: Machine) -> Path:
+    found = machine.settings
+    return found.directory if isinstance(found, config.Config) else machine.config_file.parent
+
+
+def _private(machine: Machine, path: Path, kind: Callable[[int], bool]) -> Finding:
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return Finding(
+            BROKEN, f"{path} does not exist (the daemon creates it when it starts)", machine.start_command()
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    if not kind(info.st_mode):
+        return Finding(BROKEN, f"{path} is not what rosterd made there")
+    if info.st_uid != os.getuid():
+        return Finding(BROKEN, f"{path} belongs to uid {info.st_uid}: it must be yours, 600")
+    if mode != 0o600:
+        return Finding(BROKEN, f"{path} is mode {mode:o}: it must be 600", f"chmod 600 {path}")
+    return Finding(OK, f"{path} is 600")
+
+
+def token(machine: Machine, _: str) -> Finding:
+    return _private(machine, _directory(machine) / secrets.TOKEN, stat.S_ISREG)
+
+
+def node_key(machine: Machine, _: str) -> Finding:
+    return _private(machine, _directory(machine) / secrets.NODE_KEY, stat.S_ISREG)
+
+
+def socket(machine: Machine, _: str) -> Finding:
+    return _private(machine, paths.api_socket(), stat.S_ISSOCK)
+
+
+def _loopback_port(machine: Machine) -> int | None:
+    """The port the running daemon says it bound, else the config's."""
+    found = machine.daemon
+    bound = (found.get("listen") or {}).get("loopback") if isinstance(found, dict) else None
+    if isinstance(bound, str) and bound.rpartition(":")[2].isdigit():
+        return int(bound.rpartition(":")[2])
+    settings = machine.settings
+    return settings.node.loopback_port if isinstance(settings, config.Config) else None
+
+
+def loopback(machine: Machine, _: str) -> Finding:
+    import psutil
+
+    port = _loopback_port(machine)
+    if port is None:
+        return Finding(SKIP, "no config, no daemon: no port to check")
+    addresses = sorted(
+        {
+            conn.laddr.ip
+            for conn in psutil.net_connections("inet")
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port
+        }
+    )
+    if not addresses:
+        return Finding(BROKEN, f"nothing listens on {LOOPBACK}:{port}", machine.start_command())
+    if addresses != [LOOPBACK]:
+        return Finding(BROKEN, f"port {port} is bound on {', '.join(addresses)}: only {LOOPBACK} may be")
+    return Finding(OK, f"port {port} is bound on {LOOPBACK} only")
+
+
+def manifests(machine: Machine, _: str) -> Finding:
+    """Every manifest file usable: one that is not is left out (the packaged one is used), and
+    said here with the file and the field."""
+    from roost.detect.manifests import load_catalog
+
+    problems = [
+        f"{message} (this file is left out until it is fixed)" for _, message in load_catalog().problems
+    ]
+    if problems:
+        return Finding(BROKEN, "; ".join(problems))
+    return Finding(OK, "every agent manifest is usable")
+
+
+def tmux(machine: Machine, _: str) -> Finding:
+    from roost.tmux.server import Server
+
+    server = Server.from_env()
+    try:
+        running = server.running()
+    except OSError as error:
+        return Finding(BROKEN, f"cannot run tmux: {error.strerror or error}")
+    if running:
+        return Finding(OK, f"roost's server answers on {server.socket}")
+    return Finding(BROKEN, f"no tmux server answers on {server.socket}", "roost new -d")
+
+
+def sandbox_set(machine: Machine, _: str) -> bool:
+    return os.environ.get("IS_SANDBOX") not in (None, "1") and os.geteuid() == 0
+
+
+def sandbox(machine: Machine, _: str) -> Finding:
+    value = os.environ.get("IS_SANDBOX")
+    return Finding(
+        OK,
+        f"is {value!r} here, as root: Claude's adapter fails every session under that, "
+        "so the runner leaves it out of each adapter's environment",
+    )

@@ -1,0 +1,39 @@
+"""The daemon as a per-user service: a systemd user unit on Linux, a LaunchAgent on macOS.
+
+Boundaries, as sentences:
+
+- What a unit says is a pure function of this installation and of the environment it is
+  installed from (:func:`roost.service.systemd.unit`, :func:`roost.service.launchd.plist`), so
+  installing twice writes the same bytes once and says "unchanged".
+- Only the one file install writes is ever changed or removed, and only while it carries
+  roost's mark; a file of someone else's at that path is named and left alone.
+- Where no service manager answers (a container, CI), the file is still written and nothing
+  pretends that it runs: the caller is told so, and how to start it by hand.
+- The platform is chosen once, by :func:`manager`, from ``sys.platform``.
+
+    from roost.service import install, manager
+    install(manager())    # -> lines saying what changed
+"""
+
+from __future__ import annotations
+
+import sys
+
+from roost.errors import SetupError
+from roost.service.common import Manager, NotStarted, Status, install, status, uninstall
+
+__all__ = ["Manager", "NotStarted", "Status", "install", "manager", "status", "uninstall"]
+
+
+def manager(platform: str | None = None) -> Manager:
+    """The service manager of this platform (``sys.platform`` unless ``platform`` is given)."""
+    platform = platform or sys.platform
+    if platform == "darwin":
+        from roost.service.launchd import Launchd
+
+        return Launchd()
+    if platform.startswith("linux"):
+        from roost.service.systemd import Systemd
+
+        return Systemd()
+    raise SetupError(f"roost has no service unit for {platform}: run `rosterd daemon` yourself")

@@ -1,0 +1,212 @@
+"""What both service managers share: the program a unit runs, the environment it carries, and
+install, uninstall and status as one flow over a :class:`Manager`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from roost import files
+from roost.errors import SetupError, Unavailable
+
+CARRIED = (
+    "PATH",
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "ROOST_SOCKET",
+    "ROSTERD_SOCKET",
+    "ROOST_RECORD_DIR",
+    "ROOST_EVENTS",
+    "ROOST_EVENTS_KEEP",
+)
+"""The variables a unit carries from the environment it is installed from, when set there: PATH
+(a service manager's own finds neither the agents nor their adapters) and every variable that
+moves one of roost's places, so the service and the CLI that installed it agree on the config,
+the state, the sockets and the tmux server. Nothing else is copied: no token or API key of the
+shell's ends up in a unit file."""
+
+TIMEOUT = 30
+"""Seconds a service manager's command may take (a ``start`` waits for the daemon's exec)."""
+
+
+class NotStarted(Unavailable):
+    """The unit is written, but no service manager answers to enable and start it."""
+
+
+@dataclass(frozen=True)
+class Status:
+    """What ``rosterd service status`` says. ``enabled`` and ``active`` are None when the
+    service manager cannot be asked, and ``detail`` then says why."""
+
+    manager: str
+    path: Path
+    installed: bool
+    current: bool
+    enabled: bool | None
+    active: bool | None
+    detail: str | None
+
+    def fields(self) -> dict[str, object]:
+        """The ``--json`` fields, every one always present."""
+        return {
+            "manager": self.manager,
+            "path": str(self.path),
+            "installed": self.installed,
+            "current": self.current,
+            "enabled": self.enabled,
+            "active": self.active,
+            "detail": self.detail,
+        }
+
+    @property
+    def running(self) -> bool:
+        """Installed as this installation would write it, enabled and active."""
+        return self.installed and self.current and bool(self.enabled) and bool(self.active)
+
+
+class Manager(Protocol):
+    """One platform's service manager and the file it reads."""
+
+    kind: str
+    """``systemd`` or ``launchd``."""
+    path: Path
+    """The file install writes."""
+
+    def render(self) -> bytes:
+        """What install writes there, for this installation and environment."""
+        ...
+
+    def ours(self, data: bytes) -> bool:
+        """Whether ``data`` (what is at ``path``) was written by roost."""
+        ...
+
+    def unreachable(self) -> str | None:
+        """Why the service manager cannot be asked, or None when it answers."""
+        ...
+
+    def state(self) -> tuple[bool, bool]:
+        """Whether the service is enabled (starts at login) and active (running now)."""
+        ...
+
+    def start(self, changed: bool, enabled: bool, active: bool) -> list[str]:
+        """Make the manager read the file, enable the service and start it (again, when the
+        file ``changed`` under a running one); lines saying what it did."""
+        ...
+
+    def stop(self, reachable: bool) -> list[str]:
+        """Stop and disable the service, as far as a manager that is not ``reachable`` allows."""
+        ...
+
+    def forget(self) -> list[str]:
+        """Tell the manager the file is gone."""
+        ...
+
+    def by_hand(self) -> str:
+        """The command that enables and starts the service, for a person to run later."""
+        ...
+
+
+def program() -> Path:
+    """This installation's ``rosterd``: in the virtualenv's ``bin``, beside Python. Not resolved:
+    a virtualenv's python is a link to the system's, and its ``rosterd`` is not there."""
+    return Path(sys.executable).parent / "rosterd"
+
+
+def carried(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The :data:`CARRIED` variables set (and not empty) in ``environ``, in that order."""
+    source = os.environ if environ is None else environ
+    return {name: source[name] for name in CARRIED if source.get(name)}
+
+
+def run(*argv: str) -> subprocess.CompletedProcess[str]:
+    """A service manager's command; a program that cannot run answers like one that failed."""
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return subprocess.CompletedProcess(argv, 127, "", str(error))
+
+
+def said(proc: subprocess.CompletedProcess[str]) -> str:
+    """A failed command's own words: its last line of stderr (or stdout), else its status."""
+    for stream in (proc.stderr, proc.stdout):
+        lines = [line.strip() for line in stream.splitlines() if line.strip()]
+        if lines:
+            return lines[-1]
+    return f"exit status {proc.returncode}"
+
+
+def checked(proc: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    """``proc``, or a :class:`SetupError` quoting the command and its words when it failed."""
+    if proc.returncode != 0:
+        raise SetupError(f"`{' '.join(proc.args)}` failed: {said(proc)}")
+    return proc
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise SetupError(f"cannot read {path}: {error.strerror or error}") from None
+
+
+def _not_ours(path: Path) -> SetupError:
+    return SetupError(f"{path} was not written by roost: left alone (move it aside to install roost's)")
+
+
+def status(manager: Manager) -> Status:
+    data = _read(manager.path)
+    installed = data is not None and manager.ours(data)
+    detail = str(_not_ours(manager.path)) if data is not None and not installed else None
+    current = installed and data == manager.render()
+    why = manager.unreachable()
+    if why is not None:
+        return Status(manager.kind, manager.path, installed, current, None, None, detail or why)
+    enabled, active = manager.state()
+    return Status(manager.kind, manager.path, installed, current, enabled, active, detail)
+
+
+def install(manager: Manager) -> list[str]:
+    """Write the unit (unless it is right already), then enable and start it.
+
+    Raises :class:`NotStarted`, after writing, when no service manager answers, and
+    :class:`SetupError` when a file of someone else's is in the way or the manager refuses.
+    """
+    wanted = manager.render()
+    existing = _read(manager.path)
+    if existing is not None and not manager.ours(existing):
+        raise _not_ours(manager.path)
+    changed = existing != wanted
+    if changed:
+        manager.path.parent.mkdir(parents=True, exist_ok=True)
+        files.replace(manager.path, wanted, mode=0o644, durable=True)
+    said_file = f"{'wrote' if existing is None else 'updated' if changed else 'unchanged:'} {manager.path}"
+    why = manager.unreachable()
+    if why is not None:
+        raise NotStarted(f"{said_file}; not enabled or started: {why}. {manager.by_hand()}")
+    enabled, active = manager.state()
+    return [said_file, *manager.start(changed, enabled, active)]
+
+
+def uninstall(manager: Manager) -> list[str]:
+    """Stop and disable the service, then remove the file install wrote (and nothing else)."""
+    existing = _read(manager.path)
+    if existing is None:
+        return [f"not installed: there is no {manager.path}"]
+    if not manager.ours(existing):
+        raise _not_ours(manager.path)
+    why = manager.unreachable()
+    lines = manager.stop(reachable=why is None)
+    manager.path.unlink(missing_ok=True)
+    lines.append(f"removed {manager.path}")
+    if why is None:
+        lines += manager.forget()
+    else:
+        lines.append(f"nothing was running under a service manager: {why}")
+    return lines
