@@ -182,3 +182,26 @@ def test_without_a_terminal_setup_asks_for_yes_and_changes_nothing(machine: Mach
     assert (proc.returncode, proc.stdout) == (1, "")
     assert proc.stderr == "usage: rosterd setup asks on a terminal: run it from one, or with --yes\n"
     assert machine.files() == {}
+
+
+def test_the_gate_is_a_row_setup_offers_but_does_not_pick(machine: Machine) -> None:
+    harnesses(machine)
+    first = rows(machine.rosterd("setup", "--yes").stdout)
+    assert first["claude gate"][0] == "optional"
+    assert first["claude gate"][1].endswith("; run `rosterd integrate install claude --gate`")
+    assert "codex gate" not in first  # codex offers none
+    machine.config.write_text("[harness.claude]\ngate_timeout_s = 300\n")
+    picked = machine.rosterd("setup", "--yes", "claude gate")
+    assert picked.returncode == 0, picked.stdout + picked.stderr
+    assert rows(picked.stdout)["claude gate"] == (
+        "fixed",
+        "installed claude hooks (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, "
+        "PostToolUse, PostToolUseFailure, Notification, Stop, StopFailure) with the gate (holds a "
+        f"permission request up to 300 s) in {machine.home / '.claude' / 'settings.json'}",
+    )
+    settings = json.loads((machine.home / ".claude" / "settings.json").read_text())
+    (group,) = settings["hooks"]["PermissionRequest"]
+    assert group["hooks"][0]["command"].split()[-1] == "--gate"
+    again = machine.rosterd("setup", "--yes")
+    assert rows(again.stdout)["claude gate"] == ("done", "gate on: holds a permission request up to 300 s")
+    assert again.stdout.splitlines()[-1] == "nothing changed: every needed row is done"

@@ -68,6 +68,15 @@ KINDS = (
         applies=setuprows.has_hooks,
     ),
     Kind(
+        "{harness} gate",
+        setuprows.gate,
+        setuprows.install_gate,
+        default=False,
+        optional=True,
+        per_harness=True,
+        applies=setuprows.has_gate,
+    ),
+    Kind(
         "{harness} adapter",
         setuprows.adapter,
         setuprows.install_adapter,

@@ -3,10 +3,10 @@ the fixes the person picks (see :mod:`roost.cli.rosterd.checklist` for the rows)
 
 On a terminal it lists the rows with their state and lets the person pick (space), move
 (arrows) and run the picked fixes (enter), or quit (q). ``--yes`` asks nothing: every row that
-is missing and picked by default is fixed, and a line per row says what happened. Every fix
-does nothing to a row that is done, so running setup again changes nothing. It is the one step
-that edits an agent's own configuration (``~/.claude``, ``~/.codex``…), through
-``roost.integrate``.
+is missing and picked by default (or named: ``setup --yes "claude gate"``) is fixed, and a line
+per row says what happened. Every fix does nothing to a row that is done, so running setup again
+changes nothing. It is the one step that edits an agent's own configuration (``~/.claude``,
+``~/.codex``…), through ``roost.integrate``.
 """
 
 from __future__ import annotations
@@ -143,7 +143,11 @@ def run(verb: str, args: list[str]) -> int:
     rows = _chosen(checklist.rows(machine, setup=True), options.positional)
     findings = [row.check(machine) for row in rows]
     if headless:
-        picked = [_pickable(row, f) and row.kind.default for row, f in zip(rows, findings, strict=True)]
+        # A row named on the command line is asked for: picked even where setup would not pick it.
+        named = bool(options.positional)
+        picked = [
+            _pickable(row, f) and (row.kind.default or named) for row, f in zip(rows, findings, strict=True)
+        ]
     else:
         asked = _ask(rows, findings)
         if asked is None:

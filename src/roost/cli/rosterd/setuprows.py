@@ -117,6 +117,34 @@ def install_hooks(machine: Machine, harness: str) -> list[str]:
     return integration(harness).install()
 
 
+def gate(machine: Machine, harness: str) -> Finding:
+    """The permission gate: off is fine (it is optional); on, it says how long it holds."""
+    from roost.integrate import integration
+
+    try:
+        report = integration(harness).status()
+    except RoostError:
+        return Finding(SKIP, f"its hooks' file cannot be read: see the {harness} hooks row")
+    if report.gate:
+        return Finding(OK, report.detail)
+    fix = f"rosterd integrate install {harness} --gate"
+    return Finding(MISSING, "off: its permission dialogs are answered in the terminal only", fix)
+
+
+def install_gate(machine: Machine, harness: str) -> list[str]:
+    from roost.integrate import gated
+
+    hold = config.load(machine.config_path).harness.get(harness, config.Harness()).gate_timeout_s
+    return gated(harness).install(gate=True, gate_timeout_s=hold)
+
+
+def has_gate(machine: Machine, harness: str) -> bool:
+    from roost.agents import manifest
+
+    agent = manifest.load(harness)
+    return agent is not None and agent.hook.gate is not None and has_hooks(machine, harness)
+
+
 def has_hooks(machine: Machine, harness: str) -> bool:
     from roost.agents import manifest
     from roost.integrate import KINDS
