@@ -4,7 +4,8 @@ its permission dialog answered from rosterd, and still from the terminal.
 Claude draws the dialog while the gate's hook runs. An allow from the API runs the tool, a deny
 from ``rosterd deny`` refuses it and tells the model why; a person who answers the dialog first
 ends the hook, and rosterd then refuses an answer instead of answering twice; a gate that times
-out leaves the dialog to the person. Each test types at Claude as a person would.
+out leaves the dialog to the person; the web app's Allow on the pane's sidebar row runs the tool.
+Each test types at Claude as a person would.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import pytest
 from tests.agents.conftest import TURN_TIMEOUT, AgentPane
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon
+from tests.web.conftest import chromium, page
+from tests.web.test_browser import log_in, row
 
-pytestmark = pytest.mark.agent
+pytestmark = pytest.mark.agent  # and Chromium for one: a test has one tier, the costliest
 
-__all__ = ["daemon"]
+__all__ = ["chromium", "daemon", "page"]
 
 DIALOG = "Do you want to proceed?"
 PAUSE = 1.0
@@ -133,3 +136,19 @@ def test_when_the_gate_times_out_the_dialog_is_the_persons(rosterd: Daemon, clau
     claude.keys("1")
     claude.wait(lambda: (claude.project / "x").exists(), TURN_TIMEOUT, "the tool to run")
     claude.wait_state("done")
+
+
+@pytest.mark.parametrize("claude", ["gate"], indirect=True)
+def test_the_web_apps_allow_runs_the_tool(web: Any, claude: AgentPane, page: Any) -> None:
+    """The sidebar row of the Claude pane shows what it asks; its Allow is Claude's decision."""
+    log_in(page, web)
+    ask(claude)
+    held(web.daemon, claude)
+    request = f"{row(claude.pane)} .request"
+    page.wait_for_selector(f'{request} button[data-answer="allow"]')
+    assert page.locator(f"{request} .summary").inner_text() == "Bash: touch x"
+    page.click(f'{request} button[data-answer="allow"]')
+    claude.wait(lambda: (claude.project / "x").exists(), TURN_TIMEOUT, "the tool to run")
+    page.wait_for_selector(request, state="detached")
+    claude.wait_state("done")
+    page.wait_for_selector(f'{row(claude.pane)} .badge[data-state="idle"]')
