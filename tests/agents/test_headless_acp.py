@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,12 +26,13 @@ import psutil
 import pytest
 
 from tests.agents.conftest import API_KEY, CLAUDE_QUIET, TIMINGS, TURN_TIMEOUT, _integrate
-from tests.conftest import Roost
+from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.model_api import ModelAPI, reply_for
 from tests.runner.conftest import Headless, end_holders
+from tests.web.conftest import Web, chromium, page
 
-__all__ = ["daemon"]
+__all__ = ["chromium", "daemon", "page"]
 
 NODE = "/usr/bin/node"
 """Debian's node 20: claude-agent-acp 0.49.0 is the last release that runs on it."""
@@ -182,7 +184,15 @@ def test_a_permission_denied_allowed_and_always_allowed(real: Real) -> None:
     assert denied["activity_event"] in ("end_turn", "cancelled")  # Claude lets the model go on; codex stops
     assert not target.exists()
     _asks(real, key, "TOOL two")
-    assert real.headless.post(f"/sessions/{key}/permission", {"option": "allow"}).status_code == 200
+    allowed = subprocess.run(  # the CLI, as a person at a shell answers
+        [str(BIN / "rosterd"), "allow", key],
+        capture_output=True,
+        text=True,
+        env=real.headless.daemon.env,
+        timeout=30,
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout.startswith(f"{key}: allowed;")
     assert real.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")["activity_event"] == "end_turn"
     assert target.exists()
     target.unlink()
@@ -373,3 +383,21 @@ def test_the_harness_hooks_report_into_the_headless_session_and_acp_wins(real: R
     assert "hook" in {entry["source"] for entry in view["shadowed"].get("activity", [])}
     live = [r for r in real.headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
     assert [r["session_key"] for r in live] == [key]
+
+
+@pytest.mark.parametrize("real", ["claude"], indirect=True)
+def test_the_web_apps_deny_refuses_the_tool(real: Real, page: Any) -> None:
+    """A real headless session's request on its sidebar row: Deny there is the adapter's reject."""
+    real.headless.daemon.start()
+    key = real.start(name="web answers")["session_key"]
+    web = Web(real.headless.daemon, real.headless.daemon.roost)
+    page.goto(web.new_link())
+    _asks(real, key, "TOOL from the web")
+    request = f'li.session[data-session="{key}"] .request'
+    page.wait_for_selector(f'{request} button[data-answer="reject"]')
+    assert page.locator(f"{request} button").all_inner_texts() == ["Allow", "Always allow", "Deny"]
+    page.click(f'{request} button[data-answer="reject"]')
+    done = real.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")
+    assert done["pending"] is None
+    page.wait_for_selector(request, state="detached")
+    assert not (real.project / "x").exists()
