@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roost.api import actions, errors, headless, input, prompt, reads, rows, streams, waits
+from roost.api import actions, errors, headless, input, ledger, prompt, reads, rows, streams, waits
 from roost.api.auth import BearerAuth
 from roost.api.gate import WebGate
 from roost.api.services import Services
@@ -51,6 +51,8 @@ ROUTES = (
     Route("/register", actions.register, methods=["POST"]),
     Route("/status", reads.status, methods=["GET"]),
     Route("/openapi.json", _openapi, methods=["GET"]),
+    Route("/journal", ledger.journal, methods=["GET"]),
+    Route("/usage", ledger.usage, methods=["GET"]),
 )
 
 

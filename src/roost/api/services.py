@@ -15,6 +15,8 @@ from roost.tmux.server import Server
 from roost.tmux.topology import Topology
 
 if TYPE_CHECKING:
+    from roost.ledger.journal import Journal
+    from roost.ledger.usage import Usage
     from roost.notify.service import Notifier
     from roost.runner.runner import Runner
     from roost.tmux.tap import Taps
@@ -48,6 +50,12 @@ class Services:
     """Bumped when tmux's panes, windows or sessions change; ``/changes?terminals=1`` follows it."""
     runner: Runner | None = None
     """Headless sessions (see :mod:`roost.runner.runner`); None where none are run."""
+    journal: Journal | None = None
+    """Session starts, ends, suspends, resumes and permission answers (see
+    :mod:`roost.ledger.journal`): a route that answers a permission calls ``journal.answered``.
+    None where no ledger is kept."""
+    usage: Usage | None = None
+    """Token usage and cost per turn (see :mod:`roost.ledger.usage`); None where none is kept."""
 
 
 def of(request: Request) -> Services:

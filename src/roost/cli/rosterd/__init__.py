@@ -39,6 +39,8 @@ VERBS = {
     "allow": "headless",
     "deny": "headless",
     "spawn": "headless",
+    "journal": "ledger",
+    "usage": "ledger",
     "daemon": "daemon",
     "doctor": "doctor",
     "integrate": "integrate",
