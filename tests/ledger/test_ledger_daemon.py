@@ -197,8 +197,13 @@ def test_since_chooses_the_newer_lines_and_a_bad_one_is_exit_1(headless: Headles
         assert fails(headless.daemon, 1, verb, "--bogus") == f"usage: rosterd {verb} [--since T] [--json]\n"
         with headless.daemon.unix() as client:
             answer = client.get(f"/{verb}", params={"since": "yesterday"})
-        assert answer.status_code == 400
-        assert answer.json() == {"error": answer.json()["error"], "field": "since"}
+            assert answer.status_code == 400
+            assert answer.json() == {"error": answer.json()["error"], "field": "since"}
+            extra, twice = {"since": "1h", "limit": "3"}, {"since": ["1h", "2h"]}
+            for query, field in ((extra, "limit"), (twice, "since")):
+                answer = client.get(f"/{verb}", params=query)
+                assert answer.status_code == 400
+                assert answer.json() == {"error": "the one parameter taken is since, once", "field": field}
 
 
 def test_the_verbs_print_for_people_and_exit_2_without_a_daemon(headless: Headless) -> None:

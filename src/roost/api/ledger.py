@@ -1,8 +1,9 @@
 """``GET /journal`` and ``GET /usage``: the ledger's two files, read back.
 
 Both take ``?since=`` (``7d``, ``3h``, ``15m`` or an RFC 3339 time; see :mod:`roost.ledger.since`)
-and answer ``since`` as the moment it named (null: everything kept). The files are read and
-the answer encoded off the daemon's loop: they hold up to a few megabytes each.
+and answer ``since`` as the moment it named (null: everything kept); any other parameter is
+refused. The files are read and the answer encoded off the daemon's loop: they hold up to a
+few megabytes each.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from roost.api import services
-from roost.api.errors import Unavailable
+from roost.api.errors import BadRequest, Unavailable
 from roost.ledger.since import parse as parse_since
 from roost.roster.times import to_wire
 
@@ -38,7 +39,11 @@ async def usage(request: Request) -> Response:
 
 
 async def _answer(request: Request, read: Callable[[float | None], dict[str, Any]]) -> Response:
-    given = request.query_params.get("since")
+    query = request.query_params
+    unknown = sorted(set(query) - {"since"})
+    if unknown or len(query.getlist("since")) > 1:
+        raise BadRequest("the one parameter taken is since, once", field=unknown[0] if unknown else "since")
+    given = query.get("since")
     since = None if given is None else parse_since(given, services.of(request).clock())
 
     def body() -> bytes:
