@@ -73,6 +73,9 @@ HEADLESS = "headless"
 """One file per headless session in the state directory: what brings it back after a reboot."""
 HOLDERS = "holders"
 """One ``KEY.sock`` (mode 0600) and one ``KEY.json`` state file per headless session's holder."""
+LEDGER = "ledger"
+"""The journal and usage files, in the state directory (``$ROOST_LEDGER`` moves them)."""
+LEDGER_ENV = "ROOST_LEDGER"
 HOLDER_LINE_LIMIT = 64 * 1024 * 1024
 """The longest line either end of a holder's socket (and its adapter's stdio) takes: an ACP
 message with a large diff is megabytes."""
@@ -120,6 +123,12 @@ def holder_state(key: str) -> Path:
 def headless_dir() -> Path:
     """What the runner keeps of each headless session, where a reboot leaves it."""
     return state_home() / HEADLESS
+
+
+def ledger_dir() -> Path:
+    """Where the journal and the usage ledger are kept: ``$ROOST_LEDGER``, else ``ledger/``
+    in the state directory."""
+    return _path(os.environ.get(LEDGER_ENV) or str(state_home() / LEDGER))
 
 
 def record_dir() -> Path | None:

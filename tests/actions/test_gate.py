@@ -132,6 +132,13 @@ def test_a_held_request_is_pending_and_answerable_with_its_options(daemon: Daemo
     result = gated.result()
     assert result["returncode"] == 0
     assert json.loads(result["stdout"]) == ALLOW
+    # The journal keeps who answered and from where, and nothing of what was asked.
+    entries = daemon.get("/journal")["entries"]
+    answers = [e for e in entries if e["kind"] == "answer"]
+    assert [(e["session_key"], e["answer"], e["by"], e["via"]) for e in answers] == [
+        (record["session_key"], "allow", "local user", "api")
+    ]
+    assert "touch x" not in json.dumps(entries)
 
 
 def test_always_grants_the_suggested_rules_but_never_a_mode(daemon: Daemon, gate: Any) -> None:
@@ -147,9 +154,16 @@ def test_a_deny_carries_its_reason(daemon: Daemon, gate: Any) -> None:
     daemon.start()
     gated = gate(request())
     key = gated.held()["session_key"]
-    assert gated.answer(key, option="reject", reason="not on main").status_code == 200
+    with daemon.tcp(daemon.token) as client:  # a tool with the loopback token
+        answered = client.post(
+            f"/sessions/{key}/permission", json={"option": "reject", "reason": "not on main"}
+        )
+    assert answered.status_code == 200, answered.text
     decision = json.loads(gated.result()["stdout"])["hookSpecificOutput"]["decision"]
     assert decision == {"behavior": "deny", "message": "not on main"}
+    [entry] = [e for e in daemon.get("/journal")["entries"] if e["kind"] == "answer"]
+    assert (entry["answer"], entry["by"], entry["via"]) == ("reject", "token holder", "api")
+    assert "not on main" not in json.dumps(entry)
 
 
 def test_stale_and_impossible_answers_are_refused_and_change_nothing(daemon: Daemon, gate: Any) -> None:

@@ -8,6 +8,7 @@ It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_m
 - ``PERMIT`` asks as Claude's adapter does (``allow_always`` / ``allow`` / ``reject``): an
   allowed tool runs, a rejected one ends the turn ``end_turn`` with nothing run;
 - ``PLAN`` sends a plan, a mode change, a usage update and a title, then replies;
+- ``SPEND X`` costs X dollars: a usage update carries the process's cumulative cost, then it replies;
 - ``SLOW S`` replies after S seconds, or ends ``cancelled`` when ``session/cancel`` comes first;
 - ``FAIL`` answers the prompt with an error, as an adapter whose model API failed;
 - ``TOOL`` starts a tool (``sleep``) in a process group of its own, as Claude's Bash tool
@@ -42,6 +43,8 @@ STATE = os.environ.get("FAKE_ACP_STATE")
 CONFIG = {"model": "fake-small", "effort": "medium"}
 """The session's config options (``session/set_config_option`` changes them), unless
 ``$FAKE_ACP_BARE`` says the adapter offers none."""
+SPENT = [0.0]
+"""Dollars this process has spent, as a ``usage_update``'s cumulative cost counts them."""
 backlog: list[dict] = []
 """Lines read while waiting for something else (a cancel during a slow turn)."""
 
@@ -200,6 +203,11 @@ def turn(message: dict) -> tuple[str, str, dict]:
         update(session, {"sessionUpdate": "usage_update", "used": 1200, "size": 200000})
         update(session, {"sessionUpdate": "session_info_update", "title": "fixing the relay"})
         reply = "planned"
+    elif text.startswith("SPEND "):
+        SPENT[0] += float(text.split()[1])
+        cost = {"amount": round(SPENT[0], 6), "currency": "USD"}
+        update(session, {"sessionUpdate": "usage_update", "used": 300, "size": 200000, "cost": cost})
+        reply = "spent"
     elif text.startswith("SLOW "):
         chunk(session, "working")
         deadline = time.monotonic() + float(text.split()[1])

@@ -48,6 +48,7 @@ WIRE_FIELDS = {
     "permission_policy": None,
     "recap": None,
     "pending": None,
+    "model": None,
 }
 
 

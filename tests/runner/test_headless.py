@@ -111,6 +111,11 @@ def test_allow_always_and_deny_choose_those_options(headless: Headless) -> None:
     assert run.returncode == 0, run.stderr
     assert "denied" in run.stdout
     assert headless.until(key, activity_event="end_turn")["recap"] == "tool failed (reject)"
+    answers = [e for e in headless.daemon.get("/journal")["entries"] if e["kind"] == "answer"]
+    assert [(e["answer"], e["by"], e["via"]) for e in answers] == [
+        ("allow_always", "local user", "cli"),
+        ("reject", "local user", "cli"),
+    ]
 
 
 def test_policy_auto_approves_and_never_waits_on_a_person(headless: Headless) -> None:

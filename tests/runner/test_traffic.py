@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from roost.runner.link import replayed
 from roost.runner.runner import _fold
-from roost.runner.traffic import Traffic
+from roost.runner.traffic import Traffic, current_option
 
 
 def chunk(text: str, message: str | None = None) -> dict:
@@ -106,7 +106,7 @@ def test_a_replay_cut_mid_turn_claims_the_turn_running() -> None:
     assert ended.fields["recap"] == "so far"
 
 
-def test_mode_comes_from_a_mode_update_or_a_mode_config_option() -> None:
+def test_mode_and_model_come_from_a_mode_update_or_the_config_options() -> None:
     traffic = Traffic()
     assert traffic.update({"sessionUpdate": "current_mode_update", "currentModeId": "plan"}).fields == {
         "mode": "plan"
@@ -116,8 +116,32 @@ def test_mode_comes_from_a_mode_update_or_a_mode_config_option() -> None:
         {"id": "mode", "category": "mode", "currentValue": "read-only"},
     ]
     said = traffic.update({"sessionUpdate": "config_option_update", "configOptions": options})
-    assert said.fields == {"mode": "read-only"}
-    assert traffic.update({"sessionUpdate": "config_option_update", "configOptions": options[:1]}) is None
+    assert said.fields == {"mode": "read-only", "model": "big"}
+    said = traffic.update({"sessionUpdate": "config_option_update", "configOptions": options[:1]})
+    assert said.fields == {"model": "big"}
+    effort = [{"id": "effort", "category": "thought_level", "currentValue": "high"}]
+    assert traffic.update({"sessionUpdate": "config_option_update", "configOptions": effort}) is None
+    assert current_option(options, "model") == "big" and current_option(effort, "model") is None
     assert traffic.update({"sessionUpdate": "available_commands_update", "availableCommands": []}) is None
     usage = traffic.update({"sessionUpdate": "usage_update", "used": 5, "size": 10, "cost": {"amount": 0.1}})
     assert usage.fields == {"usage": {"used": 5, "size": 10, "cost": {"amount": 0.1}}}
+
+
+def test_the_tokens_shown_are_always_the_last_turns_and_absent_when_it_reported_none() -> None:
+    """The usage ledger counts ``usage.tokens`` when a turn ends: a turn that reported nothing
+    must not show the turn before's again."""
+    traffic = Traffic()
+    traffic.update({"sessionUpdate": "usage_update", "used": 5, "size": 10})
+    traffic.turn_started()
+    first = traffic.turn_ended({"stopReason": "end_turn", "usage": {"totalTokens": 8}})
+    assert first.fields["usage"] == {"used": 5, "size": 10, "tokens": {"totalTokens": 8}}
+    traffic.turn_started()
+    second = traffic.turn_ended({"stopReason": "end_turn"})
+    assert second.fields["usage"] == {"used": 5, "size": 10}
+    traffic.turn_started()
+    assert "usage" not in traffic.turn_ended({"stopReason": "end_turn"}).fields  # nothing to take back
+    bare = Traffic()
+    bare.turn_started()
+    bare.turn_ended({"stopReason": "end_turn", "usage": {"totalTokens": 1}})
+    bare.turn_started()
+    assert bare.turn_ended({"stopReason": "cancelled"}).fields["usage"] is None

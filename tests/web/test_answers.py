@@ -102,6 +102,8 @@ def test_a_rows_request_is_answered_there_and_leaves_when_answered(page: Any, we
     assert page.locator(f"{row(held.pane)} .badge").get_attribute("data-state") == "blocked"
     page.click(f'{request} button[data-answer="allow"]')
     assert held.decision() == {"behavior": "allow"}
+    [entry] = [e for e in web.daemon.get("/journal")["entries"] if e["kind"] == "answer"]
+    assert (entry["answer"], entry["by"], entry["via"]) == ("allow", "browser", "web")
     page.wait_for_selector(request, state="detached")
     assert page.locator(f"{row(held.pane)} .badge").get_attribute("data-state") == "working"
     assert page.locator(".tab").count() == 0  # answering never opened the terminal

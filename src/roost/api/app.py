@@ -19,6 +19,7 @@ from roost.api import (
     errors,
     headless,
     input,
+    ledger,
     permissions,
     prompt,
     reads,
@@ -67,6 +68,8 @@ ROUTES = (
     Route("/hooks", webhooks.register, methods=["POST"]),
     Route("/hooks", webhooks.listing, methods=["GET"]),
     Route("/hooks/{id}", webhooks.delete, methods=["DELETE"]),
+    Route("/journal", ledger.journal, methods=["GET"]),
+    Route("/usage", ledger.usage, methods=["GET"]),
 )
 
 

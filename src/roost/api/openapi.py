@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 from roost import __version__
 from roost.api import gate, replies, schemas
 from roost.api.body import LIMIT
+from roost.ledger import since
 from roost.roster.claimschema import ClaimBody
 
 REF = "#/components/schemas/{model}"
@@ -33,7 +34,7 @@ ERRORS = {
     "429": "too many open streams and waits, or webhooks",
     "502": "a headless session's holder or ACP adapter failed (code holder_failed or adapter_failed, "
     "with the adapter's last words)",
-    "503": "tmux could not do it, or push notifications or webhooks are not running",
+    "503": "tmux could not do it, or push notifications, webhooks or the ledger are not running",
 }
 _KEY = {
     "name": "key",
@@ -74,6 +75,12 @@ _CHANGES = (
         "description": "as since; wins over ?since (a reconnecting EventSource sends both)",
     },
 )
+_SINCE = {
+    "name": "since",
+    "in": "query",
+    "schema": {"type": "string", "pattern": since.PATTERN},
+    "description": f"from when: {since.WANTED}; absent, everything kept",
+}
 _LINES = {"name": "lines", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 20}}
 SSE = "text/event-stream"
 HTML = "text/html"
@@ -380,6 +387,22 @@ OPERATIONS = (
         {"204": (None, "deleted")},
         ("404", "503"),
         params=({"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},),
+    ),
+    Operation(
+        "get",
+        "/journal",
+        "session starts, ends, suspends, resumes and permission answers, oldest first; no agent text",
+        {"200": (replies.Journal, "the journal")},
+        ("400", "503"),
+        params=(_SINCE,),
+    ),
+    Operation(
+        "get",
+        "/usage",
+        "token usage and cost of the turns that ended, per harness and model",
+        {"200": (replies.UsageSummary, "the sums")},
+        ("400", "503"),
+        params=(_SINCE,),
     ),
 )
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from roost import agentrow
 from roost.api import prompt, rows, schemas, waits
+from roost.ledger import journal
 from roost.roster import records
 from roost.roster.changes import EVENTS
 
@@ -293,3 +294,62 @@ class Webhooks(Reply):
     """Every registered webhook, oldest first."""
 
     hooks: list[Webhook]
+
+
+class JournalEntry(Reply):
+    """One line of the journal: the session and the kind's own fields, never agent text."""
+
+    at: DateTime
+    kind: Literal[journal.KINDS]  # type: ignore[valid-type]
+    session_key: str
+    name: str | None
+    harness: str | None
+    lane: str | None
+    session_id: str | None
+    reason: str | None = Field(default=None, description="start, end, suspend and resume lines")
+    started_at: DateTime | None = Field(default=None, description="start lines")
+    answer: Literal[journal.ANSWERS] | None = None  # type: ignore[valid-type]
+    by: str | None = Field(default=None, description="answer lines: who answered")
+    via: Literal[journal.VIA] | None = None  # type: ignore[valid-type]
+
+
+class Journal(Reply):
+    """The journal since a moment (``since``: null, everything kept), oldest first."""
+
+    since: DateTime | None
+    entries: list[JournalEntry]
+
+
+class Tokens(Reply):
+    """Token counts, each summed over the turns that reported it."""
+
+    input: int
+    output: int
+    thought: int
+    cached_read: int
+    cached_write: int
+    total: int
+
+
+class UsageSum(Reply):
+    """Turns counted, the sessions they were in, their tokens and their cost by currency."""
+
+    turns: int
+    sessions: int
+    tokens: Tokens
+    cost: dict[str, float]
+
+
+class UsageRow(UsageSum):
+    """The sums for one harness and model (``unknown`` where no one said)."""
+
+    harness: str
+    model: str
+
+
+class UsageSummary(Reply):
+    """Token usage and cost since a moment (``since``: null, everything kept)."""
+
+    since: DateTime | None
+    rows: list[UsageRow]
+    total: UsageSum

@@ -16,6 +16,8 @@ from roost.tmux.topology import Topology
 
 if TYPE_CHECKING:
     from roost.actions.permission import Permissions
+    from roost.ledger.journal import Journal
+    from roost.ledger.usage import Usage
     from roost.notify.service import Notifier
     from roost.notify.webhooks import Webhooks
     from roost.runner.runner import Runner
@@ -55,6 +57,12 @@ class Services:
     (see :mod:`roost.actions.permission`); None where nothing may be answered."""
     webhooks: Webhooks | None = None
     """Webhook deliveries (see :mod:`roost.notify.webhooks`); None where they are not run."""
+    journal: Journal | None = None
+    """Session starts, ends, suspends, resumes and permission answers (see
+    :mod:`roost.ledger.journal`): a route that answers a permission calls ``journal.answered``.
+    None where no ledger is kept."""
+    usage: Usage | None = None
+    """Token usage and cost per turn (see :mod:`roost.ledger.usage`); None where none is kept."""
 
 
 def of(request: Request) -> Services:

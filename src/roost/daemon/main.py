@@ -33,6 +33,9 @@ from roost.detect.attest import Attestor
 from roost.detect.identify import Names
 from roost.detect.scan import Scanner
 from roost.detect.selfreports import Reports
+from roost.ledger.follow import Ledger
+from roost.ledger.journal import Journal
+from roost.ledger.usage import Usage
 from roost.notify import vapid
 from roost.notify.registrations import Registrations
 from roost.notify.service import Notifier
@@ -100,6 +103,8 @@ async def _serve(config: Config) -> int:
         began = time.perf_counter()
         headless = await runner.rebuild()
         rebuilt_headless = time.perf_counter() - began
+        journal, usage = Journal(live.roster, clock), Usage()
+        ledger = Ledger(live, journal, usage, clock)  # before anything else may change the roster
         reports = Reports(live.roster, live.apply, Attestor(scanner.server, scanner.names), clock)
         reports_server = await reports.serve(listen.unix(reports_path))
         facts = {
@@ -137,9 +142,14 @@ async def _serve(config: Config) -> int:
                     Gates(),
                     clock,
                     runner,
+                    answered=lambda record, given: journal.answered(
+                        record.session_key, answer=given.option, by=given.by, via=given.via
+                    ),
                     gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
                 ),
                 webhooks=webhooks,
+                journal=journal,
+                usage=usage,
             )
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
@@ -153,7 +163,7 @@ async def _serve(config: Config) -> int:
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
         sys.stderr.flush()
         runner.begin()
-        async with Screens(scanner.server, live, clock, topology=topology), notifier, webhooks:
+        async with Screens(scanner.server, live, clock, topology=topology), notifier, webhooks, ledger:
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
         await runner.close()
         live.close()

@@ -62,6 +62,7 @@ class ClaimFields(Strict):
     cwd: text(4096) | None = None
     tty: text(256, one_line=True) | None = None
     mode: text(64, one_line=True) | None = None
+    model: text(200, one_line=True) | None = None
     recap: text(65536) | None = None
     error_reason: text(1000) | None = None
     lane: words(records.LANES) | None = None

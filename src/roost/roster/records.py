@@ -92,6 +92,7 @@ class Record:
     permission_policy: str | None = None
     recap: str | None = None
     pending: dict[str, Any] | None = None
+    model: str | None = None
 
     def replace(self, **changes: Any) -> Record:
         """A copy with some fields changed: records are values, never edited in place."""

@@ -17,7 +17,7 @@ from roost.roster.claims import ACTIVITY_ONLY, Claim, ProcessId
 from roost.roster.provenance import ACTIVITY, ClaimRef, Counts, Provenance
 from roost.roster.records import Record
 
-OCCUPANT_FIELDS = (ACTIVITY, "session_id", "harness", "usage", "load", "mode", "plan", "recap")
+OCCUPANT_FIELDS = (ACTIVITY, "session_id", "harness", "usage", "load", "mode", "model", "plan", "recap")
 """What describes the process rather than the session; forgotten when a new occupant arrives.
 The name, cwd, terminal handles, lane and policy belong to the session and stay."""
 

@@ -50,7 +50,7 @@ from roost.runner.link import Handshake, Link, LinkError, handshake, replayed
 from roost.runner.settings import Runner as RunnerSection
 from roost.runner.settings import Settings
 from roost.runner.store import Entry
-from roost.runner.traffic import Said, Traffic
+from roost.runner.traffic import Said, Traffic, current_option
 from roost.state import words
 
 log = logging.getLogger("rosterd")
@@ -216,6 +216,7 @@ class Runner:
                 assert entry.session_id is not None
                 opened = await link.load(entry.cwd, entry.session_id)
             await self._options(link, entry, opened, strict=not load)
+            entry.current_model = _model(entry, opened)
         except LinkError as error:
             said = holders.last_words(holder_key)
             await self._abandon(h, fresh=fresh)
@@ -226,13 +227,17 @@ class Runner:
             self._spawn(self._exited(h, holder_key))
         store.save(entry)
         h.last_active = self._clock()
-        mode = _mode(opened)
+        mode, model = _mode(opened), entry.current_model
         self._say(
             h,
             Said(
                 words.IDLE,
                 "resumed" if load else "session_new",
-                {"session_id": entry.session_id, **({"mode": mode} if mode else {})},
+                {
+                    "session_id": entry.session_id,
+                    **({"mode": mode} if mode else {}),
+                    **({"model": model} if model else {}),
+                },
             ),
         )
         return h
@@ -565,6 +570,8 @@ class Runner:
             self._claim_identity(h, fresh=False)
         folded = _fold(replayed(h.traffic, list(shaken.replay.get("notifications") or [])))
         folded.fields["session_id"] = h.entry.session_id
+        if h.entry.current_model:
+            folded.fields.setdefault("model", h.entry.current_model)
         self._say(h, folded)
         self._unattached.append((h, shaken))
 
@@ -675,6 +682,13 @@ def _mode(opened: dict[str, Any]) -> str | None:
     if isinstance(modes, dict) and isinstance(modes.get("currentModeId"), str):
         return modes["currentModeId"][:64]
     return None
+
+
+def _model(entry: Entry, opened: dict[str, Any]) -> str | None:
+    """The model the session runs: the one asked for (the adapter took it), else the one its
+    config options say; None when it offers no model option."""
+    offered = current_option(opened.get("configOptions"), "model")
+    return (entry.model or offered) if offered else None
 
 
 def _holder(h: Headless) -> dict[str, Any]:

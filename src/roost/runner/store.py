@@ -46,6 +46,8 @@ class Entry:
     """When its holder or harness crashed, within the last few minutes."""
     suspended: bool = False
     warning: str | None = None
+    current_model: str | None = None
+    """The model the adapter said it runs when last opened, so a rebuilt record can say it."""
 
 
 def _file(key: str) -> Path:

@@ -9,8 +9,10 @@ with the :class:`Said` it amounts to, or None when nothing a client sees changed
   summary, the options the adapter offered, under the adapter's own ids);
 - the end of the turn (the holder's ``_roost/turn_ended``): ``idle`` with the stop reason as
   the event, or the internal ``error`` word with the error's message;
-- ``plan`` replaces the plan, ``current_mode_update`` and a mode ``config_option_update`` set
-  mode, ``usage_update`` and the prompt's answer fill usage, ``session_info_update`` a title.
+- ``plan`` replaces the plan, ``current_mode_update`` sets mode, a ``config_option_update``
+  mode and model (its options of those categories), ``usage_update`` and the prompt's answer
+  fill usage (``tokens`` is the last turn's, absent when it reported none),
+  ``session_info_update`` a title.
 
 The final assistant message of a turn becomes the recap when recap is on: the message chunks
 after the turn's last tool call that share its last ``messageId`` (an adapter's own notes,
@@ -35,6 +37,8 @@ ITEMS = 256
 """Entries of an adapter's list (a plan) kept."""
 SUMMARY_LIMIT = 200
 """Characters of a pending request's one-line summary."""
+OPTION_LIMITS = {"mode": 64, "model": 200}
+"""The config options a record shows, and the characters the claim schema lets each hold."""
 RECAP_LIMIT = 65_536
 """Characters of a recap kept; the claim schema's limit for the field."""
 
@@ -93,8 +97,9 @@ class Traffic:
         if kind == "current_mode_update" and isinstance(update.get("currentModeId"), str):
             return Said(fields={"mode": _line(update["currentModeId"], 64)})
         if kind == "config_option_update":
-            mode = _mode_option(update.get("configOptions"))
-            return Said(fields={"mode": mode}) if mode else None
+            options = update.get("configOptions")
+            chosen = {name: value for name in OPTION_LIMITS if (value := current_option(options, name))}
+            return Said(fields=chosen) if chosen else None
         if kind == "usage_update":
             context = {k: clean(update[k]) for k in ("used", "size", "cost") if k in update}
             if not context:
@@ -151,6 +156,8 @@ class Traffic:
         if isinstance(usage, dict) and usage:
             self.usage["tokens"] = clean(usage)
             fields["usage"] = dict(self.usage)
+        elif self.usage.pop("tokens", None) is not None:  # the tokens shown are always this turn's
+            fields["usage"] = dict(self.usage) or None
         if self.recap:
             fields["recap"] = clean("".join(self._chunks)[:RECAP_LIMIT]) or None
         self._chunks = []
@@ -193,14 +200,16 @@ def _summary(tool_call: dict[str, Any]) -> str:
     return "a tool call"
 
 
-def _mode_option(options: object) -> str | None:
+def current_option(options: object, name: str) -> str | None:
+    """The current value of the adapter's config option of category (or id) ``name``: ``mode``,
+    ``model``; None when it offers none."""
     if not isinstance(options, list):
         return None
     for option in options:
-        if isinstance(option, dict) and (option.get("category") == "mode" or option.get("id") == "mode"):
+        if isinstance(option, dict) and (option.get("category") == name or option.get("id") == name):
             value = option.get("currentValue")
             if isinstance(value, str) and value:
-                return _line(value, 64)
+                return _line(value, OPTION_LIMITS[name])
     return None
 
 

@@ -39,6 +39,8 @@ VERBS = {
     "allow": "answer",
     "deny": "answer",
     "spawn": "headless",
+    "journal": "ledger",
+    "usage": "ledger",
     "daemon": "daemon",
     "doctor": "doctor",
     "integrate": "integrate",

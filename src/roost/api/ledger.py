@@ -1,0 +1,56 @@
+"""``GET /journal`` and ``GET /usage``: the ledger's two files, read back.
+
+Both take ``?since=`` (``7d``, ``3h``, ``15m`` or an RFC 3339 time; see :mod:`roost.ledger.since`)
+and answer ``since`` as the moment it named (null: everything kept); any other parameter is
+refused. The files are read and the answer encoded off the daemon's loop: they hold up to a
+few megabytes each.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from roost.api import services
+from roost.api.errors import BadRequest, Unavailable
+from roost.ledger.since import parse as parse_since
+from roost.roster.times import to_wire
+
+
+async def journal(request: Request) -> Response:
+    daemon = services.of(request)
+    kept = daemon.journal
+    if kept is None:
+        raise Unavailable("this daemon keeps no journal")
+    return await _answer(request, lambda since: {"entries": kept.entries(since)})
+
+
+async def usage(request: Request) -> Response:
+    daemon = services.of(request)
+    kept = daemon.usage
+    if kept is None:
+        raise Unavailable("this daemon keeps no usage ledger")
+    return await _answer(request, kept.summary)
+
+
+async def _answer(request: Request, read: Callable[[float | None], dict[str, Any]]) -> Response:
+    query = request.query_params
+    unknown = sorted(set(query) - {"since"})
+    if unknown or len(query.getlist("since")) > 1:
+        raise BadRequest("the one parameter taken is since, once", field=unknown[0] if unknown else "since")
+    given = query.get("since")
+    since = None if given is None else parse_since(given, services.of(request).clock())
+
+    def body() -> bytes:
+        doc = {"since": to_wire(since), **read(since)}
+        return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+    try:
+        return Response(await run_in_threadpool(body), media_type="application/json")
+    except OSError as error:
+        raise Unavailable(f"the ledger could not be read: {error}") from None
