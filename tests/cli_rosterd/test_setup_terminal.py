@@ -41,7 +41,7 @@ def listed(roost: Roost, pane: str) -> dict[str, tuple[bool, str]]:
     """The list on screen: {row: (under the cursor, box)}; box is ``[x]``, ``[ ]`` or blank."""
     found = {}
     for text in roost.screen(pane).splitlines():
-        match = re.match(r"([> ]) (\[x\]|\[ \]|   ) (\S+(?: hooks| adapter)?) ", text)
+        match = re.match(r"([> ]) (\[x\]|\[ \]|   ) (\S+(?: hooks| gate| adapter)?) ", text)
         if match:
             found[match[3]] = (match[1] == ">", match[2].strip())
     return found
@@ -67,7 +67,8 @@ def test_arrows_move_space_picks_and_enter_runs_the_picked_fixes(roost: Roost, m
         "service": "",  # no service manager here
         "claude": "",
         "claude hooks": "[x]",
-        "claude adapter": "[ ]",  # optional: not picked by default
+        "claude gate": "[ ]",  # optional: not picked by default
+        "claude adapter": "[ ]",
         "codex": "",
         "codex hooks": "[x]",
         "codex adapter": "[ ]",
@@ -83,7 +84,7 @@ def test_arrows_move_space_picks_and_enter_runs_the_picked_fixes(roost: Roost, m
     press(roost, pane, "Up")
     roost.wait_for(lambda: cursor(roost, pane) == "claude", what="the cursor up on claude")
     press(roost, pane, "Space")  # nothing to pick there
-    press(roost, pane, "Down", "Down")
+    press(roost, pane, "Down", "Down", "Down")
     roost.wait_for(lambda: cursor(roost, pane) == "claude adapter", what="the cursor on claude adapter")
     assert listed(roost, pane)["claude"] == (False, "") and listed(roost, pane)["claude hooks"][1] == "[ ]"
     press(roost, pane, "Enter")
