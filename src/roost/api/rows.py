@@ -37,9 +37,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions.lookup import resolve
 from roost.api import services
 from roost.api.errors import NotFound
-from roost.api.lookup import resolve
 from roost.roster import Roster, records
 from roost.roster.precedence import ACP, HOOK, INTEGRATION, LAUNCHER, SCREEN
 from roost.roster.records import Record

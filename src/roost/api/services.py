@@ -15,6 +15,7 @@ from roost.tmux.server import Server
 from roost.tmux.topology import Topology
 
 if TYPE_CHECKING:
+    from roost.agents.mcpconfig import StdioServer
     from roost.notify.service import Notifier
     from roost.runner.runner import Runner
     from roost.tmux.tap import Taps
@@ -48,6 +49,8 @@ class Services:
     """Bumped when tmux's panes, windows or sessions change; ``/changes?terminals=1`` follows it."""
     runner: Runner | None = None
     """Headless sessions (see :mod:`roost.runner.runner`); None where none are run."""
+    mcp: StdioServer | None = None
+    """rosterd's MCP server as a harness starts it: the launcher tells each CLI of it."""
 
 
 def of(request: Request) -> Services:

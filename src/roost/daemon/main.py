@@ -1,8 +1,9 @@
 """``run_daemon(config)``: wire the roster, the scan and the API, serve until told to stop.
 
-One asyncio loop does everything: the same app is served on the unix socket and on
-127.0.0.1, the scan runs on a timer, leases expire on the roster's own deadline, and
-SIGTERM or SIGINT end the streams, close the listeners and remove the socket.
+One asyncio loop does everything: the same app (the API, and the MCP server at ``/mcp``) is
+served on the unix socket and on 127.0.0.1, the scan runs on a timer, leases expire on the
+roster's own deadline, and SIGTERM or SIGINT end the streams, close the listeners and remove
+the socket.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import time
 from pathlib import Path
 
 import uvicorn
+from starlette.routing import Route
 
-from roost import paths
+from roost import mcpserver, paths
 from roost.agents import manifest
 from roost.api import Services, auth, create_app
 from roost.api.logins import Logins
@@ -26,7 +28,7 @@ from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
 from roost.daemon.rebuild import Observer
 from roost.daemon.screenwatch import Screens
-from roost.daemon.wire import JsonErrors
+from roost.daemon.wire import JsonErrors, peer_process
 from roost.detect.attest import Attestor
 from roost.detect.identify import Names
 from roost.detect.scan import Scanner
@@ -92,7 +94,8 @@ async def _serve(config: Config) -> int:
         scanner = Scanner(Server.from_env(), Names(manifest.load_all().values()))
         observer = Observer(scanner, live)
         rebuilt = observer.rebuild()
-        runner = Runner(live, settings_of(config.runner, config.harness), clock)
+        bridge = mcpserver.stdio(api_path)
+        runner = Runner(live, settings_of(config.runner, config.harness), clock, mcp=[bridge])
         began = time.perf_counter()
         headless = await runner.rebuild()
         rebuilt_headless = time.perf_counter() - began
@@ -112,6 +115,7 @@ async def _serve(config: Config) -> int:
         taps = Taps(paths.taps_dir())
         taps.sweep()
         topology = Topology()
+        mcp = mcpserver.McpServer(mcpserver.Services(live, runner, scanner.server), peer=peer_process)
         app = create_app(
             Services(
                 live,
@@ -126,7 +130,9 @@ async def _serve(config: Config) -> int:
                 taps=taps,
                 topology=topology,
                 runner=runner,
-            )
+                mcp=bridge,
+            ),
+            mounts=[Route("/mcp", mcp)],
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
             server = _server(auth.via(app, peer))
@@ -139,7 +145,7 @@ async def _serve(config: Config) -> int:
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
         sys.stderr.flush()
         runner.begin()
-        async with Screens(scanner.server, live, clock, topology=topology), notifier:
+        async with Screens(scanner.server, live, clock, topology=topology), notifier, mcp.serving():
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
         await runner.close()
         live.close()

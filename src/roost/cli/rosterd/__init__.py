@@ -39,6 +39,7 @@ VERBS = {
     "allow": "headless",
     "deny": "headless",
     "spawn": "headless",
+    "mcp": "mcp",
     "daemon": "daemon",
     "doctor": "doctor",
     "integrate": "integrate",
