@@ -4,17 +4,18 @@ API's own failure (status, ``code``, message) as a tool error."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
 
+from tests.api.agentpane import start_agent
 from tests.conftest import Roost
 from tests.mcpserver.client import ok, refused, run, unix
 from tests.runner.conftest import Headless
 
+START, END = b"\x1b[200~", b"\x1b[201~"
 TOOLS = [
     "session.list",
     "session.find",
@@ -290,5 +291,48 @@ def test_a_terminal_pane_is_listed_found_and_read_and_refuses_the_headless_actio
         answer = refused(unix(headless.daemon), tool, name=key)
         assert (answer["status"], answer["code"]) == (409, "answer_in_terminal"), answer
         assert "answer its dialog in its terminal" in answer["error"]
-    time.sleep(0.1)
+    # A shell that badged itself is no complete identity: no harness, no session id.
+    unknown = refused(unix(headless.daemon), "session.send", name=key, prompt="hello")
+    assert (unknown["status"], unknown["code"], unknown["input"]) == (409, "not_promptable", "rejected")
     assert ok(unix(headless.daemon), "session.read_state", name=key)["activity"] == "active"
+
+
+def test_send_to_an_agent_in_a_pane_is_the_apis_fenced_prompt(headless: Headless, roost: Roost) -> None:
+    headless.daemon.start()
+    agent = start_agent(roost, headless.daemon)
+    before = agent.record()
+    answer = ok(
+        unix(headless.daemon),
+        "session.send",
+        name=before["session_key"],
+        prompt="run the tests",
+        wait_until="idle",
+    )
+    assert answer["input"] == "accepted" and answer["wait"] == {"until": "idle", "reached": True}
+    record = answer["record"]
+    assert (record["session_key"], record["activity"]) == (before["session_key"], "idle")
+    assert (
+        record["completed_revision"] > before["revision"]
+    )  # the turn the prompt began, not the idle before it
+    assert agent.received() == START + b"run the tests" + END + b"\r"
+    agent.nothing_arrives(agent.received())  # written once
+    too_long = refused(unix(headless.daemon), "session.send", name=before["session_key"], prompt="é" * 8193)
+    assert (too_long["status"], too_long["limit"]) == (413, 16_384)
+
+
+def test_a_blocked_agent_in_a_pane_is_refused_and_nothing_is_written(
+    headless: Headless, roost: Roost
+) -> None:
+    headless.daemon.start()
+    agent = start_agent(roost, headless.daemon, "--dialog-on", "deploy")
+    key = agent.record()["session_key"]
+    asked = ok(
+        unix(headless.daemon), "session.send", name=key, prompt="please deploy", wait_until="needs_attention"
+    )
+    assert asked["wait"] == {"until": "needs_attention", "reached": True}
+    assert asked["record"]["activity"] == "needs_attention"
+    before = agent.received()
+    answer = refused(unix(headless.daemon), "session.send", name=key, prompt="1")
+    assert (answer["status"], answer["code"], answer["input"]) == (409, "blocked", "rejected")
+    assert answer["reason"].startswith("blocked") and answer["session_id"] == agent.pane
+    agent.nothing_arrives(before)

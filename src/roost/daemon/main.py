@@ -115,7 +115,7 @@ async def _serve(config: Config) -> int:
         taps = Taps(paths.taps_dir())
         taps.sweep()
         topology = Topology()
-        mcp = mcpserver.McpServer(mcpserver.Services(live, runner, scanner.server), peer=peer_process)
+        mcp = mcpserver.McpServer(mcpserver.Services(live, runner, scanner.server, clock), peer=peer_process)
         app = create_app(
             Services(
                 live,

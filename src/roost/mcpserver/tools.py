@@ -9,17 +9,19 @@ names one (:mod:`roost.actions.lookup`): its key, a pid on this node, or a uniqu
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from roost.actions.lookup import resolve
-from roost.errors import Conflict, RoostError, TargetGone, UsageError
-from roost.mcpserver import inputs
+from roost.errors import RoostError, TargetGone, UsageError
+from roost.mcpserver import inputs, sending
 from roost.mcpserver.answer import answer
 from roost.mcpserver.caller import Caller
 from roost.roster import Record, records, to_json
 from roost.roster.live import Live
+from roost.roster.times import Clock
 from roost.runner.runner import Runner
 from roost.tmux.server import Server
 
@@ -41,11 +43,13 @@ BRIEF = (
 @dataclass(frozen=True)
 class Services:
     """What the tools act on, handed in by the daemon: the live roster, the runner of headless
-    sessions (None where none run), and roost's tmux server (None where none is watched)."""
+    sessions (None where none run), roost's tmux server (None where none is watched), and the
+    clock a pane's prompt is timed by."""
 
     live: Live
     runner: Runner | None = None
     tmux: Server | None = None
+    clock: Clock = time.time
 
 
 Body = Callable[[Services, Caller, Any], Awaitable[dict[str, Any]]]
@@ -131,19 +135,11 @@ async def spawn(services: Services, caller: Caller, args: inputs.Spawn) -> dict[
 
 async def send(services: Services, caller: Caller, args: inputs.Send) -> dict[str, Any]:
     record = _record(services, args.name)
-    if services.runner is None or not services.runner.owns(record.session_key):
-        raise Conflict(
-            f"{args.name} is a terminal session: send to it with `roost send` or the API's prompt",
-            code="not_headless",
-        )
-    runner, key = services.runner, record.session_key
-    done = await runner.prompt(key, args.prompt)
-    answer: dict[str, Any] = {"input": "accepted"}
-    if args.wait_until is not None:
-        ended, reached = await runner.wait(key, args.wait_until, args.timeout_s)
-        done = ended or done
-        answer["wait"] = {"until": args.wait_until, "reached": reached}
-    return {"record": to_json(done), **answer}
+    if services.runner is not None and services.runner.owns(record.session_key):
+        return await sending.headless(services.runner, record.session_key, args)
+    if services.tmux is None:
+        raise TargetGone(f"no session {args.name!r}")
+    return await sending.pane(services.live, services.tmux, services.clock, record, args)
 
 
 async def cancel(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
@@ -198,9 +194,11 @@ TOOLS = {
         ),
         Tool(
             "session.send",
-            "Send a prompt to a headless session (a suspended one is resumed first). With "
+            "Send a prompt to a session: a headless one (resumed first when suspended) or an agent "
+            "in a terminal pane (written once, only while it is idle or working). With "
             "`wait_until` (idle, needs_attention, ended) it answers once the session gets there "
-            "or `timeout_s` passes: the record (its recap when idle) and whether the wait was reached.",
+            "or `timeout_s` passes: the record (its recap when idle) and whether the wait was reached. "
+            'An `input` of "ambiguous" means the text may have arrived: never send it again.',
             inputs.Send,
             send,
         ),
