@@ -79,8 +79,7 @@ class McpServer:
         finally:
             stop.set()
             self._open = False
-            with contextlib.suppress(Exception):
-                await running
+            await running
 
     async def _run(self, stop: asyncio.Event) -> None:
         try:
@@ -90,7 +89,10 @@ class McpServer:
                 self._open = True
                 self._ready.set()
                 await stop.wait()
+        except Exception:
+            log.exception("the MCP server stopped: its calls are answered 503")
         finally:
+            self._open = False
             self._ready.set()
 
     def _build(self) -> StreamableHTTPSessionManager:
