@@ -27,7 +27,9 @@ promptable          true only for a complete integration identity (below)
 A complete integration identity is a live record in a pane whose harness and harness session
 id are both known and whose state came from an integration-class source: the process it
 names was observed by the scan and the state was reported by the agent, not inferred from
-its screen. Only such a row may receive a fenced prompt; the others stay readable.
+its screen. Only such a row may receive a fenced prompt; the others stay readable. Which
+record occupies a pane, and whether it is such an identity, is :mod:`roost.actions.occupants`'
+to say, for the fenced prompt and the MCP server as for these rows.
 """
 
 from __future__ import annotations
