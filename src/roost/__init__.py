@@ -7,7 +7,8 @@ Layers, top to bottom; a module imports its own package and rows below, never up
   daemon run (the holder keeps one headless session's ACP adapter).
 - ``cli``: what the two CLIs share (output to a reader, installation checks).
 - ``daemon``: ``rosterd daemon``, the one composition root that builds and wires the rest.
-- ``api``: the HTTP, SSE and WebSocket routes over the roster.
+- ``api``, ``mcpserver``: the HTTP, SSE and WebSocket routes over the roster; the MCP server
+  (rosterd's tools for agents), served by the daemon beside them.
 - ``actions``: what every face (the API, MCP, the CLIs through the API) does to a session,
   one way for a headless session and a tmux pane alike: answering a permission.
 - ``notify``, ``integrate``, ``runner``, ``ledger``: push notifications; installing and

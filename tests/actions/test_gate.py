@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon, pid_start_ticks
+from tests.mcpserver.client import ok, refused, unix
 
 __all__ = ["daemon"]
 
@@ -296,3 +297,19 @@ def test_gate_bodies_that_are_not_a_held_request_are_refused(daemon: Daemon) -> 
             answer = client.post("/gate", json=body)
             assert (answer.status_code, answer.json().get("field")) == (400, field), (body, answer.text)
     assert daemon.snapshot()["records"] == []
+
+
+def test_mcp_answers_a_gated_request_and_the_journal_says_so(daemon: Daemon, gate: Any) -> None:
+    """session.allow and session.deny go through the same contract: a stale one is refused."""
+    daemon.start()
+    gated = gate(request())
+    record = gated.held()
+    key, pending = record["session_key"], record["pending"]
+    stale = refused(unix(daemon), "session.allow", name=key, request_id="0" * 16)
+    assert (stale["status"], stale["code"]) == (409, "request_changed")
+    denied = ok(unix(daemon), "session.deny", name=key, reason="ask me tomorrow", request_id=pending["id"])
+    assert denied["record"]["activity_event"] == "permission_answered"
+    decision = json.loads(gated.result()["stdout"])["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "deny", "message": "ask me tomorrow"}
+    [entry] = [e for e in daemon.get("/journal")["entries"] if e["kind"] == "answer"]
+    assert (entry["answer"], entry["by"], entry["via"]) == ("reject", f"pid {os.getpid()}", "mcp")

@@ -17,6 +17,10 @@ It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_m
 - ``HISTORY`` replies with how many turns the session had before this one, and the last prompt;
 - ``CONFIG`` replies with the model and effort its config options hold now;
 - ``ENV NAME…`` replies with each variable of its environment as ``NAME=value`` (``-`` unset);
+- ``MCP TOOL {ARGS}`` starts the stdio MCP server named ``rosterd`` that ``session/new`` (or
+  ``session/load``) offered, as a harness does (its child, so below the holder), calls TOOL with
+  the JSON ARGS through the official SDK's client and replies with the result as JSON
+  (``{"is_error": …, "result": …}``); ``MCP SERVERS`` replies with the servers offered;
 - anything else is answered ``echo: <text>``.
 
 With ``$FAKE_ACP_STATE`` (a folder) each session gets its own id and its history is kept there,
@@ -46,6 +50,8 @@ CONFIG = {"model": "fake-small", "effort": "medium"}
 SPENT = [0.0]
 """Dollars this process has spent, as a ``usage_update``'s cumulative cost counts them."""
 backlog: list[dict] = []
+servers: dict[str, list[dict]] = {}
+"""The MCP servers each session was offered, by session id."""
 """Lines read while waiting for something else (a cancel during a slow turn)."""
 
 
@@ -149,6 +155,24 @@ def ask(session: str, options: list[dict]) -> dict:
         backlog.append(answer)
 
 
+def call_mcp(offered: list[dict], tool: str, arguments: dict) -> str:
+    """Call ``tool`` on the offered ``rosterd`` server, as a harness would: start its command."""
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    entry = next(server for server in offered if server.get("name") == "rosterd")
+    env = {item["name"]: item["value"] for item in entry.get("env") or []}
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env={**os.environ, **env})
+
+    async def go() -> str:
+        async with Client(params, mode="legacy") as client:
+            result = await client.call_tool(tool, arguments)
+        return json.dumps({"is_error": result.is_error, "result": result.structured_content})
+
+    return asyncio.run(go())
+
+
 def turn(message: dict) -> tuple[str, str, dict]:
     """Play one prompt: (the reply's text, the stop reason, extra fields of the answer)."""
     params = message["params"]
@@ -230,6 +254,10 @@ def turn(message: dict) -> tuple[str, str, dict]:
         reply = ""
     elif text == "CRASH":
         os._exit(3)
+    elif text == "MCP SERVERS":
+        reply = json.dumps(servers.get(session, []))
+    elif text.startswith("MCP "):
+        reply = call_mcp(servers.get(session, []), text.split(" ", 2)[1], json.loads(text.split(" ", 2)[2]))
     elif text.startswith("ENV "):
         reply = " ".join(f"{name}={os.environ.get(name, '-')}" for name in text.split()[1:])
     elif text == "CONFIG":
@@ -272,6 +300,7 @@ def main() -> None:
             )
         elif method == "session/new":
             session = f"sess-{uuid.uuid4().hex[:12]}" if STATE else "sess-fake-1"
+            servers[session] = message["params"].get("mcpServers") or []
             result = {
                 "sessionId": session,
                 "modes": {"currentModeId": "default", "availableModes": []},
@@ -280,6 +309,7 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         elif method == "session/load":
             session = message["params"]["sessionId"]
+            servers[session] = message["params"].get("mcpServers") or []
             past = history(session) if STATE else [["", "history"]]
             for prompt_text, reply in past:
                 if prompt_text:

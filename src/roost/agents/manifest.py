@@ -197,6 +197,17 @@ class Acp(_Value):
         )
 
 
+class Mcp(_Value):
+    """``[mcp]``: how the launcher tells this CLI of rosterd's MCP server."""
+
+    __slots__ = ("args",)
+    args: tuple[str, ...]
+    """Arguments that follow the binary, with placeholders (see :mod:`roost.agents.mcpconfig`)."""
+
+    def __init__(self, table: dict) -> None:
+        self._set(args=tuple(table.get("args", ())))
+
+
 class ScreenProbe(_Value):
     """Where to look on screen and what to look for, as written: detection compiles it."""
 
@@ -273,6 +284,7 @@ class Manifest(_Value):
         "exit_command",
         "files",
         "hook",
+        "mcp",
         "name",
         "rank",
         "resume_command",
@@ -293,11 +305,12 @@ class Manifest(_Value):
     hook: Hook
     detect: Detect
     acp: Acp | None
+    mcp: Mcp | None
     files: tuple[str, ...]
     """The files it was made from, packaged first."""
 
     def __init__(self, table: dict) -> None:
-        acp = table.get("acp")
+        acp, mcp = table.get("acp"), table.get("mcp")
         self._set(
             name=table["name"],
             display=table.get("display") or table["name"],
@@ -311,6 +324,7 @@ class Manifest(_Value):
             hook=Hook(table.get("hook", {})),
             detect=Detect(table.get("detect", {})),
             acp=None if acp is None else Acp(acp),
+            mcp=None if mcp is None else Mcp(mcp),
             files=tuple(table.get("files", ())),
         )
 

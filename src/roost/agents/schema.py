@@ -119,6 +119,8 @@ GATE: dict[str, Check] = {
     "deny": _object,
 }
 GATE_NEEDS = ("event", "allow", "deny")
+
+MCP: dict[str, Check] = {"args": _texts}
 DETECT_KEYS = frozenset({"identify", "rules", "replace"})
 RULE: dict[str, Check] = {
     "id": _text,
@@ -241,13 +243,15 @@ def check(table: dict, path: str) -> dict:
     if agent != name:
         raise ManifestError(f"{path}: name must be the file's own name, {name!r}, got {agent!r}")
     prefix = f"{path} ({name}): "
-    _values(table, TOP, prefix, nested=("hook", "detect", "acp"))
+    _values(table, TOP, prefix, nested=("hook", "detect", "acp", "mcp"))
     checked = dict(table)
     if "hook" in table:
         checked["hook"] = _hook(table["hook"], prefix)
     if "acp" in table:
         acp = _table(table["acp"], f"{prefix}[acp]")
         _values(acp, ACP, f"{prefix}[acp]: ")
+    if "mcp" in table:
+        _values(_table(table["mcp"], f"{prefix}[mcp]"), MCP, f"{prefix}[mcp]: ")
     if "detect" in table:
         checked["detect"] = _detect(table["detect"], path, prefix)
     return checked

@@ -12,10 +12,10 @@ import psutil
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions.lookup import resolve
 from roost.api import schemas, services
 from roost.api.body import read, read_object
 from roost.api.errors import BadRequest, Conflict, NotFound
-from roost.api.lookup import resolve
 from roost.detect import procs
 from roost.roster import BadClaim, Claim, Outcome, check, parse, pending, records, to_json
 from roost.roster.precedence import ACP, INTEGRATION, LAUNCHER

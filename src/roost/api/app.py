@@ -8,11 +8,13 @@ The shortest use (the daemon does this once per listener)::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from roost.api import (
     actions,
@@ -73,12 +75,17 @@ ROUTES = (
 )
 
 
-def create_app(services: Services) -> Starlette:
-    """One app for every listener; each listener marks its requests (see :mod:`roost.api.auth`)."""
+def create_app(services: Services, mounts: Sequence[Route] = ()) -> Starlette:
+    """One app for every listener; each listener marks its requests (see :mod:`roost.api.auth`).
+
+    ``mounts`` are endpoints of another face the daemon serves on the same listeners (the MCP
+    server at ``/mcp``): behind the same bearer check, and behind the web gate's Origin check
+    for every method, since no browser page has any business there."""
+    routes: list[BaseRoute] = [*ROUTES, *WEB_ROUTES, *mounts]
     app = Starlette(
-        routes=[*ROUTES, *WEB_ROUTES],
+        routes=routes,
         middleware=[
-            Middleware(WebGate, logins=services.logins),
+            Middleware(WebGate, logins=services.logins, strict=frozenset(route.path for route in mounts)),
             Middleware(BearerAuth, token=services.token),
         ],
         exception_handlers=errors.HANDLERS,

@@ -7,7 +7,8 @@ request (unix-socket peers pass untouched):
   an Origin must name this daemon's own (``http://127.0.0.1:PORT`` or ``http://localhost:PORT``),
   and one that relies on the cookie must name it at all. Browsers always send Origin there, so
   this is what stops another site's page from driving a terminal through a logged-in browser.
-  A script with the bearer token sends no Origin and needs none.
+  A script with the bearer token sends no Origin and needs none. On a strict path (the MCP
+  endpoint the daemon mounts) a safe method's Origin is checked too.
 - Who: a valid session cookie vouches for the request (bearer auth is then skipped); so do the
   public paths (the login page, the static files, the app's manifest and service worker,
   which hold no secret). Everything else goes on to the bearer check, which answers 401.
@@ -47,9 +48,11 @@ def session_cookie(scope: Scope, headers: Headers) -> str | None:
 class WebGate:
     """ASGI middleware; see the module docstring for what it lets through and why."""
 
-    def __init__(self, app: ASGIApp, logins: Logins) -> None:
+    def __init__(self, app: ASGIApp, logins: Logins, strict: frozenset[str] = frozenset()) -> None:
         self.app = app
         self.logins = logins
+        self.strict = strict
+        """Paths whose every request, whatever its method, must name this daemon's Origin if any."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or scope.get(auth.PEER) == auth.UNIX:
@@ -58,7 +61,7 @@ class WebGate:
         headers = Headers(scope=scope)
         bearer = "authorization" in headers
         by_cookie = not bearer and self.logins.valid(session_cookie(scope, headers))
-        problem = self._origin_problem(scope, headers, by_cookie)
+        problem = self._origin_problem(scope, headers, by_cookie, scope["path"] in self.strict)
         if problem is not None:
             await self._refuse(scope, receive, send, 403, problem)
             return
@@ -75,8 +78,8 @@ class WebGate:
         await self.app(scope, receive, send)
 
     @staticmethod
-    def _origin_problem(scope: Scope, headers: Headers, by_cookie: bool) -> str | None:
-        if scope["type"] == "http" and scope["method"] in SAFE_METHODS:
+    def _origin_problem(scope: Scope, headers: Headers, by_cookie: bool, strict: bool) -> str | None:
+        if scope["type"] == "http" and scope["method"] in SAFE_METHODS and not strict:
             return None
         origin = headers.get("origin")
         if origin is None:

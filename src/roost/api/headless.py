@@ -13,10 +13,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions.lookup import resolve
 from roost.api import schemas, services
 from roost.api.body import read
 from roost.api.errors import NotFound
-from roost.api.lookup import resolve
 from roost.roster import Record, to_json
 from roost.runner.runner import Runner
 

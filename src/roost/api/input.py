@@ -17,10 +17,10 @@ import base64
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions.prompt import DEFINITE_FAILURES
 from roost.api import rows, schemas, services
 from roost.api.body import read
 from roost.api.errors import NotFound, TooLarge, Unavailable
-from roost.api.prompt import DEFINITE_FAILURES
 from roost.tmux import paste
 from roost.tmux.server import Server
 

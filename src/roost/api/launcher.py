@@ -12,7 +12,8 @@ of the config, which may name a harness no manifest describes.
 
 A launch opens the window the way ``roost spawn`` does (the same tmux helpers): at the end of
 session ``main`` (made, with the server, when missing), the pane's own session id and reports
-endpoint in its environment, the name on the window and in ``@roost-name``. Everything in the
+endpoint in its environment, the name on the window and in ``@roost-name``. An agent whose
+manifest has an ``[mcp]`` table is told of rosterd's MCP server on its command line. Everything in the
 body is checked before tmux is touched, so a bad request creates nothing.
 """
 
@@ -28,7 +29,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.agents import manifest
+from roost.agents import manifest, mcpconfig
+from roost.agents.mcpconfig import StdioServer
 from roost.api import schemas, services
 from roost.api.body import read
 from roost.api.errors import BadRequest, Conflict, Unavailable
@@ -81,9 +83,10 @@ def folder(value: str) -> str:
     return os.path.normpath(path)
 
 
-def plan(body: schemas.Launch) -> dict[str, Any]:
+def plan(body: schemas.Launch, mcp: StdioServer | None = None) -> dict[str, Any]:
     """What to launch, checked completely: the schema has checked the shape of every field;
-    here, what only the machine knows (the folder, the agent and its binary)."""
+    here, what only the machine knows (the folder, the agent and its binary). An agent is told
+    of the ``mcp`` server on its command line."""
     cwd, name = folder(body.cwd), body.name
     if body.command is not None:
         command = body.command
@@ -102,7 +105,17 @@ def plan(body: schemas.Launch) -> dict[str, Any]:
     if path is None:
         missing = f"{entry['binary']!r} is not on the daemon's PATH"
         raise Conflict(f"{entry['display']} is not installed: {missing}", agent=agent)
-    return {"agent": agent, "command": shlex.quote(path), "cwd": cwd, "name": name or agent}
+    command = shlex.join([path, *told_of(agent, mcp)])
+    return {"agent": agent, "command": command, "cwd": cwd, "name": name or agent}
+
+
+def told_of(agent: str, server: StdioServer | None) -> list[str]:
+    """The arguments that tell ``agent``'s CLI of rosterd's MCP server, as its manifest's
+    ``[mcp]`` table says; none for an agent without one, or a daemon that serves none."""
+    found = manifest.load(agent)
+    if server is None or found is None or found.mcp is None:
+        return []
+    return mcpconfig.arguments(found.mcp.args, server)
 
 
 def open_window(server: Server, name: str, command: str, cwd: str) -> str:
@@ -119,7 +132,7 @@ def open_window(server: Server, name: str, command: str, cwd: str) -> str:
 
 async def launch(request: Request) -> JSONResponse:
     daemon = services.of(request)
-    wanted = plan(await read(request, schemas.Launch))
+    wanted = plan(await read(request, schemas.Launch), daemon.mcp)
     if daemon.tmux is None:
         raise Unavailable("this daemon watches no tmux server")
     try:

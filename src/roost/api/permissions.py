@@ -15,11 +15,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.actions.gates import Hold
+from roost.actions.lookup import resolve
 from roost.actions.permission import Answer, Permissions
 from roost.api import auth, schemas, services
 from roost.api.body import read
 from roost.api.errors import BadRequest, NotFound
-from roost.api.lookup import resolve
 from roost.api.waits import ClientGone, unless_disconnected
 from roost.roster import BadClaim, Claim, Record, parse, pending, records, to_json
 from roost.roster.live import Live

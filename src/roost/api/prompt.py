@@ -1,221 +1,36 @@
 """``POST /sessions/{key}/prompt``: one fenced prompt, written once or not at all.
 
-The caller read a status row and pins what it saw: ``status_epoch``, ``occupant_id`` and
-``revision``. The text is written only while that exact observation still holds and the
-row is promptable and idle or working. Every check is made again at the last moment before
-the write, on the daemon's loop (where the roster changes), holding the pane's send lock:
-
-=====================  ================================================================
-code                   the pre-write rejection (HTTP 409; no byte reaches the pane)
-=====================  ================================================================
-status_epoch_changed   the daemon restarted since the caller read the row
-occupant_changed       another process occupies the pane, or none does any more
-revision_changed       the occupant's row changed since it was read (a newer revision)
-not_promptable         a screen or legacy observation, or an incomplete identity
-blocked                the agent waits on a person (a permission dialog)
-session_closed         the pane is gone
-deadline_expired       ``deadline_ms`` passed before the write could begin
-=====================  ================================================================
-
-Accepted text is encoded as a terminal's composer sends a paste: bracketed-paste markers and
-every other ESC are stripped, CR LF and lone CR become one newline each (tmux sends each as
-CR), tmux wraps it in bracketed-paste markers when the program turned that mode on, and one
-Enter follows, all in one tmux call that is never repeated. A write that has not finished by
-the deadline, or that tmux fails for a reason other than a missing pane, is ``ambiguous``: the
-text may have arrived, and it is never retried.
-
-``written_bytes`` counts the encoded text and the Enter; the markers tmux adds (12 bytes,
-only when the program asked for bracketed paste) are not visible to roost on tmux 3.3a.
-Neither the text nor anything derived from it is logged, stored or put in a response.
+A headless session's prompt goes to the runner (:mod:`roost.api.headless`). A pane's is the
+fenced prompt of :mod:`roost.actions.prompt`, which says what is checked, how the text is
+encoded and when a write is ``ambiguous``; this route reads the body (the pins the caller
+read, the deadline, the wait), and answers with the outcome, refusing a rejection with 409.
 """
 
 from __future__ import annotations
 
-import asyncio
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions.prompt import DEFAULT_DEADLINE, REJECTED, TEXT_LIMIT, Ask, Attempt, encoded
+from roost.actions.waits import Pin
 from roost.api import headless, rows, schemas, services, waits
 from roost.api.body import read
-from roost.api.errors import BadRequest, Conflict, NotFound, TooLarge
-from roost.roster import Roster, records
-from roost.tmux import paste
-from roost.tmux.server import Server
+from roost.api.errors import Conflict, NotFound
 
-TEXT_LIMIT = 16_384
-"""UTF-8 bytes a prompt may hold."""
 BODY_LIMIT = 6 * TEXT_LIMIT + 4096
 """A body holding the longest text, every byte of it escaped (``\\u0001``), and the pins."""
-DEFAULT_DEADLINE = 10.0
-"""Seconds a prompt without ``deadline_ms`` may wait for the pane's send lock."""
-REASON_LIMIT = 200
-
-ACCEPTED, AMBIGUOUS, REJECTED = "accepted", "ambiguous", "rejected"
-STATUS_EPOCH_CHANGED = "status_epoch_changed"
-OCCUPANT_CHANGED = "occupant_changed"
-REVISION_CHANGED = "revision_changed"
-NOT_PROMPTABLE = "not_promptable"
-BLOCKED = "blocked"
-SESSION_CLOSED = "session_closed"
-DEADLINE_EXPIRED = "deadline_expired"
-_GONE = "gone"
-LATE = "the deadline passed before the write could begin"
-"""The pinned occupant ended and none replaced it: the pane decides closed or replaced."""
-
-DEFINITE_FAILURES = (
-    "can't find pane",
-    "target pane has exited",
-    "no current target",  # the pane's program ended and tmux tore the pane down meanwhile
-    "no server running",
-    "error connecting to",
-)
-"""tmux errors that stop its command list before anything is written to the pane."""
-
-
-@dataclass(frozen=True)
-class Ask:
-    """One prompt request, checked for shape: the encoded text, the pins and the deadline."""
-
-    data: bytes
-    pin: waits.Pin
-    revision: int
-    deadline: float
-    until: frozenset[str] | None
-
-
-def encode(text: str) -> bytes:
-    """The text as a composer pastes it (see the module docstring); tmux adds the rest."""
-    data = paste.clean(text.encode()).replace(b"\x1b", b"")
-    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
 def ask_of(body: schemas.Prompt, now: float) -> Ask:
     """The checked body as an :class:`Ask`: what its schema cannot say is checked here (the
     byte limit is a 413; a text of nothing but escapes has nothing left to send)."""
-    size = len(body.text.encode())
-    if size > TEXT_LIMIT:
-        raise TooLarge(f"text is {size} bytes, more than {TEXT_LIMIT} UTF-8 bytes", limit=TEXT_LIMIT)
-    data = encode(body.text)
-    if not data:
-        raise BadRequest("text is empty once escape characters are stripped", field="text")
-    pin = waits.Pin(body.status_epoch, body.occupant_id)
+    data = encoded(body.text)
+    pin = Pin(body.status_epoch, body.occupant_id)
     deadline = body.deadline_ms / 1000 if body.deadline_ms is not None else now + DEFAULT_DEADLINE
     until = frozenset(body.wait.until) if body.wait is not None else None
     return Ask(data, pin, body.revision, deadline, until)
-
-
-def _release(lock: AbstractContextManager[None]) -> None:
-    """Unlock the pane: from the loop, or from the thread that wrote."""
-    lock.__exit__(None, None, None)
-
-
-def _reason(code: str, detail: str) -> str:
-    return f"{code}: {detail}"[:REASON_LIMIT]
-
-
-class Attempt:
-    """One prompt's way to the pane: admission on the loop, the write in a thread, once."""
-
-    def __init__(self, request: Request, tmux: Server, pane: str, ask: Ask) -> None:
-        self.request = request
-        self.daemon = services.of(request)
-        self.tmux, self.pane, self.ask = tmux, pane, ask
-        self.waiter: waits.Wait | None = None
-
-    @property
-    def roster(self) -> Roster:
-        return self.daemon.live.roster
-
-    def check(self) -> tuple[str, str] | None:
-        """Why the text must not be written now, as (code, detail); None admits it. Runs on the
-        loop, so the roster cannot change between this and the decision."""
-        roster, pin = self.roster, self.ask.pin
-        if roster.status_epoch != pin.status_epoch:
-            return STATUS_EPOCH_CHANGED, f"the status epoch is {roster.status_epoch}, not {pin.status_epoch}"
-        record = rows.current(roster, self.tmux.socket, self.pane)
-        if record is None or record.occupant_id < pin.occupant_id:
-            return _GONE, "the pinned occupant has ended"
-        if record.occupant_id != pin.occupant_id:
-            return OCCUPANT_CHANGED, f"occupant {record.occupant_id} replaced {pin.occupant_id}"
-        if record.revision != self.ask.revision:
-            return REVISION_CHANGED, f"the row is at revision {record.revision}, not {self.ask.revision}"
-        row = rows.row(roster, self.tmux.socket, record)
-        if row is None or not row["promptable"]:
-            source = row["source"] if row else None
-            return NOT_PROMPTABLE, f"the row's state came from {source or 'legacy'}, not an integration"
-        if record.activity == records.NEEDS_ATTENTION:
-            return BLOCKED, "the agent is blocked waiting on a person"
-        if self.daemon.clock() >= self.ask.deadline:
-            return DEADLINE_EXPIRED, LATE
-        return None
-
-    def admit(self) -> tuple[str, str] | None:
-        """The final check; on admission the waiter subscribes at once, so the changes the
-        prompt causes cannot slip past it."""
-        problem = self.check()
-        if problem is None and self.ask.until is not None:
-            until = waits.Until(self.ask.until, after_revision=self.ask.revision)
-            self.waiter = waits.open_wait(self.request, self.pane, self.ask.pin, until)
-        return problem
-
-    async def run(self) -> tuple[str, str | None, str | None]:
-        """(input outcome, rejection code, reason)."""
-        loop = asyncio.get_running_loop()
-        lock = paste.pane_lock(self.tmux, self.pane)
-        locking = loop.run_in_executor(None, lock.__enter__)
-        try:
-            await asyncio.wait_for(asyncio.shield(locking), max(0.0, self.ask.deadline - self.daemon.clock()))
-        except TimeoutError:
-            locking.add_done_callback(lambda got: got.exception() is None and _release(lock))
-            return REJECTED, DEADLINE_EXPIRED, _reason(DEADLINE_EXPIRED, LATE)
-        try:
-            problem = self.admit()
-        except BaseException:
-            _release(lock)
-            raise
-        if problem is not None:
-            _release(lock)
-            return await self._rejected(*problem)
-        return await self._write(lock)
-
-    async def _rejected(self, code: str, detail: str) -> tuple[str, str | None, str | None]:
-        if code == _GONE:
-            seen = await asyncio.to_thread(paste.look, self.tmux, self.pane)
-            code = SESSION_CLOSED if seen is None or seen.dead else OCCUPANT_CHANGED
-        return REJECTED, code, _reason(code, detail)
-
-    async def _write(self, lock: AbstractContextManager[None]) -> tuple[str, str | None, str | None]:
-        def write() -> tuple[int, str]:
-            try:
-                proc = paste.paste_once(self.tmux, self.pane, self.ask.data, enter=True)
-            finally:
-                _release(lock)
-            return proc.returncode, proc.stderr.decode(errors="replace")
-
-        writing = asyncio.ensure_future(asyncio.to_thread(write))
-        try:
-            code, error = await asyncio.wait_for(
-                asyncio.shield(writing), max(0.0, self.ask.deadline - self.daemon.clock())
-            )
-        except TimeoutError:
-            detail = "the write did not finish by the deadline; it may have arrived and is not retried"
-            return AMBIGUOUS, None, detail
-        if code == 0:
-            return ACCEPTED, None, None
-        if any(failure in error for failure in DEFINITE_FAILURES):
-            self.close()
-            return REJECTED, SESSION_CLOSED, _reason(SESSION_CLOSED, "the pane is gone")
-        return AMBIGUOUS, None, "tmux failed during the write; the text may have arrived and is not retried"
-
-    def close(self) -> None:
-        """Let go of the waiter, if the prompt opened one."""
-        if self.waiter is not None:
-            self.waiter.close()
-            self.waiter = None
 
 
 async def prompt(request: Request) -> JSONResponse:
@@ -227,7 +42,14 @@ async def prompt(request: Request) -> JSONResponse:
     if daemon.tmux is None:
         raise NotFound(f"no session {request.path_params['key']!r}")
     pane = rows.session_pane(daemon.live.roster, daemon.tmux.socket, request.path_params["key"])
-    attempt = Attempt(request, daemon.tmux, pane, ask)
+    attempt = Attempt(
+        daemon.live,
+        daemon.tmux,
+        daemon.clock,
+        pane,
+        ask,
+        lambda pin, until: waits.open_wait(request, pane, pin, until),
+    )
     try:
         outcome, code, reason = await attempt.run()
         body: dict[str, Any] = {

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from roost.api import lookup, schemas, services
+from roost.actions import lookup
+from roost.api import schemas, services
 from roost.api.body import read
 from roost.api.errors import NotFound, Unavailable
 from roost.notify.store import Subscription

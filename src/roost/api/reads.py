@@ -8,9 +8,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost import __version__
+from roost.actions.lookup import resolve
 from roost.api import services
 from roost.api.errors import NotFound
-from roost.api.lookup import resolve
 from roost.roster import records, to_json
 from roost.roster.times import to_wire
 

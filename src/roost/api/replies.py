@@ -16,7 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from roost import agentrow
-from roost.api import prompt, rows, schemas, waits
+from roost.actions import prompt
+from roost.api import rows, schemas, waits
 from roost.ledger import journal
 from roost.roster import records
 from roost.roster.changes import EVENTS

@@ -27,7 +27,9 @@ promptable          true only for a complete integration identity (below)
 A complete integration identity is a live record in a pane whose harness and harness session
 id are both known and whose state came from an integration-class source: the process it
 names was observed by the scan and the state was reported by the agent, not inferred from
-its screen. Only such a row may receive a fenced prompt; the others stay readable.
+its screen. Only such a row may receive a fenced prompt; the others stay readable. Which
+record occupies a pane, and whether it is such an identity, is :mod:`roost.actions.occupants`'
+to say, for the fenced prompt and the MCP server as for these rows.
 """
 
 from __future__ import annotations
@@ -37,59 +39,38 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions.lookup import resolve
+from roost.actions.occupants import (
+    INTEGRATION_CLASS,
+    SCREEN_CLASS,
+    STATE_OF_ACTIVITY,
+    current,
+    occupants,
+    pane_of,
+    promptable,
+    source_class,
+)
 from roost.api import services
 from roost.api.errors import NotFound
-from roost.api.lookup import resolve
 from roost.roster import Roster, records
-from roost.roster.precedence import ACP, HOOK, INTEGRATION, LAUNCHER, SCREEN
 from roost.roster.records import Record
-from roost.state import words
 from roost.tmux.targets import is_pane_id
 
-STATE_OF_ACTIVITY = words.WEB_OF_ACTIVITY
-"""rosterd's activity in the web app's words (the vocabularies table in docs/contracts.md)."""
-
-INTEGRATION_SOURCES = frozenset({LAUNCHER, ACP, INTEGRATION, HOOK})
-SCREEN_SOURCES = frozenset({SCREEN})
-INTEGRATION_CLASS, SCREEN_CLASS = "integration", "screen"
-
-
-def pane_of(record: Record, socket: str | None) -> str | None:
-    """The pane of roost's tmux server the record is about, or None (not in a pane, or in a
-    pane of another tmux server: a foreign session)."""
-    tmux = record.tmux or {}
-    pane = tmux.get("pane")
-    if socket is None or tmux.get("socket") != socket or not isinstance(pane, str):
-        return None
-    return pane
-
-
-def occupants(roster: Roster, socket: str | None, pane: str) -> list[Record]:
-    """The live records in a pane, oldest occupant first."""
-    found = [
-        record
-        for record in roster.records()
-        if record.liveness != records.ENDED and pane_of(record, socket) == pane
-    ]
-    return sorted(found, key=lambda record: record.occupant_id)
-
-
-def current(roster: Roster, socket: str | None, pane: str) -> Record | None:
-    """The pane's occupant now: its newest live record (occupant ids only grow)."""
-    found = occupants(roster, socket, pane)
-    return found[-1] if found else None
-
-
-def source_class(roster: Roster, record: Record) -> str | None:
-    """Whether the record's state came from the agent itself, from its screen, or neither."""
-    view = roster.explain(record.session_key) or {}
-    origin = view.get("fields", {}).get("activity") or {}
-    source = origin.get("source")
-    if source in INTEGRATION_SOURCES:
-        return INTEGRATION_CLASS
-    if source in SCREEN_SOURCES:
-        return SCREEN_CLASS
-    return None
+__all__ = [
+    "INTEGRATION_CLASS",
+    "SCREEN_CLASS",
+    "STATE_OF_ACTIVITY",
+    "current",
+    "every",
+    "message",
+    "occupants",
+    "pane_of",
+    "promptable",
+    "row",
+    "session_pane",
+    "session_row",
+    "source_class",
+]
 
 
 def message(record: Record) -> str | None:
@@ -97,16 +78,6 @@ def message(record: Record) -> str | None:
     if record.activity == records.NEEDS_ATTENTION and isinstance(pending.get("summary"), str):
         return str(pending["summary"])
     return record.error_reason
-
-
-def promptable(record: Record, source: str | None) -> bool:
-    """A complete integration identity; see the module docstring."""
-    return (
-        source == INTEGRATION_CLASS
-        and record.harness is not None
-        and record.session_id is not None
-        and record.liveness == records.LIVE
-    )
 
 
 def row(roster: Roster, socket: str | None, record: Record) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from roost.tmux.topology import Topology
 
 if TYPE_CHECKING:
     from roost.actions.permission import Permissions
+    from roost.agents.mcpconfig import StdioServer
     from roost.ledger.journal import Journal
     from roost.ledger.usage import Usage
     from roost.notify.service import Notifier
@@ -63,6 +64,8 @@ class Services:
     None where no ledger is kept."""
     usage: Usage | None = None
     """Token usage and cost per turn (see :mod:`roost.ledger.usage`); None where none is kept."""
+    mcp: StdioServer | None = None
+    """rosterd's MCP server as a harness starts it: the launcher tells each CLI of it."""
 
 
 def of(request: Request) -> Services:

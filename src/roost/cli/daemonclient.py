@@ -139,6 +139,14 @@ class Client:
         """``POST path`` with ``doc`` as its JSON body; the 2xx answer's body."""
         return self._request("POST", path, cjson.dumps(doc).encode())
 
+    def exchange(
+        self, method: str, path: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, str, bytes]:
+        """Any answer, whatever its status: (status, content type, body), for a caller that
+        speaks a protocol of its own over the socket (``rosterd mcp`` relays MCP)."""
+        response = self._send(method, path, body, headers)
+        return response.status, response.getheader("Content-Type") or "", self._read(response)
+
     def stream(self, path: str) -> Iterator[Frame]:
         """Every event of the SSE stream at ``path`` until interrupted. The stream ending means
         the daemon went away (it never ends one otherwise): that is :class:`Unreachable`."""

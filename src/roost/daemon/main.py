@@ -1,8 +1,9 @@
 """``run_daemon(config)``: wire the roster, the scan and the API, serve until told to stop.
 
-One asyncio loop does everything: the same app is served on the unix socket and on
-127.0.0.1, the scan runs on a timer, leases expire on the roster's own deadline, and
-SIGTERM or SIGINT end the streams, close the listeners and remove the socket.
+One asyncio loop does everything: the same app (the API, and the MCP server at ``/mcp``) is
+served on the unix socket and on 127.0.0.1, the scan runs on a timer, leases expire on the
+roster's own deadline, and SIGTERM or SIGINT end the streams, close the listeners and remove
+the socket.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import time
 from pathlib import Path
 
 import uvicorn
+from starlette.routing import Route
 
-from roost import paths
+from roost import mcpserver, paths
 from roost.actions.gates import Gates
 from roost.actions.permission import Permissions
 from roost.agents import manifest
@@ -28,7 +30,7 @@ from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
 from roost.daemon.rebuild import Observer
 from roost.daemon.screenwatch import Screens
-from roost.daemon.wire import JsonErrors
+from roost.daemon.wire import JsonErrors, peer_process
 from roost.detect.attest import Attestor
 from roost.detect.identify import Names
 from roost.detect.scan import Scanner
@@ -99,7 +101,8 @@ async def _serve(config: Config) -> int:
         scanner = Scanner(Server.from_env(), Names(manifest.load_all().values()))
         observer = Observer(scanner, live)
         rebuilt = observer.rebuild()
-        runner = Runner(live, settings_of(config.runner, config.harness), clock)
+        bridge = mcpserver.stdio(api_path)
+        runner = Runner(live, settings_of(config.runner, config.harness), clock, mcp=[bridge])
         began = time.perf_counter()
         headless = await runner.rebuild()
         rebuilt_headless = time.perf_counter() - began
@@ -123,6 +126,19 @@ async def _serve(config: Config) -> int:
         taps = Taps(paths.taps_dir())
         taps.sweep()
         topology = Topology()
+        permissions = Permissions(
+            live,
+            Gates(),
+            clock,
+            runner,
+            answered=lambda record, given: journal.answered(
+                record.session_key, answer=given.option, by=given.by, via=given.via
+            ),
+            gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
+        )
+        mcp = mcpserver.McpServer(
+            mcpserver.Services(live, runner, scanner.server, clock, permissions), peer=peer_process
+        )
         app = create_app(
             Services(
                 live,
@@ -137,20 +153,13 @@ async def _serve(config: Config) -> int:
                 taps=taps,
                 topology=topology,
                 runner=runner,
-                permissions=Permissions(
-                    live,
-                    Gates(),
-                    clock,
-                    runner,
-                    answered=lambda record, given: journal.answered(
-                        record.session_key, answer=given.option, by=given.by, via=given.via
-                    ),
-                    gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
-                ),
+                permissions=permissions,
                 webhooks=webhooks,
                 journal=journal,
                 usage=usage,
-            )
+                mcp=bridge,
+            ),
+            mounts=[Route("/mcp", mcp)],
         )
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
             server = _server(auth.via(app, peer))
@@ -163,7 +172,13 @@ async def _serve(config: Config) -> int:
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
         sys.stderr.flush()
         runner.begin()
-        async with Screens(scanner.server, live, clock, topology=topology), notifier, webhooks, ledger:
+        async with (
+            Screens(scanner.server, live, clock, topology=topology),
+            notifier,
+            webhooks,
+            ledger,
+            mcp.serving(),
+        ):
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
         await runner.close()
         live.close()

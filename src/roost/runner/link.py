@@ -16,16 +16,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roost import paths
+from roost.agents.mcpconfig import StdioServer
 from roost.runner.traffic import Said, Traffic
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
+    from acp.schema import McpServerStdio
 
 PROTOCOL_VERSION = 1
 HANDSHAKE_TIMEOUT = 5.0
@@ -161,20 +163,23 @@ class Link:
         info = answer.agent_info
         self.agent_info = {} if info is None else info.model_dump(mode="json", exclude_none=True)
 
-    async def open(self, cwd: str) -> dict[str, Any]:
-        """``session/new`` (after :meth:`initialize`); the new session's answer as JSON."""
+    async def open(self, cwd: str, servers: Sequence[StdioServer] = ()) -> dict[str, Any]:
+        """``session/new`` (after :meth:`initialize`), offering the harness ``servers`` over
+        MCP; the new session's answer as JSON."""
         conn = self.conn
-        answer = await _call(conn.new_session(cwd=cwd, mcp_servers=[]), "session/new")
+        answer = await _call(conn.new_session(cwd=cwd, mcp_servers=_mcp(servers)), "session/new")
         self.session_id = answer.session_id
         return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
 
-    async def load(self, cwd: str, session_id: str) -> dict[str, Any]:
-        """``session/load`` (after :meth:`initialize`): the history it replays changes no state."""
+    async def load(self, cwd: str, session_id: str, servers: Sequence[StdioServer] = ()) -> dict[str, Any]:
+        """``session/load`` (after :meth:`initialize`), offering ``servers`` again: the history
+        it replays changes no state."""
         conn = self.conn
         self.loading = True
         try:
             answer = await _call(
-                conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=[]), "session/load"
+                conn.load_session(cwd=cwd, session_id=session_id, mcp_servers=_mcp(servers)),
+                "session/load",
             )
         finally:
             self.loading = False
@@ -306,3 +311,10 @@ def _quiet(task: asyncio.Future[Any]) -> None:
     """A prompt's own answer is read from ``_roost/turn_ended``; its failure is not news here."""
     if not task.cancelled():
         task.exception()
+
+
+def _mcp(servers: Sequence[StdioServer]) -> list[McpServerStdio]:
+    """The MCP servers as ACP's ``mcpServers`` names them (stdio: a command and its arguments)."""
+    from acp.schema import McpServerStdio
+
+    return [McpServerStdio(name=s.name, command=s.command, args=list(s.args), env=[]) for s in servers]

@@ -33,13 +33,14 @@ import logging
 import os
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psutil
 
 from roost import paths
+from roost.agents.mcpconfig import StdioServer
 from roost.detect import procs
 from roost.errors import AgentFailed, Conflict, RoostError, TargetGone, UsageError
 from roost.roster import Claim, ProcessId, Record, records
@@ -102,9 +103,12 @@ class Runner:
         settings: Settings,
         clock: Callable[[], float] = time.time,
         environ: dict[str, str] | None = None,
+        mcp: Sequence[StdioServer] = (),
     ) -> None:
         self.live = live
         self.settings = settings
+        self.mcp = tuple(mcp)
+        """MCP servers every harness is offered in ``session/new`` and ``session/load``."""
         self._clock = clock
         self._environ = dict(os.environ if environ is None else environ)
         self.sessions: dict[str, Headless] = {}
@@ -210,11 +214,11 @@ class Runner:
                 await self._abandon(h, fresh=fresh)
                 raise refused(409, "adapter_version_changed", mismatch)
             if not load:
-                opened = await link.open(entry.cwd)
+                opened = await link.open(entry.cwd, self.mcp)
                 entry.session_id = link.session_id
             else:
                 assert entry.session_id is not None
-                opened = await link.load(entry.cwd, entry.session_id)
+                opened = await link.load(entry.cwd, entry.session_id, self.mcp)
             await self._options(link, entry, opened, strict=not load)
             entry.current_model = _model(entry, opened)
         except LinkError as error:

@@ -41,6 +41,7 @@ VERBS = {
     "spawn": "headless",
     "journal": "ledger",
     "usage": "ledger",
+    "mcp": "mcp",
     "daemon": "daemon",
     "doctor": "doctor",
     "integrate": "integrate",

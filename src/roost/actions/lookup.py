@@ -1,12 +1,14 @@
 """Finding a session from what a caller typed: a key, a pid on this node, or a unique name.
 
-An ambiguous name lists the candidates and never guesses.
+An ambiguous name lists the candidates and never guesses. Every face that names a session (the
+API's ``{key}``, the MCP tools' ``name``) resolves it here, so they all find the same one.
 """
 
 from __future__ import annotations
 
-from roost.api.errors import Conflict, NotFound
 from roost.detect import procs
+from roost.errors import Conflict
+from roost.errors import TargetGone as NotFound
 from roost.roster import Roster, records
 from roost.roster.claimschema import PID_MAX
 

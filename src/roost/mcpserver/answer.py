@@ -1,0 +1,41 @@
+"""Answering a session's pending permission from MCP, through the one contract every face uses
+(:mod:`roost.actions.permission`): a headless session's adapter or a gated pane's hook gets it,
+a pane with no gate is refused ``answer_in_terminal``, and a stale answer is refused by what it
+pins. The journal says it came from MCP, and which session (or process) asked.
+"""
+
+from __future__ import annotations
+
+from roost.actions.permission import ALLOW, ALLOW_ALWAYS, REJECT, Answer, Permissions
+from roost.errors import Conflict
+from roost.mcpserver.caller import Caller
+from roost.roster import Record
+
+VIA = "mcp"
+
+
+def answer(
+    permissions: Permissions | None,
+    caller: Caller,
+    key: str,
+    *,
+    allow: bool,
+    always: bool = False,
+    reason: str | None = None,
+    request_id: str | None = None,
+) -> Record:
+    """Allow (once, or ``always``) or deny the permission ``key`` waits on; the record after."""
+    if permissions is None:
+        raise Conflict("this daemon answers no permissions", code="answer_in_terminal")
+    option = (ALLOW_ALWAYS if always else ALLOW) if allow else REJECT
+    given = Answer(option, reason, request_id, by=_who(caller), via=VIA)
+    return permissions.answer(key, given)
+
+
+def _who(caller: Caller) -> str:
+    """Who asked, as the journal keeps it: the calling session, else its process."""
+    if caller.session is not None:
+        return f"session {caller.session}"
+    if caller.process is not None:
+        return f"pid {caller.process.pid}"
+    return "token holder"

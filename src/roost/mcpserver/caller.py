@@ -1,0 +1,42 @@
+"""Who calls a tool: the process at the other end of the unix socket, and the session it runs in.
+
+The kernel names the peer of a unix-socket connection (``SO_PEERCRED``: the daemon's listener
+puts it in each request's scope); what it says about itself is never asked. The session is
+the nearest of that process and its ancestors that the roster knows, as a hook or a claim is
+nested into its session: a harness starts ``rosterd mcp`` as its child, so the bridge's parent
+is the harness, and the caller is the session that harness runs. Over the loopback listener
+there is no peer to name: the caller is anonymous (a script with the bearer token), and tools
+that would default to the caller's folder or policy use the daemon's defaults instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roost.detect import procs
+from roost.roster import ProcessId, Record, Roster
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The calling process (None: not known, over TCP) and its session's key (None: none)."""
+
+    process: ProcessId | None = None
+    session: str | None = None
+
+    def record(self, roster: Roster) -> Record | None:
+        return roster.record(self.session) if self.session else None
+
+
+ANONYMOUS = Caller()
+
+
+def identify(roster: Roster, process: ProcessId | None) -> Caller:
+    """The caller ``process`` is: the session of the nearest of it and its ancestors."""
+    if process is None:
+        return ANONYMOUS
+    for candidate in (process, *procs.ancestors(process.pid)):
+        key = roster.find(candidate)
+        if key is not None:
+            return Caller(process, key)
+    return Caller(process)

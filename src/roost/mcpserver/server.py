@@ -1,0 +1,169 @@
+"""The MCP server: the official SDK's low-level server and its streamable-HTTP transport, as
+one ASGI endpoint the daemon mounts at ``/mcp`` on both of its listeners.
+
+The shortest use (the daemon does this)::
+
+    mcp = McpServer(Services(live, runner, tmux), peer=wire.peer_process)
+    app = create_app(services, mounts=[Route("/mcp", mcp)])
+    async with mcp.serving():
+        ...  # serve until told to stop
+
+The SDK takes about a second to import, so :meth:`McpServer.serving` loads it off the loop
+after the daemon answers, as the runner loads ACP's; a call that arrives first waits for it.
+The transport is stateless and answers in plain JSON: each POST is one exchange, nothing is
+kept between them, so a daemon that restarts breaks no harness's connection, and each call is
+identified on its own (:mod:`roost.mcpserver.caller`).
+
+A tool's refusal is a tool result with ``isError`` set, whose structured content (and text, as
+JSON) is the API's error document for the same failure plus its HTTP ``status``:
+``{"error": "…", "status": 409, "code": "busy"}``. An unknown tool is a JSON-RPC error, as the
+protocol asks. Neither a prompt's text nor anything derived from it is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.responses import JSONResponse
+from starlette.types import Receive, Scope, Send
+
+from roost import __version__
+from roost.errors import RoostError, UsageError
+from roost.mcpserver.caller import identify
+from roost.mcpserver.tools import TOOLS, Services, failure
+from roost.roster import ProcessId
+from roost.validation import Refused, validated
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+log = logging.getLogger("rosterd")
+
+NAME = "rosterd"
+BODY_LIMIT = 512 * 1024
+"""Bytes a POST may hold: the longest prompt, every character escaped, and the envelope."""
+LOAD_TIMEOUT = 30.0
+"""Seconds a call waits for the SDK to load before it is answered 503."""
+INSTRUCTIONS = (
+    "rosterd keeps the roster of every coding-agent session on this machine. Address a session "
+    "by its key, a pid, or its display name; send it work with session.send and wait_until "
+    "idle, then read its recap. Nothing is scheduled: every prompt is sent by someone."
+)
+INTERNAL = {"error": "internal error; see the daemon's log", "status": 500}
+
+
+class McpServer:
+    """The ``rosterd`` MCP server; an ASGI app (mount it on a route) once :meth:`serving`."""
+
+    def __init__(self, services: Services, peer: Callable[[Scope], ProcessId | None]) -> None:
+        self.services = services
+        self._peer = peer
+        """Names the process at the other end of a request's connection, when the listener knows."""
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._ready = asyncio.Event()
+        self._open = False
+
+    @contextlib.asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """Load the SDK and run its transport's task group until the block ends."""
+        stop = asyncio.Event()
+        running = asyncio.ensure_future(self._run(stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            self._open = False
+            await running
+
+    async def _run(self, stop: asyncio.Event) -> None:
+        try:
+            await asyncio.to_thread(importlib.import_module, "mcp.server.streamable_http_manager")
+            self._manager = self._build()
+            async with self._manager.run():
+                self._open = True
+                self._ready.set()
+                await stop.wait()
+        except Exception:
+            log.exception("the MCP server stopped: its calls are answered 503")
+        finally:
+            self._open = False
+            self._ready.set()
+
+    def _build(self) -> StreamableHTTPSessionManager:
+        from mcp.server.lowlevel import Server
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+        server: Server[Any] = Server(
+            NAME,
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            get_tool_input_schema=lambda name: _schema(name),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        return StreamableHTTPSessionManager(
+            server, json_response=True, stateless=True, max_request_body_size=BODY_LIMIT
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), LOAD_TIMEOUT)
+        if not self._open or self._manager is None:
+            answer = JSONResponse({"error": "the MCP server is not running"}, status_code=503)
+            await answer(scope, receive, send)
+            return
+        await self._manager.handle_request(scope, receive, send)
+
+    async def _list_tools(self, _ctx: Any, _params: Any) -> Any:
+        from mcp.types import ListToolsResult, Tool, ToolAnnotations
+
+        return ListToolsResult(
+            tools=[
+                Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=_schema(tool.name) or {},
+                    annotations=ToolAnnotations(read_only_hint=tool.read_only, open_world_hint=False),
+                )
+                for tool in TOOLS.values()
+            ]
+        )
+
+    async def _call_tool(self, ctx: Any, params: Any) -> Any:
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
+
+        tool = TOOLS.get(params.name)
+        if tool is None:
+            raise MCPError(INVALID_PARAMS, f"no tool {params.name!r}; see tools/list")
+        request = ctx.request
+        process = self._peer(request.scope) if request is not None else None
+        caller = identify(self.services.live.roster, process)
+        try:
+            args = validated(tool.model, params.arguments or {})
+            result, is_error = await tool.body(self.services, caller, args), False
+        except Refused as refused:
+            result, is_error = failure(UsageError(str(refused), field=refused.field)), True
+        except RoostError as error:
+            result, is_error = failure(error), True
+        except Exception:
+            log.exception("the MCP tool %s failed", tool.name)
+            result, is_error = dict(INTERNAL), True
+        text = TextContent(type="text", text=json.dumps(result))
+        return CallToolResult(content=[text], structured_content=result, is_error=is_error)
+
+
+def _schema(name: str) -> dict[str, Any] | None:
+    tool = TOOLS.get(name)
+    if tool is None:
+        return None
+    schema = tool.model.model_json_schema()
+    schema.pop("title", None)
+    return schema

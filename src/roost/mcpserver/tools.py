@@ -1,0 +1,233 @@
+"""The tools, one table: each tool's name, what it does, its input model and its body.
+
+A tool reads the roster and acts through the runner exactly as the API's routes do, so a refusal
+is the same failure (:mod:`roost.errors`) with the same ``code`` and message; the server turns
+it into a tool error (see :mod:`roost.mcpserver.server`). A session is named the way every face
+names one (:mod:`roost.actions.lookup`): its key, a pid on this node, or a unique display name.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from roost.actions.lookup import resolve
+from roost.actions.permission import Permissions
+from roost.errors import RoostError, TargetGone, UsageError
+from roost.mcpserver import inputs, sending
+from roost.mcpserver.answer import answer
+from roost.mcpserver.caller import Caller
+from roost.roster import Record, records, to_json
+from roost.roster.live import Live
+from roost.roster.times import Clock
+from roost.runner.runner import Runner
+from roost.tmux.server import Server
+
+BRIEF = (
+    "session_key",
+    "name",
+    "harness",
+    "lane",
+    "activity",
+    "activity_at",
+    "liveness",
+    "cwd",
+    "parent_session_key",
+    "permission_policy",
+)
+"""A session in a list: the record's own fields (its own words), enough to pick one."""
+
+
+@dataclass(frozen=True)
+class Services:
+    """What the tools act on, handed in by the daemon: the live roster, the runner of headless
+    sessions (None where none run), roost's tmux server (None where none is watched), and the
+    clock a pane's prompt is timed by."""
+
+    live: Live
+    runner: Runner | None = None
+    tmux: Server | None = None
+    clock: Clock = time.time
+    permissions: Permissions | None = None
+
+
+Body = Callable[[Services, Caller, Any], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    model: type[inputs.Input]
+    body: Body
+    read_only: bool = False
+
+
+def brief(record: Record) -> dict[str, Any]:
+    doc = to_json(record)
+    return {field: doc[field] for field in BRIEF}
+
+
+def _record(services: Services, name: str) -> Record:
+    roster = services.live.roster
+    record = roster.record(resolve(roster, name))
+    if record is None:
+        raise TargetGone(f"no session {name!r}")
+    return record
+
+
+def _headless(services: Services, name: str) -> tuple[Runner, str]:
+    """The runner and the key of the headless session ``name`` names, refused as the API does."""
+    key = resolve(services.live.roster, name)
+    runner = services.runner
+    if runner is None:
+        raise TargetGone("this daemon runs no headless sessions")
+    if not runner.owns(key):
+        raise TargetGone(f"{name} is not a headless session", code="not_headless")
+    return runner, key
+
+
+async def session_list(services: Services, caller: Caller, args: inputs.Listing) -> dict[str, Any]:
+    everyone = services.live.roster.records()
+    shown = [brief(r) for r in everyone if args.include_ended or r.liveness != records.ENDED]
+    return {"caller": caller.session, "sessions": shown}
+
+
+async def session_find(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
+    return brief(_record(services, args.name))
+
+
+async def read_state(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
+    return to_json(_record(services, args.name))
+
+
+def _folder(value: str | None, parent: Record | None) -> str:
+    """Where a spawned session runs: the folder given (``~`` is the daemon's home), or the
+    caller's own."""
+    if value is None:
+        if parent is None or not parent.cwd:
+            raise UsageError(
+                "cwd is required: the caller is no session whose folder could be used", field="cwd"
+            )
+        return parent.cwd
+    path = os.path.expanduser(value) if value.startswith("~") else value
+    if not os.path.isabs(path):
+        raise UsageError(f"cwd must be an absolute folder or start with ~, not {value!r}", field="cwd")
+    return os.path.normpath(path)
+
+
+async def spawn(services: Services, caller: Caller, args: inputs.Spawn) -> dict[str, Any]:
+    if services.runner is None:
+        raise TargetGone("this daemon runs no headless sessions")
+    parent = caller.record(services.live.roster)
+    record = await services.runner.start(
+        args.harness,
+        _folder(args.cwd, parent),
+        name=args.name,
+        policy=args.policy or (parent.permission_policy if parent else None),
+        model=args.model,
+        effort=args.effort,
+        parent=caller.session,
+    )
+    return {"record": to_json(record)}
+
+
+async def send(services: Services, caller: Caller, args: inputs.Send) -> dict[str, Any]:
+    record = _record(services, args.name)
+    if services.runner is not None and services.runner.owns(record.session_key):
+        return await sending.headless(services.runner, record.session_key, args)
+    if services.tmux is None:
+        raise TargetGone(f"no session {args.name!r}")
+    return await sending.pane(services.live, services.tmux, services.clock, record, args)
+
+
+async def cancel(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
+    runner, key = _headless(services, args.name)
+    return {"record": to_json(await runner.cancel(key))}
+
+
+async def allow(services: Services, caller: Caller, args: inputs.Allow) -> dict[str, Any]:
+    key = resolve(services.live.roster, args.name)
+    answered = answer(
+        services.permissions, caller, key, allow=True, always=args.always, request_id=args.request_id
+    )
+    return {"record": to_json(answered)}
+
+
+async def deny(services: Services, caller: Caller, args: inputs.Deny) -> dict[str, Any]:
+    key = resolve(services.live.roster, args.name)
+    answered = answer(
+        services.permissions, caller, key, allow=False, reason=args.reason, request_id=args.request_id
+    )
+    return {"record": to_json(answered)}
+
+
+TOOLS = {
+    tool.name: tool
+    for tool in (
+        Tool(
+            "session.list",
+            "Every session on this node (agents in terminals and headless ones): key, name, "
+            "harness, lane, activity (active, idle, needs_attention), liveness, folder. "
+            "`caller` is your own session's key when you run in one.",
+            inputs.Listing,
+            session_list,
+            read_only=True,
+        ),
+        Tool(
+            "session.find",
+            "One session by its key, a pid on this node, or its display name. An ambiguous "
+            "name is refused with the candidates' keys; it never guesses.",
+            inputs.Which,
+            session_find,
+            read_only=True,
+        ),
+        Tool(
+            "session.read_state",
+            "A session's whole record: activity, liveness, the pending permission, the recap "
+            "(its last turn's final message), name, harness, lane, plan, usage.",
+            inputs.Which,
+            read_state,
+            read_only=True,
+        ),
+        Tool(
+            "session.spawn",
+            "Start a headless session of a harness in a folder (yours if left out). It is your "
+            "child, and keeps your permission policy unless `policy` says otherwise.",
+            inputs.Spawn,
+            spawn,
+        ),
+        Tool(
+            "session.send",
+            "Send a prompt to a session: a headless one (resumed first when suspended) or an agent "
+            "in a terminal pane (written once, only while it is idle or working). With "
+            "`wait_until` (idle, needs_attention, ended) it answers once the session gets there "
+            "or `timeout_s` passes: the record (its recap when idle) and whether the wait was reached. "
+            'An `input` of "ambiguous" means the text may have arrived: never send it again.',
+            inputs.Send,
+            send,
+        ),
+        Tool("session.cancel", "Cancel a headless session's running turn.", inputs.Which, cancel),
+        Tool(
+            "session.allow",
+            "Allow the permission a headless session waits on (`always`: where the harness offers it).",
+            inputs.Allow,
+            allow,
+        ),
+        Tool(
+            "session.deny",
+            "Deny the permission a headless session waits on, with an optional reason.",
+            inputs.Deny,
+            deny,
+        ),
+    )
+}
+"""Every tool, by name, in the order ``tools/list`` gives them."""
+
+
+def failure(error: RoostError) -> dict[str, Any]:
+    """A refusal as the API words it (``{"error": …, …extra}``), with the HTTP status it has there."""
+    return {"error": error.message, "status": error.status, **error.extra}
