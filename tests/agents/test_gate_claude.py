@@ -1,8 +1,8 @@
 """The real Claude Code with roost's permission gate (``rosterd integrate install claude --gate``):
 its permission dialog answered from rosterd, and still from the terminal.
 
-Claude draws the dialog while the gate's hook runs. An allow from the API runs the tool, a deny
-from ``rosterd deny`` refuses it and tells the model why; a person who answers the dialog first
+Claude draws the dialog while the gate's hook runs. An allow from the API (or from MCP) runs the
+tool, a deny from ``rosterd deny`` refuses it and tells the model why; a person who answers the dialog first
 ends the hook, and rosterd then refuses an answer instead of answering twice; a gate that times
 out leaves the dialog to the person; the web app's Allow on the pane's sidebar row runs the tool.
 Each test types at Claude as a person would.
@@ -21,6 +21,7 @@ import pytest
 from tests.agents.conftest import TURN_TIMEOUT, AgentPane
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon
+from tests.mcpserver.client import ok, unix
 from tests.web.conftest import chromium, page
 from tests.web.test_browser import log_in, row
 
@@ -152,3 +153,16 @@ def test_the_web_apps_allow_runs_the_tool(web: Any, claude: AgentPane, page: Any
     page.wait_for_selector(request, state="detached")
     claude.wait_state("done")
     page.wait_for_selector(f'{row(claude.pane)} .badge[data-state="idle"]')
+
+
+@pytest.mark.parametrize("claude", ["gate"], indirect=True)
+def test_an_allow_from_mcp_runs_the_tool(rosterd: Daemon, claude: AgentPane) -> None:
+    """Another agent's session.allow, through rosterd's MCP server, is Claude's decision."""
+    ask(claude)
+    record = held(rosterd, claude)
+    answered = ok(
+        unix(rosterd), "session.allow", name=record["session_key"], request_id=record["pending"]["id"]
+    )
+    assert answered["record"]["activity_event"] == "permission_answered"
+    claude.wait(lambda: (claude.project / "x").exists(), TURN_TIMEOUT, "the tool to run")
+    claude.wait_state("done")

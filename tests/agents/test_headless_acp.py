@@ -29,6 +29,7 @@ from tests.agents.conftest import API_KEY, CLAUDE_QUIET, TIMINGS, TURN_TIMEOUT, 
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.model_api import ModelAPI, reply_for
+from tests.mcpserver.client import ok, unix
 from tests.runner.conftest import Headless, end_holders
 from tests.web.conftest import Web, chromium, page
 
@@ -197,7 +198,8 @@ def test_a_permission_denied_allowed_and_always_allowed(real: Real) -> None:
     assert target.exists()
     target.unlink()
     _asks(real, key, "TOOL three")
-    assert real.headless.post(f"/sessions/{key}/permission", {"option": "allow_always"}).status_code == 200
+    always = ok(unix(real.headless.daemon), "session.allow", name=key, always=True)  # another agent, over MCP
+    assert always["record"]["activity_event"] == "permission_answered"
     real.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")
     assert target.exists()
     target.unlink()

@@ -232,6 +232,9 @@ class Link:
         if self._answer is None or self._answer.done():
             raise LinkError("nothing is pending")
         self._answer.set_result((option_id, reason))
+        said = self.traffic.answered()  # closed at once: every client sees it before the adapter acts
+        if said is not None:
+            self._say(said)
 
     def _withdraw(self) -> None:
         if self._answer is not None and not self._answer.done():
