@@ -209,6 +209,11 @@ def test_a_permission_denied_allowed_and_always_allowed(real: Real) -> None:
 
 
 def test_cancel_mid_turn(real: Real) -> None:
+    cancelled_mid_turn(real)
+
+
+def cancelled_mid_turn(real: Real) -> None:
+    """A slow turn cancelled: idle as ``cancelled``, and the next turn answers. Shared with pi's tests."""
     real.headless.daemon.start()
     key = real.start()["session_key"]
     real.prompt(key, "SLOW please")

@@ -26,6 +26,7 @@ import pytest
 from tests.agents.conftest import TIMINGS, TURN_TIMEOUT
 from tests.agents.test_headless_acp import (
     Real,
+    cancelled_mid_turn,
     killed_daemon_mid_turn_comes_back,
     suspended_on_idle_and_resumed_with_the_history,
 )
@@ -139,16 +140,7 @@ def test_an_extensions_dialog_is_a_permission_denied_and_allowed(gated: Real) ->
 
 
 def test_cancel_mid_turn(pi: Real) -> None:
-    pi.headless.daemon.start()
-    key = pi.start()["session_key"]
-    pi.prompt(key, "SLOW please")
-    pi.headless.until(key, activity="active")
-    began = time.monotonic()
-    assert pi.headless.post(f"/sessions/{key}/cancel").status_code == 200
-    done = pi.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")
-    assert done["activity_event"] == "cancelled"
-    TIMINGS.append(f"pi-acp: cancel to idle {time.monotonic() - began:.2f} s")
-    assert pi.turn(key, "after the cancel")["recap"] == reply_for("after the cancel")
+    cancelled_mid_turn(pi)
 
 
 def test_suspended_on_idle_and_resumed_by_a_prompt_with_the_history(pi: Real) -> None:

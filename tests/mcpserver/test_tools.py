@@ -10,6 +10,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
 
+from roost.mcpserver.tools import BRIEF
 from tests.api.agentpane import start_agent
 from tests.conftest import Roost
 from tests.mcpserver.client import ok, refused, run, unix
@@ -55,18 +56,7 @@ def test_list_find_and_read_state(headless: Headless) -> None:
     assert listed["caller"] is None  # the test is in no session
     keys = {row["session_key"]: row for row in listed["sessions"]}
     assert {first, second} <= keys.keys()
-    assert set(keys[first]) == {
-        "session_key",
-        "name",
-        "harness",
-        "lane",
-        "activity",
-        "activity_at",
-        "liveness",
-        "cwd",
-        "parent_session_key",
-        "permission_policy",
-    }
+    assert set(keys[first]) == set(BRIEF)
     assert (keys[first]["name"], keys[first]["lane"], keys[first]["activity"]) == (
         "tests: holder",
         "headless",
