@@ -8,6 +8,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import httpx2
@@ -40,11 +41,15 @@ def bridge(daemon: Daemon, command: list[str] | None = None) -> Client:
 
 
 def run(client: Client, work: Callable[[Client], Awaitable[T]]) -> T:
+    """Run ``work`` with the client connected, on a loop of its own in a thread of its own: a
+    test that also drives a browser has Playwright's loop running on this one."""
+
     async def go() -> T:
         async with client:
             return await work(client)
 
-    return asyncio.run(asyncio.wait_for(go(), TIMEOUT * 2))
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, asyncio.wait_for(go(), TIMEOUT * 2)).result()
 
 
 def call(client: Client, tool: str, **arguments: Any) -> CallToolResult:
