@@ -28,3 +28,10 @@ def about(proc: subprocess.Popen[bytes], **fields: Any) -> dict[str, Any]:
 
 def key_of(node_id: str, proc: subprocess.Popen[bytes]) -> str:
     return f"{node_id}:{proc.pid}:{pid_start_ticks(proc.pid)}"
+
+
+def claimed(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records some claim spoke for: what a refused request must leave as it was. The process
+    scan sees every agent on the machine (another test's, the person's own), and one may come or
+    go between two reads; a claim that got through would show here with its source."""
+    return [record for record in records if set(record["sources"]) - {"scan"}]
