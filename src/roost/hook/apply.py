@@ -30,10 +30,10 @@ def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
 
     An event the manifest ignores costs no tmux call; one that changes nothing costs one read.
     """
-    pane_id = os.environ.get("TMUX_PANE")
-    tmux = os.environ.get("TMUX")
-    if not pane_id or not tmux:
+    here = _here()
+    if here is None:
         return None, None
+    pane_id, socket = here
     agent = manifest.load(harness)
     if agent is None:
         return None, None
@@ -41,7 +41,7 @@ def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
     action = agent.action(event.name, event.notification)
     if action == "ignore" or (event.agent_id and action not in SUBAGENT_ACTIONS):
         return None, None
-    server = Server(tmux.split(",")[0])
+    server = Server(socket)
     shared = False
     markers = agent.hook.shared_process
     if markers:  # most manifests name none, and then the hook need not import owner at all
@@ -82,11 +82,18 @@ def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
 def answered() -> None:
     """The gate's dialog was answered from rosterd: the turn goes on, so the pane's badge
     leaves blocked (a denied tool fires no hook of its own to say so)."""
-    pane_id = os.environ.get("TMUX_PANE")
-    tmux = os.environ.get("TMUX")
-    if not pane_id or not tmux:
+    here = _here()
+    if here is None:
         return
-    server = Server(tmux.split(",")[0])
-    pane = panestate.read(server, pane_id)
+    server = Server(here[1])
+    pane = panestate.read(server, here[0])
     if pane is not None and pane.opt(w.STATE) == w.BLOCKED:
         panestate.set_state(server, pane, w.WORKING)
+
+
+def _here() -> tuple[str, str] | None:
+    """The pane this hook runs in and its tmux server's socket, from the environment tmux
+    gives a pane's processes; None outside tmux."""
+    pane_id = os.environ.get("TMUX_PANE")
+    tmux = os.environ.get("TMUX")
+    return (pane_id, tmux.split(",")[0]) if pane_id and tmux else None

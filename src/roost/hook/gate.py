@@ -21,14 +21,12 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sys
 from typing import Any
 
 from roost import paths
 from roost.agents import manifest
 from roost.hook.events import from_hook
 
-STDIN_CAP = 4 * 1024 * 1024
 CONNECT_TIMEOUT = 0.5
 """Seconds to reach the daemon before the gate gives up and the dialog decides."""
 WAIT_LIMIT = 7 * 24 * 3600.0
@@ -37,28 +35,15 @@ first, and the host's own timeout for the hook (written beside it) ends the proc
 ANSWER_CAP = 65_536
 
 
-def main(args: list[str]) -> None:
-    """Handle one event as the gate; never raises, always leaves exit 0 to the caller."""
-    try:
-        data = sys.stdin.buffer.read(STDIN_CAP + 1)
-        payload = json.loads(data or b"{}") if len(data) <= STDIN_CAP else None
-        harness = args[0] if args else manifest.default_harness() or ""
-        agent = manifest.load(harness) if harness else None
-        if not isinstance(payload, dict) or agent is None:
-            return
-        printed = decide(agent, payload)
-        if printed:
-            sys.stdout.write(printed + "\n")
-            sys.stdout.flush()
-    except Exception:
-        return
-
-
-def decide(agent: manifest.Manifest, payload: dict) -> str | None:
-    """The JSON to print for this event, or None to let the host's dialog decide."""
+def decide(harness: str, payload: dict) -> str | None:
+    """The JSON to print for this event, or None to let the host's dialog decide. What it
+    raises, ``rosterd-hook``'s main swallows: it exits 0 whatever happened."""
     from roost.hook.apply import answered, handle
     from roost.hook.post import claim, post
 
+    agent = manifest.load(harness)
+    if agent is None:
+        return None
     gate = agent.hook.gate
     event = from_hook(payload, agent.hook)
     _, reason = handle(agent.name, payload)

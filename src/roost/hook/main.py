@@ -131,13 +131,12 @@ def main(argv: list[str] | None = None) -> NoReturn:
     it made, would cost the hook about as much again as its tmux call.
     """
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["--gate"]:  # holds its event open on purpose: no watchdog (roost.hook.gate)
-        from roost.hook import gate
-
-        gate.main(args[1:])
-        _exit_quietly()
-    _signal.signal(_signal.SIGALRM, _hand_off)
-    _signal.setitimer(_signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
+    gated = args[:1] == ["--gate"]
+    if gated:  # holds its event open on purpose: no watchdog (roost.hook.gate)
+        args = args[1:]
+    else:
+        _signal.signal(_signal.SIGALRM, _hand_off)
+        _signal.setitimer(_signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
     try:
         data = sys.stdin.buffer.read(STDIN_CAP + 1)
         payload = cjson.loads(data or b"{}") if len(data) <= STDIN_CAP else None  # too big: no event
@@ -148,20 +147,34 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
             harness = default_harness() or ""
         if isinstance(payload, dict) and _harness_name(harness):
-            from roost.hook.apply import handle
-            from roost.hook.post import post
-
-            context = reason = None
-            try:
-                context, reason = handle(harness, payload)
-            finally:  # the daemon hears of the event even when the pane could not be stamped
-                post(harness, payload, reason)
-            if context:
-                sys.stdout.write(context)
+            said = _gate(harness, payload) if gated else _event(harness, payload)
+            if said:
+                sys.stdout.write(said)
                 sys.stdout.flush()
     except Exception:
         pass
     _exit_quietly()
+
+
+def _event(harness: str, payload: dict) -> str | None:
+    """Badge the pane and tell the daemon; the text for the agent's context, if any."""
+    from roost.hook.apply import handle
+    from roost.hook.post import post
+
+    context = reason = None
+    try:
+        context, reason = handle(harness, payload)
+    finally:  # the daemon hears of the event even when the pane could not be stamped
+        post(harness, payload, reason)
+    return context
+
+
+def _gate(harness: str, payload: dict) -> str | None:
+    """The gate's decision as the line its host reads, or None: the host's dialog decides."""
+    from roost.hook.gate import decide
+
+    decision = decide(harness, payload)
+    return decision + "\n" if decision else None
 
 
 def _exit_quietly() -> NoReturn:
