@@ -120,5 +120,7 @@ def test_a_needs_input_push_names_the_request_and_the_answers_rosterd_can_give()
         _waiting({"id": "r2", "summary": "Bash: ls", "options": [], "answerable": False})
     )
     assert in_terminal == {"id": "r2", "asks": "Bash: ls", "answers": []}
+    rejects = {"id": "r3", "options": [{"kind": "allow_once"}, {"kind": "reject_always"}], "answerable": True}
+    assert request_of(_waiting(rejects))["answers"] == ["allow", "reject"]  # as the runner takes reject
     assert request_of(_waiting(None)) is None
     assert request_of(_waiting(gated, activity=IDLE)) is None

@@ -23,13 +23,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-ALLOW, ALLOW_ALWAYS, REJECT = "allow", "allow_always", "reject"
-ANSWERS = (ALLOW, ALLOW_ALWAYS, REJECT)
-
 
 @dataclass(frozen=True)
 class Decision:
-    """What the hook is told: one of :data:`ANSWERS`, and a reason for a rejection."""
+    """What the hook is told: one of :data:`roost.roster.pending.ANSWERS`, and a reason for a
+    rejection."""
 
     answer: str
     reason: str | None = None

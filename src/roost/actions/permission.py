@@ -31,10 +31,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from roost.actions.gates import ALLOW, ALLOW_ALWAYS, ANSWERS, REJECT, Decision, Gates
+from roost.actions.gates import Decision, Gates
 from roost.errors import Conflict, TargetGone
 from roost.roster import Claim, Record, records
 from roost.roster.live import Live
+from roost.roster.pending import ALLOW, ALLOW_ALWAYS, ANSWERS, REJECT
 from roost.roster.precedence import HOOK
 
 if TYPE_CHECKING:

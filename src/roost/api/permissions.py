@@ -99,13 +99,14 @@ async def gate(request: Request) -> JSONResponse:
     return _decided(decision.answer, request_id, decision.reason)
 
 
+NAMES = {pending.ALLOW: "Allow", pending.ALLOW_ALWAYS: "Always allow", pending.REJECT: "Deny"}
+"""A gated request's answers as a person reads them."""
+
+
 def _options(always: bool) -> list[dict[str, str]]:
     """The answers a gated request offers, in ACP's kinds so every client reads one list."""
-    offered = [("allow", "Allow", "allow_once")]
-    if always:
-        offered.append(("allow_always", "Always allow", "allow_always"))
-    offered.append(("reject", "Deny", "reject_once"))
-    return [{"id": option, "name": name, "kind": kind} for option, name, kind in offered]
+    offered = [answer for answer in pending.ANSWERS if always or answer != pending.ALLOW_ALWAYS]
+    return [{"id": a, "name": NAMES[a], "kind": pending.KINDS_OF_ANSWER[a][0]} for a in offered]
 
 
 def _ours(record: Record, request_id: str) -> bool:

@@ -19,7 +19,7 @@ from roost import agentrow
 from roost.actions import prompt
 from roost.api import rows, schemas, waits
 from roost.ledger import journal
-from roost.roster import records
+from roost.roster import pending, records
 from roost.roster.changes import EVENTS
 
 DateTime = typing.Annotated[str, Field(json_schema_extra={"format": "date-time"})]
@@ -175,7 +175,7 @@ class GateDecision(Reply):
     """What a gate tells its hook: the answer given from rosterd, or null (the hook decides
     nothing, and the harness's own dialog stays the person's to answer)."""
 
-    decision: Literal["allow", "allow_always", "reject"] | None
+    decision: Literal[pending.ANSWERS] | None  # type: ignore[valid-type]
     reason: str | None = Field(default=None, max_length=1000)
     request_id: str | None
 

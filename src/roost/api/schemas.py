@@ -20,6 +20,7 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_m
 from roost import agentrow
 from roost.errors import UsageError
 from roost.notify import destinations, registrations
+from roost.roster import pending
 from roost.roster.changes import EVENTS
 from roost.roster.claimschema import COUNT_MAX, ClaimFields, Pid, Ticks
 from roost.validation import Strict, integer, refuse, text, words, writable
@@ -294,7 +295,7 @@ class Permission(Strict):
 
     model_config = ConfigDict(extra="forbid")
 
-    option: words(("allow", "allow_always", "reject"))
+    option: words(pending.ANSWERS)
     reason: text(1000, least=1) | None = Field(
         default=None, description="why, for a reject: sent to the agent beside the answer"
     )

@@ -34,7 +34,7 @@ from typing import Any
 
 from roost import paths
 from roost.ledger.lines import Lines
-from roost.roster import records
+from roost.roster import pending, records
 from roost.roster.hub import Roster
 from roost.roster.records import Record
 from roost.roster.times import Clock, from_wire, to_wire
@@ -52,7 +52,7 @@ SUSPENDED_BY = {"idle_timeout": "idle_timeout", "suspended": "requested"}
 CRASH_RESUMED = "resumed_after_crash"
 """The runner's activity event for a crashed session continued under a new key."""
 
-ANSWERS = ("allow", "allow_always", "reject")
+ANSWERS = pending.ANSWERS
 VIA = ("api", "cli", "mcp", "web", "terminal")
 BY_LIMIT = 120
 """Characters of who answered that are kept."""

@@ -26,6 +26,7 @@ from roost.notify.vapid import Keys
 from roost.roster import records
 from roost.roster.changes import SNAPSHOT
 from roost.roster.live import Live, Stream
+from roost.roster.pending import answers_offered
 from roost.roster.records import Record
 
 FOLLOW_TIMEOUT = 60.0
@@ -34,7 +35,6 @@ FOLLOW_TIMEOUT = 60.0
 
 ASKS_LIMIT = 120
 """Characters of what a request asks that a notification carries (one line on a lock screen)."""
-ANSWERS_OF_KIND = {"allow_once": "allow", "allow_always": "allow_always", "reject_once": "reject"}
 
 
 def request_of(record: Record) -> dict[str, Any] | None:
@@ -44,9 +44,11 @@ def request_of(record: Record) -> dict[str, Any] | None:
     if not pending:
         return None
     asks = pending.get("summary") or pending.get("tool") or ""
-    kinds = [o.get("kind") for o in pending.get("options") or [] if isinstance(o, dict)]
-    answers = [ANSWERS_OF_KIND[k] for k in ANSWERS_OF_KIND if k in kinds] if pending.get("answerable") else []
-    return {"id": pending.get("id"), "asks": " ".join(str(asks).split())[:ASKS_LIMIT], "answers": answers}
+    return {
+        "id": pending.get("id"),
+        "asks": " ".join(str(asks).split())[:ASKS_LIMIT],
+        "answers": answers_offered(pending),
+    }
 
 
 class Notifier:

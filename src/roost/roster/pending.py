@@ -32,6 +32,15 @@ from typing import Any
 from roost.roster.times import to_wire
 
 KIND = "permission"
+ALLOW, ALLOW_ALWAYS, REJECT = "allow", "allow_always", "reject"
+ANSWERS = (ALLOW, ALLOW_ALWAYS, REJECT)
+"""What a person may answer a request, whatever its lane: the words of every face's answer."""
+KINDS_OF_ANSWER = {
+    ALLOW: ("allow_once",),
+    ALLOW_ALWAYS: ("allow_always",),
+    REJECT: ("reject_once", "reject_always"),
+}
+"""The option kinds (ACP's) whose presence makes each answer possible."""
 ROSTERD_ONLY = ("id", "answerable")
 """Keys only rosterd itself may set: a claim over HTTP that sets them is refused."""
 _IDENTITY = ("id", "kind", "tool", "options", "opened_at", "answerable")
@@ -40,6 +49,15 @@ _IDENTITY = ("id", "kind", "tool", "options", "opened_at", "answerable")
 def rosterd_only(asked: object) -> str | None:
     """The first key of a claimed pending request that only rosterd may set, or None."""
     return next((name for name in ROSTERD_ONLY if isinstance(asked, Mapping) and name in asked), None)
+
+
+def answers_offered(pending: Mapping[str, Any]) -> list[str]:
+    """The answers rosterd can give ``pending``, in :data:`ANSWERS`' order; none when only its
+    terminal can answer it."""
+    if pending.get("answerable") is not True:
+        return []
+    kinds = {o.get("kind") for o in pending.get("options") or [] if isinstance(o, Mapping)}
+    return [answer for answer in ANSWERS if kinds.intersection(KINDS_OF_ANSWER[answer])]
 
 
 def new_id() -> str:
