@@ -13,7 +13,7 @@ import { Launcher } from "./launcher.js";
 import { Notifier } from "./notify.js";
 import { isPane, Roster, Unauthorized } from "./roster.js";
 import { markSeen, Settings } from "./settings.js";
-import { requestView } from "./request.js";
+import { showRequest } from "./request.js";
 import { renderSidebar } from "./sidebar.js";
 import { TerminalView } from "./terminal.js";
 
@@ -153,13 +153,7 @@ function answered(record) {
 function updateRequests() {
   for (const [id, { box }] of open) {
     const bar = box.querySelector(":scope > .request-bar");
-    if (!bar) continue;
-    const record = roster.recordOf(id);
-    const shown = bar.firstElementChild;
-    const pending = record && record.activity === "needs_attention" ? record.pending : null;
-    if (shown && pending && shown.dataset.request === pending.id) continue; // unchanged: keep its state
-    const request = requestView(record, { onAnswered: answered });
-    bar.replaceChildren(...(request ? [request] : []));
+    if (bar) showRequest(bar, roster.recordOf(id), { onAnswered: answered });
   }
 }
 

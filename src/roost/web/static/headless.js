@@ -8,7 +8,7 @@
 
 import { post } from "./api.js";
 import { badge } from "./badges.js";
-import { requestView } from "./request.js";
+import { showRequest } from "./request.js";
 import { STATE_OF_ACTIVITY } from "./roster.js";
 
 function element(tag, className, text) {
@@ -146,14 +146,9 @@ export class HeadlessView extends EventTarget {
     }
   }
 
-  // The request box is kept while the same request is open, so a refusal shown in it stays.
   renderPending(record) {
-    const pending = record.activity === "needs_attention" ? record.pending : null;
-    this.pending.hidden = !pending;
-    const shown = this.request.firstElementChild;
-    if (pending && shown && shown.dataset.request === pending.id) return;
-    const request = requestView(record, { onAnswered: (after) => this.onRecord(after) });
-    this.request.replaceChildren(...(request ? [request] : []));
+    const onAnswered = (after) => this.onRecord(after);
+    this.pending.hidden = !showRequest(this.request, record, { onAnswered });
   }
 
   renderPlan(plan) {

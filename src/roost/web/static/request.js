@@ -38,11 +38,16 @@ export function answersOf(pending) {
   return ANSWERS.filter((answer) => answer.kinds.some((kind) => kinds.has(kind)));
 }
 
+// The request `record` waits on, or null.
+export function waitingOn(record) {
+  return record && record.activity === "needs_attention" ? record.pending : null;
+}
+
 // The request of `record` as an element, or null when it waits on nothing.
 // `onAnswered(record)`: the answer's record; `onTerminal()`: open the terminal (when only it can
 // answer; omit where the terminal is already in view).
 export function requestView(record, { onAnswered, onTerminal } = {}) {
-  const pending = record && record.activity === "needs_attention" ? record.pending : null;
+  const pending = waitingOn(record);
   if (!pending) return null;
   const box = element("div", "request");
   box.dataset.request = pending.id || "";
@@ -82,6 +87,17 @@ export function requestView(record, { onAnswered, onTerminal } = {}) {
   }
   box.append(ask, choices, error);
   return box;
+}
+
+// Show `record`'s request in `slot` (emptied when it waits on nothing). The box is kept while
+// the same request is open, so a refusal shown in it stays; the request, or null.
+export function showRequest(slot, record, options) {
+  const pending = waitingOn(record);
+  const shown = slot.firstElementChild;
+  if (pending && shown && shown.dataset.request === pending.id) return pending;
+  const request = requestView(record, options);
+  slot.replaceChildren(...(request ? [request] : []));
+  return pending;
 }
 
 async function send(record, pending, option, { box, error, onAnswered }) {
