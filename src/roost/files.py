@@ -41,6 +41,17 @@ def replace(
         _sync_directory(target)
 
 
+def unsafe(path: str | PathLike[str], info: os.stat_result) -> str | None:
+    """Why a private file (a secret, a token) cannot be trusted as it is: another user's, or
+    open to others; None when it is the user's own, mode 0600 or narrower."""
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to another user"
+    mode = info.st_mode & 0o7777
+    if mode & 0o077:
+        return f"{path} is readable by others (mode {mode:o}); chmod 600 it"
+    return None
+
+
 def create(path: str | PathLike[str], data: bytes | str, *, mode: int = PRIVATE) -> bool:
     """Make ``path`` hold ``data`` unless it exists already; whether this call made it.
 

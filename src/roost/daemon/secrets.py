@@ -13,9 +13,7 @@ already hold it, and the owner should know.
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,10 +41,9 @@ def _read(path: Path, make: str) -> str:
         info = path.stat()
     except OSError as error:
         raise SecretError(f"cannot read {path}: {error}") from None
-    if info.st_uid != os.getuid():
-        raise SecretError(f"{path} belongs to another user")
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        raise SecretError(f"{path} is readable by others (mode {stat.S_IMODE(info.st_mode):o}); chmod 600 it")
+    problem = files.unsafe(path, info)
+    if problem:
+        raise SecretError(problem)
     return path.read_text().strip()
 
 

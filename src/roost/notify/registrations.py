@@ -13,10 +13,8 @@ send each change a thousand times.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,10 +126,9 @@ def _load(path: Path) -> list[Webhook]:
         return []
     except OSError as error:
         raise SetupError(f"cannot read {path}: {error}") from None
-    if info.st_uid != os.getuid():
-        raise SetupError(f"{path} belongs to another user")
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        raise SetupError(f"{path} is readable by others (mode {stat.S_IMODE(info.st_mode):o}); chmod 600 it")
+    problem = files.unsafe(path, info)
+    if problem:
+        raise SetupError(problem)
     try:
         doc = json.loads(path.read_text())
         if doc.get("schema") != SCHEMA:
