@@ -226,14 +226,21 @@ def cancelled_mid_turn(real: Real) -> None:
     assert real.turn(key, "after the cancel")["recap"] == reply_for("after the cancel")
 
 
-def _transcript_holds(home: Path, session_id: str, text: str) -> bool:
-    """Whether a file of the harness's named for the session holds ``text`` (Claude's
-    ``~/.claude/projects/…/ID.jsonl``, codex's ``~/.codex/sessions/…/rollout-…-ID.jsonl``)."""
-    for path in home.rglob(f"*{session_id}*"):
-        with contextlib.suppress(OSError):
-            if path.is_file() and text in path.read_text(errors="replace"):
-                return True
-    return False
+def transcript_keeps(real: Real, session_id: str, text: str) -> None:
+    """Wait until a file of the harness's named for the session holds ``text`` (Claude's
+    ``~/.claude/projects/…/ID.jsonl``, codex's ``~/.codex/sessions/…/rollout-…-ID.jsonl``). The
+    harness writes it as the turn ends, not before the turn's answer: a holder lost within that
+    moment loses the turn (``session/load`` then finds nothing)."""
+    home = Path(real.headless.daemon.env["HOME"])
+
+    def holds() -> bool:
+        for path in home.rglob(f"*{session_id}*"):
+            with contextlib.suppress(OSError):
+                if path.is_file() and text in path.read_text(errors="replace"):
+                    return True
+        return False
+
+    real.headless.daemon.wait_for(holds, timeout=TURN_TIMEOUT, what="the harness's transcript of the turn")
 
 
 def _said_before(api: ModelAPI, text: str) -> bool:
@@ -289,15 +296,7 @@ def test_a_killed_holder_is_resumed_once_under_a_new_key_with_the_history(real: 
     first = real.start()
     key = first["session_key"]
     real.turn(key, "words before the crash")
-    # The harness writes its transcript as the turn ends, not before the turn's answer: a crash
-    # within that moment loses the turn (session/load then finds nothing). Crash after it.
-    real.headless.daemon.wait_for(
-        lambda: _transcript_holds(
-            Path(real.headless.daemon.env["HOME"]), first["session_id"], "words before the crash"
-        ),
-        timeout=TURN_TIMEOUT,
-        what="the harness's transcript of the turn",
-    )
+    transcript_keeps(real, first["session_id"], "words before the crash")  # then crash
     os.kill(first["pid"], signal.SIGKILL)
     assert real.headless.until(key, timeout=TURN_TIMEOUT, liveness="ended")["ended_reason"] == "crash"
 
@@ -343,13 +342,7 @@ def test_after_a_reboot_each_session_is_suspended_until_a_prompt_loads_its_histo
     first = real.start(name=f"tests: {real.harness} boot")
     key = first["session_key"]
     real.turn(key, "words before the reboot")
-    real.headless.daemon.wait_for(
-        lambda: _transcript_holds(
-            Path(real.headless.daemon.env["HOME"]), first["session_id"], "words before the reboot"
-        ),
-        timeout=TURN_TIMEOUT,
-        what="the harness's transcript of the turn",
-    )
+    transcript_keeps(real, first["session_id"], "words before the reboot")
     real.headless.daemon.stop(signal.SIGKILL)
     for pid in real.headless.holder_pids():
         with contextlib.suppress(psutil.Error):
