@@ -47,40 +47,23 @@ def test_a_different_request_is_a_new_one() -> None:
     assert named["id"] == "given"
 
 
-def test_in_the_roster_a_notification_after_the_request_keeps_its_id(hub: Roster, clock: Clock) -> None:
+def _asks(hub: Roster, clock: Clock, event: str) -> None:
+    """The hook says the session waits on ``Bash: x``, through ``event``."""
     hub.apply(
-        claim(
-            clock,
-            "hook",
-            activity="blocked",
-            event="PermissionRequest",
-            fields={"pending": {"summary": "Bash: x"}},
-        )
+        claim(clock, "hook", activity="blocked", event=event, fields={"pending": {"summary": "Bash: x"}})
     )
+
+
+def test_in_the_roster_a_notification_after_the_request_keeps_its_id(hub: Roster, clock: Clock) -> None:
+    _asks(hub, clock, "PermissionRequest")
     first = current(hub).pending
     clock.advance(5)
-    hub.apply(
-        claim(
-            clock,
-            "hook",
-            activity="blocked",
-            event="Notification:permission_prompt",
-            fields={"pending": {"summary": "Bash: x"}},
-        )
-    )
+    _asks(hub, clock, "Notification:permission_prompt")
     assert current(hub).pending == first
     hub.apply(claim(clock, "hook", activity="working", event="PostToolUse"))
     assert current(hub).pending is None
     clock.advance(1)
-    hub.apply(
-        claim(
-            clock,
-            "hook",
-            activity="blocked",
-            event="PermissionRequest",
-            fields={"pending": {"summary": "Bash: x"}},
-        )
-    )
+    _asks(hub, clock, "PermissionRequest")
     assert current(hub).pending["id"] != first["id"]  # answered, then asked again: a new request
 
 
