@@ -79,6 +79,9 @@ LEDGER_ENV = "ROOST_LEDGER"
 HOLDER_LINE_LIMIT = 64 * 1024 * 1024
 """The longest line either end of a holder's socket (and its adapter's stdio) takes: an ACP
 message with a large diff is megabytes."""
+HOLDER_MARK_ENV = "ROSTERD_HOLDER"
+"""Set to the holder's key in its adapter's environment (and so its tools'): a process can be
+ended as a dead holder's leftover only when it carries this mark itself."""
 
 
 def api_socket() -> Path:

@@ -2,12 +2,13 @@
 
 Each test starts the real holder (its console script, in a session of its own, as the runner
 will) over a fake ACP adapter (tests/fakes/acp_adapter.py) and talks to it on its unix socket
-as the daemon will.
+as the daemon will: holding the daemon's lock, without which a holder serves nobody.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -86,6 +87,8 @@ class Held:
     root: Path
     env: dict[str, str]
     key: str = "h1"
+    lock: Any = None
+    """This process's hold on the daemon lock, which makes it the daemon a holder serves."""
     proc: subprocess.Popen[bytes] | None = None
     peers: list[Peer] = field(default_factory=list)
 
@@ -157,6 +160,14 @@ class Held:
         return self.proc.wait(timeout)
 
 
+def take_daemon_lock(runtime: Path) -> Any:
+    """Hold the daemon's lock in this process, as a running rosterd does."""
+    (runtime / "roost").mkdir(mode=0o700, exist_ok=True)
+    handle = open(runtime / "roost" / "rosterd.lock", "a+")  # noqa: SIM115 - held for the test
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return handle
+
+
 @pytest.fixture
 def held(tmp_path: Path) -> Iterator[Held]:
     (tmp_path / "run").mkdir(mode=0o700)
@@ -166,7 +177,7 @@ def held(tmp_path: Path) -> Iterator[Held]:
         "FAKE_ACP_LOG": str(tmp_path / "adapter.log"),
         "FAKE_ACP_TOOLS": str(tmp_path / "tools"),
     }
-    held = Held(tmp_path, env)
+    held = Held(tmp_path, env, lock=take_daemon_lock(tmp_path / "run"))
     yield held
     for peer in held.peers:
         peer.close()
@@ -177,6 +188,7 @@ def held(tmp_path: Path) -> Iterator[Held]:
     for pid in held.tools():
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+    held.lock.close()
 
 
 def gone(pid: int) -> bool:
@@ -204,6 +216,7 @@ def test_the_socket_is_private_and_the_state_file_names_the_session(held: Held) 
     assert (state["name"], state["policy"], state["ended"]) == ("tests: holder", "attention", None)
     assert state["holder_pid"] == held.proc.pid
     assert psutil.Process(state["adapter_pid"]).ppid() == held.proc.pid
+    assert psutil.Process(state["adapter_pid"]).environ()["ROSTERD_HOLDER"] == "h1"  # its mark
     assert state["adapter"][-1] == str(ADAPTER)
     assert abs(state["started_at"] - time.time()) < 30
     assert state["socket"] == str(held.socket)
@@ -356,3 +369,62 @@ def test_bad_arguments_are_refused_and_start_nothing(held: Held, args: list[str]
     )
     assert (done.returncode, done.stderr) == (2, said)
     assert not held.dir.exists() or not any(held.dir.iterdir())
+
+
+CLIENT = """
+import fcntl, json, socket, sys
+lock = None
+if sys.argv[2] == "lock":
+    lock = open(sys.argv[3], "a+")
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.settimeout(10)
+sock.connect(sys.argv[1])
+lines = [
+    {"jsonrpc": "2.0", "id": "perm-1", "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}},
+    {"jsonrpc": "2.0", "id": "s", "method": "_roost/state"},
+]
+try:
+    sock.sendall(b"".join(json.dumps(line).encode() + b"\\n" for line in lines))
+    print(repr(sock.makefile("rb").readline()))
+except OSError as error:
+    print(type(error).__name__)
+"""
+CLOSED_ON = ("b''", "ConnectionResetError", "BrokenPipeError")
+
+
+def client(held: Held, *how: str) -> str:
+    """Connect from another process, answer the pending permission and ask the holder's state;
+    what it read back first (``b''``: closed on)."""
+    done = subprocess.run(
+        [sys.executable, "-c", CLIENT, str(held.socket), *how], capture_output=True, text=True, timeout=20
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_process_other_than_the_daemon_is_closed_on_and_reaches_nothing(held: Held) -> None:
+    held.start()
+    peer = held.session()
+    prompt(peer, 3, "ASK")
+    while peer.line().get("method") != "session/request_permission":
+        pass
+    before = held.log
+    assert client(held, "plain") in CLOSED_ON
+    time.sleep(0.3)
+    assert held.log == before  # the stranger's answer never reached the adapter
+    replay = peer.call("r", "_roost/replay")["result"]
+    assert [p["id"] for p in replay["pending"]] == ["perm-1"]  # still the daemon's to answer
+
+
+def test_the_lock_holder_is_the_daemon_and_nobody_else(held: Held, tmp_path: Path) -> None:
+    held.start()
+    held.session().close()
+    held.lock.close()  # this process lets the daemon lock go: another process takes it
+    said = client(held, "lock", str(tmp_path / "run" / "roost" / "rosterd.lock"))
+    assert said.startswith("b'") and '"holder_pid"' in said  # a new daemon is served
+    peer = Peer(held.socket)
+    try:
+        assert peer.file.readline() == b""  # and this process, no longer the daemon, is not
+    finally:
+        peer.close()

@@ -3,13 +3,29 @@
 A pid alone is reused; a pid with its start time (clock ticks since boot, field 22 of
 ``/proc/PID/stat``) is not, so that pair is how every claim names a process. This module is
 import-light on purpose: the hook and the API compute identities with it on their hot paths.
+
+A start time counts from the boot, so after a reboot the same pair may name another process.
+What Roost may ever signal without having started it itself (a holder or an adapter a daemon
+that died left behind) is therefore recorded as a :class:`Stamp` (pid, start time and the
+kernel's boot id) and signalled only through :func:`signal_exactly`, which checks all three
+against the kernel at the moment of the signal, through a pidfd that cannot be reused.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from roost.roster.claims import ProcessId
+
+if TYPE_CHECKING:
+    import socket
+
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+"""A random id the kernel makes at each boot: a start time means nothing across two of them."""
+_boot: list[str] = []
 
 MAX_DEPTH = 64
 """Ancestors followed at most: deeper trees are not sessions anyone nests on purpose."""
@@ -74,3 +90,119 @@ def ancestors(pid: int, stop: int | None = None) -> tuple[ProcessId, ...]:
             break
         chain.append(found)
     return tuple(chain)
+
+
+def boot_id() -> str | None:
+    """This boot's id (read once per process: it cannot change while the process runs)."""
+    if not _boot:
+        try:
+            with open(BOOT_ID, encoding="ascii") as file:
+                _boot.append(file.read().strip())
+        except OSError:
+            return None
+    return _boot[0] or None
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A process's kernel identity: pid, start time and the boot both belong to."""
+
+    pid: int
+    start_ticks: int
+    boot_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pid": self.pid, "start_ticks": self.start_ticks, "boot_id": self.boot_id}
+
+    @classmethod
+    def from_json(cls, value: object) -> Stamp | None:
+        """A stamp read back from a file: None unless every field has its exact type and range,
+        since a file is input like any other and must never be trusted to name a process."""
+        if not isinstance(value, dict) or set(value) != {"pid", "start_ticks", "boot_id"}:
+            return None
+        pid, ticks, boot = value["pid"], value["start_ticks"], value["boot_id"]
+        if type(pid) is not int or type(ticks) is not int or not isinstance(boot, str):
+            return None
+        if not 1 < pid < 2**22 or ticks <= 0 or not 0 < len(boot) <= 64:
+            return None
+        return cls(pid, ticks, boot)
+
+    @property
+    def process(self) -> ProcessId:
+        return ProcessId(self.pid, self.start_ticks)
+
+
+def stamp(process: ProcessId | int) -> Stamp | None:
+    """The stamp of a live process (given by pid, or by identity it must still match)."""
+    found = identity(process if isinstance(process, int) else process.pid)
+    boot = boot_id()
+    if found is None or boot is None or (isinstance(process, ProcessId) and found != process):
+        return None
+    return Stamp(found.pid, found.start_ticks, boot)
+
+
+def signal_exactly(target: Stamp, signum: int = signal.SIGKILL, *, group: bool = False) -> bool:
+    """Send ``signum`` to exactly the process ``target`` names (with ``group``, to the process
+    group it leads), and only while it is that process: same boot, same pid, same start time.
+    Whether it was sent. The pidfd is opened first and the identity checked after, so a pid
+    reused between the check and the signal cannot be hit."""
+    if target.boot_id != boot_id():
+        return False
+    try:
+        pidfd = os.pidfd_open(target.pid)
+    except OSError:
+        return False
+    try:
+        if identity(target.pid) != target.process:
+            return False
+        if group:
+            if os.getpgid(target.pid) != target.pid:
+                return False
+            os.killpg(target.pid, signum)
+        else:
+            signal.pidfd_send_signal(pidfd, signum)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(pidfd)
+
+
+def carries(pid: int, name: str, value: str) -> bool:
+    """Whether process ``pid`` was started with ``name=value`` in its environment: a mark a
+    process carries itself, which no file about it can forge."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as file:
+            entries = file.read().split(b"\0")
+    except OSError:
+        return False
+    return f"{name}={value}".encode() in entries
+
+
+def peer(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a unix socket, as the kernel saw it
+    when the connection was made (for a client: the process that made the listening socket).
+    Imported here: the hook reads identities from this module and never a socket's peer."""
+    import socket
+    import struct
+
+    cred = struct.Struct("3i")
+    pid, uid, _gid = cred.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, cred.size))
+    return pid, uid
+
+
+def flock_owner(path: str) -> int | None:
+    """The pid holding an exclusive ``flock`` on ``path``, as the kernel's lock table says, or
+    None when nobody does. Unlike a pid written into the file, this cannot be forged."""
+    try:
+        st = os.stat(path)
+        with open("/proc/locks", encoding="ascii", errors="replace") as file:
+            table = file.read()
+    except OSError:
+        return None
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == device:
+            return int(fields[4]) if fields[4].isdigit() else None
+    return None

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from roost import files, paths
+from roost.detect import procs
 from roost.holder import tree
 
 LINE_LIMIT = paths.HOLDER_LINE_LIMIT
@@ -109,7 +110,7 @@ class Holder:
                 stdout=subprocess.PIPE,
                 stderr=errors,
                 cwd=self.session.cwd,
-                env={**os.environ, **self.session.env},
+                env={**os.environ, **self.session.env, paths.HOLDER_MARK_ENV: self.session.key},
             )
         finally:
             if errors != subprocess.DEVNULL:
@@ -252,8 +253,13 @@ class Holder:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One daemon's connection: its lines go to the adapter, but for the holder's own.
 
+        Only the running daemon is served: any other process is closed on before it can say a
+        line, so every answer to the adapter passes through the daemon's fences and journal.
         The connection that last spoke is the one the adapter's lines go to; one that never
         speaks (a probe asking whether this holder lives) takes nothing from the daemon's."""
+        if not _from_daemon(writer):
+            writer.close()
+            return
         try:
             while line := await reader.readline():
                 self._client = writer
@@ -383,6 +389,16 @@ def _exit_of(proc: subprocess.Popen[bytes]) -> asyncio.Future[int]:
 
     loop.add_reader(pidfd, exited)
     return done
+
+
+def _from_daemon(writer: asyncio.StreamWriter) -> bool:
+    """Whether the peer is the running daemon: this user's process that holds the daemon lock,
+    as the kernel names both (``SO_PEERCRED`` and its lock table), never as a file says."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return False
+    pid, uid = procs.peer(sock)
+    return uid == os.getuid() and pid == procs.flock_owner(str(paths.daemon_lock()))
 
 
 def _parse(line: bytes) -> object:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from roost import paths
 from roost.agents.mcpconfig import StdioServer
+from roost.detect import procs
 from roost.runner.traffic import Said, Traffic
 
 if TYPE_CHECKING:
@@ -45,18 +46,49 @@ class Handshake:
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     replay: dict[str, Any]
+    peer: int
+    """The pid that listens on the holder's socket, as the kernel names it (``SO_PEERCRED``)."""
+
+
+@dataclass
+class Asked:
+    """A connection to a holder whose replay has been asked for and not read yet."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    peer: int
 
 
 async def handshake(socket: Path, timeout: float = HANDSHAKE_TIMEOUT) -> Handshake:
     """Connect to a holder and read its replay: notifications, unanswered requests, state."""
+    asked = await ask(socket, timeout)
+    try:
+        return await replay(asked, timeout)
+    except TimeoutError as error:
+        asked.writer.close()
+        raise LinkError(f"the holder's replay failed: {error}") from None
+
+
+async def ask(socket: Path, timeout: float = HANDSHAKE_TIMEOUT) -> Asked:
+    """Connect to a holder and ask for its replay. A holder that is stopped or busy still
+    accepts the connection (the kernel queues it), so this fails only when nothing listens."""
     try:
         reader, writer = await asyncio.wait_for(
             asyncio.open_unix_connection(str(socket), limit=paths.HOLDER_LINE_LIMIT), timeout
         )
     except (OSError, TimeoutError) as error:
         raise LinkError(f"the holder at {socket} does not answer: {error}") from None
+    peer, _ = procs.peer(writer.get_extra_info("socket"))
     request = {"jsonrpc": "2.0", "id": "roost-replay", "method": "_roost/replay", "params": {}}
     writer.write(json.dumps(request).encode() + b"\n")
+    return Asked(reader, writer, peer)
+
+
+async def replay(asked: Asked, timeout: float | None) -> Handshake:
+    """The holder's answer to :func:`ask`. ``TimeoutError`` (the connection left open) when it
+    has not come within ``timeout`` seconds (None: wait as long as it takes); a
+    :class:`LinkError` (the connection closed) when the holder refused or went away."""
+    reader, writer = asked.reader, asked.writer
     try:
         await writer.drain()
         while True:
@@ -66,14 +98,19 @@ async def handshake(socket: Path, timeout: float = HANDSHAKE_TIMEOUT) -> Handsha
             message = json.loads(line)
             if isinstance(message, dict) and message.get("id") == "roost-replay" and "method" not in message:
                 break
-    except (OSError, TimeoutError, ValueError) as error:
+    except TimeoutError:
+        raise
+    except (OSError, ValueError) as error:
         writer.close()
         raise LinkError(f"the holder's replay failed: {error}") from None
+    except LinkError:
+        writer.close()
+        raise
     result = message.get("result")
     if not isinstance(result, dict):
         writer.close()
         raise LinkError("the holder's replay is not an object")
-    return Handshake(reader, writer, result)
+    return Handshake(reader, writer, result, asked.peer)
 
 
 def replayed(traffic: Traffic, notifications: list[Any]) -> list[Said]:

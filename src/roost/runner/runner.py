@@ -20,8 +20,12 @@ The lifecycle rules, all of them here:
   the record says why.
 - **Daemon restart**: holders keep running; :meth:`Runner.rebuild` reconnects to each, claims
   the state its replay buffer ends in, and lets the adapter's unanswered requests arrive again.
+  A holder that is slow to answer (a loaded machine, a stopped process) is not dead: while the
+  process that listens on its socket lives, it is waited for, however long, and its turn goes on.
 - **Reboot**: holders are gone and their sockets with the runtime directory; the runner's own
-  files (:mod:`roost.runner.store`) bring each session back ``suspended``.
+  files (:mod:`roost.runner.store`) bring each session back ``suspended``. Nothing is signalled:
+  a process is ended only as the kernel identity (pid, start time, boot id) the runner recorded
+  for it, never as a file names it (:func:`roost.detect.procs.signal_exactly`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import importlib
 import logging
 import os
 import shlex
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -47,7 +52,8 @@ from roost.roster import Claim, ProcessId, Record, records
 from roost.roster.live import Live
 from roost.roster.precedence import ACP, LAUNCHER
 from roost.runner import holders, lock, store
-from roost.runner.link import Handshake, Link, LinkError, handshake, replayed
+from roost.runner import link as links
+from roost.runner.link import Asked, Handshake, Link, LinkError, replayed
 from roost.runner.settings import Runner as RunnerSection
 from roost.runner.settings import Settings
 from roost.runner.store import Entry
@@ -63,6 +69,12 @@ STOP_TIMEOUT = 8.0
 """Seconds a stopping holder gets (it bounds its own steps to about 4 s) before it is killed."""
 IDLE_CHECK = 1.0
 """How often idle sessions are looked for; a session is suspended at most this late."""
+REPLAY_WAIT = 1.0
+"""Seconds a rebuild waits for a live holder's replay before it waits on in the background."""
+SLOW_WAIT = 10.0
+"""Seconds an action on a session whose holder has not answered yet waits for it, then is refused."""
+ALIVE_CHECK = 1.0
+"""How often a holder that is being waited for is checked to still be the same process."""
 SANDBOX = "IS_SANDBOX"
 """Claude Code as root refuses to start unless this is unset or ``1``; its ACP adapter then
 fails every ``session/new``. The runner drops any other value from an adapter's environment."""
@@ -92,6 +104,9 @@ class Headless:
     last_active: float = 0.0
     seq: int = 0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    answered: asyncio.Event | None = None
+    """Set once a holder the daemon found at its start has answered (or is known gone); None
+    when there was nothing to wait for."""
 
 
 class Runner:
@@ -204,7 +219,11 @@ class Runner:
         self.sessions[entry.key] = h
         self._claim_identity(h, fresh=fresh)
         try:
-            shaken = await handshake(paths.holder_socket(holder_key))
+            shaken = await links.handshake(paths.holder_socket(holder_key))
+            if shaken.peer != started.process.pid:
+                raise LinkError(f"another process (pid {shaken.peer}) answers on the holder's socket")
+            _stamp(entry, started.process, shaken)
+            self._claim(h, LAUNCHER, fields={"holder": _holder(h)})
             link = self._attach(h, shaken)
             await link.initialize()
             mismatch = lock.check(
@@ -422,9 +441,9 @@ class Runner:
         try:
             await asyncio.wait_for(h.exited.wait(), STOP_TIMEOUT)
         except TimeoutError:
-            if h.process is not None and procs.alive(h.process):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(h.process.pid, 9)
+            target = procs.stamp(h.process) if h.process is not None else None
+            if target is not None:
+                procs.signal_exactly(target, signal.SIGKILL, group=True)
         if link is not None:
             await link.close()
         if h.entry.holder:
@@ -458,8 +477,8 @@ class Runner:
         h.exited.set()
         state = holders.state(holder_key) if holder_key else None
         ended = (state or {}).get("ended") or {}
-        reason = "exit" if ended.get("reason") == "exit" else "crash"
-        _end_leftovers(state)
+        reason = "exit" if isinstance(ended, dict) and ended.get("reason") == "exit" else "crash"
+        _end_leftovers(h.entry)
         if holder_key:
             holders.discard(holder_key)
         if h.link is not None:
@@ -508,6 +527,17 @@ class Runner:
 
     async def _ready_for(self, key: str) -> Headless:
         await self._ready.wait()
+        h = self.get(key)
+        if h.answered is not None and not h.answered.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(h.answered.wait(), SLOW_WAIT)
+            if not h.answered.is_set():
+                raise refused(
+                    409,
+                    "holder_slow",
+                    "the session's holder has not answered since rosterd started; it is being "
+                    "waited for: try again",
+                )
         return self.get(key)
 
     async def _idle_loop(self) -> None:
@@ -532,52 +562,119 @@ class Runner:
 
     async def rebuild(self) -> int:
         """Every session the runner kept, back in the roster: live ones from their holder's
-        replay, the rest as suspended. Returns how many sessions came back."""
+        replay, slow ones as live while their holder is waited for, the rest as suspended.
+        Returns how many sessions came back."""
         entries = store.load_all()
         shaken = await asyncio.gather(*(self._shake(entry) for entry in entries))
         for entry, result in zip(entries, shaken, strict=True):
             h = Headless(entry, Traffic(recap=entry.recap))
             self.sessions[entry.key] = h
-            if result is None:
-                self._restore_suspended(h)
-            else:
+            if isinstance(result, Handshake):
                 self._restore_live(h, result)
+            elif isinstance(result, Asked):
+                self._restore_waiting(h, result)
+            else:
+                self._restore_suspended(h)
         return len(entries)
 
-    async def _shake(self, entry: Entry) -> Handshake | None:
+    async def _shake(self, entry: Entry) -> Handshake | Asked | None:
+        """The holder's replay; the connection still waiting for it when the holder is slow;
+        None when no holder of this session listens any more."""
         if not entry.holder or entry.suspended:
             return None
         try:
-            return await handshake(paths.holder_socket(entry.holder), timeout=1.0)
+            asked = await links.ask(paths.holder_socket(entry.holder), REPLAY_WAIT)
+        except LinkError:
+            return None
+        known = procs.Stamp.from_json(entry.holder_process)
+        listening = procs.stamp(asked.peer)
+        if listening is None or (known is not None and known != listening):
+            asked.writer.close()  # not the holder this session had: nothing of it is trusted
+            return None
+        try:
+            return await links.replay(asked, REPLAY_WAIT)
+        except TimeoutError:
+            return asked
         except LinkError:
             return None
 
     def _restore_suspended(self, h: Headless) -> None:
         entry = h.entry
         if entry.holder:
-            _end_leftovers(holders.state(entry.holder))
+            _end_leftovers(entry)
             holders.discard(entry.holder)
         entry.holder, entry.suspended = None, True
+        entry.holder_process = entry.adapter_process = None
         store.save(entry)
         h.process = _key_process(entry.key)
         self._claim_identity(h, fresh=True)
         self._say(h, Said(words.IDLE, "suspended", {"session_id": entry.session_id}))
 
     def _restore_live(self, h: Headless, shaken: Handshake) -> None:
-        state = shaken.replay.get("state") or {}
+        self._claim_holder(h, shaken.peer)
+        self._replayed(h, shaken)
+
+    def _claim_holder(self, h: Headless, pid: int) -> None:
+        """The record's identity: the process its key was made from, then the holder that
+        listens on its socket now (a resumed session's key names its first holder)."""
         first = _key_process(h.entry.key)
-        current = procs.identity(int(state.get("holder_pid") or 0)) or first
+        current = procs.identity(pid) or first
         h.process = first
         self._claim_identity(h, fresh=True)
         if current != first:
             h.process = current
             self._claim_identity(h, fresh=False)
+
+    def _replayed(self, h: Headless, shaken: Handshake) -> None:
+        """Where the holder's replay leaves the session, claimed; its socket handed to the SDK
+        once that is loaded (at once when it is already)."""
+        _stamp(h.entry, procs.identity(shaken.peer), shaken)
+        store.save(h.entry)
+        self._claim(h, LAUNCHER, fields={"holder": _holder(h)})
         folded = _fold(replayed(h.traffic, list(shaken.replay.get("notifications") or [])))
         folded.fields["session_id"] = h.entry.session_id
         if h.entry.current_model:
             folded.fields.setdefault("model", h.entry.current_model)
         self._say(h, folded)
-        self._unattached.append((h, shaken))
+        if self._ready.is_set():
+            self._attach(h, shaken).session_id = h.entry.session_id
+            h.last_active = self._clock()
+        else:
+            self._unattached.append((h, shaken))
+
+    def _restore_waiting(self, h: Headless, asked: Asked) -> None:
+        """A holder that accepted the connection but has not answered yet: live, and waited for."""
+        self._claim_holder(h, asked.peer)
+        h.answered = asyncio.Event()
+        self._spawn(self._wait_for_holder(h, asked))
+
+    async def _wait_for_holder(self, h: Headless, asked: Asked) -> None:
+        """Wait for a slow holder's replay for as long as the process that listens on its
+        socket is the same one; only a holder that is gone is treated as gone."""
+        holder = procs.stamp(asked.peer)
+        reading = asyncio.ensure_future(links.replay(asked, None))
+        try:
+            while holder is not None and procs.alive(holder.process):
+                done, _ = await asyncio.wait({reading}, timeout=ALIVE_CHECK)
+                if done:
+                    break
+            if not reading.done():
+                reading.cancel()
+                asked.writer.close()
+                raise LinkError("the holder is gone")
+            shaken = reading.result()
+        except LinkError:
+            if self.sessions.get(h.entry.key) is h:
+                log.warning("the holder of headless session %s ended before it answered", h.entry.key)
+                self._restore_suspended(h)
+        else:
+            if self.sessions.get(h.entry.key) is h:
+                self._replayed(h, shaken)
+            else:
+                shaken.writer.close()
+        finally:
+            assert h.answered is not None
+            h.answered.set()
 
     async def close(self) -> None:
         """The daemon is stopping: links close, holders keep running."""
@@ -696,11 +793,11 @@ def _model(entry: Entry, opened: dict[str, Any]) -> str | None:
 
 
 def _holder(h: Headless) -> dict[str, Any]:
-    state = holders.state(h.entry.holder or "") or {}
+    adapter = procs.Stamp.from_json(h.entry.adapter_process)
     return {
         "key": h.entry.holder,
         "pid": h.process.pid if h.process else None,
-        "adapter_pid": state.get("adapter_pid"),
+        "adapter_pid": adapter.pid if adapter else None,
         "socket": str(paths.holder_socket(h.entry.holder or "")),
     }
 
@@ -711,17 +808,38 @@ def _key_process(key: str) -> ProcessId:
     return ProcessId(int(pid), int(ticks))
 
 
-def _end_leftovers(state: dict[str, Any] | None) -> None:
-    """A holder that died without ending its tree leaves its adapter: end it and its children."""
-    pid = (state or {}).get("adapter_pid")
-    started = (state or {}).get("started_at")
-    if not isinstance(pid, int) or not isinstance(started, int | float):
+def _stamp(entry: Entry, holder: ProcessId | None, shaken: Handshake) -> None:
+    """Record the kernel identities of the holder and of its adapter. The adapter's pid comes
+    from the holder's own answer, and counts only while the holder is that process's parent."""
+    entry.holder_process = entry.adapter_process = None
+    found = procs.stamp(holder) if holder is not None else None
+    if holder is None or found is None:
         return
-    with contextlib.suppress(psutil.Error):
-        adapter = psutil.Process(pid)
-        if adapter.create_time() < started - 1:  # the pid names another process now
-            return
-        tree = [adapter, *adapter.children(recursive=True)]
-        for proc in tree:
-            with contextlib.suppress(psutil.Error):
-                proc.kill()
+    entry.holder_process = found.to_json()
+    state = shaken.replay.get("state")
+    pid = state.get("adapter_pid") if isinstance(state, dict) else None
+    if type(pid) is int and pid > 1 and procs.parent(pid) == holder.pid:
+        adapter = procs.stamp(pid)
+        entry.adapter_process = adapter.to_json() if adapter else None
+
+
+def _end_leftovers(entry: Entry) -> None:
+    """A holder that died without ending its tree leaves its adapter: end it and its children.
+
+    Only the adapter the runner recorded (its pid, start time and boot all still the same) and
+    only while it carries its holder's mark in its environment: after a reboot, or when the
+    pid names anything else, nothing is signalled."""
+    adapter = procs.Stamp.from_json(entry.adapter_process)
+    if adapter is None or not entry.holder or not procs.alive(adapter.process):
+        return
+    if not procs.carries(adapter.pid, paths.HOLDER_MARK_ENV, entry.holder):
+        return
+    try:
+        below = psutil.Process(adapter.pid).children(recursive=True)
+    except psutil.Error:
+        below = []
+    tree = [adapter, *(found for proc in below if (found := procs.stamp(proc.pid)) is not None)]
+    if procs.stamp(adapter.process) != adapter:  # it ended while its children were listed
+        return
+    for target in tree:
+        procs.signal_exactly(target, signal.SIGKILL)

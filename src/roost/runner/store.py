@@ -48,6 +48,12 @@ class Entry:
     warning: str | None = None
     current_model: str | None = None
     """The model the adapter said it runs when last opened, so a rebuilt record can say it."""
+    holder_process: dict[str, Any] | None = None
+    """The holder's :class:`~roost.detect.procs.Stamp`, as the kernel named the process that
+    answered on its socket: whom a restarted daemon may wait for, and stop."""
+    adapter_process: dict[str, Any] | None = None
+    """The adapter's stamp, taken while its holder was its parent: the one process a holder that
+    died may have left that the runner ends (see ``runner._end_leftovers``)."""
 
 
 def _file(key: str) -> Path:
