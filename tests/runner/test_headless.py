@@ -180,6 +180,8 @@ def test_bad_requests_are_refused_and_change_nothing(headless: Headless) -> None
         ({"harness": "fake", "cwd": cwd, "name": "a\x1bb"}, 400, None),
         ({"harness": "fake", "cwd": cwd, "surprise": 1}, 400, None),
         ({"harness": "fake", "cwd": cwd, "env": {"1BAD": "x"}}, 400, None),
+        ({"harness": "fake", "cwd": cwd, "env": {"XDG_RUNTIME_DIR": "/tmp"}}, 400, None),
+        ({"harness": "fake", "cwd": cwd, "env": {"ROSTERD_HOLDER": "h1"}}, 400, None),
     ):
         answer = headless.post("/sessions", body)
         assert answer.status_code == status, (body, answer.text)

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_model, model_validator
 
-from roost import agentrow
+from roost import agentrow, paths
 from roost.errors import UsageError
 from roost.notify import destinations, registrations
 from roost.roster import pending
@@ -242,6 +242,11 @@ HEADLESS_LONGEST_S = 86_400
 """A headless prompt's wait lasts at most a day: a long turn is a normal turn."""
 
 
+HOLDER_ENV = ("XDG_RUNTIME_DIR", paths.HOLDER_MARK_ENV)
+"""What a headless session's env may not set: where its holder's socket lives (the daemon would
+never find it), and the mark by which a dead holder's adapter is known."""
+
+
 class Start(Strict):
     """``POST /sessions``: a headless session of ``harness`` in ``cwd``, over its ACP adapter."""
 
@@ -264,6 +269,8 @@ class Start(Strict):
         for name in self.env:
             if not re.fullmatch(ENV_NAME, name):
                 raise refuse(f"env names are letters, digits and _, not starting with a digit: {name!r}")
+            if name in HOLDER_ENV:
+                raise refuse(f"env may not set {name}: the session's holder keeps its socket and marks by it")
         return self
 
 
