@@ -5,7 +5,7 @@ loop (``make test-fast``), and ``make test`` runs them all.
 |---|---|---|
 | ``unit`` | no tmux server, daemon, browser or agent | (none below) |
 | ``tmux`` | a throwaway tmux server | ``roost`` |
-| ``daemon`` | a real ``rosterd`` daemon | ``daemon`` |
+| ``daemon`` | a real ``rosterd`` daemon, or nodes in namespaces of their own | ``daemon``, ``network`` |
 | ``browser`` | Chromium, through Playwright | ``chromium`` |
 | ``agent`` | a real agent CLI from npm (Claude Code, Codex, Copilot, pi, OpenCode, Gemini) | ``agent_bin`` |
 
@@ -26,7 +26,13 @@ import pytest
 TIERS = ("unit", "tmux", "daemon", "browser", "agent")
 """Cheapest first."""
 
-BY_FIXTURE = {"roost": "tmux", "daemon": "daemon", "chromium": "browser", "agent_bin": "agent"}
+BY_FIXTURE = {
+    "roost": "tmux",
+    "daemon": "daemon",
+    "network": "daemon",
+    "chromium": "browser",
+    "agent_bin": "agent",
+}
 """The fixture whose use puts a test in a tier."""
 
 

@@ -1,0 +1,150 @@
+"""Several machines on one: each node in its own network, PID and mount namespace.
+
+The nodes sit on a bridge of their own with addresses in 100.64.0.0/10, as a tailnet's do, so
+what a swarm does between machines is done here between namespaces, and nothing leaves this
+one (the tests already run in a network namespace of their own, with only loopback). A node's
+processes run under ``ip netns exec NODE unshare --pid --fork --mount-proc --kill-child``: the
+node sees only its own processes (its daemon's scan finds only its own agents), and ending the
+namespace's first process ends every process in it.
+
+Every bridge, veth pair and namespace is named with a per-network prefix and deleted at
+teardown whatever happened; ``pytest_sessionfinish`` fails the run if any is left (a name with
+:data:`PREFIX`), as the leak guard does for processes.
+
+Needs root (or the user namespace ``scripts/test`` makes when not run as root).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+PREFIX = "rst"
+"""Every namespace and link a test makes starts with this (interface names are 15 bytes at most)."""
+IP = shutil.which("ip") or "/usr/sbin/ip"
+
+
+def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([IP, *args], capture_output=True, text=True, check=check, timeout=20)
+
+
+@dataclass
+class Node:
+    """One machine: its namespace, its address on the bridge and the host end of its link."""
+
+    namespace: str
+    address: str
+    link: str
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def argv(self, *argv: str) -> list[str]:
+        """``argv`` as it runs inside the node: its network, its process table, its /proc."""
+        return [IP, "netns", "exec", self.namespace, "unshare", "--pid", "--fork", "--mount-proc",
+                "--kill-child", *argv]  # fmt: skip
+
+    def start(self, *argv: str, **popen: object) -> subprocess.Popen[bytes]:
+        """A long-running process in the node, ended at teardown with everything it started."""
+        proc = subprocess.Popen(self.argv(*argv), **popen)  # type: ignore[call-overload]
+        self.procs.append(proc)
+        return proc
+
+    def run(self, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        """A short command in the node (a process table of its own too), to completion."""
+        return subprocess.run(self.argv(*argv), capture_output=True, text=True, timeout=timeout)
+
+    def partition(self) -> None:
+        """The cable is pulled: the node's link goes down without a word to anyone."""
+        ip("link", "set", self.link, "down")
+
+    def heal(self) -> None:
+        ip("link", "set", self.link, "up")
+
+    def listeners(self) -> list[str]:
+        """Every TCP socket listening in the node, as ``ss`` prints its local address."""
+        done = subprocess.run([IP, "netns", "exec", self.namespace, "ss", "-Htln"],
+                              capture_output=True, text=True, timeout=20, check=True)  # fmt: skip
+        return [line.split()[3] for line in done.stdout.splitlines() if line.strip()]
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+class Network:
+    """A bridge and the nodes on it; everything it made is gone after :meth:`close`."""
+
+    def __init__(self, subnet: int = 77) -> None:
+        self.tag = secrets.token_hex(3)
+        self.bridge = f"{PREFIX}b{self.tag}"
+        self.subnet = subnet
+        self.nodes: list[Node] = []
+        ip("link", "add", self.bridge, "type", "bridge")
+        ip("addr", "add", f"100.64.{subnet}.1/24", "dev", self.bridge)
+        ip("link", "set", self.bridge, "up")
+
+    def add(self) -> Node:
+        """A new node, up, with the next address on the bridge."""
+        n = len(self.nodes) + 1
+        node = Node(f"{PREFIX}n{self.tag}-{n}", f"100.64.{self.subnet}.{n + 1}", f"{PREFIX}v{self.tag}{n}")
+        self.nodes.append(node)
+        ip("netns", "add", node.namespace)
+        ip("link", "add", node.link, "type", "veth", "peer", "name", "eth0", "netns", node.namespace)
+        ip("link", "set", node.link, "master", self.bridge)
+        ip("link", "set", node.link, "up")
+        ip("-n", node.namespace, "addr", "add", f"{node.address}/24", "dev", "eth0")
+        ip("-n", node.namespace, "link", "set", "eth0", "up")
+        ip("-n", node.namespace, "link", "set", "lo", "up")
+        return node
+
+    def close(self) -> None:
+        for node in self.nodes:
+            with contextlib.suppress(Exception):
+                node.stop()
+            ip("link", "del", node.link, check=False)
+            ip("netns", "del", node.namespace, check=False)
+        ip("link", "del", self.bridge, check=False)
+        left = made()
+        assert not [name for name in left if self.tag in name], f"left behind: {left}"
+
+
+def made() -> list[str]:
+    """Every namespace and link on this machine that a test made (by :data:`PREFIX`)."""
+    spaces = ip("netns", "list", check=False).stdout.split()
+    links = [
+        line.split(":")[1].strip().split("@")[0] for line in ip("-o", "link", check=False).stdout.splitlines()
+    ]
+    return sorted(name for name in [*spaces, *links] if name.startswith(PREFIX))
+
+
+@pytest.fixture
+def network() -> Iterator[Network]:
+    """A bridge for this test's nodes (``network.add()``), all deleted at teardown."""
+    found = Network()
+    try:
+        yield found
+    finally:
+        found.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A namespace, veth or bridge that outlived its test fails the run, as a process would."""
+    left = made()
+    if left:
+        for name in left:
+            ip("netns", "del", name, check=False)
+            ip("link", "del", name, check=False)
+        print(f"\nnetwork objects left behind by the tests (now deleted): {', '.join(left)}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
