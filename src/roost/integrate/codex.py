@@ -28,6 +28,8 @@ from roost.integrate.common import (
     hook_command,
     location,
     read_text,
+    remove,
+    writable,
     write_text,
 )
 from roost.integrate.hooksjson import HooksDocument
@@ -108,14 +110,16 @@ class CodexHooks:
 
     def install(self) -> list[str]:
         doc = HooksDocument(self.hooks_path)
-        said = []
-        if not doc.matches(self._desired()):
+        hooks_change = not doc.matches(self._desired())
+        if hooks_change:
             doc.strip()
             doc.add(self._desired())
-            said.append(f"installed codex hooks ({', '.join(self._desired())}) in {self.hooks_path}")
         old, new = self._config(doc)
-        if said:
+        writable(*([self.hooks_path] if hooks_change else []), *([self.config_path] if new != old else []))
+        said = []
+        if hooks_change:
             doc.save()
+            said.append(f"installed codex hooks ({', '.join(self._desired())}) in {self.hooks_path}")
         if new != old:
             write_text(self.config_path, new)
             said.append(f"trusted roost's codex hooks in {self.config_path}")
@@ -128,18 +132,21 @@ class CodexHooks:
 
     def uninstall(self) -> list[str]:
         doc = HooksDocument(self.hooks_path)
+        hooks_change = doc.has_own()
+        text = read_text(self.config_path)
+        config_change = text is not None and tomlblock.has_own(text)
+        writable(*([self.hooks_path] if hooks_change else []), *([self.config_path] if config_change else []))
         said = []
-        if doc.has_own():
+        if hooks_change:
             doc.strip()
             doc.save()
             said.append(f"removed roost's codex hooks from {self.hooks_path}")
-        text = read_text(self.config_path)
-        if text is not None and tomlblock.has_own(text):
+        if text is not None and config_change:
             rest = tomlblock.strip(text)
             if rest.strip():
                 write_text(self.config_path, rest)
             else:
-                self.config_path.unlink()
+                remove(self.config_path, rest)
             said.append(f"removed roost's trust and settings from {self.config_path}")
         return said or [f"no codex hooks of roost's in {self.hooks_path}"]
 

@@ -135,15 +135,60 @@ def read_text(path: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SetupError(f"cannot read {path}: {error}") from error
+    except UnicodeDecodeError as error:
+        raise SetupError(f"cannot read {path}: it is not UTF-8 text ({error.reason})") from error
+    except OSError as error:
+        raise SetupError(f"cannot read {path}: {error.strerror or error}") from error
+
+
+def writable(*paths: Path, follow: bool = True) -> None:
+    """SetupError naming the first of ``paths`` that cannot be written, so an integration that
+    changes two files checks both before it writes either; ``follow`` as in
+    :func:`roost.files.unwritable`."""
+    for path in paths:
+        problem = files.unwritable(path, follow=follow)
+        if problem:
+            raise SetupError(f"{problem}; left untouched")
 
 
 def write_text(path: Path, text: str) -> None:
-    """Replace ``path`` atomically, keeping its mode; a host never reads half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Replace ``path`` atomically, keeping its mode; a host never reads half a file.
+
+    Through a symbolic link (a dotfiles manager's), the file the link ends at is replaced and
+    the link kept, so the person's repository holds the change."""
+    writable(path)
+    real = Path(files.target(path))
     try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    files.replace(path, text, mode=mode, durable=True)
+        real.parent.mkdir(parents=True, exist_ok=True)
+        mode = real.stat().st_mode & 0o7777 if real.exists() else 0o644
+        files.replace(real, text, mode=mode, durable=True)
+    except OSError as error:
+        raise SetupError(f"cannot write {path}: {error.strerror or error}; left untouched") from error
+
+
+def remove(path: Path, left: str) -> None:
+    """Remove a file that held only roost's entries; a symbolic link and the file it ends at
+    are the person's, so that file keeps ``left`` (what remains of it) and the link stays."""
+    if path.is_symlink():
+        write_text(path, left)
+        return
+    writable(path)
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as error:
+        raise SetupError(f"cannot remove {path}: {error.strerror or error}; left untouched") from error
+
+
+def discard(path: Path) -> Path:
+    """Remove a file roost owns outright, and return where it was: through a symbolic link,
+    the file the link ends at goes (it is roost's, whoever keeps it), then the link, which
+    would name nothing."""
+    writable(path)
+    writable(path, follow=False)
+    real = Path(files.target(path))
+    try:
+        real.unlink()
+        path.unlink(missing_ok=True)
+    except OSError as error:
+        raise SetupError(f"cannot remove {path}: {error.strerror or error}; left untouched") from error
+    return real
