@@ -131,9 +131,13 @@ def is_hook_command(command: object) -> bool:
 
 
 def read_text(path: Path) -> str | None:
+    """The file's text, or None when there is none; a link to nothing is refused in the words
+    a write through it would get, since no install could fix it."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if path.is_symlink():
+            writable(path)
         return None
     except UnicodeDecodeError as error:
         raise SetupError(f"cannot read {path}: it is not UTF-8 text ({error.reason})") from error
