@@ -12,10 +12,10 @@ lost file costs the person something (the secrets, a host's config); the files w
 hook event (replies, the events log, caches) do without, as a crash loses the tmux server they
 describe anyway.
 
-A file someone else keeps (a host's settings, linked from a dotfiles repository) is replaced
-where it really is: :func:`target` follows its symbolic links, so the link stays and the file
-it names changes, and :func:`unwritable` says, before anything is written, why that cannot be
-done.
+A file a person keeps (a host's settings, the service unit, maybe linked from a dotfiles
+repository) is changed with :func:`update` and :func:`discard`: where it really is, through its
+symbolic links, so a link stays and the file it names changes; and only once :func:`unwritable`
+has found nothing in the way, or :class:`Unwritable` says what is, with nothing changed.
 
 Imports only ``os``: the hook writes through here.
 """
@@ -57,6 +57,38 @@ def unsafe(path: str | PathLike[str], info: os.stat_result) -> str | None:
     return None
 
 
+class Unwritable(Exception):
+    """A file a person keeps cannot be changed as it stands; the message names it and says why."""
+
+
+def update(path: str | PathLike[str], data: bytes | str, *, mode: int = 0o644) -> None:
+    """Make the file ``path`` names hold ``data``, durably: the file its links end at, keeping
+    the mode it has (``mode`` for a new one), its directories made as needed."""
+    problem = unwritable(path)
+    if problem:
+        raise Unwritable(problem)
+    real = target(path)
+    os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
+    if os.path.exists(real):
+        mode = os.stat(real).st_mode & 0o7777
+    replace(real, data, mode=mode, durable=True)
+
+
+def discard(path: str | PathLike[str]) -> str:
+    """Remove a file roost owns outright and return where it was: through a symbolic link, the
+    file the link ends at goes (it is roost's, whoever keeps it), then the link, which would
+    name nothing."""
+    name = os.fspath(path)
+    problem = unremovable(name)
+    if problem:
+        raise Unwritable(problem)
+    real = target(name)
+    os.unlink(real)
+    if real != name:
+        os.unlink(name)
+    return real
+
+
 def target(path: str | PathLike[str]) -> str:
     """The file that replacing ``path`` must replace: ``path`` itself, or the file its symbolic
     links end at. A dotfiles manager keeps a person's settings as a link into their repository:
@@ -89,6 +121,12 @@ def unwritable(path: str | PathLike[str], *, follow: bool = True) -> str | None:
     if not _open_to_writing(folder):
         return f"{shown} cannot be written: its directory {folder} is read-only"
     return None
+
+
+def unremovable(path: str | PathLike[str]) -> str | None:
+    """Why :func:`discard` would refuse ``path``: the file its links end at, or a link itself,
+    cannot be removed; None when both can."""
+    return unwritable(path) or unwritable(path, follow=False)
 
 
 def _open_to_writing(path: str) -> bool:

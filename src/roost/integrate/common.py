@@ -8,6 +8,8 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -145,54 +147,43 @@ def read_text(path: Path) -> str | None:
         raise SetupError(f"cannot read {path}: {error.strerror or error}") from error
 
 
-def writable(*paths: Path, follow: bool = True) -> None:
+def writable(*paths: Path) -> None:
     """SetupError naming the first of ``paths`` that cannot be written, so an integration that
-    changes two files checks both before it writes either; ``follow`` as in
-    :func:`roost.files.unwritable`."""
+    changes two files checks both before it writes either."""
     for path in paths:
-        problem = files.unwritable(path, follow=follow)
+        problem = files.unwritable(path)
         if problem:
             raise SetupError(f"{problem}; left untouched")
 
 
-def write_text(path: Path, text: str) -> None:
-    """Replace ``path`` atomically, keeping its mode; a host never reads half a file.
-
-    Through a symbolic link (a dotfiles manager's), the file the link ends at is replaced and
-    the link kept, so the person's repository holds the change."""
-    writable(path)
-    real = Path(files.target(path))
+@contextmanager
+def _changing(path: Path, doing: str) -> Iterator[None]:
+    """What stops a change to ``path`` as a SetupError of one line."""
     try:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        mode = real.stat().st_mode & 0o7777 if real.exists() else 0o644
-        files.replace(real, text, mode=mode, durable=True)
+        yield
+    except files.Unwritable as error:
+        raise SetupError(f"{error}; left untouched") from None
     except OSError as error:
-        raise SetupError(f"cannot write {path}: {error.strerror or error}; left untouched") from error
+        raise SetupError(f"cannot {doing} {path}: {error.strerror or error}; left untouched") from error
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace ``path`` atomically, keeping its mode; a host never reads half a file. Through a
+    symbolic link (a dotfiles manager's), the file it ends at changes and the link stays."""
+    with _changing(path, "write"):
+        files.update(path, text)
 
 
 def remove(path: Path, left: str) -> None:
-    """Remove a file that held only roost's entries; a symbolic link and the file it ends at
+    """Remove a file that held only roost's entries; but a symbolic link and the file it ends at
     are the person's, so that file keeps ``left`` (what remains of it) and the link stays."""
     if path.is_symlink():
         write_text(path, left)
         return
-    writable(path)
-    try:
-        path.unlink(missing_ok=True)
-    except OSError as error:
-        raise SetupError(f"cannot remove {path}: {error.strerror or error}; left untouched") from error
+    discard(path)
 
 
 def discard(path: Path) -> Path:
-    """Remove a file roost owns outright, and return where it was: through a symbolic link,
-    the file the link ends at goes (it is roost's, whoever keeps it), then the link, which
-    would name nothing."""
-    writable(path)
-    writable(path, follow=False)
-    real = Path(files.target(path))
-    try:
-        real.unlink()
-        path.unlink(missing_ok=True)
-    except OSError as error:
-        raise SetupError(f"cannot remove {path}: {error.strerror or error}; left untouched") from error
-    return real
+    """Remove a file roost owns outright (:func:`roost.files.discard`); where it was."""
+    with _changing(path, "remove"):
+        return Path(files.discard(path))
