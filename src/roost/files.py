@@ -58,7 +58,8 @@ def unsafe(path: str | PathLike[str], info: os.stat_result) -> str | None:
 
 
 class Unwritable(Exception):
-    """A file a person keeps cannot be changed as it stands; the message names it and says why."""
+    """A file a person keeps cannot be changed; the message names it and says why. Raised before
+    anything changed, but for a failure no check foresaw (a full disk)."""
 
 
 def update(path: str | PathLike[str], data: bytes | str, *, mode: int = 0o644) -> None:
@@ -68,10 +69,13 @@ def update(path: str | PathLike[str], data: bytes | str, *, mode: int = 0o644) -
     if problem:
         raise Unwritable(problem)
     real = target(path)
-    os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
-    if os.path.exists(real):
-        mode = os.stat(real).st_mode & 0o7777
-    replace(real, data, mode=mode, durable=True)
+    try:
+        os.makedirs(os.path.dirname(real) or ".", exist_ok=True)
+        if os.path.exists(real):
+            mode = os.stat(real).st_mode & 0o7777
+        replace(real, data, mode=mode, durable=True)
+    except OSError as error:
+        raise Unwritable(f"cannot write {os.fspath(path)}: {error.strerror or error}") from error
 
 
 def discard(path: str | PathLike[str]) -> str:
@@ -83,9 +87,12 @@ def discard(path: str | PathLike[str]) -> str:
     if problem:
         raise Unwritable(problem)
     real = target(name)
-    os.unlink(real)
-    if real != name:
-        os.unlink(name)
+    try:
+        os.unlink(real)
+        if real != name:
+            os.unlink(name)
+    except OSError as error:
+        raise Unwritable(f"cannot remove {name}: {error.strerror or error}") from error
     return real
 
 

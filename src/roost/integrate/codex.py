@@ -108,6 +108,11 @@ class CodexHooks:
             raise SetupError(f"cannot add roost's settings to {self.config_path}; left untouched")
         return text, new
 
+    def _writable(self, hooks: bool, config: bool) -> None:
+        """Each file about to change can be written, checked before either is written."""
+        changing = ((self.hooks_path, hooks), (self.config_path, config))
+        writable(*(path for path, changes in changing if changes))
+
     def install(self) -> list[str]:
         doc = HooksDocument(self.hooks_path)
         hooks_change = not doc.matches(self._desired())
@@ -115,7 +120,7 @@ class CodexHooks:
             doc.strip()
             doc.add(self._desired())
         old, new = self._config(doc)
-        writable(*([self.hooks_path] if hooks_change else []), *([self.config_path] if new != old else []))
+        self._writable(hooks_change, new != old)
         said = []
         if hooks_change:
             doc.save()
@@ -135,13 +140,13 @@ class CodexHooks:
         hooks_change = doc.has_own()
         text = read_text(self.config_path)
         config_change = text is not None and tomlblock.has_own(text)
-        writable(*([self.hooks_path] if hooks_change else []), *([self.config_path] if config_change else []))
+        self._writable(hooks_change, config_change)
         said = []
         if hooks_change:
             doc.strip()
             doc.save()
             said.append(f"removed roost's codex hooks from {self.hooks_path}")
-        if text is not None and config_change:
+        if config_change and text is not None:
             rest = tomlblock.strip(text)
             if rest.strip():
                 write_text(self.config_path, rest)

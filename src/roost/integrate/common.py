@@ -157,20 +157,18 @@ def writable(*paths: Path) -> None:
 
 
 @contextmanager
-def _changing(path: Path, doing: str) -> Iterator[None]:
-    """What stops a change to ``path`` as a SetupError of one line."""
+def _changing() -> Iterator[None]:
+    """What stops a change to a host file (:class:`roost.files.Unwritable`), as one SetupError line."""
     try:
         yield
     except files.Unwritable as error:
         raise SetupError(f"{error}; left untouched") from None
-    except OSError as error:
-        raise SetupError(f"cannot {doing} {path}: {error.strerror or error}; left untouched") from error
 
 
 def write_text(path: Path, text: str) -> None:
     """Replace ``path`` atomically, keeping its mode; a host never reads half a file. Through a
     symbolic link (a dotfiles manager's), the file it ends at changes and the link stays."""
-    with _changing(path, "write"):
+    with _changing():
         files.update(path, text)
 
 
@@ -185,5 +183,5 @@ def remove(path: Path, left: str) -> None:
 
 def discard(path: Path) -> Path:
     """Remove a file roost owns outright (:func:`roost.files.discard`); where it was."""
-    with _changing(path, "remove"):
+    with _changing():
         return Path(files.discard(path))

@@ -159,14 +159,12 @@ def _read(path: Path) -> bytes | None:
 
 
 @contextmanager
-def _changing(path: Path, doing: str) -> Iterator[None]:
-    """What stops a change to the unit's file as a SetupError of one line."""
+def _changing() -> Iterator[None]:
+    """What stops a change to the unit's file (:class:`roost.files.Unwritable`), as one SetupError line."""
     try:
         yield
     except files.Unwritable as error:
         raise SetupError(f"{error}; left untouched") from None
-    except OSError as error:
-        raise SetupError(f"cannot {doing} {path}: {error.strerror or error}; left untouched") from error
 
 
 def _not_ours(path: Path) -> SetupError:
@@ -197,7 +195,7 @@ def install(manager: Manager) -> list[str]:
         raise _not_ours(manager.path)
     changed = existing != wanted
     if changed:
-        with _changing(manager.path, "write"):
+        with _changing():
             files.update(manager.path, wanted)
     said_file = f"{'wrote' if existing is None else 'updated' if changed else 'unchanged:'} {manager.path}"
     why = manager.unreachable()
@@ -219,7 +217,7 @@ def uninstall(manager: Manager) -> list[str]:
         raise SetupError(f"{problem}; left untouched")
     why = manager.unreachable()
     lines = manager.stop(reachable=why is None)
-    with _changing(manager.path, "remove"):
+    with _changing():
         files.discard(manager.path)
     lines.append(f"removed {manager.path}")
     if why is None:

@@ -29,12 +29,12 @@ install    adds roost's entries to the agent's own configuration, so each of its
            still works, and with no answer, or no daemon, it alone decides. --no-gate turns
            it off; install without either keeps the gate as it is.
 uninstall  removes roost's entries, and nothing else.
-
-A file kept as a symbolic link (a dotfiles manager's) is changed where the link ends, and
-the link stays.
 status     prints one line per harness: installed, not installed, or outdated (roost's
            entries are there but differ from what this version would install: install
            again). --json prints one schema-1 document instead.
+
+A file kept as a symbolic link (a dotfiles manager's) is changed where the link ends, and
+the link stays.
 
 Exit status:
   0  done; for status: the harness is installed (status with no HARNESS: always 0)
