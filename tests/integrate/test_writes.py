@@ -129,6 +129,15 @@ def test_a_link_that_names_nothing_is_refused(rosterd: Rosterd, harness: str, re
     assert not dotfiles(rosterd).exists()
 
 
+def test_a_link_to_a_file_that_cannot_be_written_is_refused(rosterd: Rosterd) -> None:
+    link, target = linked(rosterd, SETTINGS, FOREIGN + "\n")
+    target.chmod(0o444)  # as a Nix store's files are
+    before = tree(rosterd.home, dotfiles(rosterd))
+    error = refused(rosterd, "install", "claude", link)
+    assert f"{link} (a link to {target}) is read-only; left untouched" in error
+    assert tree(rosterd.home, dotfiles(rosterd)) == before
+
+
 def read_only_file(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(CONFIG if path.suffix == ".toml" else "{}\n")
