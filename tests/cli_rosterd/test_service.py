@@ -5,6 +5,7 @@ manager, where one does."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -155,6 +156,48 @@ def test_uninstall_stops_and_disables_before_removing(machine: Machine) -> None:
     assert json.loads(state.read_text())["enabled"] is False
     status = machine.json("service", "status", "--json", code=1)
     assert (status["installed"], status["enabled"], status["active"]) == (False, False, False)
+
+
+def test_a_unit_linked_from_dotfiles_is_written_there_and_uninstall_takes_both(machine: Machine) -> None:
+    machine.manager()
+    kept = machine.root / "dotfiles" / "rosterd.service"
+    kept.parent.mkdir()
+    kept.write_text(expected_unit(machine).replace("daemon", "daemon --old", 1))  # an older one of roost's
+    machine.unit.parent.mkdir(parents=True)
+    machine.unit.symlink_to(kept)
+    proc = machine.rosterd("service", "install")
+    assert proc.returncode == 0, proc.stderr
+    assert machine.unit.is_symlink() and kept.read_text() == expected_unit(machine)
+    proc = machine.rosterd("service", "uninstall")
+    assert proc.returncode == 0, proc.stderr
+    assert not os.path.lexists(machine.unit) and not kept.exists()
+
+
+def test_a_unit_that_cannot_be_written_is_refused_in_one_line(machine: Machine) -> None:
+    state = machine.manager()
+    machine.unit.parent.mkdir(parents=True)
+    machine.unit.symlink_to(machine.root / "nowhere")
+    proc = machine.rosterd("service", "install")
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        f"rosterd service: {machine.unit} is a symbolic link to {machine.root / 'nowhere'}, "
+        "which does not exist; left untouched\n"
+    )
+    machine.unit.unlink()
+    assert machine.rosterd("service", "install").returncode == 0
+    machine.unit.parent.chmod(0o555)
+    try:
+        before = calls(state)
+        proc = machine.rosterd("service", "uninstall")
+        assert (proc.returncode, proc.stdout) == (1, "")
+        assert proc.stderr == (
+            f"rosterd service: {machine.unit} cannot be written: its directory {machine.unit.parent} "
+            "is read-only; left untouched\n"
+        )
+        assert calls(state) == before  # not stopped for nothing
+        assert machine.unit.read_text() == expected_unit(machine)
+    finally:
+        machine.unit.parent.chmod(0o755)
 
 
 def test_a_manager_that_refuses_fails_install_with_its_words(machine: Machine) -> None:

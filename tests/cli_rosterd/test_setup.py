@@ -135,6 +135,33 @@ def test_a_fix_that_fails_makes_setup_exit_1_and_says_what_stood_in_the_way(mach
     assert (links / "roost").read_text() == "#!/bin/sh\necho mine\n"
 
 
+def test_a_settings_file_setup_cannot_write_fails_its_row_in_one_line(machine: Machine) -> None:
+    harnesses(machine)
+    settings = machine.home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text("{}\n")
+    settings.chmod(0o444)
+    proc = machine.rosterd("setup", "--yes", "claude hooks")
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert rows(proc.stdout)["claude hooks"] == ("failed", f"{settings} is read-only; left untouched")
+    assert settings.read_text() == "{}\n"
+
+
+def test_a_settings_link_to_nothing_is_a_row_that_needs_a_person(machine: Machine) -> None:
+    harnesses(machine)
+    settings = machine.home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.symlink_to(machine.root / "dotfiles" / "settings.json")
+    proc = machine.rosterd("setup", "--yes", "claude hooks")
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert rows(proc.stdout)["claude hooks"] == (
+        "needs you",
+        f"{settings} is a symbolic link to {machine.root}/dotfiles/settings.json, which does not exist;"
+        " left untouched",
+    )
+    assert settings.is_symlink() and not (machine.root / "dotfiles").exists()
+
+
 def test_setup_links_the_commands_where_path_finds_them(machine: Machine) -> None:
     links = machine.root / "links"
     machine.env.update(PATH=f"{links}:{machine.bin}:{BARE_PATH}", ROOST_BIN_DIR=str(links))

@@ -12,12 +12,16 @@ from tests.contracts.tables import names, table
 ANY_VERB = re.compile(r"\(any daemon verb: (?P<verbs>[^)]*)\)")
 
 
+USAGE_INDENT = {"roost": "  ", "rosterd": ""}
+"""Where each help starts a usage line: a wrapped usage's or summary's further lines are
+indented past it, and ``roost``'s first line (its version) starts left of it."""
+
+
 def _listed(roost: Roost, cli: str) -> set[str]:
-    """The first word of each help line's usage, the column left of the summary (``roost``
-    alone: attach)."""
+    """The first word of each help line's usage (``roost`` alone: attach)."""
     proc = subprocess.run([str(BIN / cli), "help"], capture_output=True, text=True, env=roost.env, timeout=30)
     assert proc.returncode == 0, proc.stderr
-    usages = re.findall(rf"^ *{cli}((?: \S+)*) {{2,}}\S", proc.stdout, re.MULTILINE)
+    usages = re.findall(rf"^{USAGE_INDENT[cli]}{cli}((?: \S+)*)(?: {{2,}}\S|$)", proc.stdout, re.MULTILINE)
     assert usages, proc.stdout
     return {usage.split()[0] if usage else "attach" for usage in usages}
 

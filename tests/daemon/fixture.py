@@ -80,13 +80,14 @@ class Daemon:
         self.config_dir.mkdir(parents=True, exist_ok=True)
         self.config.write_text("\n".join(lines) + "\n")
 
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "roost.daemon", *args]
+
     def spawn(self, *args: str) -> subprocess.Popen[bytes]:
         """Start a daemon process without waiting for it (the caller decides what to expect)."""
         self.starts += 1
         with open(self.log, "wb") as log:
-            return subprocess.Popen(
-                [sys.executable, "-m", "roost.daemon", *args], env=self.env, stdout=log, stderr=log
-            )
+            return subprocess.Popen(self.command(*args), env=self.env, stdout=log, stderr=log)
 
     def start(self) -> float:
         """Start the daemon and wait until its unix socket answers; returns how long that took."""

@@ -307,7 +307,10 @@ REFUSED = [
         {"url": "http://127.0.0.1/", "token": TOKEN, "event": ["attention"]},
         "event is not a field this body may hold",
     ),
-    ({"url": "http://127.0.0.1/" + "a" * 2048, "token": TOKEN}, "url must be an http(s) URL on"),
+    (
+        {"url": "http://127.0.0.1/" + "a" * 2032, "token": TOKEN},
+        "url is too long: 2049 characters, at most 2048",
+    ),
 ]
 
 

@@ -72,6 +72,18 @@ def test_the_request_body_refuses_the_same_urls_in_the_same_words(row: dict[str,
         assert row["answer"] == "accepted", row
 
 
+def test_a_url_over_the_limit_is_too_long_in_both_places_and_one_at_it_is_not() -> None:
+    longest = "http://127.0.0.1/" + "a" * (destinations.LONGEST - len("http://127.0.0.1/"))
+    assert destinations.parse(longest).host == "127.0.0.1"
+    assert validated(schemas.Hook, {"url": longest, "token": TOKEN}).url == longest
+    words = f"url is too long: {destinations.LONGEST + 1} characters, at most {destinations.LONGEST}"
+    with pytest.raises(UsageError, match=f"^{words}$"):
+        destinations.parse(longest + "a")
+    with pytest.raises(Refused, match=f"^{words}$") as refused:
+        validated(schemas.Hook, {"url": longest + "a", "token": TOKEN})
+    assert refused.value.field == "url"
+
+
 def test_a_delivery_connects_to_the_checked_address_and_names_the_host() -> None:
     named = destinations.parse("http://localhost:8000/hook?client=7#part")
     assert named.named and named.authority == "localhost:8000"

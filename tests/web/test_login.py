@@ -5,9 +5,18 @@ Over real HTTP to a real daemon; the WebSocket half of the gate is in test_termi
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 
+from tests.daemon.fixture import Daemon
 from tests.web.conftest import Web
+
+FALLBACK_RUNTIME = f"/tmp/roost-{os.getuid()}"
+"""Where the daemon keeps its sockets when no ``XDG_RUNTIME_DIR`` is set (``roost.paths``)."""
 
 
 def test_the_printed_link_logs_in_once(web: Web) -> None:
@@ -118,3 +127,57 @@ def test_static_files_are_public_and_vendored(web: Web) -> None:
         # A way out of the static folder finds nothing, however it is spelt.
         assert client.get("/static/%2e%2e/api/app.py").status_code == 404
         assert client.get("/static/../api/app.py").status_code == 401
+
+
+def new_link_command(page: str) -> str:
+    return page.split("<pre>", 1)[1].split("</pre>", 1)[0]
+
+
+def test_the_login_page_asks_for_a_new_link_on_the_daemons_own_socket(web: Web) -> None:
+    with web.client() as client:
+        page = client.get("/login").text
+    assert new_link_command(page) == (
+        f"curl -s --unix-socket {web.daemon.socket} -X POST http://rosterd/login-link"
+    )
+
+
+@dataclass
+class Unplaced(Daemon):
+    """A daemon started with no ``XDG_RUNTIME_DIR``, so it keeps its sockets in /tmp/roost-UID:
+    in a user and mount namespace of its own, where that directory is this test's ``runtime``,
+    so another roost's files there are neither seen nor touched."""
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {k: v for k, v in super().env.items() if k != "XDG_RUNTIME_DIR"}
+
+    @property
+    def socket(self) -> Path:
+        return self.runtime / "rosterd.sock"
+
+    def command(self, *args: str) -> list[str]:
+        bind = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+        as_me = ["unshare", "--user", f"--map-user={os.getuid()}", f"--map-group={os.getgid()}"]
+        inside = ["sh", "-c", bind, "sh", str(self.runtime), FALLBACK_RUNTIME, *as_me]
+        return ["unshare", "--user", "--map-root-user", "--mount", *inside, *super().command(*args)]
+
+
+@pytest.fixture
+def unplaced(daemon: Daemon) -> Iterator[Unplaced]:
+    made = not os.path.lexists(FALLBACK_RUNTIME)  # the mount needs a directory to cover
+    os.makedirs(FALLBACK_RUNTIME, mode=0o700, exist_ok=True)
+    found = Unplaced(daemon.roost, daemon.runtime, daemon.port)
+    yield found
+    if found.proc is not None:
+        found.stop()
+    if made:
+        os.rmdir(FALLBACK_RUNTIME)
+
+
+def test_without_xdg_runtime_dir_the_login_page_names_the_socket_in_tmp(unplaced: Unplaced) -> None:
+    unplaced.start()
+    with unplaced.tcp() as client:
+        page = client.get("/login").text
+    assert new_link_command(page) == (
+        f"curl -s --unix-socket {FALLBACK_RUNTIME}/rosterd.sock -X POST http://rosterd/login-link"
+    )

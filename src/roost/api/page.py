@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
 from importlib import resources
 from pathlib import Path
 from urllib.parse import urlencode
@@ -22,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
+from roost import paths
 from roost.api import services
 from roost.api.gate import session_cookie
 from roost.api.logins import cookie_name
@@ -50,15 +52,21 @@ _LOGIN_PAGE = """<!doctype html>
 <p class="why">{why}</p>
 <p>Open the login link <code>rosterd</code> printed when it started (each link works once).
 For a new one, ask the daemon on its socket:</p>
-<pre>curl -s --unix-socket "$XDG_RUNTIME_DIR/roost/rosterd.sock" -X POST http://rosterd/login-link</pre>
+<pre>curl -s --unix-socket {socket} -X POST http://rosterd/login-link</pre>
 </main></body></html>
 """
 
 _SESSION_KEY = re.compile(r"[A-Za-z0-9:._%@-]{1,200}")
 
 
-def login_page(why: str, status: int) -> HTMLResponse:
-    return HTMLResponse(_LOGIN_PAGE.format(why=html.escape(why)), status_code=status, headers=PAGE_HEADERS)
+def login_page(request: Request, why: str, status: int) -> HTMLResponse:
+    """The "log in with the link" page; its command for a new link names the socket this daemon
+    listens on, wherever that is (``$XDG_RUNTIME_DIR/roost``, ``/tmp/roost-UID``, ``$ROSTERD_SOCKET``)."""
+    listen = services.of(request).facts.get("listen", {})
+    unix = listen.get("unix") if isinstance(listen, dict) else None
+    socket = shlex.quote(unix or paths.api_socket_path())
+    page = _LOGIN_PAGE.format(why=html.escape(why), socket=html.escape(socket))
+    return HTMLResponse(page, status_code=status, headers=PAGE_HEADERS)
 
 
 async def index(_request: Request) -> Response:
@@ -83,9 +91,9 @@ async def login(request: Request) -> Response:
     if token is None:
         if logins.valid(session_cookie(request.scope, request.headers)):
             return RedirectResponse(_landing(request), status_code=303, headers=LOGIN_HEADERS)
-        return login_page("Log in with the link.", 200)
+        return login_page(request, "Log in with the link.", 200)
     if not logins.redeem(token):
-        return login_page("That login link was used already, or is not one this daemon gave.", 401)
+        return login_page(request, "That login link was used already, or is not one this daemon gave.", 401)
     response = RedirectResponse(_landing(request), status_code=303, headers=LOGIN_HEADERS)
     server = request.scope.get("server") or ("", 0)
     response.set_cookie(

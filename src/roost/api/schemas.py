@@ -15,7 +15,15 @@ import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_model, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    create_model,
+    model_validator,
+)
 
 from roost import agentrow, paths
 from roost.errors import UsageError
@@ -333,6 +341,14 @@ def _destination(url: str) -> str:
     return url
 
 
+def _not_too_long(value: object) -> object:
+    """A URL over the limit gets the URL rule's words for it (too long, and the limit) before
+    the field's own length check, which would say only what a URL must be."""
+    if isinstance(value, str) and len(value) > destinations.LONGEST:
+        return _destination(value)
+    return value
+
+
 def _change_kinds(events: list[str]) -> list[str]:
     for index, name in enumerate(events):
         if name not in EVENTS:
@@ -352,9 +368,10 @@ class Hook(Strict):
         str,
         Field(
             min_length=1,
-            max_length=registrations.URL_LONGEST,
+            max_length=destinations.LONGEST,
             description=f"an http(s) URL on {destinations.WHERE}, with no user or password",
         ),
+        BeforeValidator(_not_too_long),
         AfterValidator(writable),
         AfterValidator(_destination),
     ]

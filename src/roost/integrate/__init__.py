@@ -11,6 +11,9 @@ Boundaries, as sentences:
   carries roost's marker. Everything else in a file is kept, and a file that would not change
   is not rewritten.
 - Installing twice is installing once; uninstalling removes exactly what installing added.
+- Every write goes through ``common.write_text`` (and its ``remove``, ``discard``): a file
+  kept as a symbolic link (a dotfiles manager's) changes where the link ends and the link
+  stays; a file that cannot be written is refused in one line, before any file changes.
 
     from roost.integrate import integration
     integration("claude").install()    # -> lines saying what changed

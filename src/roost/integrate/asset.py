@@ -18,6 +18,7 @@ from roost.integrate.common import (
     NOT_INSTALLED,
     OUTDATED,
     Report,
+    discard,
     hook_program,
     location,
     read_text,
@@ -59,10 +60,11 @@ class AssetFile:
         current = read_text(self.path)
         if not is_ours(current):
             return [f"no {self.agent.name} {self.asset_kind} of roost's at {self.path}"]
-        self.path.unlink()
+        real = discard(self.path)
         if self.own_dir and not any(self.directory.iterdir()):
             self.directory.rmdir()
-        return [f"removed the {self.agent.name} {self.asset_kind} from {self.path}"]
+        linked = f" and the file it linked to, {real}" if real != self.path else ""
+        return [f"removed the {self.agent.name} {self.asset_kind} from {self.path}{linked}"]
 
     def status(self) -> Report:
         current = read_text(self.path)

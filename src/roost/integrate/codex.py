@@ -28,6 +28,8 @@ from roost.integrate.common import (
     hook_command,
     location,
     read_text,
+    remove,
+    writable,
     write_text,
 )
 from roost.integrate.hooksjson import HooksDocument
@@ -106,16 +108,23 @@ class CodexHooks:
             raise SetupError(f"cannot add roost's settings to {self.config_path}; left untouched")
         return text, new
 
+    def _writable(self, hooks: bool, config: bool) -> None:
+        """Each file about to change can be written, checked before either is written."""
+        changing = ((self.hooks_path, hooks), (self.config_path, config))
+        writable(*(path for path, changes in changing if changes))
+
     def install(self) -> list[str]:
         doc = HooksDocument(self.hooks_path)
-        said = []
-        if not doc.matches(self._desired()):
+        hooks_change = not doc.matches(self._desired())
+        if hooks_change:
             doc.strip()
             doc.add(self._desired())
-            said.append(f"installed codex hooks ({', '.join(self._desired())}) in {self.hooks_path}")
         old, new = self._config(doc)
-        if said:
+        self._writable(hooks_change, new != old)
+        said = []
+        if hooks_change:
             doc.save()
+            said.append(f"installed codex hooks ({', '.join(self._desired())}) in {self.hooks_path}")
         if new != old:
             write_text(self.config_path, new)
             said.append(f"trusted roost's codex hooks in {self.config_path}")
@@ -128,18 +137,21 @@ class CodexHooks:
 
     def uninstall(self) -> list[str]:
         doc = HooksDocument(self.hooks_path)
+        hooks_change = doc.has_own()
+        text = read_text(self.config_path)
+        config_change = text is not None and tomlblock.has_own(text)
+        self._writable(hooks_change, config_change)
         said = []
-        if doc.has_own():
+        if hooks_change:
             doc.strip()
             doc.save()
             said.append(f"removed roost's codex hooks from {self.hooks_path}")
-        text = read_text(self.config_path)
-        if text is not None and tomlblock.has_own(text):
+        if config_change and text is not None:
             rest = tomlblock.strip(text)
             if rest.strip():
                 write_text(self.config_path, rest)
             else:
-                self.config_path.unlink()
+                remove(self.config_path, rest)
             said.append(f"removed roost's trust and settings from {self.config_path}")
         return said or [f"no codex hooks of roost's in {self.hooks_path}"]
 

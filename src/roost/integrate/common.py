@@ -8,6 +8,8 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -131,19 +133,55 @@ def is_hook_command(command: object) -> bool:
 
 
 def read_text(path: Path) -> str | None:
+    """The file's text, or None when there is none; a link to nothing is refused in the words
+    a write through it would get, since no install could fix it."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if path.is_symlink():
+            writable(path)
         return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SetupError(f"cannot read {path}: {error}") from error
+    except UnicodeDecodeError as error:
+        raise SetupError(f"cannot read {path}: it is not UTF-8 text ({error.reason})") from error
+    except OSError as error:
+        raise SetupError(f"cannot read {path}: {error.strerror or error}") from error
+
+
+def writable(*paths: Path) -> None:
+    """SetupError naming the first of ``paths`` that cannot be written, so an integration that
+    changes two files checks both before it writes either."""
+    for path in paths:
+        problem = files.unwritable(path)
+        if problem:
+            raise SetupError(f"{problem}; left untouched")
+
+
+@contextmanager
+def _changing() -> Iterator[None]:
+    """What stops a change to a host file (:class:`roost.files.Unwritable`), as one SetupError line."""
+    try:
+        yield
+    except files.Unwritable as error:
+        raise SetupError(f"{error}; left untouched") from None
 
 
 def write_text(path: Path, text: str) -> None:
-    """Replace ``path`` atomically, keeping its mode; a host never reads half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    files.replace(path, text, mode=mode, durable=True)
+    """Replace ``path`` atomically, keeping its mode; a host never reads half a file. Through a
+    symbolic link (a dotfiles manager's), the file it ends at changes and the link stays."""
+    with _changing():
+        files.update(path, text)
+
+
+def remove(path: Path, left: str) -> None:
+    """Remove a file that held only roost's entries; but a symbolic link and the file it ends at
+    are the person's, so that file keeps ``left`` (what remains of it) and the link stays."""
+    if path.is_symlink():
+        write_text(path, left)
+        return
+    discard(path)
+
+
+def discard(path: Path) -> Path:
+    """Remove a file roost owns outright (:func:`roost.files.discard`); where it was."""
+    with _changing():
+        return Path(files.discard(path))

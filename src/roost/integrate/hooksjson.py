@@ -15,7 +15,7 @@ from pathlib import Path
 
 from roost import cjson
 from roost.errors import SetupError
-from roost.integrate.common import is_hook_command, read_text, write_text
+from roost.integrate.common import is_hook_command, read_text, remove, write_text
 
 
 def _indent(text: str) -> str | int:
@@ -114,4 +114,4 @@ class HooksDocument:
         if self.data:
             write_text(self.path, self.render())
         else:
-            self.path.unlink(missing_ok=True)
+            remove(self.path, self.render())

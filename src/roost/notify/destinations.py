@@ -49,6 +49,8 @@ SCHEMES = ("http", "https")
 _LABEL = r"(?!-)[a-z0-9-]{1,63}(?<!-)"
 TAILNET_NAME = re.compile(rf"(?:{_LABEL}\.)+ts\.net")
 LOCALHOST = "localhost"
+LONGEST = 2048
+"""The most characters a webhook's URL may hold."""
 _TEXT = re.compile(r"[\x21-\x7e]+")
 """What a URL is written in: visible ASCII, no spaces (a host in another script is refused too)."""
 
@@ -103,6 +105,8 @@ def _literal(host: str) -> Address | None:
 
 def parse(url: str) -> Destination:
     """``url`` as a destination, or :class:`UsageError` saying what the rule refuses in it."""
+    if len(url) > LONGEST:
+        raise refused(f"is too long: {len(url)} characters, at most {LONGEST}")
     if not _TEXT.fullmatch(url):
         raise refused("may hold only visible ASCII characters: no spaces, control or non-ASCII characters")
     try:  # urlsplit refuses some URLs itself (an unclosed IPv6 bracket) with ValueError

@@ -30,7 +30,6 @@ FILENAME = "webhooks.json"
 SCHEMA = "rosterd.webhooks.v1"
 MOST = 64
 """Webhooks that may exist at once; registering one more is refused (429) until one is deleted."""
-URL_LONGEST = 2048
 TOKEN_SHORTEST = 16
 TOKEN_LONGEST = 512
 TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
@@ -150,8 +149,8 @@ def _webhook(entry: dict[str, Any]) -> Webhook:
     )
     if not isinstance(ident, str) or not re.fullmatch(r"[0-9a-f]{16}", ident):
         raise ValueError("an id is not 16 hex digits")
-    if not isinstance(url, str) or len(url) > URL_LONGEST:
-        raise ValueError(f"webhook {ident}'s url is not text of at most {URL_LONGEST} characters")
+    if not isinstance(url, str) or len(url) > destinations.LONGEST:
+        raise ValueError(f"webhook {ident}'s url is not text of at most {destinations.LONGEST} characters")
     if not isinstance(events, list) or not all(isinstance(e, str) and e in EVENTS for e in events):
         raise ValueError(f"webhook {ident}'s events are not change kinds")
     if not isinstance(token, str) or not _token_ok(token):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -156,6 +158,15 @@ def _read(path: Path) -> bytes | None:
         raise SetupError(f"cannot read {path}: {error.strerror or error}") from None
 
 
+@contextmanager
+def _changing() -> Iterator[None]:
+    """What stops a change to the unit's file (:class:`roost.files.Unwritable`), as one SetupError line."""
+    try:
+        yield
+    except files.Unwritable as error:
+        raise SetupError(f"{error}; left untouched") from None
+
+
 def _not_ours(path: Path) -> SetupError:
     return SetupError(f"{path} was not written by roost: left alone (move it aside to install roost's)")
 
@@ -184,8 +195,8 @@ def install(manager: Manager) -> list[str]:
         raise _not_ours(manager.path)
     changed = existing != wanted
     if changed:
-        manager.path.parent.mkdir(parents=True, exist_ok=True)
-        files.replace(manager.path, wanted, mode=0o644, durable=True)
+        with _changing():
+            files.update(manager.path, wanted)
     said_file = f"{'wrote' if existing is None else 'updated' if changed else 'unchanged:'} {manager.path}"
     why = manager.unreachable()
     if why is not None:
@@ -201,9 +212,13 @@ def uninstall(manager: Manager) -> list[str]:
         return [f"not installed: there is no {manager.path}"]
     if not manager.ours(existing):
         raise _not_ours(manager.path)
+    problem = files.unremovable(manager.path)  # before the service is stopped for nothing
+    if problem:
+        raise SetupError(f"{problem}; left untouched")
     why = manager.unreachable()
     lines = manager.stop(reachable=why is None)
-    manager.path.unlink(missing_ok=True)
+    with _changing():
+        files.discard(manager.path)
     lines.append(f"removed {manager.path}")
     if why is None:
         lines += manager.forget()

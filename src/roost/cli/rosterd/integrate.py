@@ -33,10 +33,14 @@ status     prints one line per harness: installed, not installed, or outdated (r
            entries are there but differ from what this version would install: install
            again). --json prints one schema-1 document instead.
 
+A file kept as a symbolic link (a dotfiles manager's) is changed where the link ends, and
+the link stays.
+
 Exit status:
   0  done; for status: the harness is installed (status with no HARNESS: always 0)
   1  status: not installed or outdated; any command: a usage error, an unknown harness,
-     or a file roost will not edit (invalid JSON/TOML, or not written by roost)
+     or a file roost will not edit (invalid JSON/TOML, or not written by roost) or cannot
+     write (read-only, or a symbolic link to nothing); then nothing was changed
 """
 
 
