@@ -82,9 +82,16 @@ def _invite(body: object) -> Invite | None:
     admitter = fields.node_id(body.get("admitter"))
     key = fields.key(body.get("admitter_public_key"))
     address = fields.text(body.get("admitter_address"))
-    if None in (swarm_id, nonce, expires_at, admitter, key, address):
+    if (
+        swarm_id is None
+        or nonce is None
+        or expires_at is None
+        or admitter is None
+        or key is None
+        or address is None
+    ):
         return None
-    return Invite(swarm_id, nonce, expires_at, admitter, key, address)  # type: ignore[arg-type]
+    return Invite(swarm_id, nonce, expires_at, admitter, key, address)
 
 
 def _split(token: object) -> tuple[str, str, Invite]:

@@ -110,11 +110,18 @@ def parse(document: object) -> Member | None:
     signed_at = fields.integer(document.get("signed_at"))
     signer = fields.node_id(document.get("signer"))
     revoked = document.get("revoked")
-    if None in (node_id, name, public_key, x25519, address, signed_at, signer) or not isinstance(
-        revoked, bool
+    if (
+        node_id is None
+        or name is None
+        or public_key is None
+        or x25519 is None
+        or address is None
+        or signed_at is None
+        or signer is None
+        or not isinstance(revoked, bool)
     ):
         return None
-    return Member(node_id, name, public_key, x25519, address, signed_at, signer, revoked, document)  # type: ignore[arg-type]
+    return Member(node_id, name, public_key, x25519, address, signed_at, signer, revoked, document)
 
 
 def _rank(member: Member) -> tuple[int, bool, bytes]:
