@@ -8,6 +8,9 @@ beyond ``MAX_BURNT`` the soonest to expire go first.
 
 A file another user owns or others can read is refused, not repaired: whoever could read it
 may already hold the key, and the owner should know.
+
+Records are read back as written, not verified again: the file is this node's own, and every
+record in it passed :func:`roost.swarm.members.merge` (or was signed here) on its way in.
 """
 
 from __future__ import annotations
