@@ -11,9 +11,10 @@ Layers, top to bottom; a module imports its own package and rows below, never up
   (rosterd's tools for agents), served by the daemon beside them.
 - ``actions``: what every face (the API, MCP, the CLIs through the API) does to a session,
   one way for a headless session and a tmux pane alike: answering a permission.
-- ``notify``, ``integrate``, ``runner``, ``ledger``: push notifications; installing and
-  removing agent adapters; headless sessions over ACP (holders started, driven, suspended,
-  resumed); the journal of session lifecycles and answers, and token usage, kept on disk.
+- ``notify``, ``integrate``, ``runner``, ``ledger``, ``swarm``: push notifications; installing
+  and removing agent adapters; headless sessions over ACP (holders started, driven, suspended,
+  resumed); the journal of session lifecycles and answers, and token usage, kept on disk; the
+  swarm's pure core (a node's identity, invites, member records, signed requests between nodes).
 - ``service``: the daemon as a per-user service, a systemd user unit or a LaunchAgent.
 - ``detect``: the process scan, screen rules and self-reports, turned into claims.
 - ``roster``: claims, precedence, occupants and the live feed of changes.

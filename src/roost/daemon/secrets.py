@@ -4,7 +4,8 @@
   the socket itself is 0600).
 - ``node.key``: this node's identity, ``{"id": …, "key": …}``. The id is part of every session
   key, so it must survive restarts: a daemon rebuilt after ``kill -9`` derives the same keys.
-  The key is 32 random bytes, usable later as a signing seed without changing the id.
+  The key is 32 random bytes: the Ed25519 seed of the node's swarm identity, so the id
+  never changes with it.
 
 A secret file readable by anyone else is refused, not repaired: whoever could read it may
 already hold it, and the owner should know.
@@ -55,8 +56,8 @@ def token(directory: Path) -> str:
     return value
 
 
-def node_id(directory: Path) -> str:
-    """This node's id, from ``node.key`` (created if missing)."""
+def _node(directory: Path) -> tuple[Path, dict[str, object], str]:
+    """``node.key``'s path, document and id (the file created if missing)."""
     fresh = cjson.document({"id": secrets.token_hex(8), "key": secrets.token_hex(32)})
     path = directory / NODE_KEY
     try:
@@ -66,7 +67,27 @@ def node_id(directory: Path) -> str:
         raise SecretError(f"{path} is not a node key") from None
     if not isinstance(ident, str) or not ident or ":" in ident:
         raise SecretError(f"{path} holds no usable node id")
-    return ident
+    return path, doc, ident
+
+
+def node_id(directory: Path) -> str:
+    """This node's id, from ``node.key`` (created if missing)."""
+    return _node(directory)[2]
+
+
+def node_key(directory: Path) -> tuple[str, bytes]:
+    """This node's id and its 32-byte key, from ``node.key`` (created if missing). The key is
+    the Ed25519 seed of the node's swarm identity (``roost.swarm.identity``); the id stays
+    the one stored, whatever the key, and a daemon that needs only the id never reads it."""
+    path, doc, ident = _node(directory)
+    key = doc.get("key")
+    try:
+        seed = bytes.fromhex(key) if isinstance(key, str) else b""
+    except ValueError:
+        seed = b""
+    if len(seed) != 32:
+        raise SecretError(f"{path} holds no usable key (64 hex digits)")
+    return ident, seed
 
 
 def load(directory: Path) -> Secrets:

@@ -1,0 +1,168 @@
+"""A signed request from one node to another: who sent it, and that nothing was changed.
+
+The sender adds five headers:
+
+- ``x-roost-node``: its node id;
+- ``x-roost-timestamp``: Unix seconds, decimal;
+- ``x-roost-nonce``: 32 hex digits, fresh per request;
+- ``x-roost-swarm``: hex sha256 of the swarm key (names the swarm, gives no key away);
+- ``x-roost-signature``: base64url Ed25519 over
+  ``METHOD \\n PATH_WITH_QUERY \\n TIMESTAMP \\n NONCE \\n hex(sha256(body))``.
+
+The query string and the nonce are signed, so a request cannot be pointed at other
+arguments, and a captured one cannot be sent again: the receiver keeps every nonce it
+accepted for as long as its timestamp is within ``SKEW`` (:class:`Nonces`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from roost.swarm import fields
+from roost.swarm.identity import Identity, b64, unb64, verify
+from roost.swarm.members import Member, member
+from roost.swarm.refusal import Refused
+
+NODE = "x-roost-node"
+TIMESTAMP = "x-roost-timestamp"
+NONCE = "x-roost-nonce"
+SWARM = "x-roost-swarm"
+SIGNATURE = "x-roost-signature"
+HEADERS = (NODE, TIMESTAMP, NONCE, SWARM, SIGNATURE)
+SKEW = 60
+"""Seconds a request's timestamp may differ from the receiver's clock, either way."""
+MAX_NONCES = 65536
+MAX_PATH = 8192
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def signed_text(method: str, path_with_query: str, timestamp: str, nonce: str, body: bytes) -> bytes:
+    """The exact bytes the signature covers."""
+    digest = hashlib.sha256(body).hexdigest()
+    return f"{method}\n{path_with_query}\n{timestamp}\n{nonce}\n{digest}".encode()
+
+
+def _path(path_with_query: object) -> str | None:
+    """A request target as signed: starts with ``/``, printable ASCII, no spaces (no newline
+    can move a field of the signed text)."""
+    if not isinstance(path_with_query, str) or not 0 < len(path_with_query) <= MAX_PATH:
+        return None
+    if not path_with_query.startswith("/") or not all(33 <= ord(c) < 127 for c in path_with_query):
+        return None
+    return path_with_query
+
+
+def sign(
+    identity: Identity, swarm_key: bytes, method: str, path_with_query: str, body: bytes, *, now: float
+) -> dict[str, str]:
+    """The headers that make this request ``identity``'s, at ``now``."""
+    if method not in METHODS or _path(path_with_query) is None:
+        raise ValueError(f"cannot sign {method} {path_with_query!r}")
+    timestamp, nonce = str(int(now)), secrets.token_hex(16)
+    signature = identity.sign(signed_text(method, path_with_query, timestamp, nonce, body))
+    return {
+        NODE: identity.node_id,
+        TIMESTAMP: timestamp,
+        NONCE: nonce,
+        SWARM: hashlib.sha256(swarm_key).hexdigest(),
+        SIGNATURE: b64(signature),
+    }
+
+
+@dataclass
+class Nonces:
+    """The nonces accepted within the skew window, per sender; older ones are forgotten,
+    since a request that old is refused for its timestamp anyway."""
+
+    seen: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(node id, nonce) → the request's timestamp."""
+    limit: int = MAX_NONCES
+
+    def forget(self, now: float) -> None:
+        self.seen = {entry: stamp for entry, stamp in self.seen.items() if stamp + SKEW >= now}
+
+    def add(self, node_id: str, nonce: str, timestamp: int, now: float) -> None:
+        """Remember a nonce; :class:`Refused` ``replayed`` when it is already here, or
+        ``too_many`` when the window holds ``limit`` (the request is refused, never a nonce
+        forgotten early)."""
+        entry = (node_id, nonce)
+        if entry in self.seen:
+            raise Refused("replayed", "this request was already received")
+        if len(self.seen) >= self.limit:
+            self.forget(now)
+            if len(self.seen) >= self.limit:
+                raise Refused("too_many", "too many requests within the skew window")
+        self.seen[entry] = timestamp
+
+
+def _headers(headers: Mapping[str, str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name, value in headers.items():
+        lowered = name.lower()
+        if lowered in HEADERS:
+            if lowered in found:
+                raise Refused("malformed", f"the request has {lowered} twice")
+            found[lowered] = value
+    missing = [name for name in HEADERS if name not in found]
+    if missing:
+        raise Refused("malformed", f"the request is not signed: {', '.join(missing)} missing")
+    return found
+
+
+def _timestamp(text: str) -> int | None:
+    """Decimal Unix seconds as ``str(int)`` writes them: no sign, no leading zero, no space."""
+    if not text.isascii() or not text.isdigit() or len(text) > 12 or str(int(text)) != text:
+        return None
+    return int(text)
+
+
+@dataclass(frozen=True)
+class _Signed:
+    node_id: str
+    timestamp: int
+    nonce: str
+    swarm: str
+    signature: bytes
+
+
+def _signed(found: dict[str, str]) -> _Signed:
+    node_id, timestamp = fields.node_id(found[NODE]), _timestamp(found[TIMESTAMP])
+    nonce, swarm = fields.hex_text(found[NONCE], 32), fields.hex_text(found[SWARM], 64)
+    signature = unb64(found[SIGNATURE], 64)
+    if node_id is None or timestamp is None or nonce is None or swarm is None or signature is None:
+        raise Refused("malformed", "the request's signature headers are not roost's")
+    return _Signed(node_id, timestamp, nonce, swarm, signature)
+
+
+def verify_request(
+    method: str,
+    path_with_query: str,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    members: Mapping[str, Member],
+    swarm_key: bytes,
+    nonces: Nonces,
+    now: float,
+) -> Member:
+    """The member that sent this request; :class:`Refused` otherwise: ``malformed``,
+    ``other_swarm``, ``unknown_node``, ``revoked``, ``skew``, ``bad_signature``, ``replayed``
+    (checked in that order; a nonce is remembered only once the signature holds, so a forged
+    request cannot use up a real one's)."""
+    signed = _signed(_headers(headers))
+    if method not in METHODS or _path(path_with_query) is None:
+        raise Refused("malformed", "the request's method or path cannot be signed")
+    if not hmac.compare_digest(signed.swarm, hashlib.sha256(swarm_key).hexdigest()):
+        raise Refused("other_swarm", "the request is from another swarm")
+    sender = member(members, signed.node_id)
+    if abs(now - signed.timestamp) > SKEW:
+        raise Refused("skew", f"the request's clock is more than {SKEW} s from this node's")
+    text = signed_text(method, path_with_query, str(signed.timestamp), signed.nonce, body)
+    if not verify(sender.public_key, signed.signature, text):
+        raise Refused("bad_signature", "the request's signature is not its node's")
+    nonces.add(sender.node_id, signed.nonce, signed.timestamp, now)
+    return sender

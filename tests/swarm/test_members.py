@@ -1,0 +1,271 @@
+"""Member records and the merge rule, walked case by case as ``docs/swarm.md`` tables it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from roost.swarm import canonical, members
+from roost.swarm.members import Member, merge
+from roost.swarm.refusal import Refused
+from tests.swarm.helpers import NOW, admit, checked, founded, node
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "swarm.md"
+
+alpha, beta, gamma, delta, mallory = (node(name) for name in ("alpha", "beta", "gamma", "delta", "mallory"))
+
+
+def revoked_beta() -> dict[str, Member]:
+    known = founded("alpha", "beta")
+    known["beta"] = checked(admit(alpha, beta, NOW - 40, revoked=True))
+    return known
+
+
+def moved(signer: object, who: object, at: float, *, revoked: bool = False, key: bytes | None = None) -> dict:
+    return members.record(
+        signer,  # type: ignore[arg-type]
+        node_id=who.node_id,  # type: ignore[attr-defined]
+        name="renamed",
+        public_key=key or who.public_key,  # type: ignore[attr-defined]
+        x25519_public_key=who.x25519_public_key,  # type: ignore[attr-defined]
+        address="100.64.0.99:8791",
+        now=at,
+        revoked=revoked,
+    )
+
+
+def tampered() -> dict:
+    record = admit(alpha, gamma, NOW)
+    return {**record, "address": "100.64.0.66:8791"}
+
+
+# (case, known, incoming, members whose record is accepted, dropped (node, reason))
+Case = tuple[
+    str, Callable[[], dict[str, Member]], Callable[[], list[object]], list[str], list[tuple[str, str]]
+]
+CASES: list[Case] = [
+    ("a member admits a node", lambda: founded("alpha", "beta"), lambda: [admit(beta, gamma)], ["gamma"], []),
+    (
+        "an unknown signer",
+        lambda: founded("alpha"),
+        lambda: [admit(mallory, gamma)],
+        [],
+        [("gamma", "unknown_signer")],
+    ),
+    (
+        "a node admits itself",
+        lambda: founded("alpha"),
+        lambda: [admit(gamma, gamma)],
+        [],
+        [("gamma", "unknown_signer")],
+    ),
+    (
+        "the newest record wins",
+        lambda: founded("alpha", "beta"),
+        lambda: [moved(alpha, beta, NOW)],
+        ["beta"],
+        [],
+    ),
+    (
+        "an older record loses",
+        lambda: founded("alpha", "beta"),
+        lambda: [moved(alpha, beta, NOW - 60)],
+        [],
+        [("beta", "stale")],
+    ),
+    (
+        "a revocation wins a tie",
+        lambda: founded("alpha", "beta"),
+        lambda: [moved(alpha, beta, NOW - 50, revoked=True)],
+        ["beta"],
+        [],
+    ),
+    (
+        "a record loses a tie to a revocation",
+        revoked_beta,
+        lambda: [moved(alpha, beta, NOW - 40)],
+        [],
+        [("beta", "stale")],
+    ),
+    (
+        "a revoked signer's record",
+        revoked_beta,
+        lambda: [admit(beta, gamma)],
+        [],
+        [("gamma", "revoked_signer")],
+    ),
+    (
+        "a revoked node un-revokes itself",
+        revoked_beta,
+        lambda: [moved(beta, beta, NOW)],
+        [],
+        [("beta", "revoked_signer")],
+    ),
+    ("a member re-admits a revoked node", revoked_beta, lambda: [moved(alpha, beta, NOW)], ["beta"], []),
+    (
+        "a node changes its own record",
+        lambda: founded("alpha", "beta"),
+        lambda: [moved(beta, beta, NOW)],
+        ["beta"],
+        [],
+    ),
+    (
+        "a node leaves",
+        lambda: founded("alpha", "beta"),
+        lambda: [moved(beta, beta, NOW, revoked=True)],
+        ["beta"],
+        [],
+    ),
+    (
+        "a member revokes another",
+        lambda: founded("alpha", "beta"),
+        lambda: [moved(beta, alpha, NOW, revoked=True)],
+        ["alpha"],
+        [],
+    ),
+    ("a changed record", lambda: founded("alpha"), lambda: [tampered()], [], [("gamma", "bad_signature")]),
+    (
+        "another key for a known node",
+        lambda: founded("alpha", "beta"),
+        lambda: [moved(alpha, beta, NOW, key=mallory.public_key)],
+        [],
+        [("beta", "wrong_key")],
+    ),
+    (
+        "a record from the future",
+        lambda: founded("alpha"),
+        lambda: [admit(alpha, gamma, NOW + 301)],
+        [],
+        [("gamma", "future")],
+    ),
+    (
+        "not a record",
+        lambda: founded("alpha"),
+        lambda: [{"node_id": "gamma"}, "text", None],
+        [],
+        [("?", "malformed")] * 3,
+    ),
+    (
+        "an admission and its admitted node's records, in any order",
+        lambda: founded("alpha"),
+        lambda: [admit(delta, gamma), admit(gamma, delta), admit(alpha, delta)],
+        ["delta", "gamma"],
+        [],
+    ),
+    (
+        "the same record again",
+        lambda: founded("alpha", "beta"),
+        lambda: [admit(alpha, beta, NOW - 50)],
+        [],
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("known", "incoming", "accepted", "dropped"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_the_merge_rule(
+    known: Callable[[], dict[str, Member]],
+    incoming: Callable[[], list[object]],
+    accepted: list[str],
+    dropped: list[tuple[str, str]],
+) -> None:
+    before = known()
+    copy = dict(before)
+    documents = incoming()
+    merged = merge(before, documents, now=NOW)
+    assert sorted(merged.changed) == accepted
+    assert merged.dropped == dropped
+    assert before == copy  # the caller's members are left as they were
+    for node_id in accepted:
+        assert merged.members[node_id].document in documents
+    for node_id in set(before) - set(accepted):
+        assert merged.members[node_id] is before[node_id]
+
+
+def test_the_docs_table_walks_the_same_cases() -> None:
+    table = DOC.read_text().split("<!-- merge cases -->")[1].split("\n\n")[0]
+    named = [row.split("|")[1].strip() for row in table.strip().splitlines()[2:]]
+    assert named == [c[0] for c in CASES]
+    for row, case in zip(table.strip().splitlines()[2:], CASES, strict=True):
+        reasons = {reason for _, reason in case[4]} or {"counts" if case[3] else "same"}
+        assert set(re.findall(r"`(\w+)`", row.split("|")[2])) == reasons, row
+
+
+def test_a_revoked_member_is_refused_and_an_unknown_one_too() -> None:
+    known = revoked_beta()
+    assert members.member(known, "alpha").node_id == "alpha"
+    with pytest.raises(Refused) as revoked:
+        members.member(known, "beta")
+    with pytest.raises(Refused) as unknown:
+        members.member(known, "gamma")
+    assert (revoked.value.code, unknown.value.code) == ("revoked", "unknown_node")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("node_id", "delta"),
+        ("name", "other"),
+        ("public_key", mallory.public_b64),
+        ("x25519_public_key", mallory.x25519_public_b64),
+        ("address", "100.64.0.66:8791"),
+        ("signed_at", int(NOW * 1000) + 1),
+        ("signer", "beta"),
+        ("revoked", True),
+        ("extra", "added"),
+    ],
+)
+def test_changing_any_field_of_a_record_is_refused(field: str, value: object) -> None:
+    record = {**admit(alpha, gamma), field: value}
+    merged = merge(founded("alpha", "beta"), [record], now=NOW)
+    assert merged.changed == [] and [reason for _, reason in merged.dropped] == ["bad_signature"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("node_id", 5),
+        ("node_id", "a:b"),
+        ("name", ""),
+        ("name", "x" * 65),
+        ("public_key", "AAAA"),
+        ("signed_at", True),
+        ("signed_at", -1),
+        ("revoked", 0),
+        ("revoked", "false"),
+        ("signature", 1),
+        ("address", "a\nb"),
+    ],
+)
+def test_a_record_of_the_wrong_shape_is_malformed(field: str, value: object) -> None:
+    assert members.parse({**admit(alpha, gamma), field: value}) is None
+
+
+def test_a_record_missing_its_signature_is_malformed() -> None:
+    record = admit(alpha, gamma)
+    del record["signature"]
+    assert members.parse(record) is None
+
+
+def test_unknown_fields_in_a_signed_record_are_kept_and_verify() -> None:
+    record = canonical.sign({**admit(alpha, gamma), "later": [1, 2]}, alpha)
+    merged = merge(founded("alpha"), [record], now=NOW)
+    assert merged.changed == ["gamma"] and merged.members["gamma"].document["later"] == [1, 2]
+
+
+def test_two_records_equal_in_time_and_revocation_pick_the_same_winner_in_either_order() -> None:
+    one, two = moved(alpha, beta, NOW), admit(alpha, beta, NOW)
+    first = merge(founded("alpha", "beta"), [one, two], now=NOW).members["beta"]
+    second = merge(founded("alpha", "beta"), [two, one], now=NOW).members["beta"]
+    assert first.document == second.document
+
+
+def test_the_number_of_members_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(members, "MAX_MEMBERS", 2)
+    merged = merge(founded("alpha", "beta"), [admit(alpha, gamma)], now=NOW)
+    assert merged.dropped == [("gamma", "too_many")]

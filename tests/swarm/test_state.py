@@ -1,0 +1,103 @@
+"""``swarm.json``: written whole with mode 0600, read back as it was, refused when others can
+read it or it is not roost's."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from roost.swarm import state
+from roost.swarm.state import SwarmFileError
+from tests.swarm.helpers import NOW, admit, checked, node
+
+
+def made(directory: Path) -> state.SwarmState:
+    swarm = state.create(node("alpha"), "alpha", "100.64.0.11:8791", now=NOW)
+    swarm.members["beta"] = checked(admit(node("alpha"), node("beta")))
+    swarm.burnt = {"a" * 32: int(NOW) + 60}
+    state.save(directory, swarm, now=NOW)
+    return swarm
+
+
+def test_a_new_swarm_has_its_founder_as_its_one_member() -> None:
+    alpha = node("alpha")
+    swarm = state.create(alpha, "alpha", "100.64.0.11:8791", now=NOW)
+    assert list(swarm.members) == ["alpha"]
+    assert swarm.members["alpha"].signer == "alpha" and swarm.members["alpha"].public_key == alpha.public_key
+    assert len(swarm.swarm_key) == 32 and len(swarm.swarm_id) == 32
+    assert state.create(alpha, "alpha", "x:1", now=NOW).swarm_key != swarm.swarm_key
+
+
+def test_it_is_written_0600_and_read_back(tmp_path: Path) -> None:
+    swarm = made(tmp_path)
+    assert (tmp_path / "swarm.json").stat().st_mode & 0o777 == 0o600
+    loaded = state.load(tmp_path)
+    assert loaded is not None
+    assert (loaded.swarm_id, loaded.swarm_key, loaded.burnt) == (swarm.swarm_id, swarm.swarm_key, swarm.burnt)
+    assert {k: m.document for k, m in loaded.members.items()} == {
+        k: m.document for k, m in swarm.members.items()
+    }
+    assert loaded.swarm_hash == swarm.swarm_hash == state.swarm_hash(swarm.swarm_key)
+    assert [name for name in os.listdir(tmp_path)] == ["swarm.json"]
+
+
+def test_no_file_is_no_swarm(tmp_path: Path) -> None:
+    assert state.load(tmp_path) is None
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660])
+def test_a_file_others_can_read_is_refused(tmp_path: Path, mode: int) -> None:
+    made(tmp_path)
+    (tmp_path / "swarm.json").chmod(mode)
+    with pytest.raises(SwarmFileError, match="readable by others"):
+        state.load(tmp_path)
+    assert (tmp_path / "swarm.json").stat().st_mode & 0o777 == mode  # refused, not repaired
+
+
+def test_a_symlink_is_refused(tmp_path: Path) -> None:
+    made(tmp_path)
+    os.rename(tmp_path / "swarm.json", tmp_path / "real.json")
+    (tmp_path / "swarm.json").symlink_to(tmp_path / "real.json")
+    with pytest.raises(SwarmFileError, match="cannot read"):
+        state.load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda doc: "not json {",
+        lambda doc: [],
+        lambda doc: {**doc, "version": 2},
+        lambda doc: {**doc, "swarm_key": "ab"},
+        lambda doc: {**doc, "swarm_id": 5},
+        lambda doc: {**doc, "members": [{"node_id": "x"}]},
+        lambda doc: {**doc, "members": {}},
+        lambda doc: {**doc, "burnt": {"nonce": 1}},
+        lambda doc: {**doc, "burnt": {"a" * 32: "soon"}},
+        lambda doc: {**doc, "burnt": []},
+    ],
+)
+def test_a_file_that_is_not_roosts_is_refused(tmp_path: Path, change: object) -> None:
+    made(tmp_path)
+    path = tmp_path / "swarm.json"
+    changed = change(json.loads(path.read_text()))  # type: ignore[operator]
+    path.write_text(changed if isinstance(changed, str) else json.dumps(changed))
+    with pytest.raises(SwarmFileError, match=r"swarm\.json is not"):
+        state.load(tmp_path)
+
+
+def test_expired_burnt_nonces_are_pruned_on_save(tmp_path: Path) -> None:
+    swarm = made(tmp_path)
+    swarm.burnt = {"a" * 32: int(NOW) - 1, "b" * 32: int(NOW), "c" * 32: int(NOW) + 1}
+    state.save(tmp_path, swarm, now=NOW)
+    loaded = state.load(tmp_path)
+    assert loaded is not None and loaded.burnt == {"c" * 32: int(NOW) + 1}
+
+
+def test_burnt_nonces_are_bounded_keeping_the_latest_to_expire(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(state, "MAX_BURNT", 2)
+    kept = state.prune({"a" * 32: int(NOW) + 1, "b" * 32: int(NOW) + 3, "c" * 32: int(NOW) + 2}, NOW)
+    assert kept == {"b" * 32: int(NOW) + 3, "c" * 32: int(NOW) + 2}
