@@ -380,10 +380,10 @@ if sys.argv[2] == "lock":
 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 sock.settimeout(10)
 sock.connect(sys.argv[1])
-lines = [
-    {"jsonrpc": "2.0", "id": "perm-1", "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}},
-    {"jsonrpc": "2.0", "id": "s", "method": "_roost/state"},
-]
+lines = [{"jsonrpc": "2.0", "id": "s", "method": "_roost/state"}]
+if sys.argv[2] == "plain":  # a stranger answers the adapter's pending permission, or tries to
+    answer = {"outcome": {"outcome": "selected", "optionId": "allow"}}
+    lines.insert(0, {"jsonrpc": "2.0", "id": "perm-1", "result": answer})
 try:
     sock.sendall(b"".join(json.dumps(line).encode() + b"\\n" for line in lines))
     print(repr(sock.makefile("rb").readline()))
@@ -394,8 +394,9 @@ CLOSED_ON = ("b''", "ConnectionResetError", "BrokenPipeError")
 
 
 def client(held: Held, *how: str) -> str:
-    """Connect from another process, answer the pending permission and ask the holder's state;
-    what it read back first (``b''``: closed on)."""
+    """Connect from another process (holding the daemon lock when ``how`` says ``lock``; a
+    ``plain`` one answers the pending permission first) and ask the holder's state: what it
+    read back first (``b''``: closed on)."""
     done = subprocess.run(
         [sys.executable, "-c", CLIENT, str(held.socket), *how], capture_output=True, text=True, timeout=20
     )
