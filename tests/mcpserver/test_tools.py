@@ -170,9 +170,6 @@ def test_allow_runs_the_tool_and_deny_refuses_it(headless: Headless) -> None:
     ok(unix(headless.daemon), "session.allow", name=key)
     assert headless.until(key, activity="idle")["recap"] == "tool completed (allow)"
     _pending(headless, key)
-    ok(unix(headless.daemon), "session.allow", name=key, always=True)
-    assert headless.until(key, activity="idle")["recap"] == "tool completed (allow_always)"
-    _pending(headless, key)
     ok(unix(headless.daemon), "session.deny", name=key, reason="not today")
     assert headless.until(key, activity="idle")["recap"] == "tool failed (reject)"
     for tool in ("session.allow", "session.deny"):
@@ -184,7 +181,7 @@ def test_allow_runs_the_tool_and_deny_refuses_it(headless: Headless) -> None:
         }
 
 
-def test_spawn_over_loopback_is_nobodys_child_and_takes_the_default_policy(headless: Headless) -> None:
+def test_spawn_over_loopback_is_nobodys_child_and_runs_under_attention(headless: Headless) -> None:
     headless.daemon.start()
     folder = headless.daemon.roost.root
     record = ok(unix(headless.daemon), "session.spawn", harness="fake", cwd=str(folder), name="child")[
@@ -192,10 +189,8 @@ def test_spawn_over_loopback_is_nobodys_child_and_takes_the_default_policy(headl
     ]
     assert (record["lane"], record["name"], record["cwd"]) == ("headless", "child", str(folder))
     assert (record["parent_session_key"], record["permission_policy"]) == (None, "attention")
-    auto = ok(unix(headless.daemon), "session.spawn", harness="fake", cwd=str(folder), policy="auto")[
-        "record"
-    ]
-    assert auto["permission_policy"] == "auto"
+    auto = refused(unix(headless.daemon), "session.spawn", harness="fake", cwd=str(folder), policy="auto")
+    assert (auto["status"], auto["code"]) == (409, "policy_too_loose")  # no person chose it
     nowhere = refused(unix(headless.daemon), "session.spawn", harness="fake")
     assert nowhere["status"] == 400 and nowhere["field"] == "cwd"
     unknown = refused(unix(headless.daemon), "session.spawn", harness="nosuch", cwd=str(folder))

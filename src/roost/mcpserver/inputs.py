@@ -84,7 +84,11 @@ class Allow(Input):
     """``session.allow``: allow the pending permission, once or always."""
 
     name: Session
-    always: bool = Field(default=False, description="allow always, where the harness offers it")
+    always: bool = Field(
+        default=False,
+        description="allow always, where the harness offers it: a person's answer, refused unless "
+        "rosterd's [mcp] allow_always is on",
+    )
     request_id: RequestId | None = Field(default=None, description=READ)
 
 
