@@ -4,6 +4,7 @@ and ``allow_always`` (a person's answer) is refused unless ``[mcp] allow_always`
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tests.mcpserver.client import ok, refused, tcp, through, unix
@@ -55,6 +56,30 @@ def test_a_caller_in_no_headless_session_counts_as_attention(headless: Headless)
     assert _keys(headless) == before
     inherited = ok(unix(headless.daemon), "session.spawn", harness="fake", cwd=folder)["record"]
     assert inherited["permission_policy"] == "attention"
+
+
+def test_a_policy_a_process_claims_for_itself_grants_nothing(headless: Headless) -> None:
+    """Any local process may register itself (``POST /register``) saying it is headless under
+    ``auto``; only a session of the runner, which a person started, has a policy to pass on."""
+    headless.daemon.start()
+    folder = str(headless.daemon.roost.root)
+    claimed = headless.post(
+        "/register",
+        {
+            "pid": os.getpid(),
+            "harness": "fake",
+            "lane": "headless",
+            "permission_policy": "auto",
+            "cwd": folder,
+        },
+    )
+    assert claimed.status_code == 201, claimed.text
+    key = claimed.json()["session_key"]
+    assert ok(unix(headless.daemon), "session.list")["caller"] == key  # the test process is that session
+    looser = refused(unix(headless.daemon), "session.spawn", harness="fake", policy="auto")
+    assert (looser["status"], looser["code"]) == (409, "policy_too_loose")
+    child = ok(unix(headless.daemon), "session.spawn", harness="fake")["record"]
+    assert (child["parent_session_key"], child["permission_policy"]) == (key, "attention")
 
 
 def _pending(headless: Headless, key: str) -> dict[str, Any]:
