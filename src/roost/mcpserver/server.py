@@ -16,8 +16,11 @@ identified on its own (:mod:`roost.mcpserver.caller`).
 
 A tool's refusal is a tool result with ``isError`` set, whose structured content (and text, as
 JSON) is the API's error document for the same failure plus its HTTP ``status``:
-``{"error": "…", "status": 409, "code": "busy"}``. An unknown tool is a JSON-RPC error, as the
-protocol asks. Neither a prompt's text nor anything derived from it is logged.
+``{"error": "…", "status": 409, "code": "busy"}``; a bad argument is ``bad_argument`` with the
+``field``, in the door's sentence (:mod:`roost.validation`). An unknown tool is a JSON-RPC
+error, as the protocol asks, and so is a body that is no JSON-RPC 2.0 message, checked before
+the SDK sees it so that the caller reads a sentence of rosterd's, never the validator's report.
+Neither a prompt's text nor anything derived from it is logged.
 """
 
 from __future__ import annotations
