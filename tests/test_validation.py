@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from roost.api import openapi, schemas
+from roost.mcpserver.inputs import Listing
 from roost.roster.claimschema import ClaimBody
 from roost.validation import Refused, validated
 
@@ -74,6 +75,15 @@ PIN = {"status_epoch": 1, "occupant_id": 1, "revision": 0}
             "endpoint must be an http(s) URL",
         ),
         (schemas.Viewing, {"endpoint": "https://push.example/x"}, "session", "session is required"),
+        # A field's description says what it does; the refusal says what its type takes.
+        (
+            schemas.Permission,
+            {"option": "allow", "reason": ""},
+            "reason",
+            "reason must be text of 1 to 1000 characters",
+        ),
+        (schemas.Gate, {"claim": {}, "always": "yes"}, "always", "always must be true or false"),
+        (Listing, {"include_ended": 1}, "include_ended", "include_ended must be true or false"),
     ],
 )
 def test_a_refusal_names_the_field_and_says_what_is_wanted(

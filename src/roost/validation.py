@@ -159,21 +159,32 @@ def _models(annotation: Any) -> list[type[BaseModel]]:
     return []
 
 
-def _description(annotation: Any) -> str | None:
-    """The first description an annotation's ``Field`` metadata gives (inside ``X | None`` too)."""
+def _shape(annotation: Any) -> str | None:
+    """What a good value of a type is, as the type itself says it (inside ``X | None`` too):
+    true or false for a flag, the words of a choice, else its ``Field`` description (each type
+    above carries one)."""
+    if annotation is bool:
+        return "true or false"
     origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return "one of " + ", ".join(str(choice) for choice in typing.get_args(annotation))
     if origin is Annotated:
         for meta in annotation.__metadata__:
             if getattr(meta, "description", None):
                 return meta.description
-        return _description(typing.get_args(annotation)[0])
+        return _shape(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType):
-        return next(filter(None, map(_description, typing.get_args(annotation))), None)
+        return next(filter(None, map(_shape, typing.get_args(annotation))), None)
     return None
 
 
 def _described(model: type[BaseModel], loc: tuple[int | str, ...]) -> str | None:
-    """The description of the field ``loc`` names: list indices and union tags are skipped."""
+    """What a good value of the field ``loc`` names is: list indices and union tags are skipped.
+
+    The type's own word comes first: a field's description may say what the field does (the
+    tool schemas agents read say "list sessions that ended too"), which is no value, while
+    ``text()``, ``integer()`` and ``words()`` each describe one; a field whose type carries
+    none (an ``Annotated`` one's description is the field's) is described by the field."""
     described, current = None, [model]
     for part in loc:
         field = next((m.model_fields[part] for m in current if part in m.model_fields), None)
@@ -181,7 +192,7 @@ def _described(model: type[BaseModel], loc: tuple[int | str, ...]) -> str | None
             shapes = [getattr(m, "shape", None) for m in current]
             described = shapes[0] if len(shapes) == 1 and shapes[0] else described
             continue
-        described = field.description or _description(field.annotation)
+        described = _shape(field.annotation) or field.description
         current = _models(field.annotation)
     return described
 
@@ -205,7 +216,7 @@ def reason(error: ValidationError, model: type[BaseModel], unknown: str = UNKNOW
         message = unknown.format(name)
     else:
         described = _described(model, loc)
-        message = f"{name} must be {described}" if described else f"{name}: {first['msg']}"
+        message = f"{name} must be {described}" if described else f"{name} holds a value it may not hold"
     return Refused(name, message)
 
 

@@ -19,5 +19,12 @@ def test_the_written_config_changes_nothing_and_names_every_key_at_its_default(t
     uncommented = re.sub(r"^# (\[|\w+ = )", r"\1", text, flags=re.M)
     path.write_text(uncommented)
     assert config.load(path) == defaults
-    for section in ("node", "runner", "sources", "api", *(f"harness.{name}" for name in defaults.harness)):
+    for section in (
+        "node",
+        "runner",
+        "sources",
+        "api",
+        "mcp",
+        *(f"harness.{name}" for name in defaults.harness),
+    ):
         assert f"\n[{section}]\n" in uncommented, section

@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from tests.daemon.fixture import Daemon
+from tests.runner.conftest import Headless
 
 T = TypeVar("T")
 TIMEOUT = 60.0
@@ -70,3 +71,12 @@ def refused(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     assert result.is_error, result.structured_content
     assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
     return result.structured_content  # type: ignore[no-any-return]
+
+
+def through(headless: Headless, key: str, tool: str, **arguments: Any) -> dict[str, Any]:
+    """``tool`` called by headless session ``key``'s own adapter, through the server it was
+    offered (a process in that session's tree): ``{"is_error": …, "result": …}``."""
+    answer = headless.prompt(key, f"MCP {tool} {json.dumps(arguments)}", wait="idle", timeout_s=60)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["wait"]["reached"], answer.text
+    return json.loads(answer.json()["record"]["recap"])  # type: ignore[no-any-return]

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.mcpserver.client import bridge, ok, refused, run, tcp, unix
+from tests.mcpserver.client import bridge, ok, refused, run, tcp, through, unix
 from tests.runner.conftest import Headless
 
 INITIALIZE = {
@@ -74,14 +74,6 @@ def _offered(headless: Headless, key: str) -> list[dict[str, Any]]:
     return json.loads(answer.json()["record"]["recap"])
 
 
-def _through(headless: Headless, key: str, tool: str, **arguments: Any) -> dict[str, Any]:
-    """``tool`` called by the session's own adapter, through the server it was offered."""
-    answer = headless.prompt(key, f"MCP {tool} {json.dumps(arguments)}", wait="idle", timeout_s=60)
-    assert answer.status_code == 200, answer.text
-    assert answer.json()["wait"]["reached"], answer.text
-    return json.loads(answer.json()["record"]["recap"])
-
-
 def test_every_headless_harness_is_offered_the_bridge_on_new_and_on_load(headless: Headless) -> None:
     headless.daemon.start()
     key = headless.start()["session_key"]
@@ -102,21 +94,21 @@ def test_a_process_in_a_sessions_tree_calling_through_the_bridge_is_that_session
     headless.daemon.start()
     parent = headless.start(name="parent", policy="auto")["session_key"]
     other = headless.start(name="other")["session_key"]
-    listed = _through(headless, parent, "session.list")
+    listed = through(headless, parent, "session.list")
     assert listed["is_error"] is False
     assert listed["result"]["caller"] == parent
-    assert _through(headless, other, "session.list")["result"]["caller"] == other
-    child = _through(headless, parent, "session.spawn", harness="fake", name="child")["result"]["record"]
+    assert through(headless, other, "session.list")["result"]["caller"] == other
+    child = through(headless, parent, "session.spawn", harness="fake", name="child")["result"]["record"]
     assert (child["parent_session_key"], child["permission_policy"]) == (parent, "auto")
     assert child["cwd"] == headless.record(parent)["cwd"]
-    stricter = _through(headless, parent, "session.spawn", harness="fake", policy="attention")["result"][
+    stricter = through(headless, parent, "session.spawn", harness="fake", policy="attention")["result"][
         "record"
     ]
     assert (stricter["parent_session_key"], stricter["permission_policy"]) == (parent, "attention")
-    orphan = _through(headless, other, "session.spawn", harness="fake")["result"]["record"]
+    orphan = through(headless, other, "session.spawn", harness="fake")["result"]["record"]
     assert (orphan["parent_session_key"], orphan["permission_policy"]) == (other, "attention")
     # Agents talking to agents: the parent sends its child work and reads the recap.
-    sent = _through(headless, parent, "session.send", name="child", prompt="run the tests", wait_until="idle")
+    sent = through(headless, parent, "session.send", name="child", prompt="run the tests", wait_until="idle")
     assert sent["result"]["wait"] == {"until": "idle", "reached": True}
     assert sent["result"]["record"]["recap"] == "echo: run the tests"
 

@@ -10,6 +10,7 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
 
+from roost.mcpserver.server import NOT_A_MESSAGE
 from roost.mcpserver.tools import BRIEF
 from tests.api.agentpane import start_agent
 from tests.conftest import Roost
@@ -169,9 +170,6 @@ def test_allow_runs_the_tool_and_deny_refuses_it(headless: Headless) -> None:
     ok(unix(headless.daemon), "session.allow", name=key)
     assert headless.until(key, activity="idle")["recap"] == "tool completed (allow)"
     _pending(headless, key)
-    ok(unix(headless.daemon), "session.allow", name=key, always=True)
-    assert headless.until(key, activity="idle")["recap"] == "tool completed (allow_always)"
-    _pending(headless, key)
     ok(unix(headless.daemon), "session.deny", name=key, reason="not today")
     assert headless.until(key, activity="idle")["recap"] == "tool failed (reject)"
     for tool in ("session.allow", "session.deny"):
@@ -183,7 +181,7 @@ def test_allow_runs_the_tool_and_deny_refuses_it(headless: Headless) -> None:
         }
 
 
-def test_spawn_over_loopback_is_nobodys_child_and_takes_the_default_policy(headless: Headless) -> None:
+def test_spawn_over_loopback_is_nobodys_child_and_runs_under_attention(headless: Headless) -> None:
     headless.daemon.start()
     folder = headless.daemon.roost.root
     record = ok(unix(headless.daemon), "session.spawn", harness="fake", cwd=str(folder), name="child")[
@@ -191,10 +189,8 @@ def test_spawn_over_loopback_is_nobodys_child_and_takes_the_default_policy(headl
     ]
     assert (record["lane"], record["name"], record["cwd"]) == ("headless", "child", str(folder))
     assert (record["parent_session_key"], record["permission_policy"]) == (None, "attention")
-    auto = ok(unix(headless.daemon), "session.spawn", harness="fake", cwd=str(folder), policy="auto")[
-        "record"
-    ]
-    assert auto["permission_policy"] == "auto"
+    auto = refused(unix(headless.daemon), "session.spawn", harness="fake", cwd=str(folder), policy="auto")
+    assert (auto["status"], auto["code"]) == (409, "policy_too_loose")  # no person chose it
     nowhere = refused(unix(headless.daemon), "session.spawn", harness="fake")
     assert nowhere["status"] == 400 and nowhere["field"] == "cwd"
     unknown = refused(unix(headless.daemon), "session.spawn", harness="nosuch", cwd=str(folder))
@@ -234,10 +230,89 @@ def test_bad_arguments_are_refused_naming_the_field_and_change_nothing(
     headless.daemon.start()
     before = headless.daemon.snapshot()["records"]
     answer = refused(unix(headless.daemon), tool, **arguments)
-    assert (answer["status"], answer["field"]) == (400, field), answer
+    assert (answer["status"], answer["field"], answer["code"]) == (400, field, "bad_argument"), answer
     assert answer["error"].startswith(field)
+    assert "pydantic" not in answer["error"] and "Input should" not in answer["error"]
     assert "p" * 100 not in answer["error"] and "\x1b" not in answer["error"]
     assert headless.daemon.snapshot()["records"] == before
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("session.list", {"include_ended": "yes"}, "include_ended must be true or false"),
+        (
+            "session.find",
+            {"name": 7},
+            "name must be a session's key, a pid on this node, or a display name of 1 to 256 "
+            "characters, one line",
+        ),
+        (
+            "session.read_state",
+            {"name": ""},
+            "name must be a session's key, a pid on this node, or a display "
+            "name of 1 to 256 characters, one line",
+        ),
+        (
+            "session.spawn",
+            {"harness": "fake", "cwd": 5},
+            "cwd must be an absolute folder or ~/… of 1 to 4096 characters, one line",
+        ),
+        ("session.spawn", {"harness": "fake", "policy": "never"}, "policy must be one of auto, attention"),
+        ("session.send", {"name": "x", "prompt": ""}, "prompt must be text of 1 to 65536 characters"),
+        (
+            "session.send",
+            {"name": "x", "prompt": "hi", "wait_until": "done"},
+            "wait_until must be one of idle, needs_attention, ended",
+        ),
+        (
+            "session.send",
+            {"name": "x", "prompt": "hi", "timeout_s": 0},
+            "timeout_s must be the seconds the wait may last, from 1 to 86400",
+        ),
+        (
+            "session.cancel",
+            {"name": None},
+            "name must be a session's key, a pid on this node, or a display "
+            "name of 1 to 256 characters, one line",
+        ),
+        ("session.allow", {"name": "x", "always": "yes"}, "always must be true or false"),
+        (
+            "session.allow",
+            {"name": "x", "request_id": ""},
+            "request_id must be a request's id of 1 to 64 characters, one line",
+        ),
+        ("session.deny", {"name": "x", "reason": "r" * 1001}, "reason must be text of 1 to 1000 characters"),
+    ],
+)
+def test_each_tool_refuses_a_bad_argument_in_a_sentence_of_its_own(
+    headless: Headless, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    headless.daemon.start()
+    answer = refused(unix(headless.daemon), tool, **arguments)
+    assert answer == {"error": message, "status": 400, "code": "bad_argument", "field": message.split()[0]}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"jsonrpc": "1.0", "id": 1, "method": "tools/call", "params": {"name": "session.list"}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": 5},
+        [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}],
+    ],
+)
+def test_a_body_that_is_no_json_rpc_message_is_refused_in_a_sentence(headless: Headless, body: Any) -> None:
+    headless.daemon.start()
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    with headless.daemon.unix() as client:
+        answer = client.post("/mcp", json=body, headers=headers)
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": NOT_A_MESSAGE},
+    }
+    assert "pydantic" not in answer.text
 
 
 def test_an_unknown_tool_is_a_protocol_error(headless: Headless) -> None:

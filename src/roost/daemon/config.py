@@ -47,6 +47,13 @@ class Api:
 
 
 @dataclass(frozen=True)
+class Mcp:
+    allow_always: bool = False
+    """Whether an MCP caller (an agent) may answer a permission ``allow_always``: a person's
+    answer, which allows every later request of its kind, so off unless a person turns it on."""
+
+
+@dataclass(frozen=True)
 class Harness:
     """Per agent, the ACP adapter the headless runner starts (a command line) and how long a
     gate waits; the defaults come from the manifests' ``[acp]`` sections."""
@@ -74,6 +81,7 @@ class Config:
     runner: Runner = field(default_factory=Runner)
     sources: Sources = field(default_factory=Sources)
     api: Api = field(default_factory=Api)
+    mcp: Mcp = field(default_factory=Mcp)
     harness: dict[str, Harness] = field(default_factory=_default_harnesses)
 
     @property
@@ -161,6 +169,7 @@ def load(path: Path | None = None) -> Config:
         ("runner", Runner),
         ("sources", Sources),
         ("api", Api),
+        ("mcp", Mcp),
     ):
         if name in data:
             sections[name] = _section(cls, name, data.pop(name))
@@ -194,6 +203,7 @@ def default_text() -> str:
         ("runner", defaults.runner),
         ("sources", defaults.sources),
         ("api", defaults.api),
+        ("mcp", defaults.mcp),
     ]
     sections += [(f"harness.{name}", harness) for name, harness in defaults.harness.items()]
     for name, values in sections:

@@ -137,7 +137,10 @@ async def _serve(config: Config) -> int:
             gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
         )
         mcp = mcpserver.McpServer(
-            mcpserver.Services(live, runner, scanner.server, clock, permissions), peer=peer_process
+            mcpserver.Services(
+                live, runner, scanner.server, clock, permissions, allow_always=config.mcp.allow_always
+            ),
+            peer=peer_process,
         )
         app = create_app(
             Services(

@@ -9,6 +9,8 @@ Boundaries:
   127.0.0.1 behind the bearer token and the web gate's Origin check.
 - The caller is who the kernel says is at the other end of the unix socket, and the session
   that process runs in; nothing a caller sends names it.
+- An agent gets no more than a person gave it: a session starts others under its own policy
+  or a stricter one, and ``allow_always`` is a person's answer (:mod:`roost.mcpserver.grants`).
 - The official SDK (``mcp``) is loaded off the daemon's loop after it answers, never at import.
 """
 

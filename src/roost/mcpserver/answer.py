@@ -2,12 +2,16 @@
 (:mod:`roost.actions.permission`): a headless session's adapter or a gated pane's hook gets it,
 a pane with no gate is refused ``answer_in_terminal``, and a stale answer is refused by what it
 pins. The journal says it came from MCP, and which session (or process) asked.
+
+``allow_always`` is a person's answer, refused unless the config says otherwise
+(:mod:`roost.mcpserver.grants`).
 """
 
 from __future__ import annotations
 
 from roost.actions.permission import ALLOW, ALLOW_ALWAYS, REJECT, Answer, Permissions
 from roost.errors import Conflict
+from roost.mcpserver import grants
 from roost.mcpserver.caller import Caller
 from roost.roster import Record
 
@@ -23,8 +27,11 @@ def answer(
     always: bool = False,
     reason: str | None = None,
     request_id: str | None = None,
+    always_allowed: bool = False,
 ) -> Record:
-    """Allow (once, or ``always``) or deny the permission ``key`` waits on; the record after."""
+    """Allow (once, or ``always`` where ``always_allowed``) or deny the permission ``key`` waits
+    on; the record after."""
+    grants.check_answer(allow=allow, always=always, always_allowed=always_allowed)
     if permissions is None:
         raise Conflict("this daemon answers no permissions", code="answer_in_terminal")
     option = (ALLOW_ALWAYS if always else ALLOW) if allow else REJECT

@@ -5,8 +5,9 @@ puts it in each request's scope); what it says about itself is never asked. The 
 the nearest of that process and its ancestors that the roster knows, as a hook or a claim is
 nested into its session: a harness starts ``rosterd mcp`` as its child, so the bridge's parent
 is the harness, and the caller is the session that harness runs. Over the loopback listener
-there is no peer to name: the caller is anonymous (a script with the bearer token), and tools
-that would default to the caller's folder or policy use the daemon's defaults instead.
+there is no peer to name: the caller is anonymous (a script with the bearer token): a tool that
+would default to the caller's folder needs one named, and the caller's policy counts as the
+strictest (:mod:`roost.mcpserver.grants`).
 """
 
 from __future__ import annotations

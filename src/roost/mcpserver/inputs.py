@@ -21,9 +21,7 @@ LONGEST_WAIT_S = 86_400
 """A send's wait lasts at most a day, as the API's: a long turn is a normal turn."""
 WAITS = ("idle", "needs_attention", "ended")
 
-Session = text(
-    256, least=1, one_line=True, what="the session: its key, a pid on this node, or its display name"
-)
+Session = text(256, least=1, one_line=True, what="a session's key, a pid on this node, or a display name")
 
 
 class Input(Strict):
@@ -47,19 +45,17 @@ class Which(Input):
 class Spawn(Input):
     """``session.spawn``: a headless session, the caller's child when the caller is a session."""
 
-    harness: text(64, least=1, one_line=True, what="a harness with an ACP adapter (claude, codex…)")
-    cwd: (
-        text(
-            4096,
-            least=1,
-            one_line=True,
-            what="an absolute folder or ~/…; the caller's own folder if left out",
-        )
-        | None
-    ) = None
+    harness: text(
+        64, least=1, one_line=True, what="the name of a harness with an ACP adapter (claude, codex…)"
+    )
+    cwd: text(4096, least=1, one_line=True, what="an absolute folder or ~/…") | None = Field(
+        default=None, description="an absolute folder or ~/…; the caller's own folder if left out"
+    )
     name: text(200, least=1, one_line=True, what="a display name") | None = None
     policy: words(records.PERMISSION_POLICIES) | None = Field(
-        default=None, description="auto or attention; the caller's own policy if left out"
+        default=None,
+        description="auto or attention (stricter); the caller's own policy if left out, and never "
+        "looser than the caller's",
     )
     model: text(200, least=1, one_line=True, what="a model's name") | None = None
     effort: text(64, least=1, one_line=True, what="an effort level") | None = None
@@ -71,33 +67,36 @@ class Send(Input):
     name: Session
     prompt: Annotated[
         str,
-        Field(
-            min_length=1, max_length=PROMPT_LIMIT, description=f"the prompt: 1 to {PROMPT_LIMIT} characters"
-        ),
+        Field(min_length=1, max_length=PROMPT_LIMIT, description=f"text of 1 to {PROMPT_LIMIT} characters"),
         AfterValidator(writable),
     ]
     wait_until: words(WAITS) | None = Field(
         default=None, description="idle (the turn ended), needs_attention or ended; no wait if left out"
     )
-    timeout_s: integer(1, LONGEST_WAIT_S, f"seconds the wait may last, 1 to {LONGEST_WAIT_S}") = 600
+    timeout_s: integer(1, LONGEST_WAIT_S, f"the seconds the wait may last, from 1 to {LONGEST_WAIT_S}") = 600
 
 
-RequestId = text(
-    64, least=1, one_line=True, what="the pending request's id as read: refused when another is open"
-)
+RequestId = text(64, least=1, one_line=True, what="a request's id")
+READ = "the pending request's id as read: refused when another is open"
 
 
 class Allow(Input):
     """``session.allow``: allow the pending permission, once or always."""
 
     name: Session
-    always: bool = Field(default=False, description="allow always, where the harness offers it")
-    request_id: RequestId | None = None
+    always: bool = Field(
+        default=False,
+        description="allow always, where the harness offers it: a person's answer, refused unless "
+        "rosterd's [mcp] allow_always is on",
+    )
+    request_id: RequestId | None = Field(default=None, description=READ)
 
 
 class Deny(Input):
     """``session.deny``: refuse the pending permission."""
 
     name: Session
-    reason: text(1000, least=1, what="why, sent to the harness beside the answer") | None = None
-    request_id: RequestId | None = None
+    reason: text(1000, least=1) | None = Field(
+        default=None, description="why, sent to the harness beside the answer"
+    )
+    request_id: RequestId | None = Field(default=None, description=READ)

@@ -16,8 +16,11 @@ identified on its own (:mod:`roost.mcpserver.caller`).
 
 A tool's refusal is a tool result with ``isError`` set, whose structured content (and text, as
 JSON) is the API's error document for the same failure plus its HTTP ``status``:
-``{"error": "…", "status": 409, "code": "busy"}``. An unknown tool is a JSON-RPC error, as the
-protocol asks. Neither a prompt's text nor anything derived from it is logged.
+``{"error": "…", "status": 409, "code": "busy"}``; a bad argument is ``bad_argument`` with the
+``field``, in the door's sentence (:mod:`roost.validation`). An unknown tool is a JSON-RPC
+error, as the protocol asks, and so is a body that is no JSON-RPC 2.0 message, checked before
+the SDK sees it so that the caller reads a sentence of rosterd's, never the validator's report.
+Neither a prompt's text nor anything derived from it is logged.
 """
 
 from __future__ import annotations
@@ -31,14 +34,14 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from roost import __version__
 from roost.errors import RoostError, UsageError
 from roost.mcpserver.caller import identify
 from roost.mcpserver.tools import TOOLS, Services, failure
 from roost.roster import ProcessId
-from roost.validation import Refused, validated
+from roost.validation import NESTING, Refused, too_deep, validated
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -56,6 +59,12 @@ INSTRUCTIONS = (
     "idle, then read its recap. Nothing is scheduled: every prompt is sent by someone."
 )
 INTERNAL = {"error": "internal error; see the daemon's log", "status": 500}
+NOT_A_MESSAGE = (
+    'the body is not one JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an id (a string '
+    "or a number), a method, and params that are an object"
+)
+BAD_ARGUMENT = "bad_argument"
+"""The ``code`` of a tool's argument its input model refuses (the ``field`` names it)."""
 
 
 class McpServer:
@@ -119,6 +128,14 @@ class McpServer:
             answer = JSONResponse({"error": "the MCP server is not running"}, status_code=503)
             await answer(scope, receive, send)
             return
+        if scope.get("method") == "POST":
+            body, more = await _start_of_body(receive)
+            refusal = None if more else _not_a_message(body)
+            if refusal is not None:
+                answer = JSONResponse({"jsonrpc": "2.0", "id": None, "error": refusal}, status_code=400)
+                await answer(scope, receive, send)
+                return
+            receive = _replayed(body, more, receive)
         await self._manager.handle_request(scope, receive, send)
 
     async def _list_tools(self, _ctx: Any, _params: Any) -> Any:
@@ -150,7 +167,7 @@ class McpServer:
             args = validated(tool.model, params.arguments or {})
             result, is_error = await tool.body(self.services, caller, args), False
         except Refused as refused:
-            result, is_error = failure(UsageError(str(refused), field=refused.field)), True
+            result, is_error = failure(UsageError(str(refused), code=BAD_ARGUMENT, field=refused.field)), True
         except RoostError as error:
             result, is_error = failure(error), True
         except Exception:
@@ -158,6 +175,55 @@ class McpServer:
             result, is_error = dict(INTERNAL), True
         text = TextContent(type="text", text=json.dumps(result))
         return CallToolResult(content=[text], structured_content=result, is_error=is_error)
+
+
+async def _start_of_body(receive: Receive) -> tuple[bytes, bool]:
+    """The body, read up to one byte past :data:`BODY_LIMIT`, and whether more of it is left
+    (a body that long is the transport's to refuse, 413)."""
+    body, more = b"", True
+    while more and len(body) <= BODY_LIMIT:
+        message = await receive()
+        if message["type"] != "http.request":
+            return body, False
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+    return body, more
+
+
+def _replayed(body: bytes, more: bool, receive: Receive) -> Receive:
+    """``receive`` with the part of the body already read given back first."""
+    given = False
+
+    async def again() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": more}
+
+    return again
+
+
+def _not_a_message(body: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC error for a body that is not one JSON-RPC 2.0 message, in a sentence of
+    rosterd's (the SDK's own answer is its validator's report, links and all), or None."""
+    from mcp.types import INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
+    from pydantic import ValidationError
+
+    if too_deep(body):
+        return {
+            "code": INVALID_REQUEST,
+            "message": f"the body nests arrays and objects more than {NESTING} deep",
+        }
+    try:
+        doc = json.loads(body)
+    except (UnicodeDecodeError, ValueError):
+        return {"code": PARSE_ERROR, "message": "the body is not JSON"}
+    try:
+        jsonrpc_message_adapter.validate_python(doc, by_name=False)
+    except ValidationError:
+        return {"code": INVALID_REQUEST, "message": NOT_A_MESSAGE}
+    return None
 
 
 def _schema(name: str) -> dict[str, Any] | None:

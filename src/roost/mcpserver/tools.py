@@ -17,7 +17,7 @@ from typing import Any
 from roost.actions.lookup import resolve
 from roost.actions.permission import Permissions
 from roost.errors import RoostError, TargetGone, UsageError
-from roost.mcpserver import inputs, sending
+from roost.mcpserver import grants, inputs, sending
 from roost.mcpserver.answer import answer
 from roost.mcpserver.caller import Caller
 from roost.roster import Record, records, to_json
@@ -52,6 +52,8 @@ class Services:
     tmux: Server | None = None
     clock: Clock = time.time
     permissions: Permissions | None = None
+    allow_always: bool = False
+    """Whether a caller may answer ``allow_always`` (``[mcp] allow_always``): a person's answer."""
 
 
 Body = Callable[[Services, Caller, Any], Awaitable[dict[str, Any]]]
@@ -123,11 +125,13 @@ async def spawn(services: Services, caller: Caller, args: inputs.Spawn) -> dict[
     if services.runner is None:
         raise TargetGone("this daemon runs no headless sessions")
     parent = caller.record(services.live.roster)
+    own = grants.granted(services.live.roster, services.runner, caller)
+    policy = grants.child_policy(args.policy, own)
     record = await services.runner.start(
         args.harness,
         _folder(args.cwd, parent),
         name=args.name,
-        policy=args.policy or (parent.permission_policy if parent else None),
+        policy=policy,
         model=args.model,
         effort=args.effort,
         parent=caller.session,
@@ -152,7 +156,13 @@ async def cancel(services: Services, caller: Caller, args: inputs.Which) -> dict
 async def allow(services: Services, caller: Caller, args: inputs.Allow) -> dict[str, Any]:
     key = resolve(services.live.roster, args.name)
     answered = answer(
-        services.permissions, caller, key, allow=True, always=args.always, request_id=args.request_id
+        services.permissions,
+        caller,
+        key,
+        allow=True,
+        always=args.always,
+        request_id=args.request_id,
+        always_allowed=services.allow_always,
     )
     return {"record": to_json(answered)}
 
@@ -196,7 +206,9 @@ TOOLS = {
         Tool(
             "session.spawn",
             "Start a headless session of a harness in a folder (yours if left out). It is your "
-            "child, and keeps your permission policy unless `policy` says otherwise.",
+            "child, and keeps your permission policy unless `policy` names a stricter one: "
+            "`attention` is stricter than `auto`, and a looser one than yours is refused "
+            "(`policy_too_loose`). Outside a headless session yours counts as `attention`.",
             inputs.Spawn,
             spawn,
         ),
@@ -213,7 +225,8 @@ TOOLS = {
         Tool("session.cancel", "Cancel a headless session's running turn.", inputs.Which, cancel),
         Tool(
             "session.allow",
-            "Allow the permission a headless session waits on (`always`: where the harness offers it).",
+            "Allow the permission a session waits on, once. `always` is a person's answer: refused "
+            "(`allow_always_off`) unless rosterd's config turns it on for MCP.",
             inputs.Allow,
             allow,
         ),
