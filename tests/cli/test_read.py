@@ -89,6 +89,19 @@ def test_kept_reply_is_printed_byte_for_byte(roost: Roost) -> None:
     assert raw(roost, "read", pane, "1").stdout == reply.encode()
 
 
+@pytest.mark.parametrize("kept", [b"0123456789", b"ends in a newline\n", b"two\n\n"])
+def test_plain_read_adds_nothing_to_the_reply(roost: Roost, kept: bytes) -> None:
+    """Ten bytes kept are ten bytes printed, by plain read and by --turn: no newline is added,
+    and one the reply ends in is not doubled."""
+    shell = Shell.open(roost)
+    script = f"{ROOST} state working && {ROOST} reply - && {ROOST} state done"
+    assert shell.run("-c", script, program="sh", input=kept.decode()).returncode == 0
+    assert (kept_dir(roost, shell.pane) / "000001").read_bytes() == kept
+    for args in ((), ("--turn", "1")):
+        proc = raw(roost, "read", *args, shell.pane)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, kept, b""), args
+
+
 def test_turn_reads_that_kept_turn(roost: Roost) -> None:
     pane = agent(roost, "api", "--echo-reply")
     turn(roost, pane, "one")
