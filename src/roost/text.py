@@ -14,8 +14,9 @@ writer takes, so each reader decides: text kept as bytes (a reply) gets them bac
 (:func:`as_bytes`), text kept as text (a reason, a ``--json`` field) shows U+FFFD in their
 place (:func:`well_formed`), and a value that must be exact (a path, a name) is refused
 (:func:`utf8` says which).
-This module imports nothing but ``codecs``, which every interpreter has loaded before it
-starts, because the hook and every verb load it.
+
+The hook and every verb load this module, so it imports only ``codecs``, which every
+interpreter has loaded before it runs a line.
 """
 
 from __future__ import annotations
