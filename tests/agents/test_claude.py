@@ -51,7 +51,7 @@ def test_send_names_the_turn_wait_done_waits_read_returns_the_streamed_reply(
 
     read = roost.run("read", "--turn", "2", claude.pane)
     assert read.returncode == 0, read.stderr
-    assert read.stdout == streamed + "\n"
+    assert read.stdout == streamed
     assert read.stderr == ""
 
     began = time.monotonic()
@@ -103,7 +103,7 @@ def test_permission_dialog_blocks_and_approving_it_finishes_the_turn(roost: Roos
     assert (claude.project / "x").exists()
     assert claude.transitions()[-3:] == [("working", "blocked"), ("blocked", "working"), ("working", "done")]
     read = roost.run("read", claude.pane)
-    assert read.stdout == f"TOOL-DONE:{reply_for('please run TOOL')}\n"
+    assert read.stdout == f"TOOL-DONE:{reply_for('please run TOOL')}"
 
 
 def test_a_look_keeps_an_open_dialog_blocked_and_declining_it_clears_blocked(

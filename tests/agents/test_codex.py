@@ -53,7 +53,7 @@ def test_send_names_the_turn_wait_done_waits_read_returns_the_streamed_reply(
     assert codex.api.streamed[-1] == streamed
     read = roost.run("read", "--turn", "2", codex.pane)
     assert read.returncode == 0, read.stderr
-    assert read.stdout == streamed + "\n"
+    assert read.stdout == streamed
 
     began = time.monotonic()
     doc = roost.json("send", "--json", codex.name, "and a third")
@@ -95,7 +95,7 @@ def test_approval_dialog_blocks_and_approving_it_finishes_the_turn(roost: Roost,
     codex.wait_state("done")
     assert (codex.project / "x").exists()
     assert codex.transitions()[-3:] == [("working", "blocked"), ("blocked", "working"), ("working", "done")]
-    assert roost.run("read", codex.pane).stdout == f"TOOL-DONE:{reply_for('please run TOOL')}\n"
+    assert roost.run("read", codex.pane).stdout == f"TOOL-DONE:{reply_for('please run TOOL')}"
 
 
 def test_a_look_keeps_an_open_dialog_blocked_and_declining_it_clears_blocked(

@@ -211,7 +211,7 @@ def walk(agent: Matrix) -> None:
         agent.wait(lambda: agent.badge() == "done", "the slow turn's done badge")
         read = agent.roost.run("read", "--turn", "2", agent.pane)
         assert read.returncode == 0, read.stderr
-        assert read.stdout == reply + "\n"
+        assert read.stdout == reply
 
     agent.send(row["dialog_prompt"])
     dialog = row["dialog"]

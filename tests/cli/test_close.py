@@ -335,7 +335,7 @@ def test_kept_replies_survive_close(roost: Roost) -> None:
     assert (kept / "000001").read_text() == "the kept answer"
     proc = roost.run("read", agent.pane)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "the kept answer\n"
+    assert proc.stdout == "the kept answer"
     doc = roost.json("read", "--json", agent.pane)
     assert (doc["pane"], doc["source"], doc["turn"], doc["state"]) == (agent.pane, "reply", 1, None)
     assert doc["text"] == "the kept answer"

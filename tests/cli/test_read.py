@@ -83,18 +83,31 @@ def test_kept_reply_is_printed_byte_for_byte(roost: Roost) -> None:
     for target in (pane, "api"):
         proc = raw(roost, "read", target)
         assert proc.returncode == 0
-        assert proc.stdout == reply.encode() + b"\n"
+        assert proc.stdout == reply.encode()  # nothing added, not even a newline
         assert proc.stderr == b""
     # The line count describes the screen only: a reply is never cut.
-    assert raw(roost, "read", pane, "1").stdout == reply.encode() + b"\n"
+    assert raw(roost, "read", pane, "1").stdout == reply.encode()
+
+
+@pytest.mark.parametrize("kept", [b"0123456789", b"ends in a newline\n", b"two\n\n"])
+def test_plain_read_adds_nothing_to_the_reply(roost: Roost, kept: bytes) -> None:
+    """Ten bytes kept are ten bytes printed, by plain read and by --turn: no newline is added,
+    and one the reply ends in is not doubled."""
+    shell = Shell.open(roost)
+    script = f"{ROOST} state working && {ROOST} reply - && {ROOST} state done"
+    assert shell.run("-c", script, program="sh", input=kept.decode()).returncode == 0
+    assert (kept_dir(roost, shell.pane) / "000001").read_bytes() == kept
+    for args in ((), ("--turn", "1")):
+        proc = raw(roost, "read", *args, shell.pane)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, kept, b""), args
 
 
 def test_turn_reads_that_kept_turn(roost: Roost) -> None:
     pane = agent(roost, "api", "--echo-reply")
     turn(roost, pane, "one")
     turn(roost, pane, "two")
-    assert roost.run("read", pane).stdout == "reply to: two\n"
-    assert roost.run("read", "--turn", "1", pane).stdout == "reply to: one\n"
+    assert roost.run("read", pane).stdout == "reply to: two"
+    assert roost.run("read", "--turn", "1", pane).stdout == "reply to: one"
     doc = roost.json("read", "--json", "--turn", "1", pane)
     assert (doc["turn"], doc["text"], doc["source"]) == (1, "reply to: one", "reply")
     missing = roost.run("read", "--turn", "3", pane)
@@ -168,7 +181,7 @@ def test_busy_pane_marks_the_reply_stale(roost: Roost, state: str) -> None:
     turn(roost, pane, "go")
     set_state(roost, pane, state)
     proc = roost.run("read", pane)
-    assert proc.stdout == "old answer\n"
+    assert proc.stdout == "old answer"
     assert proc.stderr == f"roost read: '{pane}' is {state} — this reply is from an earlier turn.\n"
     doc = roost.json("read", "--json", pane)
     assert (doc["stale"], doc["state"], doc["source"], doc["error_reason"]) == (True, state, "reply", None)
@@ -180,7 +193,7 @@ def test_errored_turn_keeps_the_old_reply_marked_stale(roost: Roost) -> None:
     turn(roost, pane, "please fail", state="error")
     proc = roost.run("read", pane)
     assert proc.returncode == 0
-    assert proc.stdout == "reply to: first\n"
+    assert proc.stdout == "reply to: first"
     assert "is in error state: API Error: 400" in proc.stderr
     assert "earlier turn" in proc.stderr
     doc = roost.json("read", "--json", pane)
@@ -205,7 +218,7 @@ def test_error_reason_is_named_on_the_screen_fallback_too(roost: Roost) -> None:
 def test_silent_turn_clears_the_reply(roost: Roost) -> None:
     pane = agent(roost, "api", "--echo-reply", "--silent-on", "quiet")
     turn(roost, pane, "hello")
-    assert roost.run("read", pane).stdout == "reply to: hello\n"
+    assert roost.run("read", pane).stdout == "reply to: hello"
     turn(roost, pane, "be quiet")
     proc = roost.run("read", pane)
     assert proc.stderr == FALLBACK.format(pane)
@@ -248,7 +261,7 @@ def test_invalid_utf8_is_printed_raw_and_marked_lossy_in_json(roost: Roost) -> N
     )
     assert shell.run("-c", script, program="sh").returncode == 0
     proc = raw(roost, "read", shell.pane)
-    assert proc.stdout == b"caf\xc3\xa9 \xff end\n"
+    assert proc.stdout == b"caf\xc3\xa9 \xff end"
     assert proc.stderr == b""
     doc = roost.json("read", "--json", shell.pane)
     assert doc["text"] == "café \ufffd end"
@@ -270,7 +283,7 @@ def test_window_target_reads_its_agent_pane(roost: Roost) -> None:
     ).strip()
     roost.wait_screen(pane, "fake agent ready")
     turn(roost, pane, "go")
-    assert roost.run("read", "duo").stdout == "from the agent\n"
+    assert roost.run("read", "duo").stdout == "from the agent"
     assert roost.json("read", "--json", "duo")["pane"] == pane
 
 
@@ -294,7 +307,7 @@ def test_replies_in_the_pane_option_when_recording_is_off(roost: Roost) -> None:
     turn(roost, pane, "go")
     assert roost.option(pane, "@roost-reply-turn") == ""
     proc = raw(roost, "read", pane)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"kept in tmux\nsecond line\n", b"")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"kept in tmux\nsecond line", b"")
     doc = roost.json("read", "--json", pane)
     assert (doc["source"], doc["text"], doc["turn"], doc["sent_by"]) == (
         "reply",
@@ -399,7 +412,7 @@ def test_escape_text_is_lossy_only_on_a_tmux_that_writes_it(roost: Roost, tmp_pa
     )
     wrapper.chmod(0o755)
     on_34 = {"PATH": f"{wrapper.parent}:{roost.env['PATH']}"}
-    assert raw(roost, "read", pane, env=on_34).stdout == b"bell \\007 and \\377\n"
+    assert raw(roost, "read", pane, env=on_34).stdout == b"bell \\007 and \\377"
     doc = roost.json("read", "--json", pane, env=on_34)
     assert (doc["text"], doc["lossy"], doc["source"]) == ("bell \\007 and \\377", True, "reply")
     assert roost.json("read", "--json", pane)["lossy"] is False  # this tmux keeps the bytes
@@ -429,15 +442,15 @@ def unnumbered_reply(roost: Roost, text: str) -> Shell:
 def test_a_reply_outside_a_numbered_turn_is_kept_and_read(roost: Roost) -> None:
     shell = unnumbered_reply(roost, "the tests pass; two lint warnings")
     proc = raw(roost, "read", shell.pane)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"the tests pass; two lint warnings\n", b"")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"the tests pass; two lint warnings", b"")
     doc = roost.json("read", "--json", shell.pane)
     assert set(doc) == JSON_FIELDS
     assert (doc["source"], doc["turn"], doc["text"]) == ("reply", None, "the tests pass; two lint warnings")
     assert (doc["state"], doc["stale"], doc["sent_by"], doc["lossy"]) == ("done", False, None, False)
     again = unnumbered_reply(roost, "second answer")  # a second program, and a newer reply in the first
     assert shell.run("reply", "a newer answer").returncode == 0
-    assert roost.run("read", shell.pane).stdout == "a newer answer\n"
-    assert roost.run("read", again.pane).stdout == "second answer\n"
+    assert roost.run("read", shell.pane).stdout == "a newer answer"
+    assert roost.run("read", again.pane).stdout == "second answer"
 
 
 def test_an_unnumbered_reply_is_never_a_numbered_turns(roost: Roost) -> None:
@@ -448,7 +461,7 @@ def test_an_unnumbered_reply_is_never_a_numbered_turns(roost: Roost) -> None:
     shell.run("state", "working")  # turn 1 begins: the reply is an earlier one's
     assert roost.option(shell.pane, "@roost-turn") == "1"
     proc = roost.run("read", shell.pane)
-    assert proc.stdout == "before any turn\n"
+    assert proc.stdout == "before any turn"
     assert proc.stderr == f"roost read: '{shell.pane}' is working — this reply is from an earlier turn.\n"
     doc = roost.json("read", "--json", shell.pane)
     assert (doc["source"], doc["turn"], doc["stale"]) == ("reply", None, True)
@@ -472,7 +485,7 @@ def test_a_numbered_turns_reply_replaces_an_unnumbered_one(roost: Roost) -> None
     shell.run("state", "done")
     doc = roost.json("read", "--json", shell.pane)
     assert (doc["turn"], doc["text"]) == (1, "turn one's answer")
-    assert roost.run("read", "--turn", "1", shell.pane).stdout == "turn one's answer\n"
+    assert roost.run("read", "--turn", "1", shell.pane).stdout == "turn one's answer"
 
 
 def test_an_unnumbered_reply_outlives_its_pane(roost: Roost) -> None:
@@ -480,7 +493,7 @@ def test_an_unnumbered_reply_outlives_its_pane(roost: Roost) -> None:
     roost.window("keep", "sh")  # the server stays up once the pane is gone
     roost.tmux("kill-pane", "-t", shell.pane)
     proc = roost.run("read", shell.pane)
-    assert (proc.returncode, proc.stdout) == (0, "said before closing\n")
+    assert (proc.returncode, proc.stdout) == (0, "said before closing")
     doc = roost.json("read", "--json", shell.pane)
     assert (doc["source"], doc["turn"], doc["text"], doc["sent_by"]) == (
         "reply",

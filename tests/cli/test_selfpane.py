@@ -157,6 +157,20 @@ def test_reply_over_12k_is_truncated_with_a_marker(roost, shell):
     assert kept.endswith(b"\n[roost: reply truncated, 100 more bytes dropped]")
 
 
+def test_a_truncated_reply_is_cut_between_characters(roost, shell):
+    """The cap falls inside an "é": that character goes whole, and clean text stays clean."""
+    shell.run("state", "working")
+    shell.run("reply", input="a" + "é" * 7000)  # 14001 bytes: byte 12288 is the second of an "é"
+    kept = _kept(roost, shell.pane, 1).read_bytes()
+    body, marker = kept.split(b"\n[roost: ")
+    assert len(body) <= 12 * 1024
+    assert body == ("a" + "é" * 6143).encode()
+    assert marker == b"reply truncated, 1714 more bytes dropped]"
+    shell.run("state", "done")
+    doc = roost.json("read", "--json", shell.pane)
+    assert (doc["lossy"], doc["text"]) == (False, kept.decode())
+
+
 def test_reply_without_records_goes_to_the_pane_option(roost):
     roost.env["ROOST_RECORD_DIR"] = ""
     shell = Shell.open(roost)

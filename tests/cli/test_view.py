@@ -6,7 +6,9 @@ moves; a second view under the same name replaces the first and touches nothing 
 
 from __future__ import annotations
 
-from tests.cli.test_windows import fmt, inside, only_id, panes
+from pathlib import Path
+
+from tests.cli.test_windows import AWKWARD, argv_recorder, fmt, inside, only_id, panes, recorded_argv
 from tests.conftest import Roost
 
 WIDE = {"ROOST_VIEW_MIN_COLS": "40"}
@@ -51,6 +53,30 @@ def test_view_opens_a_window_for_a_narrow_caller(roost: Roost) -> None:
         f"roost view: open in window {index} ({pane}).\n"
         f"roost view: press ctrl-s then {index} to go there; ctrl-s then 1 comes back.\n"
     )
+
+
+def test_view_runs_the_arguments_it_was_handed(roost: Roost, tmp_path: Path) -> None:
+    """Whatever it is handed is what runs: a file name with a space stays one argument."""
+    caller = caller_pane(roost)
+    subject = tmp_path / "my file"
+    subject.write_text("the plan: ship it\n")
+    pane = only_id(roost.run("view", "-n", "v", "less", str(subject), env={**inside(roost, caller), **WIDE}))
+    roost.wait_screen(pane, "the plan: ship it")
+    for width in (WIDE, NARROW):
+        out = tmp_path / f"argv-{width['ROOST_VIEW_MIN_COLS']}"
+        only_id(roost.run("view", *argv_recorder(out), *AWKWARD, env={**inside(roost, caller), **width}))
+        assert recorded_argv(roost, out) == AWKWARD
+
+
+def test_a_view_whose_command_ends_at_once_is_not_claimed(roost: Roost, tmp_path: Path) -> None:
+    """A view that closed before anyone saw it prints no %N and no directions to it."""
+    caller = caller_pane(roost)
+    for width in (WIDE, NARROW):
+        proc = roost.run("view", "less", str(tmp_path / "not there"), env={**inside(roost, caller), **width})
+        assert (proc.returncode, proc.stdout) == (2, "")
+        assert proc.stderr.startswith("roost view: the command ended at once, so its view (%")
+        assert proc.stderr.count("\n") == 1, proc.stderr
+    assert panes(roost) == [caller]
 
 
 def test_the_default_threshold_is_180_columns(roost: Roost) -> None:
@@ -130,6 +156,17 @@ def test_directions_follow_rebound_pane_keys(roost: Roost) -> None:
     roost.tmux("unbind-key", "-T", "prefix", "l", ";", "unbind-key", "-T", "prefix", "h")
     proc = roost.run("view", "sleep", "600", env={**inside(roost, caller), **WIDE})
     assert "press ctrl-s then Right to go there; ctrl-s then Left comes back." in proc.stderr
+
+
+def test_directions_fall_back_to_the_switcher(roost: Roost) -> None:
+    """With no key for the view's window, the switcher's key is named; roost binds it with a
+    format of its own, and it is found all the same."""
+    caller = caller_pane(roost)
+    roost.tmux("unbind-key", "-T", "prefix", "2")
+    proc = roost.run("view", "sleep", "600", env={**inside(roost, caller), **NARROW})
+    index = fmt(roost, only_id(proc), "#{window_index}")
+    assert index == "2"
+    assert "press ctrl-s then w and pick window 2 to go there." in proc.stderr
 
 
 def test_view_outside_roost_opens_a_window_in_main(roost: Roost) -> None:

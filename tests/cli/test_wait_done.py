@@ -281,7 +281,7 @@ def test_turn_waits_for_that_turn_to_be_recorded(roost: Roost) -> None:
     assert roost.option(pane, "@roost-turn") == "1"
     proc = roost.run("wait-done", "--turn", "1", pane, "60")
     assert (proc.returncode, proc.stderr) == (0, "")
-    assert roost.run("read", "--turn", "1", pane).stdout == "reply to: first\n"
+    assert roost.run("read", "--turn", "1", pane).stdout == "reply to: first"
     assert roost.run("wait-done", "--turn", "1", pane).returncode == 0  # already recorded
 
 

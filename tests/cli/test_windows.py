@@ -7,13 +7,56 @@ and the person's focus (active window, active pane) never moves.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from tests.conftest import BIN, Roost
 
 PANE_ID = re.compile(r"%\d+\n")
+AWKWARD = ["two words", "it's", "$HOME", "a;b", "*"]
+"""Arguments a shell would split, expand or end a command at, were they not quoted."""
+_RECORD_ARGV = (
+    "import json, sys, time; open(sys.argv[1], 'w').write(json.dumps(sys.argv[2:])); time.sleep(600)"
+)
+
+
+def argv_recorder(out: Path) -> list[str]:
+    """A command that writes the arguments it was given after ``out`` as JSON into ``out``,
+    then stays, so its pane stays open."""
+    return [sys.executable, "-c", _RECORD_ARGV, str(out)]
+
+
+def recorded_argv(roost: Roost, out: Path) -> list[str]:
+    roost.wait_for(lambda: out.exists() and out.read_text(), what="the command's arguments")
+    return json.loads(out.read_text())
+
+
+@contextlib.contextmanager
+def terminal(roost: Roost, session: str = "main") -> Iterator[tuple[Callable[[], str], Callable[..., None]]]:
+    """A person's terminal on ``session``: a client attached from inside a second, private
+    tmux server, whose pane shows what that client draws. Yields a reader of that screen and
+    a typist of keys at it (through the client, so its key bindings apply)."""
+    sockdir = tempfile.mkdtemp(prefix="rt", dir="/tmp")
+    outer = ["tmux", "-S", f"{sockdir}/outer.sock", "-f", "/dev/null"]
+    attach = f"env -u TMUX TERM=xterm-256color tmux -S {roost.socket} attach-session -t {session}"
+    subprocess.run([*outer, "new-session", "-d", "-x", "160", "-y", "30", attach], check=True, env=roost.env)
+
+    def screen() -> str:
+        return subprocess.run([*outer, "capture-pane", "-p"], capture_output=True, text=True).stdout
+
+    def keys(*typed: str) -> None:
+        subprocess.run([*outer, "send-keys", *typed], check=True)
+
+    try:
+        yield screen, keys
+    finally:
+        subprocess.run([*outer, "kill-server"], capture_output=True, timeout=10)
 
 
 def inside(roost: Roost, pane: str) -> dict[str, str]:
@@ -64,12 +107,42 @@ def test_spawn_inside_a_pane_opens_in_that_pane_s_session(roost: Roost) -> None:
     assert roost.tmux("list-windows", "-t", "main", "-F", "#{window_name}").count("\n") == 1
 
 
-def test_spawn_runs_the_words_as_one_shell_command(roost: Roost) -> None:
+def test_spawn_runs_one_word_as_a_shell_command(roost: Roost) -> None:
     roost.start("sh")
     out = roost.root / "ran"
-    pane = only_id(roost.run("spawn", "job", "printf", "ok", ">", str(out), ";", "sleep", "600"))
+    pane = only_id(roost.run("spawn", "job", f"printf ok > {out}; sleep 600"))
     roost.wait_for(lambda: out.exists() and out.read_text() == "ok", what="the spawned command's output")
     assert roost.option(pane, "@roost-name") == "job"
+
+
+def test_spawn_split_and_new_run_the_arguments_they_were_handed(roost: Roost) -> None:
+    """Several words are a program and its arguments: each stays one argument, as it was."""
+    caller = roost.start("sh")
+    for verb, args in (
+        ("spawn", ["job"]),
+        ("split", ["-n", "helper"]),
+        ("new", ["-d", "-s", "other"]),
+    ):
+        out = roost.root / f"{verb}.argv"
+        only_id(roost.run(verb, *args, *argv_recorder(out), *AWKWARD, env=inside(roost, caller)))
+        assert recorded_argv(roost, out) == AWKWARD, verb
+
+
+def test_a_name_that_is_not_utf8_is_refused(roost: Roost) -> None:
+    """A target names a pane by its name exactly, so a name that could only be kept changed is refused."""
+    caller = roost.start("sh")
+    for verb, args in (
+        ("spawn", ["bad\udcffname", "sleep", "600"]),
+        ("split", ["-n", "bad\udcffname", "sleep", "600"]),
+        ("view", ["-n", "bad\udcffname", "sleep", "600"]),
+        ("new", ["-d", "-s", "bad\udcffname", "sleep 600"]),
+        ("new", ["-d", "-n", "bad\udcffname", "sleep 600"]),
+    ):
+        proc = roost.run(verb, *args, env=inside(roost, caller))
+        assert (proc.returncode, proc.stdout) == (1, ""), (verb, args)
+        assert proc.stderr.startswith(f"usage: roost {verb}") and "UTF-8" in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1, proc.stderr
+    assert panes(roost) == [caller]
 
 
 def test_spawn_without_a_command_opens_a_shell(roost: Roost) -> None:
@@ -108,6 +181,34 @@ def test_split_v_stacks_and_n_names_the_pane(roost: Roost) -> None:
     assert roost.option(pane, "@roost-name") == "tests"
     assert roost.option(caller, "@roost-name") == ""
     assert fmt(roost, caller, "#{pane_active}") == "1"
+
+
+def test_split_n_labels_the_window_tab_and_the_switcher(roost: Roost) -> None:
+    """The label shows wherever the pane's process name would: its border and the status line,
+    its window's tab while it is the window's active pane, and each row of the switcher."""
+    caller = roost.start("sh")
+    pane = only_id(roost.run("split", "-n", "helper", "sleep", "600", env=inside(roost, caller)))
+    with terminal(roost) as (screen, keys):
+        roost.wait_for(lambda: "[roost main] 1:sh " in screen(), what="the caller's tab")
+        roost.tmux("select-pane", "-t", pane)
+        roost.wait_for(lambda: "[roost main] 1:helper " in screen(), what="the label in the tab")
+        assert "── helper " in screen()  # the border, as before
+        keys("C-s", "w")  # the switcher
+        roost.wait_for(lambda: "1: helper*" in screen(), what="the switcher's window row")
+        keys("Right")  # its window's panes
+        roost.wait_for(lambda: "2: helper*" in screen(), what="the switcher's pane row")
+        rows = screen()
+        assert "1: sh" in rows and "sleep" not in rows
+        keys("q")
+        roost.tmux("select-pane", "-t", caller)
+        roost.wait_for(lambda: "[roost main] 1:sh " in screen(), what="the caller's tab again")
+    # A window named on purpose keeps its name in the tab, whichever pane is active.
+    named = roost.window("api", "sh")
+    labelled = only_id(roost.run("split", "-t", named, "-n", "tests", "sleep", "600"))
+    roost.tmux("select-window", "-t", named, ";", "select-pane", "-t", labelled)
+    with terminal(roost) as (screen, _):
+        roost.wait_for(lambda: "2:api " in screen(), what="the named window's tab")
+        assert "2:tests" not in screen()
 
 
 def test_split_h_puts_the_pane_to_the_right(roost: Roost) -> None:

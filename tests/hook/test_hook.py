@@ -229,6 +229,53 @@ def test_stop_records_the_reply_then_marks_done(roost: Roost, pane: str) -> None
     assert (doc["source"], doc["text"], doc["turn"]) == ("reply", "All 12 tests pass.", 1)
 
 
+def raw_event(name: str, **fields: bytes) -> bytes:
+    """An event as the bytes a harness writes, each field's value given as raw JSON: a reply
+    its harness cut in the middle of a character is not UTF-8, which ``json.dumps`` cannot write."""
+    head = json.dumps(event(name))[:-1].encode()
+    return head + b"".join(b', "%s": %s' % (key.encode(), value) for key, value in fields.items()) + b"}"
+
+
+@pytest.mark.parametrize(
+    ("written", "kept", "text"),
+    [
+        # half an emoji: a JSON escape of a lone surrogate, which no UTF-8 can hold
+        (b'"cut \\ud83d"', b"cut \xed\xa0\xbd", "cut \ufffd\ufffd\ufffd"),
+        # a byte that is not UTF-8, raw on stdin
+        (b'"bad \xff byte"', b"bad \xff byte", "bad \ufffd byte"),
+    ],
+)
+def test_a_reply_that_is_not_utf8_ends_the_turn_and_is_kept_lossy(
+    roost: Roost, pane: str, written: bytes, kept: bytes, text: str
+) -> None:
+    hook(roost, pane, event("UserPromptSubmit"))
+    proc = hook(roost, pane, raw=raw_event("Stop", last_assistant_message=written))
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    assert state(roost, pane) == "done"
+    assert [(e["from"], e["to"]) for e in events_logged(roost)][-1] == ("working", "done")
+    assert roost.run("wait-done", pane, "5").returncode == 0
+    read = subprocess.run([str(BIN / "roost"), "read", pane], capture_output=True, env=roost.env, timeout=20)
+    assert read.stdout == kept  # as the harness wrote it, byte for byte
+    doc = reply(roost, pane)
+    assert (doc["source"], doc["turn"], doc["text"], doc["lossy"]) == ("reply", 1, text, True)
+
+
+def test_a_prompt_that_is_not_utf8_begins_a_turn(roost: Roost, pane: str) -> None:
+    hook(roost, pane, raw=raw_event("UserPromptSubmit", prompt=b'"bad \xff byte"'))
+    assert state(roost, pane) == "working"
+    assert roost.option(pane, "@roost-turn") == "1"
+    assert roost.option(pane, "@roost-session-id") == "sess-1"
+
+
+def test_an_identity_that_is_not_utf8_is_not_recorded(roost: Roost, pane: str) -> None:
+    """An identity is kept exactly or not at all; the event still badges the pane."""
+    prompt = b'{"hook_event_name": "UserPromptSubmit", "session_id": "sess-1", "cwd": "/tmp/\xff"}'
+    hook(roost, pane, raw=prompt)
+    assert state(roost, pane) == "working"
+    assert roost.option(pane, "@roost-session-id") == ""
+    assert roost.option(pane, "@roost-cwd") == ""
+
+
 def test_stop_is_held_back_while_a_dialog_is_open(roost: Roost, pane: str) -> None:
     hook(roost, pane, event("UserPromptSubmit"))
     hook(roost, pane, event("PermissionRequest", tool_name="Bash", tool_input={"command": "ls"}))

@@ -8,6 +8,7 @@ from roost.agents import manifest
 from roost.hook.events import from_hook
 from roost.state import panestate
 from roost.state import words as w
+from roost.text import as_bytes
 from roost.tmux.server import Server
 
 # What a subagent's event may do: show that a dialog is open, or that work goes on. It never
@@ -69,7 +70,7 @@ def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
         panestate.set_state(server, pane, w.BLOCKED, reason)
         return None, pane.opt(w.REASON)
     elif action == "done":
-        panestate.end_turn(server, pane, event.reply.encode() if event.reply else None)
+        panestate.end_turn(server, pane, as_bytes(event.reply) if event.reply else None)
     elif action == "interrupt":
         panestate.interrupt_turn(server, pane)
     elif action == "error":

@@ -10,6 +10,8 @@ Per-harness knowledge stays data.
 
 from __future__ import annotations
 
+from roost.text import utf8
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roost.agents.manifest import Hook
@@ -139,6 +141,11 @@ class HookEvent:
             value = payload.get(key)
             return value if isinstance(value, str) and value else None
 
+        def exact(key: str) -> str | None:
+            """An identity, which is kept as it is or not at all: never one that was not UTF-8."""
+            value = text(key)
+            return value if value is not None and utf8(value) else None
+
         summary = _summary(payload.get("tool_name"), payload.get("tool_input"), summaries or {})
         # A failed turn's last assistant message is the error the agent showed (Claude Code
         # sends "error": "unknown" beside "API Error: 400 …"), so it says more than the code.
@@ -147,9 +154,9 @@ class HookEvent:
         error = text("error_details") or shown or text("error") or text("reason")
         return cls(
             name=text("hook_event_name") or "",
-            session_id=text("session_id"),
-            cwd=text("cwd"),
-            transcript=text("transcript_path"),
+            session_id=exact("session_id"),
+            cwd=exact("cwd"),
+            transcript=exact("transcript_path"),
             notification=text("notification_type"),
             message=text("message"),
             tool=text("tool_name"),

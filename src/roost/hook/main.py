@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         _signal.setitimer(_signal.ITIMER_REAL, max(FLOOR, DEADLINE - _age()))
     try:
         data = sys.stdin.buffer.read(STDIN_CAP + 1)
-        payload = cjson.loads(data or b"{}") if len(data) <= STDIN_CAP else None  # too big: no event
+        payload = _payload(data) if len(data) <= STDIN_CAP else None  # too big: no event
         if args:
             harness = args[0]
         else:
@@ -154,6 +154,16 @@ def main(argv: list[str] | None = None) -> NoReturn:
     except Exception:
         pass
     _exit_quietly()
+
+
+def _payload(data: bytes) -> object:
+    """The event on stdin. Bytes that are not UTF-8 (a reply its harness cut in the middle of
+    a character) do not lose the event: they are read as lone surrogates, and what keeps them
+    decides what becomes of them (:mod:`roost.text`)."""
+    try:
+        return cjson.loads(data or b"{}")
+    except UnicodeDecodeError:
+        return cjson.loads(data.decode("utf-8", "surrogateescape"))
 
 
 def _event(harness: str, payload: dict) -> str | None:

@@ -12,7 +12,7 @@ import time
 
 from roost import paths
 from roost.state import words as w
-from roost.text import shown
+from roost.text import shown, well_formed
 from roost.tmux.panes import Pane, pane
 from roost.tmux.server import THEN, Server
 
@@ -36,10 +36,11 @@ def recording() -> bool:
 
 
 def _one_line(text: str, limit: int = 200) -> str:
-    """A reason as the badge keeps it: one line, its whitespace runs made one space, and any
-    other control character (an ESC from a tool's input) written out rather than kept, since
-    every face shows the reason as it is."""
-    return shown(" ".join(text.split()))[:limit]
+    """A reason as the badge keeps it: one line, its whitespace runs made one space, any other
+    control character (an ESC from a tool's input) written out rather than kept, since every
+    face shows the reason as it is, and U+FFFD for what was not UTF-8 (``roost state error``
+    given such bytes), which the events log, written as UTF-8, could not hold."""
+    return shown(" ".join(well_formed(text).split()))[:limit]
 
 
 class _Change:

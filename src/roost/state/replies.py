@@ -29,11 +29,20 @@ def pane_dir(server_key: str, pane_id: str) -> str | None:
 
 
 def truncate(data: bytes) -> bytes:
-    """Keep the beginning of an over-long reply and say how much was dropped."""
+    """Keep the beginning of an over-long reply and say how much was dropped.
+
+    The cut falls between characters: a character the cap would split is dropped whole (at
+    most three bytes back), so a reply the agent wrote as clean UTF-8 is kept as clean UTF-8
+    and never reads back as ``lossy``.
+    """
     if len(data) <= MAX_REPLY:
         return data
-    dropped = len(data) - MAX_REPLY
-    return data[:MAX_REPLY] + f"\n[roost: reply truncated, {dropped} more bytes dropped]".encode()
+    cut = MAX_REPLY
+    # A continuation byte (0b10xxxxxx) right after the cut belongs to the character before it.
+    while cut > MAX_REPLY - 3 and data[cut] & 0xC0 == 0x80:
+        cut -= 1
+    dropped = len(data) - cut
+    return data[:cut] + f"\n[roost: reply truncated, {dropped} more bytes dropped]".encode()
 
 
 def _write(path: str, data: bytes) -> None:

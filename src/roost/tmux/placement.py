@@ -116,8 +116,15 @@ class Keys:
         self.prefix = prefix
         self.bindings = bindings
 
-    def key_for(self, command: str) -> str | None:
-        return self.bindings.get(command)
+    def key_for(self, command: str, *, prefix: bool = False) -> str | None:
+        """The key bound to ``command``; with ``prefix``, to any command that begins with it
+        (``choose-tree -Zw`` bound with a format of its own)."""
+        if not prefix:
+            return self.bindings.get(command)
+        keys = [
+            key for bound, key in self.bindings.items() if bound == command or bound.startswith(command + " ")
+        ]
+        return min(keys, key=len, default=None)
 
 
 def keys(server: Server) -> Keys:

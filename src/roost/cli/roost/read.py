@@ -170,11 +170,16 @@ def _stale(request: Request, state: str | None, reason: str | None) -> bool:
 
 
 def _write(data: bytes) -> None:
+    """The reply as it was kept, byte for byte: nothing added, not even a last newline."""
     out = sys.stdout.buffer
     out.write(data)
-    if data and not data.endswith(b"\n"):
-        out.write(b"\n")
     out.flush()
+
+
+def _write_lines(data: bytes) -> None:
+    """What is printed for a person (a render) or from a screen: it ends a line, so the shell's
+    prompt never starts in the middle of the last one."""
+    _write(data if not data or data.endswith(b"\n") else data + b"\n")
 
 
 def _print_reply(request: Request, reply: Reply) -> None:
@@ -186,9 +191,9 @@ def _print_reply(request: Request, reply: Reply) -> None:
     rendered = markdown.render(reply.data)
     if rendered.output is None:
         notice("read", f"--render: {rendered.problem}; printing the reply unrendered.")
-        _write(reply.data)
+        _write_lines(reply.data)
     else:
-        _write(rendered.output)
+        _write_lines(rendered.output)
 
 
 def _fallback(server: Server, request: Request, pane: Pane, state: str | None, reason: str | None) -> bytes:
@@ -271,7 +276,7 @@ def run(verb: str, args: list[str]) -> int:
         if request.as_json:
             _document(request, pane.id, pane.server_key, state, reason, "screen", data)
         else:
-            _write(data)
+            _write_lines(data)
         return 0
     stale = _stale(request, state, reason)
     if request.as_json:

@@ -12,6 +12,7 @@ from roost.cli.output import document
 from roost.errors import Conflict, InvalidValue, UsageError
 from roost.state import panestate
 from roost.state import words as w
+from roost.text import utf8, well_formed
 from roost.tmux.server import Server
 
 SESSION_ID = r"[A-Za-z0-9._:-]{1,128}"
@@ -63,7 +64,7 @@ def state(args: list[str]) -> int:
     if as_json:
         document(
             "state",
-            requested=requested,
+            requested=well_formed(requested),
             state=recorded_state if recorded else None,
             pane=pane.id if pane else None,
             recorded=recorded,
@@ -76,7 +77,10 @@ def reply(args: list[str]) -> int:
     pane = _own_pane(server)
     if pane is not None:
         # stdin is read only inside roost: outside, a terminal on stdin would hang a no-op.
-        data = " ".join(args).encode() if args and args != ["-"] else sys.stdin.buffer.read()
+        # An argument that is not UTF-8 is kept as the bytes it was, as stdin is: read --json
+        # then shows U+FFFD and says lossy, and plain read gives the bytes back.
+        text = " ".join(args) if args and args != ["-"] else None
+        data = text.encode(errors="surrogateescape") if text is not None else sys.stdin.buffer.read()
         panestate.record_reply(server, pane, data)
     return 0
 
@@ -86,6 +90,9 @@ def _refuse(message: str) -> InvalidValue:
 
 
 def _check_path(flag: str, value: str) -> None:
+    """A path is kept exactly or refused: one that is not UTF-8 could only be kept changed."""
+    if not utf8(value):
+        raise _refuse(f"{flag} must be valid UTF-8")
     if not value.startswith("/") or "\n" in value or "\r" in value or len(value.encode()) > 1024:
         raise _refuse(f"{flag} must be an absolute path on one line, at most 1024 bytes")
 

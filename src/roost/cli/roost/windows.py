@@ -3,18 +3,23 @@
 ``roost`` (attach), ``new``, ``kill`` and ``ls`` are for the person at the terminal; ``spawn``,
 ``split`` and ``view`` open things on an agent's behalf. Those three never change what the
 person is looking at, and print only the new pane's ``%N`` on stdout so a script can capture it.
+
+Whatever command they are handed is what runs, with the words it was handed: one word is a
+shell command line, as tmux takes one (``roost view 'npm test -- --watch'``); several are a
+program and its arguments, each still one argument in the pane (``roost view less "my file"``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
 from roost.cli.output import line, notice
 from roost.errors import NoServer, TargetGone, UsageError
 from roost.state import newpane, panestate
 from roost.state import words as w
-from roost.text import control
+from roost.text import control, utf8
 from roost.tmux import placement, sessions
 from roost.tmux.panes import Pane, list_panes, list_sessions, pane
 from roost.tmux.server import Server, TmuxError
@@ -25,6 +30,9 @@ SPLIT_USAGE = "usage: roost split [-h|-v] [-t PANE] [-n NAME] [cmd…]"
 VIEW_USAGE = "usage: roost view [-n NAME] cmd…"
 VIEW_NAME = "view"
 VIEW_MIN_COLS = 180
+VIEW_SETTLE = 0.3
+"""Seconds a view's command is watched before its ``%N`` is printed: a command that ends at
+once (a pager given a file that is not there) closed its pane before anyone could read it."""
 
 
 def attach(args: list[str]) -> int:
@@ -72,7 +80,10 @@ def new(args: list[str]) -> int:
         name = DEFAULT_SESSION if DEFAULT_SESSION not in taken else _free_name(taken)
     if sessions.has_session(server, name):
         raise UsageError(f"usage: roost new: session '{name}' already exists")
-    command = " ".join(rest) if rest else None
+    for value in (name, window):
+        if value is not None and not utf8(value):
+            raise UsageError("usage: roost new: a session or window name must be valid UTF-8")
+    command = _command(rest)
     try:
         pane_id = sessions.new_session(
             server, name, command, cwd=cwd, window_name=window, birth=newpane.birth()
@@ -129,10 +140,22 @@ def _caller(server: Server) -> Pane | None:
 
 
 def _name(value: str, usage: str) -> str:
-    """A pane name: shown on borders and matched by targets, so one printable line."""
-    if not value or control(value) is not None:
-        raise UsageError(f"{usage} (NAME must be non-empty, one line, no control characters)")
+    """A pane name: shown on borders and matched by targets, so one printable line, and
+    valid UTF-8, since a target can only name it if it is kept exactly."""
+    if not value or control(value) is not None or not utf8(value):
+        raise UsageError(f"{usage} (NAME must be non-empty, one line, valid UTF-8, no control characters)")
     return value
+
+
+def _command(words: list[str]) -> str | None:
+    """The command a new pane runs, as tmux takes it: one word is a shell command line, run
+    as it is written; several are a program and its arguments, quoted so that the shell tmux
+    runs them with gives each back as the one argument it was."""
+    if len(words) < 2:
+        return words[0] if words else None
+    import shlex  # only a command of several words needs it
+
+    return shlex.join(words)
 
 
 def _flag_value(flag: str, rest: list[str], usage: str) -> str:
@@ -163,7 +186,7 @@ def spawn(args: list[str]) -> int:
     if not args or args[0].startswith("-"):
         raise UsageError(SPAWN_USAGE)
     name = _name(args[0], SPAWN_USAGE)
-    command = " ".join(args[1:]) or None
+    command = _command(args[1:])
     server = Server.from_env()
     caller = _caller(server)
     opened = _open_window(server, caller.session if caller else DEFAULT_SESSION, name, command)
@@ -196,7 +219,7 @@ def split(args: list[str]) -> int:
     else:
         found = resolve(server, target).panes
         beside_id = next((p.id for p in found if p.active), found[0].id)
-    opened = _split(server, beside_id, beside=beside, command=" ".join(rest) or None)
+    opened = _split(server, beside_id, beside=beside, command=_command(rest))
     if name:
         panestate.label(server, opened.pane, name)
     print(opened.pane)
@@ -231,7 +254,7 @@ def view(args: list[str]) -> int:
         name = _name(_flag_value(flag, rest, VIEW_USAGE), VIEW_USAGE)
     if not rest:
         raise UsageError(VIEW_USAGE)
-    command = " ".join(rest)
+    command = _command(rest)
     min_cols = _min_cols()
     server = Server.from_env()
     _close_views(server, name, spare=server.current_pane())
@@ -243,10 +266,25 @@ def view(args: list[str]) -> int:
     else:
         opened = _open_window(server, caller.session if caller else DEFAULT_SESSION, name, command)
     panestate.label(server, opened.pane, name, view=True)
+    if _ended_at_once(server, opened.pane):
+        raise TargetGone(f"the command ended at once, so its view ({opened.pane}) has already closed")
     print(opened.pane)
     sys.stdout.flush()
     _directions(server, opened, caller, beside=beside)
     return 0
+
+
+def _ended_at_once(server: Server, pane_id: str) -> bool:
+    """Whether the view's pane closed within :data:`VIEW_SETTLE`: then it showed the person
+    nothing, and no ``%N`` and no directions may say otherwise."""
+    deadline = time.monotonic() + VIEW_SETTLE
+    while True:
+        found = pane(server, pane_id)
+        if found is None or found.dead:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def _directions(server: Server, opened: placement.Opened, caller: Pane | None, *, beside: bool) -> None:
@@ -270,7 +308,7 @@ def _directions(server: Server, opened: placement.Opened, caller: Pane | None, *
         notice("view", f"open in window {index} ({opened.pane}).")
     go = keys.key_for(f"select-window -t :={index}")
     back = keys.key_for(f"select-window -t :={caller.window_index}") if caller else None
-    chooser = keys.key_for("choose-tree -Zw")
+    chooser = keys.key_for("choose-tree -Zw", prefix=True)
     if prefix and go:
         how = f"press {prefix} then {go} to go there"
         how += f"; {prefix} then {back} comes back." if back else "."
