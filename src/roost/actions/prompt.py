@@ -26,7 +26,9 @@ the deadline, or that tmux fails for a reason other than a missing pane, is ``am
 text may have arrived, and it is never retried.
 
 ``written_bytes`` counts the encoded text and the Enter; the markers tmux adds (12 bytes,
-only when the program asked for bracketed paste) are not visible to roost on tmux 3.3a.
+only when the program asked for bracketed paste) are not visible to roost on tmux 3.3a, so
+they are left out on purpose rather than guessed (docs/contracts.md, "Where contracts differ
+on purpose").
 Neither the text nor anything derived from it is logged, stored or put in a response.
 """
 
