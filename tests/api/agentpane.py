@@ -90,6 +90,17 @@ class AgentPane:
         assert self.received() == before
 
 
+def pins(row: dict[str, Any], text: str = "hello", **more: Any) -> dict[str, Any]:
+    """A fenced prompt's body, pinned to what ``row`` showed."""
+    return {
+        "text": text,
+        "status_epoch": row["status_epoch"],
+        "occupant_id": row["occupant_id"],
+        "revision": row["revision"],
+        **more,
+    }
+
+
 def start_agent(
     roost: Roost,
     daemon: Daemon,

@@ -13,21 +13,11 @@ from typing import Any
 
 import pytest
 
-from tests.api.agentpane import GENEROUS, AgentPane, start_agent
+from tests.api.agentpane import GENEROUS, AgentPane, pins, start_agent
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, pid_start_ticks
 
 START, END = b"\x1b[200~", b"\x1b[201~"
-
-
-def pins(row: dict[str, Any], text: str = "hello", **more: Any) -> dict[str, Any]:
-    return {
-        "text": text,
-        "status_epoch": row["status_epoch"],
-        "occupant_id": row["occupant_id"],
-        "revision": row["revision"],
-        **more,
-    }
 
 
 def now_ms() -> int:

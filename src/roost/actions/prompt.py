@@ -18,12 +18,13 @@ session_closed         the pane is gone
 deadline_expired       ``deadline_ms`` passed before the write could begin
 =====================  ================================================================
 
-Accepted text is encoded as a terminal's composer sends a paste: bracketed-paste markers and
-every other ESC are stripped, CR LF and lone CR become one newline each (tmux sends each as
-CR), tmux wraps it in bracketed-paste markers when the program turned that mode on, and one
-Enter follows, all in one tmux call that is never repeated. A write that has not finished by
-the deadline, or that tmux fails for a reason other than a missing pane, is ``ambiguous``: the
-text may have arrived, and it is never retried.
+Accepted text is encoded by :func:`roost.tmux.paste.encode`, as ``roost send``'s is, and as a
+terminal's composer sends a paste: bracketed-paste markers and every other ESC are stripped,
+CR LF and lone CR become one newline each (tmux sends each as CR), tmux wraps it in
+bracketed-paste markers when the program turned that mode on, and one Enter follows, all in
+one tmux call that is never repeated. A write that has not finished by the deadline, or that
+tmux fails for a reason other than a missing pane, is ``ambiguous``: the text may have
+arrived, and it is never retried.
 
 ``written_bytes`` counts the encoded text and the Enter; the markers tmux adds (12 bytes,
 only when the program asked for bracketed paste) are not visible to roost on tmux 3.3a, so
@@ -87,19 +88,13 @@ class Ask:
     until: frozenset[str] | None
 
 
-def encode(text: str) -> bytes:
-    """The text as a composer pastes it (see the module docstring); tmux adds the rest."""
-    data = paste.clean(text.encode()).replace(b"\x1b", b"")
-    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-
-
 def encoded(text: str) -> bytes:
     """The text to write, checked: its byte limit is a :class:`TooLarge`, and a text of nothing
     but escapes has nothing left to send."""
     size = len(text.encode())
     if size > TEXT_LIMIT:
         raise TooLarge(f"text is {size} bytes, more than {TEXT_LIMIT} UTF-8 bytes", limit=TEXT_LIMIT)
-    data = encode(text)
+    data = paste.encode(text)
     if not data:
         raise UsageError("text is empty once escape characters are stripped", field="text")
     return data

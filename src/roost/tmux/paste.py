@@ -108,6 +108,17 @@ def clean(data: bytes) -> bytes:
     return data
 
 
+def encode(text: str) -> bytes:
+    """A prompt's text as a terminal's composer pastes it, for every sender alike (``roost
+    send``, the API's fenced prompt, MCP's ``session.send``): UTF-8 (an argument's undecodable
+    bytes as they came), bracketed-paste markers and then every other ESC removed, so the text
+    can neither end the paste early nor reach the program as a key, and CR LF or a lone CR as
+    one line feed, which tmux's paste turns into the CR a terminal sends. The bracketed-paste
+    markers and the Enter are tmux's to add (:func:`paste_once`)."""
+    data = clean(text.encode(errors="surrogateescape")).replace(b"\x1b", b"")
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
 def look(server: Server, pane_id: str, watch: tuple[str, ...] = ()) -> Look | None:
     """The pane now, in one tmux call; None when it is gone.
 

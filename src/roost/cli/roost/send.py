@@ -219,7 +219,7 @@ def run(verb: str, args: list[str]) -> int:
     _refuse_if_blocked(call, target.opt(w.STATE), target.opt(w.REASON))
     here = server.current_pane()
     label = call.label or (f"pane:{here}" if here else "human")
-    data = paste.clean(call.text.encode(errors="surrogateescape"))
+    data = paste.encode(call.text)
     if not data:
         raise UsageError(USAGE)
     try:
