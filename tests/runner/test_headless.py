@@ -14,6 +14,7 @@ import subprocess
 import time
 
 import psutil
+import pytest
 
 from tests.conftest import BIN
 from tests.runner.conftest import Headless, end_holders
@@ -221,25 +222,31 @@ def test_idle_past_the_timeout_suspends_and_a_prompt_resumes_with_the_history(he
     assert resumed_in < 5
 
 
-def test_suspend_and_resume_by_hand_and_the_hourly_resume_limit(headless: Headless) -> None:
-    headless.daemon.settings["runner"] = {"idle_timeout_s": 600, "max_resumes_per_hour": 1}
+@pytest.mark.parametrize("limit", [1, 2])
+def test_suspend_and_resume_by_hand_and_the_hourly_resume_limit(headless: Headless, limit: int) -> None:
+    headless.daemon.settings["runner"] = {"idle_timeout_s": 600, "max_resumes_per_hour": limit}
     headless.daemon.start()
-    key = headless.start()["session_key"]
+    key = headless.start(name="tests: by hand")["session_key"]
     rosterd = [str(BIN / "rosterd")]
     env = headless.daemon.env
-    run = subprocess.run([*rosterd, "suspend", key], env=env, capture_output=True, text=True)
-    assert run.returncode == 0 and "suspended" in run.stdout, run.stderr
-    assert headless.record(key)["liveness"] == "suspended"
-    run = subprocess.run([*rosterd, "resume", key, "--json"], env=env, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert headless.record(key)["liveness"] == "live"
+    for _ in range(limit):
+        run = subprocess.run([*rosterd, "suspend", key], env=env, capture_output=True, text=True)
+        assert (run.returncode, run.stderr) == (0, "")
+        assert run.stdout == f"{key}: suspended; tests: by hand suspended\n"
+        assert headless.record(key)["liveness"] == "suspended"
+        run = subprocess.run([*rosterd, "resume", key], env=env, capture_output=True, text=True)
+        assert (run.returncode, run.stderr) == (0, "")
+        assert run.stdout == f"{key}: resumed; tests: by hand idle\n"
+        assert headless.record(key)["liveness"] == "live"
     subprocess.run([*rosterd, "suspend", key], env=env, check=True, capture_output=True)
     run = subprocess.run([*rosterd, "prompt", key, "hi"], env=env, capture_output=True, text=True)
-    assert run.returncode == 1
-    assert "max_resumes_per_hour" in run.stderr
+    times = "1 time" if limit == 1 else f"{limit} times"
+    refusal = f"resumed {times} in the last hour (max_resumes_per_hour): stays suspended"
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == f"rosterd prompt: {refusal}\n"
     record = headless.record(key)
     assert record["liveness"] == "suspended"
-    assert "max_resumes_per_hour" in record["error_reason"]
+    assert record["error_reason"] == refusal
 
 
 def test_kill_9_of_the_daemon_mid_turn_loses_nothing(headless: Headless) -> None:
