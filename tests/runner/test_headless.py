@@ -296,7 +296,17 @@ def test_a_crash_is_resumed_once_and_a_second_crash_is_not(headless: Headless) -
     assert resumed["session_id"] == first["session_id"]
     assert resumed["name"] == "tests: crash"
     assert resumed["liveness"] == "live"
-    answer = headless.prompt(again["session_key"], "HISTORY", wait="idle")
+    # The crashed record lingers with the same name: the name finds the live continuation.
+    assert headless.record(key)["liveness"] == "ended"
+    read = subprocess.run(
+        [str(BIN / "rosterd"), "read", "tests: crash", "--json"],
+        env=headless.daemon.env,
+        capture_output=True,
+        text=True,
+    )
+    assert (read.returncode, read.stderr) == (0, "")
+    assert json.loads(read.stdout)["session_key"] == again["session_key"]
+    answer = headless.prompt("tests: crash", "HISTORY", wait="idle")
     assert answer.json()["record"]["recap"] == "history: 1 turns; last: before the crash"
     headless.prompt(again["session_key"], "CRASH")
     assert headless.until(again["session_key"], liveness="ended")["ended_reason"] == "crash"
