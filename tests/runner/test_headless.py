@@ -188,7 +188,7 @@ def test_bad_requests_are_refused_and_change_nothing(headless: Headless) -> None
         assert answer.status_code == status, (body, answer.text)
         if code:
             assert answer.json()["code"] == code
-    assert headless.daemon.snapshot()["records"] == []
+    assert _headless_records(headless) == []
     assert headless.holder_pids() == []
     key = headless.start()["session_key"]
     for body in ({}, {"text": ""}, {"text": "x", "wait": "forever"}, {"text": "x", "timeout_s": 0}):
@@ -279,8 +279,13 @@ def test_a_pending_permission_survives_a_daemon_restart_and_is_answered_after(he
     assert headless.until(key, activity_event="end_turn")["recap"] == "tool completed (allow)"
 
 
+def _headless_records(headless: Headless) -> list[dict]:
+    """The roster's headless records: an agent elsewhere on the machine is a session too."""
+    return [r for r in headless.daemon.snapshot()["records"] if r["lane"] == "headless"]
+
+
 def _others(headless: Headless, key: str) -> list[dict]:
-    return [r for r in headless.daemon.snapshot()["records"] if r["session_key"] != key]
+    return [r for r in _headless_records(headless) if r["session_key"] != key]
 
 
 def test_a_crash_is_resumed_once_and_a_second_crash_is_not(headless: Headless) -> None:
@@ -311,7 +316,7 @@ def test_a_crash_is_resumed_once_and_a_second_crash_is_not(headless: Headless) -
     headless.prompt(again["session_key"], "CRASH")
     assert headless.until(again["session_key"], liveness="ended")["ended_reason"] == "crash"
     time.sleep(1.5)
-    live = [r for r in headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
+    live = [r for r in _headless_records(headless) if r["liveness"] != "ended"]
     assert live == []
     assert headless.holder_pids() == []
 
@@ -401,14 +406,14 @@ def test_the_first_adapter_of_a_harness_is_locked_and_another_version_is_refused
     locked = json.loads(lock.read_text())["fake"]
     assert (locked["name"], locked["version"]) == ("fake-acp", "1.0.0")
     assert oct(lock.stat().st_mode & 0o777) == "0o600"
-    before = headless.daemon.snapshot()["records"]
+    before = _headless_records(headless)
     answer = headless.post(
         "/sessions",
         {"harness": "fake", "cwd": str(headless.daemon.roost.root), "env": {"FAKE_ACP_VERSION": "2.0.0"}},
     )
     assert answer.status_code == 409 and answer.json()["code"] == "adapter_version_changed"
     assert "fake-acp 2.0.0" in answer.json()["error"] and "pins fake-acp 1.0.0" in answer.json()["error"]
-    live = [r for r in headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
+    live = [r for r in _headless_records(headless) if r["liveness"] != "ended"]
     assert [r["session_key"] for r in live] == [r["session_key"] for r in before]
     assert len(headless.holder_pids()) == 1
 
