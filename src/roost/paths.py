@@ -71,6 +71,8 @@ TAPS = "taps"
 """The directory of FIFOs through which tmux pipes viewed panes' output to the daemon."""
 HEADLESS = "headless"
 """One file per headless session in the state directory: what brings it back after a reboot."""
+NAMES = "names.json"
+"""The names people gave interactive sessions, in the state directory: a restart keeps them."""
 HOLDERS = "holders"
 """One ``KEY.sock`` (mode 0600) and one ``KEY.json`` state file per headless session's holder."""
 LEDGER = "ledger"
@@ -126,6 +128,11 @@ def holder_state(key: str) -> Path:
 def headless_dir() -> Path:
     """What the runner keeps of each headless session, where a reboot leaves it."""
     return state_home() / HEADLESS
+
+
+def given_names() -> Path:
+    """The names people gave sessions the runner does not keep (``roost.actions.names``)."""
+    return state_home() / NAMES
 
 
 def ledger_dir() -> Path:

@@ -14,6 +14,7 @@ import subprocess
 import time
 
 import psutil
+import pytest
 
 from tests.conftest import BIN
 from tests.runner.conftest import Headless, end_holders
@@ -187,7 +188,7 @@ def test_bad_requests_are_refused_and_change_nothing(headless: Headless) -> None
         assert answer.status_code == status, (body, answer.text)
         if code:
             assert answer.json()["code"] == code
-    assert headless.daemon.snapshot()["records"] == []
+    assert _headless_records(headless) == []
     assert headless.holder_pids() == []
     key = headless.start()["session_key"]
     for body in ({}, {"text": ""}, {"text": "x", "wait": "forever"}, {"text": "x", "timeout_s": 0}):
@@ -221,25 +222,31 @@ def test_idle_past_the_timeout_suspends_and_a_prompt_resumes_with_the_history(he
     assert resumed_in < 5
 
 
-def test_suspend_and_resume_by_hand_and_the_hourly_resume_limit(headless: Headless) -> None:
-    headless.daemon.settings["runner"] = {"idle_timeout_s": 600, "max_resumes_per_hour": 1}
+@pytest.mark.parametrize("limit", [1, 2])
+def test_suspend_and_resume_by_hand_and_the_hourly_resume_limit(headless: Headless, limit: int) -> None:
+    headless.daemon.settings["runner"] = {"idle_timeout_s": 600, "max_resumes_per_hour": limit}
     headless.daemon.start()
-    key = headless.start()["session_key"]
+    key = headless.start(name="tests: by hand")["session_key"]
     rosterd = [str(BIN / "rosterd")]
     env = headless.daemon.env
-    run = subprocess.run([*rosterd, "suspend", key], env=env, capture_output=True, text=True)
-    assert run.returncode == 0 and "suspended" in run.stdout, run.stderr
-    assert headless.record(key)["liveness"] == "suspended"
-    run = subprocess.run([*rosterd, "resume", key, "--json"], env=env, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert headless.record(key)["liveness"] == "live"
+    for _ in range(limit):
+        run = subprocess.run([*rosterd, "suspend", key], env=env, capture_output=True, text=True)
+        assert (run.returncode, run.stderr) == (0, "")
+        assert run.stdout == f"{key}: suspended; tests: by hand suspended\n"
+        assert headless.record(key)["liveness"] == "suspended"
+        run = subprocess.run([*rosterd, "resume", key], env=env, capture_output=True, text=True)
+        assert (run.returncode, run.stderr) == (0, "")
+        assert run.stdout == f"{key}: resumed; tests: by hand idle\n"
+        assert headless.record(key)["liveness"] == "live"
     subprocess.run([*rosterd, "suspend", key], env=env, check=True, capture_output=True)
     run = subprocess.run([*rosterd, "prompt", key, "hi"], env=env, capture_output=True, text=True)
-    assert run.returncode == 1
-    assert "max_resumes_per_hour" in run.stderr
+    times = "1 time" if limit == 1 else f"{limit} times"
+    refusal = f"resumed {times} in the last hour (max_resumes_per_hour): stays suspended"
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == f"rosterd prompt: {refusal}\n"
     record = headless.record(key)
     assert record["liveness"] == "suspended"
-    assert "max_resumes_per_hour" in record["error_reason"]
+    assert record["error_reason"] == refusal
 
 
 def test_kill_9_of_the_daemon_mid_turn_loses_nothing(headless: Headless) -> None:
@@ -272,8 +279,13 @@ def test_a_pending_permission_survives_a_daemon_restart_and_is_answered_after(he
     assert headless.until(key, activity_event="end_turn")["recap"] == "tool completed (allow)"
 
 
+def _headless_records(headless: Headless) -> list[dict]:
+    """The roster's headless records: an agent elsewhere on the machine is a session too."""
+    return [r for r in headless.daemon.snapshot()["records"] if r["lane"] == "headless"]
+
+
 def _others(headless: Headless, key: str) -> list[dict]:
-    return [r for r in headless.daemon.snapshot()["records"] if r["session_key"] != key]
+    return [r for r in _headless_records(headless) if r["session_key"] != key]
 
 
 def test_a_crash_is_resumed_once_and_a_second_crash_is_not(headless: Headless) -> None:
@@ -289,12 +301,22 @@ def test_a_crash_is_resumed_once_and_a_second_crash_is_not(headless: Headless) -
     assert resumed["session_id"] == first["session_id"]
     assert resumed["name"] == "tests: crash"
     assert resumed["liveness"] == "live"
-    answer = headless.prompt(again["session_key"], "HISTORY", wait="idle")
+    # The crashed record lingers with the same name: the name finds the live continuation.
+    assert headless.record(key)["liveness"] == "ended"
+    read = subprocess.run(
+        [str(BIN / "rosterd"), "read", "tests: crash", "--json"],
+        env=headless.daemon.env,
+        capture_output=True,
+        text=True,
+    )
+    assert (read.returncode, read.stderr) == (0, "")
+    assert json.loads(read.stdout)["session_key"] == again["session_key"]
+    answer = headless.prompt("tests: crash", "HISTORY", wait="idle")
     assert answer.json()["record"]["recap"] == "history: 1 turns; last: before the crash"
     headless.prompt(again["session_key"], "CRASH")
     assert headless.until(again["session_key"], liveness="ended")["ended_reason"] == "crash"
     time.sleep(1.5)
-    live = [r for r in headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
+    live = [r for r in _headless_records(headless) if r["liveness"] != "ended"]
     assert live == []
     assert headless.holder_pids() == []
 
@@ -384,14 +406,14 @@ def test_the_first_adapter_of_a_harness_is_locked_and_another_version_is_refused
     locked = json.loads(lock.read_text())["fake"]
     assert (locked["name"], locked["version"]) == ("fake-acp", "1.0.0")
     assert oct(lock.stat().st_mode & 0o777) == "0o600"
-    before = headless.daemon.snapshot()["records"]
+    before = _headless_records(headless)
     answer = headless.post(
         "/sessions",
         {"harness": "fake", "cwd": str(headless.daemon.roost.root), "env": {"FAKE_ACP_VERSION": "2.0.0"}},
     )
     assert answer.status_code == 409 and answer.json()["code"] == "adapter_version_changed"
     assert "fake-acp 2.0.0" in answer.json()["error"] and "pins fake-acp 1.0.0" in answer.json()["error"]
-    live = [r for r in headless.daemon.snapshot()["records"] if r["liveness"] != "ended"]
+    live = [r for r in _headless_records(headless) if r["liveness"] != "ended"]
     assert [r["session_key"] for r in live] == [r["session_key"] for r in before]
     assert len(headless.holder_pids()) == 1
 

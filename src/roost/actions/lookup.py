@@ -1,7 +1,11 @@
 """Finding a session from what a caller typed: a key, a pid on this node, or a unique name.
 
-An ambiguous name lists the candidates and never guesses. Every face that names a session (the
-API's ``{key}``, the MCP tools' ``name``) resolves it here, so they all find the same one.
+A name finds the one session that has it; a live one (suspended counts) wins it over ended
+ones, because an ended record lingers beside whatever continues it (a crashed headless session
+resumes under a new key with the same name) and nobody means the one that is over. A name that
+still leaves a choice (two live sessions, or no live one and two ended) lists the candidates
+and never guesses. Every face that names a session (the API's ``{key}``, the MCP tools'
+``name``) resolves it here, so they all find the same one.
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ def resolve(roster: Roster, key: str) -> str:
         found = roster.find(process) if process else None
         if found:
             return found
-    named = [r.session_key for r in everyone if r.name == key]
-    if len(named) == 1:
-        return named[0]
-    if named:
-        raise Conflict(f"the name {key!r} is ambiguous", candidates=named)
+    named = [r for r in everyone if r.name == key]
+    live = [r.session_key for r in named if r.liveness != records.ENDED]
+    chosen = live or [r.session_key for r in named]
+    if len(chosen) == 1:
+        return chosen[0]
+    if chosen:
+        raise Conflict(f"the name {key!r} is ambiguous", candidates=chosen)
     raise NotFound(f"no session {key!r}")

@@ -12,6 +12,7 @@ import psutil
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions import names
 from roost.actions.lookup import resolve
 from roost.api import schemas, services
 from roost.api.body import read, read_object
@@ -105,18 +106,13 @@ async def register(request: Request) -> JSONResponse:
 
 
 async def name(request: Request) -> JSONResponse:
-    """``{"name": LABEL}`` names a session for every client; ``{"name": null}`` clears the name
-    given here, letting whatever a detector said show again."""
+    """``{"name": LABEL}`` names a session for every client, and a daemon restart keeps it;
+    ``{"name": null}`` clears the name given here, letting whatever a detector said show again
+    (:mod:`roost.actions.names`)."""
     daemon = services.of(request)
     roster = daemon.live.roster
     key = resolve(roster, request.path_params["key"])
     label = (await read(request, schemas.Name)).name
-    if daemon.runner is not None and daemon.runner.owns(key):
-        daemon.runner.rename(key, label)
-    built = Claim(LAUNCHER, daemon.clock(), session_key=key, fields={"name": label})
-    problem = check(built)
-    if problem:
-        raise BadRequest(problem)
-    outcome = daemon.live.apply(built)
+    outcome = names.give(daemon.live, daemon.runner, key, label, daemon.clock())
     record = roster.record(key)
     return _answer(roster.head, outcome, record=to_json(record) if record else None)

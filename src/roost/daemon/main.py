@@ -21,6 +21,7 @@ import uvicorn
 from starlette.routing import Route
 
 from roost import mcpserver, paths
+from roost.actions import names
 from roost.actions.gates import Gates
 from roost.actions.permission import Permissions
 from roost.agents import manifest
@@ -101,6 +102,7 @@ async def _serve(config: Config) -> int:
         scanner = Scanner(Server.from_env(), Names(manifest.load_all().values()))
         observer = Observer(scanner, live)
         rebuilt = observer.rebuild()
+        names.restore(live, clock())
         bridge = mcpserver.stdio(api_path)
         runner = Runner(live, settings_of(config.runner, config.harness), clock, mcp=[bridge])
         began = time.perf_counter()

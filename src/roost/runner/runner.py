@@ -415,9 +415,8 @@ class Runner:
         now = self._clock()
         entry.resumes = [at for at in entry.resumes if now - at < HOUR]
         if len(entry.resumes) >= self.settings.runner.max_resumes_per_hour:
-            entry.warning = (
-                f"resumed {len(entry.resumes)} times in the last hour (max_resumes_per_hour): stays suspended"
-            )
+            resumed = _times(len(entry.resumes))
+            entry.warning = f"{resumed} in the last hour (max_resumes_per_hour): stays suspended"
             store.save(entry)
             self._say(h, Said(words.IDLE, "resume_limit", {"error_reason": entry.warning}))
             raise refused(409, "resume_limit", entry.warning)
@@ -776,6 +775,11 @@ def _fold(said: list[Said]) -> Said:
     if activity == words.IDLE and event == "rebuilt":
         fields.pop("error_reason", None)
     return Said(activity, event, fields)
+
+
+def _times(count: int) -> str:
+    """``resumed 1 time``, ``resumed 3 times``: the limit's refusal is read by people."""
+    return f"resumed {count} time{'' if count == 1 else 's'}"
 
 
 def _mode(opened: dict[str, Any]) -> str | None:

@@ -30,6 +30,8 @@ USAGE = (
     ("stop KEY", "end a headless session and every process under it"),
     ("spawn KEY --harness H --cwd DIR [--name L]", "start a child session of a headless session"),
 )
+DONE = {"cancel": "cancelled", "suspend": "suspended", "resume": "resumed", "stop": "stopped"}
+"""What each verb says it did, spelled out: English past tenses are not the verb plus "ed"."""
 TIMEOUT_SLACK = 30.0
 """Seconds the client waits past a prompt's own ``--timeout`` for the daemon's answer."""
 
@@ -97,7 +99,7 @@ def run(verb: str, args: list[str]) -> int:
     options = parse(args, usage, flags=("--json",), positional=1)
     with Client(timeout=60) as client:
         body = client.post(path_of("sessions", options.positional[0], verb), {})
-    show(body, "--json" in options.flags, {"stop": "stopped", "cancel": "cancelled"}.get(verb, verb + "ed"))
+    show(body, "--json" in options.flags, DONE[verb])
     return 0
 
 

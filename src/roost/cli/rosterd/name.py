@@ -1,8 +1,9 @@
 """``rosterd name KEY LABEL | rosterd name KEY --clear``: a display name every client shows.
 
 ``POST /sessions/{KEY}/name``. The name is a launcher claim, so it outranks whatever a detector
-guessed; ``--clear`` withdraws it and lets the detected name show again. ``--json`` prints the
-daemon's answer (``accepted``, ``session_key``, ``seq``, ``record``) as sent.
+guessed, and the daemon keeps it across restarts for as long as the session's process runs
+(:mod:`roost.actions.names`); ``--clear`` withdraws it and lets the detected name show again.
+``--json`` prints the daemon's answer (``accepted``, ``session_key``, ``seq``, ``record``) as sent.
 """
 
 from __future__ import annotations
