@@ -396,6 +396,22 @@ def test_the_first_adapter_of_a_harness_is_locked_and_another_version_is_refused
     assert len(headless.holder_pids()) == 1
 
 
+def test_the_adapter_lock_is_kept_beside_the_config_the_daemon_was_given(headless: Headless) -> None:
+    """``--config`` elsewhere: the lock goes beside that file, as the secrets do, not into the
+    default folder another config's daemon would read."""
+    daemon = headless.daemon
+    daemon.write_config()
+    other = daemon.roost.root / "elsewhere" / "rosterd.toml"
+    other.parent.mkdir()
+    other.write_text(daemon.config.read_text())
+    daemon.config.unlink()
+    daemon.proc = daemon.spawn("--config", str(other))
+    daemon.wait_ready()
+    headless.start()
+    assert json.loads((other.parent / "adapters.lock").read_text())["fake"]["name"] == "fake-acp"
+    assert not (daemon.config_dir / "adapters.lock").exists()
+
+
 def test_the_runner_section_sets_the_policy_and_recap_and_crashes_need_not_resume(headless: Headless) -> None:
     headless.daemon.settings["runner"] = {
         "default_permission_policy": "auto",

@@ -102,7 +102,9 @@ async def _serve(config: Config) -> int:
         observer = Observer(scanner, live)
         rebuilt = observer.rebuild()
         bridge = mcpserver.stdio(api_path)
-        runner = Runner(live, settings_of(config.runner, config.harness), clock, mcp=[bridge])
+        runner = Runner(
+            live, settings_of(config.runner, config.harness, config.directory), clock, mcp=[bridge]
+        )
         began = time.perf_counter()
         headless = await runner.rebuild()
         rebuilt_headless = time.perf_counter() - began

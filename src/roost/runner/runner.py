@@ -40,6 +40,7 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -227,7 +228,11 @@ class Runner:
             link = self._attach(h, shaken)
             await link.initialize()
             mismatch = lock.check(
-                entry.harness, self.settings.adapters[entry.harness], link.agent_info, self._clock()
+                self.settings.folder / lock.FILE,
+                entry.harness,
+                self.settings.adapters[entry.harness],
+                link.agent_info,
+                self._clock(),
             )
             if mismatch:
                 await self._abandon(h, fresh=fresh)
@@ -761,9 +766,11 @@ class Runner:
         task.add_done_callback(self._background.discard)
 
 
-def settings_of(runner: RunnerSection, harness: dict[str, Any]) -> Settings:
-    """Settings from the daemon's config: its ``[runner]`` section and ``[harness.*]`` tables."""
-    return Settings({name: shlex.split(h.adapter) for name, h in harness.items() if h.adapter}, runner)
+def settings_of(runner: RunnerSection, harness: dict[str, Any], folder: Path) -> Settings:
+    """Settings from the daemon's config: its ``[runner]`` section and ``[harness.*]`` tables,
+    and ``folder``, the one the config was read from."""
+    adapters = {name: shlex.split(h.adapter) for name, h in harness.items() if h.adapter}
+    return Settings(adapters, runner, folder)
 
 
 def _fold(said: list[Said]) -> Said:
