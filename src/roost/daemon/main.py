@@ -175,6 +175,11 @@ async def _serve(config: Config) -> int:
             f"in {facts['rebuild']['ms']} ms ({facts['rebuild']['sessions']} sessions)\n"
         )
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
+        if config.dormant:
+            sys.stderr.write(
+                f"rosterd: {', '.join(config.dormant)} in {config.path} take effect with the swarm, "
+                "which this version does not run yet\n"
+            )
         sys.stderr.flush()
         runner.begin()
         async with (
