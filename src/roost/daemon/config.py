@@ -97,8 +97,10 @@ class Harness:
 
     adapter: str | None = None
     extension: bool = False
-    """The adapter has no claims or permission gate of its own: roost's integration for the
-    harness supplies them, so only a harness roost has an integration for may say true."""
+    """The adapter has no claims or permission gate of its own and roost's integration for the
+    harness (``rosterd integrate install NAME``) supplies them: a headless session of it is
+    refused at its start while that integration is not in place, and only a harness roost has
+    an integration for may say true."""
     gate_timeout_s: int = 3600
 
 
@@ -342,6 +344,11 @@ def default_text() -> str:
     for name, values in sections:
         lines += ["", f"# [{name}]"]
         lines += [f"# note: {note}" for note in NOTES.get(name, ())]
+        if name.startswith("harness.") and values.extension:
+            harness = name.removeprefix("harness.")
+            lines.append(
+                f"# note: a headless session starts once `rosterd integrate install {harness}` is done."
+            )
         for item in fields(values):
             value = getattr(values, item.name)
             if value is not None:

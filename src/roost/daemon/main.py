@@ -20,7 +20,7 @@ from pathlib import Path
 import uvicorn
 from starlette.routing import Route
 
-from roost import mcpserver, paths
+from roost import integrate, mcpserver, paths
 from roost.actions.gates import Gates
 from roost.actions.permission import Permissions
 from roost.agents import manifest
@@ -103,7 +103,11 @@ async def _serve(config: Config) -> int:
         rebuilt = observer.rebuild()
         bridge = mcpserver.stdio(api_path)
         runner = Runner(
-            live, settings_of(config.runner, config.harness, config.directory), clock, mcp=[bridge]
+            live,
+            settings_of(config.runner, config.harness, config.directory),
+            clock,
+            mcp=[bridge],
+            extension_missing=integrate.missing,
         )
         began = time.perf_counter()
         headless = await runner.rebuild()

@@ -35,3 +35,6 @@ class Settings:
     runner: Runner = Runner()
     folder: Path = field(default_factory=paths.config_home)
     """The config's folder, where ``adapters.lock`` is kept beside the config's other files."""
+    extensions: frozenset[str] = frozenset()
+    """Harnesses whose adapter has no claims or permission gate of its own and relies on roost's
+    integration for them (``[harness.NAME] extension``): one starts only while it is in place."""
