@@ -66,7 +66,8 @@ def pi(roost: Roost, daemon: Daemon, agent_bin: Path, pi_api: AnthropicAPI) -> I
     project.mkdir()
     _pi_home(Path(roost.env["HOME"]), pi_api.url)
     env = {"PATH": f"{agent_bin}:{roost.env['PATH']}", "ANTHROPIC_API_KEY": PI_KEY, **PI_QUIET}
-    daemon.settings["harness.pi"] = {"adapter": f"{agent_bin}/node {agent_bin}/pi-acp"}
+    # pi-acp alone, without roost's pi extension (which a default [harness.pi] would require).
+    daemon.settings["harness.pi"] = {"adapter": f"{agent_bin}/node {agent_bin}/pi-acp", "extension": False}
     daemon.settings["runner"] = {"idle_timeout_s": 600}
     headless = Headless(daemon, roost.root)
     found = Real("pi", headless, pi_api, project, env)

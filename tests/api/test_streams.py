@@ -136,12 +136,33 @@ def test_since_from_another_epoch_gets_a_snapshot(running: Daemon) -> None:
         assert stream.next().name == "snapshot"
 
 
-@pytest.mark.parametrize("query", ["since=abc", "since=-1", "since=1:x", "since=²", "status_epoch=soon"])
-def test_a_bad_cursor_is_400(running: Daemon, query: str) -> None:
+SINCE_WANTED = (
+    "since must be SEQ or STATUS_EPOCH:SEQ, each a non-negative integer of at most 18 digits, "
+    "as a change frame's id gives them (and so must Last-Event-ID)"
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "headers", "wanted"),
+    [
+        ("since=abc", {}, SINCE_WANTED),
+        ("since=-1", {}, SINCE_WANTED),
+        ("since=1:x", {}, SINCE_WANTED),
+        ("since=x:1", {}, SINCE_WANTED),
+        ("since=²", {}, SINCE_WANTED),
+        ("since=<script>alert(1)</script>", {}, SINCE_WANTED),
+        ("", {"Last-Event-ID": "<b>bold</b>"}, SINCE_WANTED),
+        ("status_epoch=soon", {}, "status_epoch must be a non-negative integer of at most 18 digits"),
+        ("terminals=<i>yes</i>", {}, "terminals must be 0 or 1"),
+    ],
+)
+def test_a_bad_cursor_is_400_saying_what_is_wanted_without_echoing_it(
+    running: Daemon, query: str, headers: dict[str, str], wanted: str
+) -> None:
     with running.unix() as client:
-        response = client.get(f"/changes?{query}")
+        response = client.get(f"/changes?{query}", headers=headers)
     assert response.status_code == 400
-    assert "must be a non-negative integer" in response.json()["error"]
+    assert response.json() == {"error": wanted}
 
 
 def test_events_sends_the_whole_roster_per_change(running: Daemon) -> None:

@@ -128,11 +128,34 @@ def test_agents_lists_rows_in_session_id_order_with_legacy_and_screen_sources(
     assert (rows[screen.pane]["source"], rows[screen.pane]["state"]) == ("screen", "blocked")
     assert rows[screen.pane]["message"] == "Allow it?"  # one line, one cell
     assert (rows[legacy.pane]["source"], rows[legacy.pane]["promptable"]) == ("legacy", "false")
-    doc = json.loads(api(roost, running, "agents", "--json").stdout)
+    doc = json.loads(api(roost, running, "agents", "--json").stdout)["agents"]
     by_pane = {row["session_id"]: row for row in doc}
     assert all(list(row) == FIELDS for row in doc)
     assert by_pane[legacy.pane]["source"] is None and by_pane[legacy.pane]["promptable"] is False
     assert by_pane[screen.pane]["message"] == "Allow\tit?\n"
+
+
+def test_json_is_the_agents_route_body_byte_for_byte(roost: Roost, running: Daemon) -> None:
+    """``--json`` prints what ``/agents`` (and ``/agents/SESSION``) answer, as sent, then a newline."""
+    agent = start_agent(roost, running)
+    start_agent(roost, running, name="other")
+    with running.unix() as client:
+        every = client.get("/agents").content
+        one = client.get(f"/agents/{agent.pane}").content
+    listed = subprocess.run(
+        [str(BIN / "roost"), "api", "agents", "--json"],
+        env={**roost.env, **env_of(running)},
+        capture_output=True,
+    )
+    assert (listed.returncode, listed.stderr) == (0, b"")
+    assert listed.stdout == every + b"\n"
+    assert json.loads(every)["agents"][0]["session_id"] == agent.pane
+    status = subprocess.run(
+        [str(BIN / "roost"), "api", "agent-status", agent.pane, "--json"],
+        env={**roost.env, **env_of(running)},
+        capture_output=True,
+    )
+    assert (status.returncode, status.stdout) == (0, one + b"\n")
 
 
 def test_a_missing_session_exits_2_and_a_missing_daemon_exits_2(roost: Roost, daemon: Daemon) -> None:

@@ -21,6 +21,7 @@ def test_the_written_config_changes_nothing_and_names_every_key_at_its_default(t
     assert config.load(path) == defaults
     for section in (
         "node",
+        "swarm",
         "runner",
         "sources",
         "api",

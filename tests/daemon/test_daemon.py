@@ -89,11 +89,33 @@ def test_an_unknown_config_key_is_refused(daemon: Daemon) -> None:
 
 
 def test_a_section_nothing_reads_is_refused(daemon: Daemon) -> None:
-    """``[swarm]`` has no reader yet: a peer list written there must not seem to be in use."""
-    daemon.settings = {"swarm": {"static_peers": ["other:8791"]}}
+    daemon.settings = {"journal": {"keep_days": 30}}
     daemon.write_config()
     assert daemon.spawn().wait(20) == 1
-    assert "unknown section [swarm]" in daemon.log.read_text()
+    assert f"{daemon.config}: unknown section [journal]" in daemon.log.read_text()
+
+
+def test_a_key_it_would_not_act_on_is_refused_in_one_line_and_nothing_starts(daemon: Daemon) -> None:
+    """A wildcard swarm listener would open the node to every network: refused, not bound."""
+    daemon.settings = {"node": {"listen": "0.0.0.0"}}
+    daemon.write_config()
+    assert daemon.spawn().wait(20) == 1
+    assert daemon.log.read_text() == (
+        f'rosterd daemon: {daemon.config}: [node] listen = "0.0.0.0" is refused: rosterd listens on '
+        'loopback, its unix socket and the Tailscale interface only; write "tailscale", "off", or a '
+        "loopback or Tailscale address\n"
+    )
+    assert not daemon.socket.exists()
+    assert not (daemon.config_dir / "loopback.token").exists()
+
+
+def test_swarm_keys_load_and_the_daemon_says_they_wait_for_the_swarm(daemon: Daemon) -> None:
+    daemon.settings = {"swarm": {"static_peers": ["100.64.0.12:8791"]}, "node": {"listen": "tailscale"}}
+    daemon.start()
+    assert (
+        f"rosterd: [node] listen, [swarm] static_peers in {daemon.config} take effect with the swarm, "
+        "which this version does not run yet\n"
+    ) in daemon.log.read_text()
 
 
 def test_a_bad_config_value_is_refused(daemon: Daemon) -> None:

@@ -189,16 +189,20 @@ def test_since_chooses_the_newer_lines_and_a_bad_one_is_exit_1(headless: Headles
         stderr = fails(headless.daemon, 1, verb, "--since", "yesterday")
         assert stderr == (
             f"rosterd {verb}: --since must be a span back from now like 7d, 3h or 15m (units s, m, h, d, w), "
-            "or an RFC 3339 time like 2026-12-01T09:00:00Z; got 'yesterday'\n"
+            "or an RFC 3339 time like 2026-12-01T09:00:00Z\n"
         )
         assert fails(headless.daemon, 1, verb, "--since", "2026-02-31T00:00:00Z").startswith(
             f"rosterd {verb}: --since"
         )
         assert fails(headless.daemon, 1, verb, "--bogus") == f"usage: rosterd {verb} [--since T] [--json]\n"
         with headless.daemon.unix() as client:
-            answer = client.get(f"/{verb}", params={"since": "yesterday"})
+            answer = client.get(f"/{verb}", params={"since": "<b>yesterday</b>"})
             assert answer.status_code == 400
-            assert answer.json() == {"error": answer.json()["error"], "field": "since"}
+            assert answer.json() == {
+                "error": "since must be a span back from now like 7d, 3h or 15m (units s, m, h, d, w), "
+                "or an RFC 3339 time like 2026-12-01T09:00:00Z",
+                "field": "since",
+            }
             extra, twice = {"since": "1h", "limit": "3"}, {"since": ["1h", "2h"]}
             for query, field in ((extra, "limit"), (twice, "since")):
                 answer = client.get(f"/{verb}", params=query)

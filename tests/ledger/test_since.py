@@ -67,7 +67,7 @@ def test_anything_else_is_refused_by_the_pattern_and_the_parser(text: str) -> No
     assert refused.value.exit_code == 1 and refused.value.status == 400
     assert refused.value.message == (
         "--since must be a span back from now like 7d, 3h or 15m (units s, m, h, d, w), "
-        f"or an RFC 3339 time like 2026-12-01T09:00:00Z; got {text!r}"
+        "or an RFC 3339 time like 2026-12-01T09:00:00Z"
     )
 
 

@@ -16,6 +16,7 @@ import time
 import psutil
 import pytest
 
+from tests.cli_rosterd.helpers import rosterd
 from tests.conftest import BIN
 from tests.runner.conftest import Headless, end_holders
 
@@ -416,6 +417,45 @@ def test_the_first_adapter_of_a_harness_is_locked_and_another_version_is_refused
     live = [r for r in _headless_records(headless) if r["liveness"] != "ended"]
     assert [r["session_key"] for r in live] == [r["session_key"] for r in before]
     assert len(headless.holder_pids()) == 1
+
+
+def test_the_adapter_lock_is_kept_beside_the_config_the_daemon_was_given(headless: Headless) -> None:
+    """``--config`` elsewhere: the lock goes beside that file, as the secrets do, not into the
+    default folder another config's daemon would read."""
+    daemon = headless.daemon
+    daemon.write_config()
+    other = daemon.roost.root / "elsewhere" / "rosterd.toml"
+    other.parent.mkdir()
+    other.write_text(daemon.config.read_text())
+    daemon.config.unlink()
+    daemon.proc = daemon.spawn("--config", str(other))
+    daemon.wait_ready()
+    headless.start()
+    assert json.loads((other.parent / "adapters.lock").read_text())["fake"]["name"] == "fake-acp"
+    assert not (daemon.config_dir / "adapters.lock").exists()
+
+
+def test_a_harness_whose_adapter_relies_on_roosts_extension_starts_only_once_it_is_installed(
+    headless: Headless,
+) -> None:
+    """``[harness.pi] extension = true``: pi's adapter has no claims or gate of its own, so a
+    start is refused, before any holder runs, until ``rosterd integrate install pi`` is done."""
+    daemon = headless.daemon
+    daemon.settings["harness.pi"] = {"adapter": daemon.settings["harness.fake"]["adapter"], "extension": True}
+    daemon.start()
+    body = {"harness": "pi", "cwd": str(daemon.roost.root)}
+    refused = headless.post("/sessions", body)
+    assert refused.status_code == 409 and refused.json()["code"] == "extension_missing"
+    said = refused.json()["error"]
+    assert said.startswith(
+        "pi's adapter has no claims or permission gate of its own ([harness.pi] extension = true) and "
+        "roost's integration that supplies them is not in place: pi: not installed ("
+    )
+    assert said.endswith("): run `rosterd integrate install pi`")
+    assert headless.holder_pids() == []
+    installed = rosterd(daemon, "integrate", "install", "pi")
+    assert installed.returncode == 0, installed.stderr
+    assert headless.post("/sessions", body).status_code == 201
 
 
 def test_the_runner_section_sets_the_policy_and_recap_and_crashes_need_not_resume(headless: Headless) -> None:

@@ -44,7 +44,7 @@ async def _answer(request: Request, read: Callable[[float | None], dict[str, Any
     if unknown or len(query.getlist("since")) > 1:
         raise BadRequest("the one parameter taken is since, once", field=unknown[0] if unknown else "since")
     given = query.get("since")
-    since = None if given is None else parse_since(given, services.of(request).clock())
+    since = None if given is None else parse_since(given, services.of(request).clock(), "since")
 
     def body() -> bytes:
         doc = {"since": to_wire(since), **read(since)}

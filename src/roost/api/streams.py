@@ -75,10 +75,19 @@ def _change_frame(change: Change) -> str:
     return frame(change.event, f"{change.status_epoch}:{change.seq}", change.to_json())
 
 
-def _number(text: str, what: str) -> int:
+SINCE_WANTED = (
+    f"since must be SEQ or STATUS_EPOCH:SEQ, each a non-negative integer of at most {DIGITS} digits, "
+    "as a change frame's id gives them (and so must Last-Event-ID)"
+)
+EPOCH_WANTED = f"status_epoch must be a non-negative integer of at most {DIGITS} digits"
+TERMINALS_WANTED = "terminals must be 0 or 1"
+"""What a bad cursor or flag is told: what a good value looks like, never the value sent back,
+which may be anything a page or a proxy put there (markup, a header's worth of text)."""
+
+
+def _number(text: str, refusal: str) -> int:
     if not (text.isascii() and text.isdigit()) or len(text) > DIGITS:
-        shown = text if len(text) <= DIGITS else f"{text[:DIGITS]}…"
-        raise BadRequest(f"{what} must be a non-negative integer of at most {DIGITS} digits, got {shown!r}")
+        raise BadRequest(refusal)
     return int(text)
 
 
@@ -88,13 +97,13 @@ def cursor(request: Request) -> tuple[int | None, int | None]:
     ``?since=`` its address was opened with, and the header is where it really got to."""
     raw = request.headers.get("last-event-id") or request.query_params.get("since")
     epoch_text = request.query_params.get("status_epoch")
-    epoch = _number(epoch_text, "status_epoch") if epoch_text else None
+    epoch = _number(epoch_text, EPOCH_WANTED) if epoch_text else None
     if not raw:
         return None, epoch
     if ":" in raw:
         first, _, rest = raw.partition(":")
-        return _number(rest, "since"), _number(first, "the since epoch")
-    return _number(raw, "since"), epoch
+        return _number(rest, SINCE_WANTED), _number(first, SINCE_WANTED)
+    return _number(raw, SINCE_WANTED), epoch
 
 
 def _open(request: Request, since: int | None, epoch: int | None, *, replay: bool) -> Stream:
@@ -110,7 +119,7 @@ def _wants_terminals(request: Request) -> bool:
         return False
     if raw == "1":
         return True
-    raise BadRequest(f"terminals must be 0 or 1, got {raw!r}")
+    raise BadRequest(TERMINALS_WANTED)
 
 
 async def changes(request: Request) -> EventStream:

@@ -1,12 +1,24 @@
-"""``rosterd.toml``: the daemon's settings, every key optional, every section something reads.
+"""``rosterd.toml``: the daemon's settings, every key optional, every key either read or refused.
 
 It lives at ``${XDG_CONFIG_HOME}/roost/rosterd.toml`` unless ``--config PATH`` names another
-file; a missing file means every default. A key this version does not know is an error rather
-than silently ignored: a misspelt ``loopback_port`` must not quietly bind the default port.
+file; a missing file means every default, and every file the daemon keeps beside its config
+(secrets, ``webhooks.json``, ``adapters.lock``) is kept beside the file actually read. A key
+this version does not know, or a value it cannot act on, is an error naming the file and the
+key rather than silently ignored: a misspelt ``loopback_port`` must not quietly bind the
+default port, and ``[sources] files = true`` must not seem to read files.
+
+``[swarm]`` and the swarm listener's ``[node] port`` and ``listen`` are read and checked now
+so that a file written for a swarm loads (the specification's own example does), and take
+effect with the swarm, which this version does not run yet: the daemon says so when it
+starts with any of them set (:attr:`Config.dormant`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
+import json
+import re
 import shlex
 import socket
 import tomllib
@@ -26,17 +38,42 @@ class ConfigError(SetupError):
     """The config file cannot be read or says something impossible."""
 
 
+LISTEN_WORDS = ("tailscale", "off")
+"""``[node] listen`` in words: the Tailscale interface's address, or no swarm listener."""
+
+TAILNET = (ipaddress.ip_network("100.64.0.0/10"), ipaddress.ip_network("fd7a:115c:a1e0::/48"))
+"""The addresses Tailscale gives its nodes: a listen address inside them is the tailnet's."""
+
+SWARM_KEYS = ("[node] port", "[node] listen", "[swarm] static_peers")
+"""The keys that take effect with the swarm (see :attr:`Config.dormant`)."""
+
+
 @dataclass(frozen=True)
 class Node:
     name: str = field(default_factory=socket.gethostname)
     port: int = 8791
+    """The swarm listener's port (takes effect with the swarm)."""
     listen: str = "tailscale"
+    """Where the swarm listener binds: ``tailscale``, ``off``, or one loopback or Tailscale
+    address (a static setup, a test). Never another interface: rosterd binds loopback, its
+    unix socket and the tailnet only, so a wildcard or LAN address is refused, not bound."""
     loopback_port: int = 8790
+
+
+@dataclass(frozen=True)
+class Swarm:
+    """``[swarm]``: how this node finds its peers; takes effect with the swarm."""
+
+    static_peers: tuple[str, ...] = ()
+    """``host:port`` of peers to dial when Tailscale does not find them (the fallback
+    without Tailscale); dialled, never bound, so any host is allowed."""
 
 
 @dataclass(frozen=True)
 class Sources:
     files: bool = False
+    """Whether rosterd reads harnesses' session files as a claim source. This version has no
+    such reader (rosterd reads no transcript), so only false is taken: true is refused."""
     scan_interval_ms: int = 2000
 
 
@@ -60,6 +97,10 @@ class Harness:
 
     adapter: str | None = None
     extension: bool = False
+    """The adapter has no claims or permission gate of its own and roost's integration for the
+    harness (``rosterd integrate install NAME``) supplies them: a headless session of it is
+    refused at its start while that integration is not in place, and only a harness roost has
+    an integration for may say true."""
     gate_timeout_s: int = 3600
 
 
@@ -78,11 +119,15 @@ class Config:
 
     path: Path
     node: Node = field(default_factory=Node)
+    swarm: Swarm = field(default_factory=Swarm)
     runner: Runner = field(default_factory=Runner)
     sources: Sources = field(default_factory=Sources)
     api: Api = field(default_factory=Api)
     mcp: Mcp = field(default_factory=Mcp)
     harness: dict[str, Harness] = field(default_factory=_default_harnesses)
+    dormant: tuple[str, ...] = field(default=(), compare=False)
+    """Keys the file sets that take effect only with the swarm (of :data:`SWARM_KEYS`), for
+    the daemon to say so rather than seem to act on them; not part of the settings' value."""
 
     @property
     def directory(self) -> Path:
@@ -94,6 +139,14 @@ def default_path() -> Path:
 
 
 _KINDS: dict[str, type | tuple[type, ...]] = {"int": int, "bool": bool, "str": str}
+_SECTIONS: dict[str, type] = {
+    "node": Node,
+    "swarm": Swarm,
+    "runner": Runner,
+    "sources": Sources,
+    "api": Api,
+    "mcp": Mcp,
+}
 
 
 def _value(where: str, kind: str, value: Any) -> Any:
@@ -110,7 +163,8 @@ def _value(where: str, kind: str, value: Any) -> Any:
     return value
 
 
-def _section(cls: type, name: str, table: Any) -> Any:
+def _section(cls: type, name: str, table: Any, base: Any = None) -> Any:
+    """``[name]`` as ``cls``; the keys it sets replace ``base``'s (a harness's default) one by one."""
     if not isinstance(table, dict):
         raise ConfigError(f"[{name}] must be a table")
     known = {f.name: f for f in fields(cls)}
@@ -119,7 +173,50 @@ def _section(cls: type, name: str, table: Any) -> Any:
         if key not in known:
             raise ConfigError(f"unknown key {key!r} in [{name}]; known: {', '.join(known)}")
         values[key] = _value(f"[{name}] {key}", str(known[key].type), value)
-    return cls(**values)
+    return dataclasses.replace(base, **values) if base is not None else cls(**values)
+
+
+def _listen(value: str) -> None:
+    """Refuse a swarm listener anywhere but the tailnet or loopback: binding a wildcard or a LAN
+    address would open the node to every network the machine is on."""
+    if value in LISTEN_WORDS:
+        return
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        address = None
+    if address is not None and (address.is_loopback or any(address in net for net in TAILNET)):
+        return
+    raise ConfigError(
+        f"[node] listen = {json.dumps(value)} is refused: rosterd listens on loopback, its unix socket "
+        'and the Tailscale interface only; write "tailscale", "off", or a loopback or Tailscale address'
+    )
+
+
+def _peer(text: str) -> None:
+    """A static peer is ``host:port`` (an IPv6 address in brackets), the port 1-65535."""
+    host, colon, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        named = _address(host)
+    else:
+        named = ":" not in host and (_address(host) or _HOSTNAME.fullmatch(host) is not None)
+    if not (colon and named and port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise ConfigError(
+            f"[swarm] static_peers holds {json.dumps(text)}, which is not host:port "
+            "(a port from 1 to 65535, an IPv6 address in brackets)"
+        )
+
+
+_HOSTNAME = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(\.(?!-)[A-Za-z0-9-]{1,63})*\.?")
+
+
+def _address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check(config: Config) -> Config:
@@ -129,6 +226,14 @@ def _check(config: Config) -> Config:
     ):
         if not 1 <= port <= 65535:
             raise ConfigError(f"{where} must be a TCP port (1-65535), got {port}")
+    _listen(config.node.listen)
+    for peer in config.swarm.static_peers:
+        _peer(peer)
+    if config.sources.files:
+        raise ConfigError(
+            "[sources] files = true is not supported: this version reads no harness's session "
+            "files, so only false is taken"
+        )
     if config.sources.scan_interval_ms < 100:
         raise ConfigError("[sources] scan_interval_ms must be at least 100")
     if config.api.max_streams < 1:
@@ -150,8 +255,52 @@ def _check(config: Config) -> Config:
     return config
 
 
+def _integrated(harness: str) -> bool:
+    """Whether roost has an integration (hooks, a plugin, an extension) it can install for it."""
+    from roost.integrate import KINDS
+
+    agent = manifest.load(harness)
+    return agent is not None and agent.hook.kind in KINDS
+
+
+def _sets(data: dict[str, Any], key: str) -> bool:
+    """Whether the file's ``data`` sets ``key`` (written ``[section] name``)."""
+    section, _, name = key[1:].partition("] ")
+    table = data.get(section)
+    return isinstance(table, dict) and name in table
+
+
+def _build(path: Path, data: dict[str, Any]) -> Config:
+    dormant = tuple(key for key in SWARM_KEYS if _sets(data, key))
+    sections: dict[str, Any] = {"path": path, "dormant": dormant}
+    for name, cls in _SECTIONS.items():
+        if name in data:
+            sections[name] = _section(cls, name, data.pop(name))
+    if "harness" in data:
+        table = data.pop("harness")
+        if not isinstance(table, dict):
+            raise ConfigError("[harness] must be a table of [harness.NAME] tables")
+        defaults = _default_harnesses()
+        written = {
+            name: _section(Harness, f"harness.{name}", value, defaults.get(name))
+            for name, value in table.items()
+        }
+        for name, harness in written.items():
+            if harness.extension and not _integrated(name):
+                raise ConfigError(
+                    f"[harness.{name}] extension = true is not supported: roost has no integration "
+                    f"for {name} to supply its claims and permission gate"
+                )
+        sections["harness"] = {**defaults, **written}
+    if data:
+        known = ", ".join([*_SECTIONS, "harness.NAME"])
+        raise ConfigError(f"unknown section [{next(iter(data))}]; known: {known}")
+    return _check(Config(**sections))
+
+
 def load(path: Path | None = None) -> Config:
-    """The config at ``path`` (default: the XDG location); defaults for whatever it leaves out."""
+    """The config at ``path`` (default: the XDG location); defaults for whatever it leaves out.
+    Every refusal is one line that names the file, and the key when there is one."""
     path = path or default_path()
     try:
         data = tomllib.loads(path.read_text())
@@ -163,51 +312,43 @@ def load(path: Path | None = None) -> Config:
         raise ConfigError(f"cannot read {path}: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: {error}") from None
-    sections: dict[str, Any] = {"path": path}
-    for name, cls in (
-        ("node", Node),
-        ("runner", Runner),
-        ("sources", Sources),
-        ("api", Api),
-        ("mcp", Mcp),
-    ):
-        if name in data:
-            sections[name] = _section(cls, name, data.pop(name))
-    if "harness" in data:
-        table = data.pop("harness")
-        if not isinstance(table, dict):
-            raise ConfigError("[harness] must be a table of [harness.NAME] tables")
-        sections["harness"] = {
-            **_default_harnesses(),
-            **{name: _section(Harness, f"harness.{name}", value) for name, value in table.items()},
-        }
-    if data:
-        raise ConfigError(f"unknown section [{next(iter(data))}] in {path}")
-    return _check(Config(**sections))
+    try:
+        return _build(path, data)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error.message}") from None
+
+
+NOTES: dict[str, tuple[str, ...]] = {
+    "node": (
+        "port and listen are the swarm listener's: they take effect with the swarm.",
+        'listen: "tailscale", "off", or one loopback or Tailscale address; nothing else is bound.',
+    ),
+    "swarm": ("the whole section takes effect with the swarm.",),
+    "sources": ("only false is taken for files: this version reads no harness's session files.",),
+}
+"""What ``default_text`` says under a section's header, beside its keys."""
 
 
 def default_text() -> str:
     """A ``rosterd.toml`` that shows every key this version knows at its default, each line
     commented out, so the file changes nothing until a person uncomments a line (and its
     section's header); what ``rosterd setup`` writes where no config is."""
-    import json
-
     defaults = Config(default_path())
     lines = [
         "# rosterd's settings. Every key is optional, and each is shown below at its default,",
         "# commented out: uncomment a key and its [section] line to change it.",
         "# `rosterd doctor` checks this file; `rosterd setup` wrote it and never rewrites it.",
     ]
-    sections: list[tuple[str, Any]] = [
-        ("node", defaults.node),
-        ("runner", defaults.runner),
-        ("sources", defaults.sources),
-        ("api", defaults.api),
-        ("mcp", defaults.mcp),
-    ]
+    sections: list[tuple[str, Any]] = [(name, getattr(defaults, name)) for name in _SECTIONS]
     sections += [(f"harness.{name}", harness) for name, harness in defaults.harness.items()]
     for name, values in sections:
         lines += ["", f"# [{name}]"]
+        lines += [f"# note: {note}" for note in NOTES.get(name, ())]
+        if name.startswith("harness.") and values.extension:
+            harness = name.removeprefix("harness.")
+            lines.append(
+                f"# note: a headless session starts once `rosterd integrate install {harness}` is done."
+            )
         for item in fields(values):
             value = getattr(values, item.name)
             if value is not None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import uvicorn
 from starlette.routing import Route
 
-from roost import mcpserver, paths
+from roost import integrate, mcpserver, paths
 from roost.actions import names
 from roost.actions.gates import Gates
 from roost.actions.permission import Permissions
@@ -104,7 +104,13 @@ async def _serve(config: Config) -> int:
         rebuilt = observer.rebuild()
         names.restore(live, clock())
         bridge = mcpserver.stdio(api_path)
-        runner = Runner(live, settings_of(config.runner, config.harness), clock, mcp=[bridge])
+        runner = Runner(
+            live,
+            settings_of(config.runner, config.harness, config.directory),
+            clock,
+            mcp=[bridge],
+            extension_missing=integrate.missing,
+        )
         began = time.perf_counter()
         headless = await runner.rebuild()
         rebuilt_headless = time.perf_counter() - began
@@ -175,6 +181,11 @@ async def _serve(config: Config) -> int:
             f"in {facts['rebuild']['ms']} ms ({facts['rebuild']['sessions']} sessions)\n"
         )
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
+        if config.dormant:
+            sys.stderr.write(
+                f"rosterd: {', '.join(config.dormant)} in {config.path} take effect with the swarm, "
+                "which this version does not run yet\n"
+            )
         sys.stderr.flush()
         runner.begin()
         async with (

@@ -19,6 +19,7 @@ Boundaries, as sentences:
     integration("claude").install()    # -> lines saying what changed
     integration("claude").status()     # -> Report(state="installed", ...)
     gated("claude").install(gate=True, gate_timeout_s=600)   # the permission gate, on
+    missing("pi")                      # -> None, or why it is not in place and the fix
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from roost.integrate.common import (
     Report,
     gated,
     integration,
+    missing,
     names,
 )
 
@@ -48,5 +50,6 @@ __all__ = [
     "Report",
     "gated",
     "integration",
+    "missing",
     "names",
 ]

@@ -17,7 +17,7 @@ from typing import Protocol
 from roost import files
 from roost.agents import manifest
 from roost.agents.manifest import Manifest
-from roost.errors import SetupError, UsageError
+from roost.errors import RoostError, SetupError, UsageError
 
 INSTALLED, NOT_INSTALLED, OUTDATED = "installed", "not installed", "outdated"
 HOOK = "rosterd-hook"
@@ -81,6 +81,19 @@ def integration(harness: str) -> Integration:
         )
     module = importlib.import_module(f"roost.integrate.{KINDS[kind]}")
     return module.make(agent)
+
+
+def missing(harness: str) -> str | None:
+    """Why roost's integration with ``harness`` is not in place (not installed, out of date, or
+    none exists), with the command that fixes it; None when it is installed. What a headless
+    start asks of a harness whose adapter relies on it (``[harness.NAME] extension``)."""
+    try:
+        report = integration(harness).status()
+    except RoostError as error:
+        return error.message
+    if report.state == INSTALLED:
+        return None
+    return f"{report.line}: run `rosterd integrate install {harness}`"
 
 
 def gated(harness: str) -> Gated:

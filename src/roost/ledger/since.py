@@ -25,9 +25,10 @@ WANTED = (
 )
 
 
-def parse(text: str, now: float) -> float:
+def parse(text: str, now: float, name: str = "--since") -> float:
     """The moment ``text`` names, in seconds since 1970 (a span reaching further back is 1970).
-    :class:`~roost.errors.UsageError` (exit 1, HTTP 400) says what is wanted instead."""
+    :class:`~roost.errors.UsageError` (exit 1, HTTP 400) says what ``name`` wants instead, and
+    not what was given: a route's query may hold anything a page or a proxy put there."""
     if re.fullmatch(SPAN, text):
         return max(0.0, now - int(text[:-1]) * UNITS[text[-1]])
     if re.fullmatch(MOMENT, text):
@@ -37,4 +38,4 @@ def parse(text: str, now: float) -> float:
             return max(0.0, datetime.fromisoformat(text.upper()).timestamp())
         except ValueError:
             pass
-    raise UsageError(f"--since must be {WANTED}; got {text!r}", field="since")
+    raise UsageError(f"{name} must be {WANTED}", field="since")

@@ -40,6 +40,7 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -119,11 +120,16 @@ class Runner:
         clock: Callable[[], float] = time.time,
         environ: dict[str, str] | None = None,
         mcp: Sequence[StdioServer] = (),
+        extension_missing: Callable[[str], str | None] = lambda harness: None,
     ) -> None:
         self.live = live
         self.settings = settings
         self.mcp = tuple(mcp)
         """MCP servers every harness is offered in ``session/new`` and ``session/load``."""
+        self._extension_missing = extension_missing
+        """Why roost's integration with a harness is not in place, or None: asked before a
+        harness of ``settings.extensions`` starts (the daemon passes ``integrate.missing``;
+        the runner cannot import its neighbour)."""
         self._clock = clock
         self._environ = dict(os.environ if environ is None else environ)
         self.sessions: dict[str, Headless] = {}
@@ -165,6 +171,14 @@ class Runner:
             raise refused(400, "unknown_harness", f"no ACP adapter for harness {harness!r}; known: {known}")
         if not os.path.isdir(cwd):
             raise refused(400, "bad_cwd", f"{cwd} is not a folder on this node")
+        if harness in self.settings.extensions and (why := self._extension_missing(harness)):
+            # Started without it, the session would miss what only the integration reports.
+            raise refused(
+                409,
+                "extension_missing",
+                f"{harness}'s adapter has no claims or permission gate of its own ([harness.{harness}] "
+                f"extension = true) and roost's integration that supplies them is not in place: {why}",
+            )
         entry = Entry(
             key="",
             harness=harness,
@@ -227,7 +241,11 @@ class Runner:
             link = self._attach(h, shaken)
             await link.initialize()
             mismatch = lock.check(
-                entry.harness, self.settings.adapters[entry.harness], link.agent_info, self._clock()
+                self.settings.folder / lock.FILE,
+                entry.harness,
+                self.settings.adapters[entry.harness],
+                link.agent_info,
+                self._clock(),
             )
             if mismatch:
                 await self._abandon(h, fresh=fresh)
@@ -760,9 +778,12 @@ class Runner:
         task.add_done_callback(self._background.discard)
 
 
-def settings_of(runner: RunnerSection, harness: dict[str, Any]) -> Settings:
-    """Settings from the daemon's config: its ``[runner]`` section and ``[harness.*]`` tables."""
-    return Settings({name: shlex.split(h.adapter) for name, h in harness.items() if h.adapter}, runner)
+def settings_of(runner: RunnerSection, harness: dict[str, Any], folder: Path) -> Settings:
+    """Settings from the daemon's config: its ``[runner]`` section and ``[harness.*]`` tables,
+    and ``folder``, the one the config was read from."""
+    adapters = {name: shlex.split(h.adapter) for name, h in harness.items() if h.adapter}
+    extensions = frozenset(name for name, h in harness.items() if h.extension)
+    return Settings(adapters, runner, folder, extensions)
 
 
 def _fold(said: list[Said]) -> Said:

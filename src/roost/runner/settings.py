@@ -6,7 +6,10 @@ section against these fields and their types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roost import paths
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,13 @@ class Runner:
 
 @dataclass(frozen=True)
 class Settings:
-    """The ``[runner]`` section and each harness's adapter (``[harness.NAME] adapter``)."""
+    """The ``[runner]`` section, each harness's adapter (``[harness.NAME] adapter``), and the
+    folder of the config they came from."""
 
     adapters: dict[str, list[str]]
     runner: Runner = Runner()
+    folder: Path = field(default_factory=paths.config_home)
+    """The config's folder, where ``adapters.lock`` is kept beside the config's other files."""
+    extensions: frozenset[str] = frozenset()
+    """Harnesses whose adapter has no claims or permission gate of its own and relies on roost's
+    integration for them (``[harness.NAME] extension``): one starts only while it is in place."""

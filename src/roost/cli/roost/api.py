@@ -39,7 +39,8 @@ STATES    a comma list of distinct states: idle, working, blocked
 DURATION  an integer with ms, s or m: 1ms to 5m
 
 agent-status, agents  headered TSV, one row per session (source "legacy" when absent);
-                      --json: the row with exactly its eleven fields (agents: an array)
+                      --json: the daemon's /agents body as sent: the row with exactly its
+                      eleven fields (agents: {{"agents": [row, ...]}})
 agent-wait            pins the session's status_epoch and occupant_id, then prints one
                       outcome: matched, timed_out, occupant_changed or session_closed
 agent-prompt          pins status_epoch, occupant_id and revision; the daemon writes TEXT
@@ -114,19 +115,27 @@ def _options(
     return positional, given
 
 
-def _call(target: str, body: Any = None, timeout: float = TIMEOUT) -> Any:
-    """The daemon's JSON answer to ``GET target`` (``POST`` with a ``body``), on a connection of
-    its own. A refusal is left to the caller (:func:`_failure`); an unreachable daemon is said
-    in the words ``roost api`` has always used."""
+def _fetch(target: str, body: Any = None, timeout: float = TIMEOUT) -> bytes:
+    """The daemon's answer to ``GET target`` (``POST`` with a ``body``), its bytes as sent, on a
+    connection of its own. A refusal is left to the caller (:func:`_failure`); an unreachable
+    daemon is said in the words ``roost api`` has always used."""
     try:
         with Client(timeout=timeout) as client:
-            content = client.get(target) if body is None else client.post(target, body)
+            return client.get(target) if body is None else client.post(target, body)
     except Unreachable as error:
         raise _reworded(error) from None
+
+
+def _parsed(content: bytes) -> Any:
     try:
         return cjson.loads(content)
     except ValueError:
         raise Unavailable("rosterd answered without JSON") from None
+
+
+def _call(target: str, body: Any = None, timeout: float = TIMEOUT) -> Any:
+    """:func:`_fetch`, as JSON."""
+    return _parsed(_fetch(target, body, timeout))
 
 
 def _answer(target: str, body: Any = None, timeout: float = TIMEOUT, session: str | None = None) -> Any:
@@ -179,21 +188,34 @@ def _table(rows: list[dict[str, Any]], header: tuple[str, ...] = FIELDS) -> None
     output.line("\n".join(lines))  # cells hold no tab or newline: what is left is escaped
 
 
-def _json(doc: object) -> None:
-    sys.stdout.write(cjson.document(doc, compact=True))
+def _read(target: str, session: str | None = None) -> tuple[bytes, Any]:
+    """``GET target``: its body as sent, and as JSON; a refusal mapped to its failure."""
+    try:
+        content = _fetch(target)
+    except Refused as refused:
+        raise _failure(refused, session) from None
+    return content, _parsed(content)
+
+
+def _as_sent(content: bytes) -> None:
+    """``--json``: the daemon's body byte for byte, then a newline, so a script reading the CLI
+    and one reading the route parse the same document."""
+    out = sys.stdout.buffer
+    out.write(content + b"\n")
+    out.flush()
 
 
 def _row(session: str) -> dict[str, Any]:
-    return _answer(path_of("agents", session), session=session)
+    return _read(path_of("agents", session), session)[1]
 
 
 def agent_status(args: list[str]) -> int:
     positional, given = _options(args, ("--json",), ())
     if len(positional) != 1:
         raise UsageError(USAGE)
-    row = _row(positional[0])
+    content, row = _read(path_of("agents", positional[0]), positional[0])
     if "--json" in given:
-        _json(row)
+        _as_sent(content)
     else:
         _table([row])
     return 0
@@ -203,11 +225,11 @@ def agents(args: list[str]) -> int:
     positional, given = _options(args, ("--json",), ())
     if positional:
         raise UsageError(USAGE)
-    rows = _answer("/agents")["agents"]
+    content, doc = _read("/agents")
     if "--json" in given:
-        _json(rows)
+        _as_sent(content)
     else:
-        _table(rows)
+        _table(doc["agents"])
     return 0
 
 
