@@ -14,7 +14,7 @@ from roost import __version__
 from roost.api.app import ROUTES
 from roost.api.gate import PAGE, PUBLIC
 from roost.api.web import ROUTES as WEB_ROUTES
-from tests.api.helpers import about, key_of, sleeper
+from tests.api.helpers import about, claimed, key_of, sleeper
 from tests.daemon.fixture import Daemon, pid_start_ticks
 
 
@@ -128,15 +128,46 @@ def test_claim_accepted(api: httpx.Client, proc: subprocess.Popen[bytes]) -> Non
     assert api.get(f"/sessions/{body['session_key']}").json()["activity"] == "needs_attention"
 
 
-def test_claim_source_defaults_to_hook_and_attested_sources_are_refused(
+def test_claim_source_defaults_to_hook_and_rosterds_own_sources_are_refused(
     api: httpx.Client, proc: subprocess.Popen[bytes]
 ) -> None:
     key = started(api, proc)
     assert api.get(f"/sessions/{key}").json()["sources"] == ["hook"]
-    for source in ("acp", "integration"):
+    for source in ("launcher", "acp", "integration"):
         response = claim(api, about(proc, source=source, activity="idle"))
         assert response.status_code == 400
         assert response.json() == {"error": f"{source} claims are not accepted over HTTP", "field": "source"}
+
+
+@pytest.mark.parametrize("listener", ["unix", "tcp"])
+def test_no_client_speaks_as_the_launcher_on_either_listener(running: Daemon, listener: str) -> None:
+    """Only rosterd speaks for its launcher: a launcher's claim outranks every hook, so one a
+    client could post would pin what no agent said. Refused on the socket and on loopback with
+    the bearer alike, whether it names a session by key or by process, and nothing changes."""
+    with sleeper() as proc, sleeper() as stranger:
+        with running.unix() as api:
+            key = started(api, proc)
+        before = running.snapshot()
+        client = running.unix() if listener == "unix" else running.tcp(running.token)
+        forged = [
+            about(proc, source="launcher", activity="blocked", event="permission"),
+            {"source": "launcher", "session_key": key, "activity": "blocked", "fields": {"name": "pinned"}},
+            about(stranger, source="launcher", activity="blocked", fields={"lane": "headless"}),
+        ]
+        with client:
+            for body in forged:
+                response = claim(client, body)
+                assert response.status_code == 400, response.text
+                assert response.json() == {
+                    "error": "launcher claims are not accepted over HTTP",
+                    "field": "source",
+                }
+        assert claimed(running.snapshot()["records"]) == claimed(before["records"])
+        record = running.get(f"/sessions/{key}")
+        assert (record["activity"], record["sources"], record["name"]) == ("active", ["hook"], None)
+        assert running.get(f"/sessions/{key}/explain")["rejected"] == []
+        with running.unix() as api:
+            assert api.get(f"/sessions/{stranger.pid}").status_code == 404
 
 
 @pytest.mark.parametrize(

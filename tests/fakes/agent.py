@@ -44,6 +44,11 @@ def main() -> None:
     parser.add_argument("--reply", default="fake reply")
     parser.add_argument("--echo-reply", action="store_true")
     parser.add_argument("--dialog-on", default=None, help="a prompt containing this opens a dialog")
+    parser.add_argument(
+        "--dialog-notice",
+        action="store_true",
+        help="a PermissionRequest is followed by Notification permission_prompt, as Claude Code does",
+    )
     parser.add_argument("--no-hooks", action="store_true", help="never badge itself")
     parser.add_argument("--no-start", action="store_true", help="never fire UserPromptSubmit")
     parser.add_argument("--error-on", default=None, help="a prompt containing this fails the turn")
@@ -193,6 +198,13 @@ def main() -> None:
                                 },
                                 args,
                             )
+                            if args.dialog_notice:
+                                notice = {
+                                    "hook_event_name": "Notification",
+                                    "notification_type": "permission_prompt",
+                                    "message": "Claude needs your permission to use Bash",
+                                }
+                                hook(notice, args)
                         in_dialog = True
                         continue
                     finish(prompt, args, write)

@@ -4,6 +4,7 @@ arrives against ``GET /changes``, the stream a webhook must match change for cha
 from __future__ import annotations
 
 import json
+import queue
 import signal
 import stat
 import time
@@ -13,8 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.api.agentpane import start_agent
 from tests.api.helpers import about, sleeper
 from tests.api.sse import Event, Events
+from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon, free_port, running
 from tests.fakes.webhook_receiver import Receiver
 
@@ -26,6 +29,9 @@ DRIVEN = ("session_started", "attention", "attention_cleared", "activity", "rena
 """What :func:`drive` makes one session go through, in order."""
 DELIVERY = 0.1
 """Seconds from POST /claim to the frame reaching an SSE subscriber (as tests/api/test_streams.py)."""
+SETTLED = 2.0
+"""Seconds after a dialog opens for every later word about it to have arrived: the pane's badge
+read back by the daemon, a notification hook after the dialog's own."""
 
 
 @pytest.fixture
@@ -131,6 +137,64 @@ def test_every_matching_change_arrives_once_in_order_as_the_stream_gives_it(
         "dropped": 0,
         "queued": 0,
     }
+
+
+def frames_for(stream: Events, key: str, quiet: float, most: float = 10.0) -> list[Event]:
+    """Every frame about session ``key`` until the stream has said nothing for ``quiet`` seconds
+    (or ``most`` seconds have passed: other sessions on the machine may keep it talking)."""
+    seen = []
+    deadline = time.monotonic() + most
+    while time.monotonic() < deadline:
+        try:
+            event = stream.next(quiet)
+        except queue.Empty:
+            break
+        if event.data.get("session_key") == key:
+            seen.append(event)
+    return seen
+
+
+# A dialog as Claude Code opens one (PermissionRequest, then Notification permission_prompt),
+# as it opens one with no tool of its own (Notification permission_prompt alone), and as an agent
+# whose hooks fire PermissionRequest only.
+DIALOGS = [
+    pytest.param("please deploy", ("--dialog-notice",), id="permission-request-then-notification"),
+    pytest.param("/exit", ("--exit-dialog",), id="notification-alone"),
+    pytest.param("please deploy", (), id="permission-request-alone"),
+]
+
+
+@pytest.mark.parametrize(("prompt", "flags"), DIALOGS)
+def test_one_dialog_is_one_attention_on_the_stream_and_to_a_webhook(
+    roost: Roost, running: Daemon, receivers: list[Receiver], prompt: str, flags: tuple[str, ...]
+) -> None:
+    """Every word about one open dialog (the hook's claim, the badge it wrote read back by the
+    daemon, a notification about the same dialog) is one wait: one ``attention`` to notify on."""
+    target = receiver(receivers)
+    with running.unix() as client:
+        register(client, target.url, ["attention"])
+    roost.start("sleep 600", session="keep")  # a server, so that its panes' hooks reach the daemon
+    roost.tmux("set-environment", "-g", "XDG_RUNTIME_DIR", str(running.runtime))
+    agent = start_agent(roost, running, "--dialog-on", "deploy", *flags)
+    row = agent.row() or {}
+    key = agent.record()["session_key"]
+    with Events(running.unix(), "/changes") as stream:
+        stream.until("snapshot")
+        pins = {name: row[name] for name in ("status_epoch", "occupant_id", "revision")}
+        assert agent.post("/prompt", {"text": prompt, **pins}).status_code == 200
+        first = stream.until("attention", key=key, timeout=20)
+        after = frames_for(stream, key, SETTLED)
+    wait = first.data["record"]["pending"]
+    assert wait is not None and wait["id"], first.data
+    assert [frame.name for frame in after if frame.name.startswith("attention")] == [], [
+        (frame.name, frame.data["record"]["activity_event"]) for frame in after
+    ]
+    assert all(frame.data["record"]["pending"] == wait for frame in after)
+    assert agent.record()["pending"]["id"] == wait["id"]
+    running.wait_for(lambda: target.bodies(), what="the attention webhook")
+    time.sleep(0.5)  # a second delivery, were there one, has had its chance
+    delivered = [body for body in target.bodies() if body["data"]["session_key"] == key]
+    assert [body["data"]["seq"] for body in delivered] == [first.data["seq"]]
 
 
 def test_a_name_is_delivered_to_the_address_it_was_checked_at(

@@ -46,6 +46,46 @@ def test_each_activity_transition_emits_its_change(
     assert events(hub.apply(claim(clock, "hook", activity=last))) == emitted
 
 
+def test_one_request_said_again_is_one_attention(hub: Roster, clock: Clock) -> None:
+    """A wait is its request: the hook's word, then a notification about the same dialog, then
+    the pane's badge read back all name one request, and only the first is an ``attention``."""
+    hub.apply(claim(clock, "hook", activity="working"))
+    asks = {"pending": {"summary": "Bash: npm test", "tool": "Bash"}}
+    opened = hub.apply(claim(clock, "hook", activity="blocked", event="PermissionRequest", fields=asks))
+    assert events(opened) == ["attention"]
+    request = current(hub).pending
+    for event in ("Notification:permission_prompt", "permission"):
+        clock.advance(0.15)
+        again = hub.apply(claim(clock, "hook", activity="blocked", event=event, fields=asks))
+        assert events(again) == ["updated"]
+        assert (current(hub).activity_event, current(hub).pending) == (event, request)
+    clock.advance(1)
+    other = {"pending": {"summary": "Bash: rm -rf build", "tool": "Bash"}}
+    assert events(hub.apply(claim(clock, "hook", activity="blocked", fields=other))) == ["attention"]
+    assert current(hub).pending["id"] != request["id"]
+
+
+def test_the_same_request_from_a_higher_source_or_a_new_one_from_another(hub: Roster, clock: Clock) -> None:
+    """The id decides, whoever says it: another source's request is another wait."""
+    hub.apply(claim(clock, "hook", activity="blocked", fields={"pending": {"id": "a1", "summary": "x"}}))
+    same = hub.apply(
+        claim(clock, "acp", activity="blocked", fields={"pending": {"id": "a1", "summary": "x"}})
+    )
+    assert events(same) == ["updated"]
+    other = hub.apply(
+        claim(clock, "acp", activity="blocked", fields={"pending": {"id": "b2", "summary": "x"}})
+    )
+    assert events(other) == ["attention"]
+
+
+def test_a_repeated_request_with_a_rename_is_only_renamed(hub: Roster, clock: Clock) -> None:
+    asks = {"pending": {"summary": "Bash: npm test"}}
+    hub.apply(claim(clock, "hook", activity="blocked", fields=asks))
+    assert events(hub.apply(claim(clock, "hook", activity="blocked", fields={**asks, "name": "x"}))) == [
+        "renamed"
+    ]
+
+
 def test_renaming_emits_renamed(hub: Roster, clock: Clock) -> None:
     hub.apply(claim(clock, "hook", activity="working"))
     assert events(hub.apply(claim(clock, "launcher", fields={"name": "api"}))) == ["renamed"]
@@ -148,6 +188,14 @@ def test_transitions_is_a_pure_function_of_two_records() -> None:
     assert changes.transitions(record(seq=1), record(seq=2)) == ["activity"]
     assert changes.transitions(record(), record(liveness="stale")) == []
     assert changes.transitions(record("needs_attention"), record(liveness="ended")) == ["session_ended"]
+    waits = {"pending": {"id": "r1"}}
+    assert changes.transitions(
+        record("needs_attention", 1, **waits), record("needs_attention", 2, **waits)
+    ) == ["updated"]
+    assert changes.transitions(record("needs_attention", 1), record("needs_attention", 2)) == ["attention"]
+    assert changes.transitions(record("idle", 1, **waits), record("needs_attention", 2, **waits)) == [
+        "attention"
+    ]
 
 
 def test_a_change_serialises_with_its_seq_name_epoch_and_record(hub: Roster, clock: Clock) -> None:

@@ -200,6 +200,33 @@ def test_bad_requests_are_refused_and_change_nothing(headless: Headless) -> None
     assert missing.status_code == 404
 
 
+def test_no_client_pins_a_headless_session_by_speaking_as_its_launcher(headless: Headless) -> None:
+    """The launcher's word outranks the ACP stream's, so a claim posted as the launcher would
+    hold a session whose turn ended at needs_attention until the daemon restarted. Only rosterd
+    speaks for its launcher: refused on the socket and on loopback with the bearer, and the
+    session's next turn still ends idle."""
+    headless.daemon.start()
+    key = headless.start()["session_key"]
+    assert headless.prompt(key, "hello", wait="idle").status_code == 200
+    before = headless.until(key, activity="idle")
+    forged = {
+        "source": "launcher",
+        "session_key": key,
+        "activity": "blocked",
+        "event": "permission",
+        "fields": {"pending": {"summary": "Bash: rm -rf /"}},
+    }
+    for client in (headless.daemon.unix(), headless.daemon.tcp(headless.daemon.token)):
+        with client:
+            answer = client.post("/claim", json=forged)
+        assert answer.status_code == 400, answer.text
+        assert answer.json() == {"error": "launcher claims are not accepted over HTTP", "field": "source"}
+    assert headless.record(key) == before
+    again = headless.prompt(key, "and again", wait="idle")
+    assert again.status_code == 200 and again.json()["record"]["activity"] == "idle", again.text
+    assert headless.post(f"/sessions/{key}/stop").status_code == 200
+
+
 def test_idle_past_the_timeout_suspends_and_a_prompt_resumes_with_the_history(headless: Headless) -> None:
     headless.daemon.settings["runner"] = {"idle_timeout_s": 1}
     headless.daemon.start()

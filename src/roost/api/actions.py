@@ -21,9 +21,13 @@ from roost.detect import procs
 from roost.roster import BadClaim, Claim, Outcome, check, parse, pending, records, to_json
 from roost.roster.precedence import ACP, INTEGRATION, LAUNCHER
 
-ATTESTED = (ACP, INTEGRATION)
-"""Sources whose claims must come from where the daemon can prove who sent them (its own ACP
-stream; the reports socket's peer credentials), never from a POST."""
+NOT_POSTED = (LAUNCHER, ACP, INTEGRATION)
+"""Sources no ``POST /claim`` may speak as, whoever sends it. rosterd itself speaks for its
+launcher (its runner, and :func:`register` and :func:`name`, which build the claim with only
+the fields they allow) and for the ACP stream it drives; an integration reports on the reports
+socket, whose peer credentials prove which process it is. These sources outrank a hook's, so a
+client that could post as one would set what no agent said and no later hook could undo: a
+headless session pinned at needs_attention after its turn ended, until the daemon restarted."""
 
 
 def _answer(roster_head: int, outcome: Outcome, status: int = 200, **extra: Any) -> JSONResponse:
@@ -46,7 +50,7 @@ async def claim(request: Request) -> JSONResponse:
     roster = daemon.live.roster
     payload = await read_object(request)
     source = payload.get("source")
-    if source in ATTESTED:
+    if source in NOT_POSTED:
         raise BadRequest(f"{source} claims are not accepted over HTTP", field="source")
     try:
         parsed = parse(payload, daemon.clock())

@@ -248,7 +248,7 @@ OPERATIONS = (
     Operation(
         "post",
         "/claim",
-        "send one claim (source defaults to hook; acp and integration are refused over HTTP)",
+        "send one claim (source defaults to hook; launcher, acp and integration are refused over HTTP)",
         {"200": (replies.ClaimResult, "accepted")},
         ("400", "404", "409", "413"),
         ClaimBody,

@@ -67,14 +67,21 @@ def read(pane: Pane) -> Badge | None:
 
 def shows(badge: Badge, record: records.Record | None) -> bool:
     """Whether the record already says what the badge says, so claiming it again adds nothing
-    (a hook that posted its claim to the daemon also wrote the badge)."""
+    (a hook that posted its claim to the daemon also wrote the badge). A dialog's badge knows
+    only what it asks; the record's request has more (its id, when it opened), so the two
+    agree when they ask the same."""
     if record is None:
         return False
     claimed = badge.claim_fields()
     if (
         record.activity != badge.activity
         or record.error_reason != claimed.get("error_reason")
-        or record.pending != claimed.get("pending")
+        or _asks(record.pending) != _asks(claimed.get("pending"))
     ):
         return False
     return all(getattr(record, field) == value for field, value in badge.fields)
+
+
+def _asks(pending: dict[str, Any] | None) -> str | None:
+    """What a pending request asks (its summary), or None when there is no request."""
+    return pending.get("summary") if pending else None

@@ -9,13 +9,17 @@ epoch) it gets one ``snapshot`` change instead and starts over from there. Names
 - ``session_started``: a session key seen for the first time.
 - ``session_ended``: liveness became ended; ``record.ended_reason`` says why.
 - ``session_suspended``: the runner stopped the session's process on purpose, keeping it.
-- ``attention``: an accepted claim leaves the session needing a human; sent again for every
-  new claim while it waits. This is the one to notify on.
+- ``attention``: an accepted claim leaves the session needing a human: once per wait, so it is
+  the one to notify on. A wait is its pending request: a claim that says the same request
+  again (its id unchanged: a notification about the dialog its hook already reported, the
+  pane's badge read back, a gate giving up on it) is an ``updated``, not a second wait. A
+  claim that needs a human with no request to name is a new wait every time.
 - ``attention_cleared``: the session no longer needs a human and has not ended.
 - ``activity``: any other change of activity.
 - ``renamed``: the display name changed.
 - ``updated``: nothing above, but something a client shows beside the activity did: the plan,
-  mode, usage or recap (a headless session's plan moves on mid-turn, with no new activity).
+  mode, usage or recap (a headless session's plan moves on mid-turn, with no new activity), or
+  a wait already announced was said again.
 - ``snapshot``: the whole roster, for a new subscriber or one that fell behind.
 """
 
@@ -73,15 +77,25 @@ def transitions(old: Record | None, new: Record) -> list[str]:
         names.append(RENAMED)
     claimed = new.activity_seq != old.activity_seq or new.activity != old.activity
     needs = new.activity == records.NEEDS_ATTENTION
-    if claimed and needs:
+    repeated = claimed and needs and same_wait(old, new)
+    if claimed and needs and not repeated:
         names.append(ATTENTION)
     elif old.activity == records.NEEDS_ATTENTION and not needs:
         names.append(ATTENTION_CLEARED)
-    elif claimed:
+    elif claimed and not repeated:
         names.append(ACTIVITY)
-    if not names and any(getattr(new, name) != getattr(old, name) for name in SHOWN):
+    if not names and (repeated or any(getattr(new, name) != getattr(old, name) for name in SHOWN)):
         names.append(UPDATED)
     return names
+
+
+def same_wait(old: Record, new: Record) -> bool:
+    """Whether both records wait on a person for one and the same request: its id unchanged."""
+    waits = [
+        (record.pending or {}).get("id") if record.activity == records.NEEDS_ATTENTION else None
+        for record in (old, new)
+    ]
+    return waits[0] is not None and waits[0] == waits[1]
 
 
 @dataclass(frozen=True)
