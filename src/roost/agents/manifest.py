@@ -7,23 +7,22 @@ user's file with a problem is left out whole and reported (:func:`problems`), so
 manifest keeps working: the hook, the scan and ``close`` never lose an agent to a typo.
 
 ``load`` runs on every hook event, so it keeps clear of slow imports (tomllib, pathlib,
-dataclasses, json): an agent's checked and merged table is cached as JSON in the private
-runtime directory, keyed by both files' identities, read with :mod:`roost.cjson`, and TOML is
-parsed and checked again only once a file changes.
+dataclasses, json): an agent's checked and merged table is kept in :mod:`roost.agents.cache`,
+keyed by both files' identities, and TOML is parsed and checked again only once a file changes.
 """
 
 from __future__ import annotations
 
 import os
 
-from roost import cjson, files, paths
+from roost import paths
+from roost.agents import cache
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 _PACKAGED = os.path.join(os.path.dirname(__file__), "manifests")
-CACHE_FORMAT = 2
 
 # What a hook event can make roost do; the engine knows these words and nothing per agent.
 ACTIONS = ("prompt", "working", "tool", "blocked", "done", "interrupt", "error", "identify", "ignore")
@@ -351,14 +350,6 @@ def _user_dir() -> str:
     return os.path.join(paths.config_dir(), "agents")
 
 
-def _identity(path: str) -> list | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return [path, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
-
-
 _memo: dict[str, tuple[list, Resolved]] = {}
 
 
@@ -371,21 +362,21 @@ def resolve(name: str, user: bool = True) -> Resolved:
     """
     packaged = os.path.join(_PACKAGED, f"{name}.toml")
     mine = os.path.join(_user_dir(), f"{name}.toml")
-    key = [_identity(packaged), _identity(mine) if user else None]
+    key = [cache.identity(packaged), cache.identity(mine) if user else None]
     memo = f"{mine}\0{user}"
     hit = _memo.get(memo)
     if hit is not None and hit[0] == key:
         return hit[1]
     if key == [None, None]:
         return Resolved(None, ())
-    cache = mine if user else packaged
-    entry = _cached(cache, key)
+    source = mine if user else packaged
+    entry = cache.read(source, key)
     if entry is None:
         from roost.agents import schema
 
         table, found = schema.resolve(name, packaged if key[0] else None, mine if key[1] else None)
         entry = {"table": table, "problems": found}
-        _store(cache, key, entry)
+        cache.write(source, key, entry)
     table = entry["table"]
     resolved = Resolved(
         None if table is None else Manifest(table), tuple((agent, text) for agent, text in entry["problems"])
@@ -398,36 +389,6 @@ def load(name: str) -> Manifest | None:
     """One agent's manifest: the packaged file with the user's merged over it, or the packaged
     file alone while the user's has a problem (see :func:`problems`)."""
     return resolve(name).manifest
-
-
-def _cache_file(path: str) -> str:
-    name = path.replace("%", "%25").replace("/", "%2F")
-    return os.path.join(paths.runtime_path(), "manifests", f"{name}.json")
-
-
-def _cached(source: str, key: list) -> dict | None:
-    """The cache entry kept for ``source`` under ``key``, or None."""
-    try:
-        with open(_cache_file(source), "rb") as f:
-            if os.fstat(f.fileno()).st_uid != os.getuid():
-                return None
-            entry = cjson.loads(f.read())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
-        return None
-    return entry
-
-
-def _store(source: str, key: list, entry: dict) -> None:
-    """Write the cache entry atomically; when it cannot be written the files are read again next time."""
-    try:
-        text = cjson.dumps({"format": CACHE_FORMAT, "key": key, **entry})
-        cache = _cache_file(source)
-        os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
-        files.replace(cache, text)
-    except (OSError, TypeError, ValueError):
-        return
 
 
 def names() -> list[str]:
@@ -475,13 +436,13 @@ def default_harness() -> str | None:
     read, rather than loading every manifest.
     """
     files = [os.path.join(d, f"{n}.toml") for n in names() for d in (_PACKAGED, _user_dir())]
-    key = [found for found in map(_identity, files) if found is not None]
-    cache = os.path.join(_user_dir(), "default-harness")
-    entry = _cached(cache, key)
+    key = [found for found in map(cache.identity, files) if found is not None]
+    source = os.path.join(_user_dir(), "default-harness")
+    entry = cache.read(source, key)
     if entry is None:
         chosen = next((m.name for m in load_all().values() if m.hook.default), None)
         entry = {"default": chosen}
-        _store(cache, key, entry)
+        cache.write(source, key, entry)
     return entry["default"]
 
 
