@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.agents import manifest, schema
+from roost.agents import manifest, model, schema
 
 USER = """name = "claude"
 binaries = ["claude"]
@@ -22,11 +22,11 @@ Stop = "{action}"
 """
 
 
-def parsed(path: Path) -> manifest.Manifest:
+def parsed(path: Path) -> model.Manifest:
     """The packaged manifest at ``path``, checked and built without the cache."""
     table, problems = schema.resolve(path.stem, str(path), None)
     assert problems == [] and table is not None
-    return manifest.Manifest(table)
+    return model.Manifest(table)
 
 
 @pytest.fixture

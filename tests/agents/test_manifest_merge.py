@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.agents import manifest
+from roost.agents import cache, manifest
 from roost.api import launcher
 from roost.daemon import config
 from roost.detect.identify import Names
@@ -113,8 +113,8 @@ def test_a_bad_user_file_is_checked_once_per_version(agents: Path) -> None:
     path.write_text("[hook\n")
     manifest.load("claude")
     manifest._memo.clear()  # as a new process starts
-    cached = manifest._cached(
-        str(path), [manifest._identity(str(manifest.PACKAGED / "claude.toml")), manifest._identity(str(path))]
+    cached = cache.read(
+        str(path), [cache.identity(str(manifest.PACKAGED / "claude.toml")), cache.identity(str(path))]
     )
     assert cached is not None and "cannot read it" in cached["problems"][0][1]
 

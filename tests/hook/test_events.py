@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from roost.agents import manifest
-from roost.agents.manifest import Hook
+from roost.agents.model import Hook
 from roost.hook.events import DIALOG_LIMIT, HookEvent, from_hook
 
 

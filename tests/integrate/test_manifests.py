@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.agents import manifest
+from roost.agents import manifest, model
 from roost.integrate import KINDS, names
 
 LAUNCHER = ("codex", "gemini", "opencode", "cursor-agent", "amp", "copilot", "droid", "grok", "pi", "omp")
@@ -14,7 +14,7 @@ HOOK_KINDS = (*KINDS, "none")
 
 
 def test_every_hook_kind_but_none_is_an_integration_module() -> None:
-    assert sorted(HOOK_KINDS) == sorted(manifest.HOOK_KINDS)
+    assert sorted(HOOK_KINDS) == sorted(model.HOOK_KINDS)
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +24,7 @@ def own_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
 
 
-def packaged() -> dict[str, manifest.Manifest]:
+def packaged() -> dict[str, model.Manifest]:
     return manifest.load_all()
 
 
@@ -38,8 +38,8 @@ def test_a_manifest_loads_and_names_only_known_actions(name: str) -> None:
     assert agent.name == name
     assert agent.binaries, "every agent is launched by a binary"
     hook = agent.hook
-    assert all(action in manifest.ACTIONS for action in hook.events.values())
-    assert all(action in manifest.ACTIONS for action in hook.notifications.values())
+    assert all(action in model.ACTIONS for action in hook.events.values())
+    assert all(action in model.ACTIONS for action in hook.notifications.values())
     assert hook.kind in HOOK_KINDS
     if hook.kind != "none":
         assert hook.dirs and hook.file

@@ -1,340 +1,40 @@
-"""An agent's manifest, as one typed value, and the one loader every reader goes through.
+"""The one loader every reader of an agent's manifest goes through.
 
-A manifest is the packaged file ``agents/manifests/<name>.toml`` with the user's
-``${XDG_CONFIG_HOME}/roost/agents/<name>.toml`` merged over it (tables key by key,
-``[[detect.rules]]`` by id, any other value replaced; see :mod:`roost.agents.schema`). A
-user's file with a problem is left out whole and reported (:func:`problems`), so the packaged
-manifest keeps working: the hook, the scan and ``close`` never lose an agent to a typo.
+One concept: which files make an agent's manifest and what they say together, as a typed
+:class:`~roost.agents.model.Manifest`. A manifest is the packaged file
+``agents/manifests/<name>.toml`` with the user's ``${XDG_CONFIG_HOME}/roost/agents/<name>.toml``
+merged over it (tables key by key, ``[[detect.rules]]`` by id, any other value replaced; see
+:mod:`roost.agents.schema`). A user's file with a problem is left out whole and reported
+(:func:`problems`), so the packaged manifest keeps working: the hook, the scan and ``close``
+never lose an agent to a typo.
 
 ``load`` runs on every hook event, so it keeps clear of slow imports (tomllib, pathlib,
-dataclasses, json): an agent's checked and merged table is cached as JSON in the private
-runtime directory, keyed by both files' identities, read with :mod:`roost.cjson`, and TOML is
-parsed and checked again only once a file changes.
+dataclasses, json): an agent's checked and merged table is kept in :mod:`roost.agents.cache`,
+keyed by both files' identities, and TOML is parsed and checked again only once a file changes.
 """
 
 from __future__ import annotations
 
 import os
 
-from roost import cjson, files, paths
+from roost import paths
+from roost.agents import cache
+from roost.agents.model import Manifest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 _PACKAGED = os.path.join(os.path.dirname(__file__), "manifests")
-CACHE_FORMAT = 2
-
-# What a hook event can make roost do; the engine knows these words and nothing per agent.
-ACTIONS = ("prompt", "working", "tool", "blocked", "done", "interrupt", "error", "identify", "ignore")
-# How an agent's hooks are installed: each kind but "none" is a module of roost.integrate.
-HOOK_KINDS = ("none", "claude-settings", "codex-hooks", "asset")
 
 
 def __getattr__(name: str) -> object:
-    # ``PACKAGED`` (a Path) is made on first use, for the same reason: pathlib costs the hook ~3 ms.
+    # ``PACKAGED`` (a Path) is made on first use: pathlib costs the hook ~3 ms.
     if name == "PACKAGED":
         from pathlib import Path
 
         return Path(_PACKAGED)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class _Value:
-    """An immutable value built from a checked table.
-
-    Written out rather than frozen dataclasses: importing ``dataclasses`` would cost the hook
-    several milliseconds on every event.
-    """
-
-    __slots__ = ()
-
-    def _set(self, **values: object) -> None:
-        for key, value in values.items():
-            object.__setattr__(self, key, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def _items(self) -> tuple:
-        return tuple(getattr(self, key) for key in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        return self._items() == other._items() if other.__class__ is self.__class__ else NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{key}={getattr(self, key)!r}" for key in self.__slots__)
-        return f"{self.__class__.__name__}({fields})"
-
-
-class Hook(_Value):
-    """``[hook]``: how the agent's hooks are installed and how their events read."""
-
-    __slots__ = (
-        "asset",
-        "config",
-        "default",
-        "dirs",
-        "disable_features",
-        "events",
-        "fields",
-        "file",
-        "gate",
-        "install",
-        "kind",
-        "matcher_events",
-        "notifications",
-        "own_dir",
-        "reports_dialogs",
-        "reports_failures",
-        "shared_process",
-        "summaries",
-        "timeout",
-    )
-    kind: str
-    """One of :data:`HOOK_KINDS`: which module of ``roost.integrate`` installs the hooks."""
-    default: bool
-    """``rosterd-hook`` with no argument serves this agent (its host names the bare command)."""
-    dirs: tuple[str, ...]
-    file: str | None
-    config: str | None
-    asset: str | None
-    own_dir: bool
-    install: tuple[str, ...]
-    matcher_events: tuple[str, ...]
-    timeout: int | None
-    disable_features: tuple[str, ...]
-    reports_dialogs: bool
-    """The integration tells roost when a dialog opens. Where it cannot (its host tells an
-    extension of a permission only by letting it answer, or a dialog is another extension's),
-    the daemon's screen reader puts the dialog on the pane's badge instead."""
-    reports_failures: bool
-    """The integration tells roost when the model API fails a turn. Where it cannot (Codex fires
-    no hook then), the daemon's screen reader ends the turn as failed from the screen's error."""
-    shared_process: tuple[str, ...]
-    events: dict[str, str]
-    notifications: dict[str, str]
-    fields: dict[str, str]
-    summaries: dict[str, list]
-    gate: Gate | None
-    """How ``rosterd-hook --gate`` holds a permission request open, when the host lets a hook
-    decide one; None: the person answers in the terminal only."""
-
-    def __init__(self, table: dict) -> None:
-        self._set(
-            kind=table.get("kind", "none"),
-            default=table.get("default", False),
-            dirs=tuple(table.get("dirs", ())),
-            file=table.get("file"),
-            config=table.get("config"),
-            asset=table.get("asset"),
-            own_dir=table.get("own_dir", False),
-            install=tuple(table.get("install", ())),
-            matcher_events=tuple(table.get("matcher_events", ())),
-            timeout=table.get("timeout"),
-            disable_features=tuple(table.get("disable_features", ())),
-            reports_dialogs=table.get("reports_dialogs", True),
-            reports_failures=table.get("reports_failures", True),
-            shared_process=tuple(table.get("shared_process", ())),
-            events=dict(table.get("events", {})),
-            notifications=dict(table.get("notifications", {})),
-            fields=dict(table.get("fields", {})),
-            summaries=dict(table.get("summaries", {})),
-            gate=Gate(table["gate"]) if "gate" in table else None,
-        )
-
-
-class Gate(_Value):
-    """``[hook.gate]``: a hook that may decide a permission for the person
-    (``rosterd-hook --gate``), and the JSON that tells its host the decision.
-
-    The gate holds ``event`` open while rosterd asks everywhere; ``allow`` or ``deny`` is
-    printed when an answer comes (``{reason}`` in a string becomes the denial's reason), and
-    nothing when none does, so the host's own dialog decides. "Always allow" is offered only
-    when the event carries ``always_from`` entries of ``always_types``: those are put at
-    ``always_at`` inside ``allow``. Requests of ``skip_tools`` (a question, not a tool) are
-    not held."""
-
-    __slots__ = ("allow", "always_at", "always_from", "always_types", "deny", "event", "skip_tools")
-    event: str
-    skip_tools: tuple[str, ...]
-    always_from: str | None
-    always_types: tuple[str, ...]
-    always_at: tuple
-    allow: dict
-    deny: dict
-
-    def __init__(self, table: dict) -> None:
-        self._set(
-            event=table["event"],
-            skip_tools=tuple(table.get("skip_tools", ())),
-            always_from=table.get("always_from"),
-            always_types=tuple(table.get("always_types", ())),
-            always_at=tuple(table.get("always_at", ())),
-            allow=dict(table["allow"]),
-            deny=dict(table["deny"]),
-        )
-
-
-class Acp(_Value):
-    """``[acp]``: the adapter a headless session runs between its holder and the agent."""
-
-    __slots__ = ("command", "extension", "package")
-    command: tuple[str, ...]
-    """The adapter's argv; it speaks ACP on its stdin and stdout."""
-    package: str | None
-    """The npm package that provides ``command``, when it is not the agent's own binary."""
-    extension: bool
-    """The adapter lacks claims and a permission gate: roost's hook adapter supplies them."""
-
-    def __init__(self, table: dict) -> None:
-        self._set(
-            command=tuple(table["command"]),
-            package=table.get("package"),
-            extension=table.get("extension", False),
-        )
-
-
-class Mcp(_Value):
-    """``[mcp]``: how the launcher tells this CLI of rosterd's MCP server."""
-
-    __slots__ = ("args",)
-    args: tuple[str, ...]
-    """Arguments that follow the binary, with placeholders (see :mod:`roost.agents.mcpconfig`)."""
-
-    def __init__(self, table: dict) -> None:
-        self._set(args=tuple(table.get("args", ())))
-
-
-class ScreenProbe(_Value):
-    """Where to look on screen and what to look for, as written: detection compiles it."""
-
-    __slots__ = ("pattern", "region", "unless", "unless_after")
-    region: str | None
-    pattern: str | None
-    unless: str | None
-    unless_after: str | None
-
-    def __init__(self, table: dict) -> None:
-        self._set(
-            region=table.get("region"),
-            pattern=table.get("pattern"),
-            unless=table.get("unless"),
-            unless_after=table.get("unless_after"),
-        )
-
-
-class ScreenRule(_Value):
-    """One ``[[detect.rules]]`` entry as written, and the file it came from."""
-
-    __slots__ = ("event", "id", "priority", "probe", "reason", "reason_from", "source", "state")
-    id: str
-    state: str | None
-    priority: int
-    probe: ScreenProbe
-    reason: str | None
-    reason_from: ScreenProbe | None
-    event: str | None
-    source: str
-
-    def __init__(self, table: dict) -> None:
-        found = table.get("reason_from")
-        self._set(
-            id=table["id"],
-            state=table.get("state"),
-            priority=table.get("priority", 0),
-            probe=ScreenProbe(table),
-            reason=table.get("reason"),
-            reason_from=None if found is None else ScreenProbe(found),
-            event=table.get("event"),
-            source=table["source"],
-        )
-
-
-class Detect(_Value):
-    """``[detect]``: the screen and title rules, merged, and the files that gave them."""
-
-    __slots__ = ("files", "identify", "identify_source", "rules")
-    rules: tuple[ScreenRule, ...]
-    identify: tuple[ScreenProbe, ...]
-    identify_source: str | None
-    files: tuple[str, ...]
-    """The files whose ``[detect]`` section is in here, packaged first; empty: no section."""
-
-    def __init__(self, table: dict) -> None:
-        self._set(
-            rules=tuple(ScreenRule(rule) for rule in table.get("rules", ())),
-            identify=tuple(ScreenProbe(probe) for probe in table.get("identify", ())),
-            identify_source=table.get("identify_source"),
-            files=tuple(table.get("files", ())),
-        )
-
-
-class Manifest(_Value):
-    """One agent's manifest: the packaged file with the user's merged over it."""
-
-    __slots__ = (
-        "acp",
-        "aliases",
-        "binaries",
-        "detect",
-        "display",
-        "exit_command",
-        "files",
-        "hook",
-        "mcp",
-        "name",
-        "rank",
-        "resume_command",
-        "session_context",
-        "transcript",
-    )
-    name: str
-    display: str
-    rank: int | None
-    """Where the launcher lists the agent: lower first; agents without a rank follow, by name."""
-    binaries: tuple[str, ...]
-    aliases: tuple[str, ...]
-    exit_command: str | None
-    resume_command: str | None
-    transcript: bool
-    session_context: bool
-    """Whether the hook tells the agent, as a session starts, which pane it runs in."""
-    hook: Hook
-    detect: Detect
-    acp: Acp | None
-    mcp: Mcp | None
-    files: tuple[str, ...]
-    """The files it was made from, packaged first."""
-
-    def __init__(self, table: dict) -> None:
-        acp, mcp = table.get("acp"), table.get("mcp")
-        self._set(
-            name=table["name"],
-            display=table.get("display") or table["name"],
-            rank=table.get("rank"),
-            binaries=tuple(table.get("binaries", ())),
-            aliases=tuple(table.get("aliases", ())),
-            exit_command=table.get("exit_command"),
-            resume_command=table.get("resume_command"),
-            transcript=table.get("transcript", False),
-            session_context=table.get("session_context", True),
-            hook=Hook(table.get("hook", {})),
-            detect=Detect(table.get("detect", {})),
-            acp=None if acp is None else Acp(acp),
-            mcp=None if mcp is None else Mcp(mcp),
-            files=tuple(table.get("files", ())),
-        )
-
-    def action(self, event: str, notification: str | None = None) -> str:
-        if notification is not None and notification in self.hook.notifications:
-            return self.hook.notifications[notification]
-        return self.hook.events.get(event, "ignore")
-
-    def matches(self, command: str) -> bool:
-        return command in self.binaries or command in self.aliases
 
 
 class Resolved:
@@ -351,14 +51,6 @@ def _user_dir() -> str:
     return os.path.join(paths.config_dir(), "agents")
 
 
-def _identity(path: str) -> list | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return [path, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
-
-
 _memo: dict[str, tuple[list, Resolved]] = {}
 
 
@@ -371,21 +63,21 @@ def resolve(name: str, user: bool = True) -> Resolved:
     """
     packaged = os.path.join(_PACKAGED, f"{name}.toml")
     mine = os.path.join(_user_dir(), f"{name}.toml")
-    key = [_identity(packaged), _identity(mine) if user else None]
+    key = [cache.identity(packaged), cache.identity(mine) if user else None]
     memo = f"{mine}\0{user}"
     hit = _memo.get(memo)
     if hit is not None and hit[0] == key:
         return hit[1]
     if key == [None, None]:
         return Resolved(None, ())
-    cache = mine if user else packaged
-    entry = _cached(cache, key)
+    source = mine if user else packaged
+    entry = cache.read(source, key)
     if entry is None:
         from roost.agents import schema
 
         table, found = schema.resolve(name, packaged if key[0] else None, mine if key[1] else None)
         entry = {"table": table, "problems": found}
-        _store(cache, key, entry)
+        cache.write(source, key, entry)
     table = entry["table"]
     resolved = Resolved(
         None if table is None else Manifest(table), tuple((agent, text) for agent, text in entry["problems"])
@@ -398,36 +90,6 @@ def load(name: str) -> Manifest | None:
     """One agent's manifest: the packaged file with the user's merged over it, or the packaged
     file alone while the user's has a problem (see :func:`problems`)."""
     return resolve(name).manifest
-
-
-def _cache_file(path: str) -> str:
-    name = path.replace("%", "%25").replace("/", "%2F")
-    return os.path.join(paths.runtime_path(), "manifests", f"{name}.json")
-
-
-def _cached(source: str, key: list) -> dict | None:
-    """The cache entry kept for ``source`` under ``key``, or None."""
-    try:
-        with open(_cache_file(source), "rb") as f:
-            if os.fstat(f.fileno()).st_uid != os.getuid():
-                return None
-            entry = cjson.loads(f.read())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
-        return None
-    return entry
-
-
-def _store(source: str, key: list, entry: dict) -> None:
-    """Write the cache entry atomically; when it cannot be written the files are read again next time."""
-    try:
-        text = cjson.dumps({"format": CACHE_FORMAT, "key": key, **entry})
-        cache = _cache_file(source)
-        os.makedirs(os.path.dirname(cache), mode=0o700, exist_ok=True)
-        files.replace(cache, text)
-    except (OSError, TypeError, ValueError):
-        return
 
 
 def names() -> list[str]:
@@ -475,13 +137,13 @@ def default_harness() -> str | None:
     read, rather than loading every manifest.
     """
     files = [os.path.join(d, f"{n}.toml") for n in names() for d in (_PACKAGED, _user_dir())]
-    key = [found for found in map(_identity, files) if found is not None]
-    cache = os.path.join(_user_dir(), "default-harness")
-    entry = _cached(cache, key)
+    key = [found for found in map(cache.identity, files) if found is not None]
+    source = os.path.join(_user_dir(), "default-harness")
+    entry = cache.read(source, key)
     if entry is None:
         chosen = next((m.name for m in load_all().values() if m.hook.default), None)
         entry = {"default": chosen}
-        _store(cache, key, entry)
+        cache.write(source, key, entry)
     return entry["default"]
 
 

@@ -23,7 +23,7 @@ import tomllib
 from collections.abc import Callable, Collection
 from typing import Any
 
-from roost.agents.manifest import ACTIONS, HOOK_KINDS
+from roost.agents.model import ACTIONS, HOOK_KINDS
 from roost.errors import SetupError
 
 

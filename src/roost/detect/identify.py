@@ -17,7 +17,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 
-from roost.agents.manifest import Manifest
+from roost.agents.model import Manifest
 
 ENV = "ROOST_AGENT"
 _INTERPRETERS = re.compile(r"(node|nodejs|bun|deno|python[0-9.]*|pypy[0-9.]*)")

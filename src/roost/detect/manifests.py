@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roost.agents import manifest
-from roost.agents.manifest import Manifest, ScreenProbe, ScreenRule
+from roost.agents.model import Manifest, ScreenProbe, ScreenRule
 from roost.agents.schema import ManifestError
 from roost.detect import regions
 from roost.detect.badges import EVENTS

@@ -14,7 +14,7 @@ from roost.text import utf8
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from roost.agents.manifest import Hook
+    from roost.agents.model import Hook
 
 # Fields of a tool's input that say best what a permission dialog asks for, in order.
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "url", "pattern", "query", "description")

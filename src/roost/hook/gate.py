@@ -25,6 +25,7 @@ from typing import Any
 
 from roost import paths
 from roost.agents import manifest
+from roost.agents.model import Gate
 from roost.hook.events import from_hook
 
 CONNECT_TIMEOUT = 0.5
@@ -70,7 +71,7 @@ def decide(harness: str, payload: dict) -> str | None:
     return None
 
 
-def _always(gate: manifest.Gate, payload: dict) -> list:
+def _always(gate: Gate, payload: dict) -> list:
     """What "always allow" would grant: the event's suggestions of the kinds the gate keeps."""
     offered = payload.get(gate.always_from) if gate.always_from else None
     if not isinstance(offered, list):

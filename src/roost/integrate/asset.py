@@ -11,7 +11,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from roost.agents.manifest import Manifest
+from roost.agents.model import Manifest
 from roost.errors import SetupError
 from roost.integrate.common import (
     INSTALLED,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from roost.agents.manifest import Manifest
+from roost.agents.model import Manifest
 from roost.integrate.common import INSTALLED, NOT_INSTALLED, OUTDATED, Report, hook_command, location
 from roost.integrate.hooksjson import HooksDocument
 

@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-from roost.agents.manifest import Manifest
+from roost.agents.model import Manifest
 from roost.errors import SetupError
 from roost.integrate import tomlblock
 from roost.integrate.common import (

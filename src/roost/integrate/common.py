@@ -16,7 +16,7 @@ from typing import Protocol
 
 from roost import files
 from roost.agents import manifest
-from roost.agents.manifest import Manifest
+from roost.agents.model import Manifest
 from roost.errors import RoostError, SetupError, UsageError
 
 INSTALLED, NOT_INSTALLED, OUTDATED = "installed", "not installed", "outdated"

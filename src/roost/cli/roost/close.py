@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from roost.agents import manifest
-from roost.agents.manifest import Manifest
+from roost.agents.model import Manifest
 from roost.cli.output import document
 from roost.errors import Conflict, TimedOut, UsageError
 from roost.state import jobs, panestate

@@ -1,0 +1,318 @@
+"""An agent's manifest as one typed, immutable value, and the words its fields may hold.
+
+One concept: what a checked manifest says, section by section (``[hook]``, ``[hook.gate]``,
+``[acp]``, ``[mcp]``, ``[detect]``), each built from its table. Nothing here reads a file:
+:mod:`roost.agents.schema` checks and merges the tables, and the loader
+(:mod:`roost.agents.manifest`) builds these values from them.
+
+The values are written out on :class:`_Value` rather than made by a standard library class
+maker, because the hook builds a manifest on every event and must stay within 1.3x its floor
+in ``bench/hotpaths.py``. Measured there (the hook's CPU time against its floor's, 30 runs):
+1.24x as written; 1.44x as ``collections.namedtuple`` subclasses (importing ``collections``
+and making eight classes, about 2 ms); 2.75x as frozen slotted dataclasses (``dataclasses``
+imports ``inspect`` and ``re``, about 11 ms, and each class compiles its methods);
+``typing.NamedTuple`` needs ``typing``, about 7 ms to import. The hook imports none of these.
+"""
+
+from __future__ import annotations
+
+# What a hook event can make roost do; the engine knows these words and nothing per agent.
+ACTIONS = ("prompt", "working", "tool", "blocked", "done", "interrupt", "error", "identify", "ignore")
+# How an agent's hooks are installed: each kind but "none" is a module of roost.integrate.
+HOOK_KINDS = ("none", "claude-settings", "codex-hooks", "asset")
+
+
+class _Value:
+    """An immutable value built from a checked table: what a frozen dataclass with slots
+    would give (no assignment, equality and repr by field, no hash), at no import cost."""
+
+    __slots__ = ()
+
+    def _set(self, **values: object) -> None:
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def _items(self) -> tuple:
+        return tuple(getattr(self, key) for key in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return self._items() == other._items() if other.__class__ is self.__class__ else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{key}={getattr(self, key)!r}" for key in self.__slots__)
+        return f"{self.__class__.__name__}({fields})"
+
+
+class Hook(_Value):
+    """``[hook]``: how the agent's hooks are installed and how their events read."""
+
+    __slots__ = (
+        "asset",
+        "config",
+        "default",
+        "dirs",
+        "disable_features",
+        "events",
+        "fields",
+        "file",
+        "gate",
+        "install",
+        "kind",
+        "matcher_events",
+        "notifications",
+        "own_dir",
+        "reports_dialogs",
+        "reports_failures",
+        "shared_process",
+        "summaries",
+        "timeout",
+    )
+    kind: str
+    """One of :data:`HOOK_KINDS`: which module of ``roost.integrate`` installs the hooks."""
+    default: bool
+    """``rosterd-hook`` with no argument serves this agent (its host names the bare command)."""
+    dirs: tuple[str, ...]
+    file: str | None
+    config: str | None
+    asset: str | None
+    own_dir: bool
+    install: tuple[str, ...]
+    matcher_events: tuple[str, ...]
+    timeout: int | None
+    disable_features: tuple[str, ...]
+    reports_dialogs: bool
+    """The integration tells roost when a dialog opens. Where it cannot (its host tells an
+    extension of a permission only by letting it answer, or a dialog is another extension's),
+    the daemon's screen reader puts the dialog on the pane's badge instead."""
+    reports_failures: bool
+    """The integration tells roost when the model API fails a turn. Where it cannot (Codex fires
+    no hook then), the daemon's screen reader ends the turn as failed from the screen's error."""
+    shared_process: tuple[str, ...]
+    events: dict[str, str]
+    notifications: dict[str, str]
+    fields: dict[str, str]
+    summaries: dict[str, list]
+    gate: Gate | None
+    """How ``rosterd-hook --gate`` holds a permission request open, when the host lets a hook
+    decide one; None: the person answers in the terminal only."""
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            kind=table.get("kind", "none"),
+            default=table.get("default", False),
+            dirs=tuple(table.get("dirs", ())),
+            file=table.get("file"),
+            config=table.get("config"),
+            asset=table.get("asset"),
+            own_dir=table.get("own_dir", False),
+            install=tuple(table.get("install", ())),
+            matcher_events=tuple(table.get("matcher_events", ())),
+            timeout=table.get("timeout"),
+            disable_features=tuple(table.get("disable_features", ())),
+            reports_dialogs=table.get("reports_dialogs", True),
+            reports_failures=table.get("reports_failures", True),
+            shared_process=tuple(table.get("shared_process", ())),
+            events=dict(table.get("events", {})),
+            notifications=dict(table.get("notifications", {})),
+            fields=dict(table.get("fields", {})),
+            summaries=dict(table.get("summaries", {})),
+            gate=Gate(table["gate"]) if "gate" in table else None,
+        )
+
+
+class Gate(_Value):
+    """``[hook.gate]``: a hook that may decide a permission for the person
+    (``rosterd-hook --gate``), and the JSON that tells its host the decision.
+
+    The gate holds ``event`` open while rosterd asks everywhere; ``allow`` or ``deny`` is
+    printed when an answer comes (``{reason}`` in a string becomes the denial's reason), and
+    nothing when none does, so the host's own dialog decides. "Always allow" is offered only
+    when the event carries ``always_from`` entries of ``always_types``: those are put at
+    ``always_at`` inside ``allow``. Requests of ``skip_tools`` (a question, not a tool) are
+    not held."""
+
+    __slots__ = ("allow", "always_at", "always_from", "always_types", "deny", "event", "skip_tools")
+    event: str
+    skip_tools: tuple[str, ...]
+    always_from: str | None
+    always_types: tuple[str, ...]
+    always_at: tuple
+    allow: dict
+    deny: dict
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            event=table["event"],
+            skip_tools=tuple(table.get("skip_tools", ())),
+            always_from=table.get("always_from"),
+            always_types=tuple(table.get("always_types", ())),
+            always_at=tuple(table.get("always_at", ())),
+            allow=dict(table["allow"]),
+            deny=dict(table["deny"]),
+        )
+
+
+class Acp(_Value):
+    """``[acp]``: the adapter a headless session runs between its holder and the agent."""
+
+    __slots__ = ("command", "extension", "package")
+    command: tuple[str, ...]
+    """The adapter's argv; it speaks ACP on its stdin and stdout."""
+    package: str | None
+    """The npm package that provides ``command``, when it is not the agent's own binary."""
+    extension: bool
+    """The adapter lacks claims and a permission gate: roost's hook adapter supplies them."""
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            command=tuple(table["command"]),
+            package=table.get("package"),
+            extension=table.get("extension", False),
+        )
+
+
+class Mcp(_Value):
+    """``[mcp]``: how the launcher tells this CLI of rosterd's MCP server."""
+
+    __slots__ = ("args",)
+    args: tuple[str, ...]
+    """Arguments that follow the binary, with placeholders (see :mod:`roost.agents.mcpconfig`)."""
+
+    def __init__(self, table: dict) -> None:
+        self._set(args=tuple(table.get("args", ())))
+
+
+class ScreenProbe(_Value):
+    """Where to look on screen and what to look for, as written: detection compiles it."""
+
+    __slots__ = ("pattern", "region", "unless", "unless_after")
+    region: str | None
+    pattern: str | None
+    unless: str | None
+    unless_after: str | None
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            region=table.get("region"),
+            pattern=table.get("pattern"),
+            unless=table.get("unless"),
+            unless_after=table.get("unless_after"),
+        )
+
+
+class ScreenRule(_Value):
+    """One ``[[detect.rules]]`` entry as written, and the file it came from."""
+
+    __slots__ = ("event", "id", "priority", "probe", "reason", "reason_from", "source", "state")
+    id: str
+    state: str | None
+    priority: int
+    probe: ScreenProbe
+    reason: str | None
+    reason_from: ScreenProbe | None
+    event: str | None
+    source: str
+
+    def __init__(self, table: dict) -> None:
+        found = table.get("reason_from")
+        self._set(
+            id=table["id"],
+            state=table.get("state"),
+            priority=table.get("priority", 0),
+            probe=ScreenProbe(table),
+            reason=table.get("reason"),
+            reason_from=None if found is None else ScreenProbe(found),
+            event=table.get("event"),
+            source=table["source"],
+        )
+
+
+class Detect(_Value):
+    """``[detect]``: the screen and title rules, merged, and the files that gave them."""
+
+    __slots__ = ("files", "identify", "identify_source", "rules")
+    rules: tuple[ScreenRule, ...]
+    identify: tuple[ScreenProbe, ...]
+    identify_source: str | None
+    files: tuple[str, ...]
+    """The files whose ``[detect]`` section is in here, packaged first; empty: no section."""
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            rules=tuple(ScreenRule(rule) for rule in table.get("rules", ())),
+            identify=tuple(ScreenProbe(probe) for probe in table.get("identify", ())),
+            identify_source=table.get("identify_source"),
+            files=tuple(table.get("files", ())),
+        )
+
+
+class Manifest(_Value):
+    """One agent's manifest: the packaged file with the user's merged over it."""
+
+    __slots__ = (
+        "acp",
+        "aliases",
+        "binaries",
+        "detect",
+        "display",
+        "exit_command",
+        "files",
+        "hook",
+        "mcp",
+        "name",
+        "rank",
+        "resume_command",
+        "session_context",
+        "transcript",
+    )
+    name: str
+    display: str
+    rank: int | None
+    """Where the launcher lists the agent: lower first; agents without a rank follow, by name."""
+    binaries: tuple[str, ...]
+    aliases: tuple[str, ...]
+    exit_command: str | None
+    resume_command: str | None
+    transcript: bool
+    session_context: bool
+    """Whether the hook tells the agent, as a session starts, which pane it runs in."""
+    hook: Hook
+    detect: Detect
+    acp: Acp | None
+    mcp: Mcp | None
+    files: tuple[str, ...]
+    """The files it was made from, packaged first."""
+
+    def __init__(self, table: dict) -> None:
+        acp, mcp = table.get("acp"), table.get("mcp")
+        self._set(
+            name=table["name"],
+            display=table.get("display") or table["name"],
+            rank=table.get("rank"),
+            binaries=tuple(table.get("binaries", ())),
+            aliases=tuple(table.get("aliases", ())),
+            exit_command=table.get("exit_command"),
+            resume_command=table.get("resume_command"),
+            transcript=table.get("transcript", False),
+            session_context=table.get("session_context", True),
+            hook=Hook(table.get("hook", {})),
+            detect=Detect(table.get("detect", {})),
+            acp=None if acp is None else Acp(acp),
+            mcp=None if mcp is None else Mcp(mcp),
+            files=tuple(table.get("files", ())),
+        )
+
+    def action(self, event: str, notification: str | None = None) -> str:
+        """What ``event`` (a Notification's ``notification`` first) makes roost do."""
+        if notification is not None and notification in self.hook.notifications:
+            return self.hook.notifications[notification]
+        return self.hook.events.get(event, "ignore")
+
+    def matches(self, command: str) -> bool:
+        """``command`` (a pane's current command) is one of the agent's binaries or aliases."""
+        return command in self.binaries or command in self.aliases
