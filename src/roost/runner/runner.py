@@ -109,6 +109,18 @@ class Headless:
     when there was nothing to wait for."""
 
 
+@dataclass(frozen=True)
+class Waited:
+    """Where :meth:`Runner.wait` left a session."""
+
+    record: Record | None
+    reached: bool
+    """The session got where the wait was for."""
+    stale: bool
+    """The record's recap is not the waited-for turn's: that turn had not ended. A reply is
+    never served as fresher than it is."""
+
+
 class Runner:
     """Every headless session of this node."""
 
@@ -298,8 +310,9 @@ class Runner:
 
     # Driving.
 
-    async def prompt(self, key: str, text: str) -> Record:
-        """Send a prompt; a suspended session is resumed first, in the same call."""
+    async def prompt(self, key: str, text: str) -> tuple[Record, int]:
+        """Send a prompt; a suspended session is resumed first, in the same call. The record,
+        and the number of the turn the prompt started, for :meth:`wait` to tell its reply by."""
         h = await self._ready_for(key)
         async with h.lock:
             if h.entry.suspended:
@@ -313,7 +326,8 @@ class Runner:
             except LinkError as error:
                 raise refused(502, "adapter_failed", str(error)) from None
             h.last_active = self._clock()
-        return self._record(h)
+            turn = h.traffic.turns
+        return self._record(h), turn
 
     async def cancel(self, key: str) -> Record:
         h = await self._ready_for(key)
@@ -353,30 +367,36 @@ class Runner:
         h.entry.name = label
         store.save(h.entry)
 
-    async def wait(self, key: str, until: str, timeout: float) -> tuple[Record | None, bool]:
+    async def wait(self, key: str, until: str, timeout: float, turn: int) -> Waited:
         """Wait until the session is ``idle`` (its turn ended), ``needs_attention`` or
-        ``ended``: the record then, and whether that is what was waited for. A wait for idle
-        stops early when the session comes to wait on a person instead: nobody's script should
-        sleep out its timeout on a question it could answer."""
+        ``ended``: the record then, whether that is what was waited for, and whether its recap
+        is stale, not turn ``turn``'s (that turn had not ended). A wait for idle stops early
+        when the session comes to wait on a person instead: nobody's script should sleep out
+        its timeout on a question it could answer."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        turned = self.sessions.get(key)  # kept: a session that ends leaves the runner's table
+
+        def waited(record: Record | None, reached: bool) -> Waited:
+            return Waited(record, reached, turned is None or turned.traffic.ended != turn)
+
         with self.live.subscribe(replay=False, own=True) as stream:
             while True:
                 record = self.live.roster.record(key)
                 h = self.sessions.get(key)
                 if record is None or record.liveness == records.ENDED:
-                    return record, until == records.ENDED
+                    return waited(record, until == records.ENDED)
                 if record.activity == records.NEEDS_ATTENTION:
-                    return record, until == records.NEEDS_ATTENTION
+                    return waited(record, until == records.NEEDS_ATTENTION)
                 if (
                     until == records.IDLE
                     and record.activity == records.IDLE
                     and not (h and h.traffic.running)
                 ):
-                    return record, True
+                    return waited(record, True)
                 left = deadline - loop.time()
                 if left <= 0 or await stream.next(min(left, 1.0)) is None:
-                    return record, False
+                    return waited(record, False)
 
     # Suspending, resuming, stopping.
 

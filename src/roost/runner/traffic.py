@@ -66,6 +66,10 @@ class Traffic:
 
     recap: bool = True
     running: bool = False
+    turns: int = 0
+    """Turns started: the number of the one running, or of the last one."""
+    ended: int = 0
+    """The number of the last turn whose end was heard: the recap the record holds is its."""
     pending: dict[str, Any] | None = None
     usage: dict[str, Any] = field(default_factory=dict)
     _chunks: list[str] = field(default_factory=list)
@@ -74,6 +78,7 @@ class Traffic:
 
     def turn_started(self) -> Said:
         self.running = True
+        self.turns += 1
         self._chunks, self._message = [], None
         self._last_event = "prompt"
         return Said(words.ACTIVE, "prompt")
@@ -151,6 +156,7 @@ class Traffic:
         self.running = False
         self.pending = None
         self._last_event = None
+        self.ended = self.turns
         fields: dict[str, Any] = {}
         usage = params.get("usage")
         if isinstance(usage, dict) and usage:
