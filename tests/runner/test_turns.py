@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
+from datetime import datetime
 
 from tests.conftest import BIN
 from tests.runner.conftest import Headless
@@ -60,3 +62,40 @@ def test_prompt_wait_prints_this_turns_recap_or_nothing_and_says_which(headless:
     assert json.loads(again.stdout)["wait"] == {"until": "idle", "reached": True, "stale": False}
     assert (again.returncode, again.stderr) == (0, "")
     assert _rosterd(headless, "stop", "turns").returncode == 0
+
+
+def _at(record: dict) -> float:
+    return datetime.fromisoformat(record["activity_at"]).timestamp()
+
+
+def test_a_restart_keeps_each_sessions_last_activity_time(headless: Headless) -> None:
+    headless.daemon.start()
+    fresh = headless.start(name="fresh")["session_key"]
+    turned = headless.start(name="turned")["session_key"]
+    assert headless.prompt(turned, "hello", wait="idle").status_code == 200
+    parked = headless.start(name="parked")["session_key"]
+    assert headless.post(f"/sessions/{parked}/suspend").status_code == 200
+    busy = headless.start(name="busy")["session_key"]
+    assert headless.prompt(busy, "SLOW 30").status_code == 200
+    headless.until(busy, activity_event="message")
+    asking = headless.start(name="asking")["session_key"]
+    assert headless.prompt(asking, "PERMIT", wait="needs_attention").json()["wait"]["reached"]
+    time.sleep(2)  # idle long enough that a restart's own time would show
+    keys = (fresh, turned, parked, busy, asking)
+    before = {key: headless.record(key) for key in keys}
+    headless.daemon.stop()
+    headless.daemon.start()
+    headless.until(asking, activity="needs_attention")
+    after = {key: headless.record(key) for key in keys}
+    for key in (fresh, turned, parked):
+        assert after[key]["activity_at"] == before[key]["activity_at"], after[key]
+        assert time.time() - _at(after[key]) > 2
+    # Mid-turn, and asked before the restart: the holder's stamp of the update or the request
+    # stands in for when the daemon heard it, a moment later.
+    assert (after[busy]["activity"], after[busy]["activity_event"]) == ("active", "message")
+    for key in (busy, asking):
+        assert abs(_at(after[key]) - _at(before[key])) < 0.1, (before[key], after[key])
+    assert headless.post(f"/sessions/{busy}/cancel").status_code == 200
+    headless.until(busy, activity_event="cancelled")
+    assert headless.post(f"/sessions/{asking}/permission", {"option": "reject"}).status_code == 200
+    headless.until(asking, activity="idle")

@@ -19,7 +19,9 @@ The lifecycle rules, all of them here:
   ``max_resumes_per_hour`` a session stays suspended (or, after a crash, is not resumed) and
   the record says why.
 - **Daemon restart**: holders keep running; :meth:`Runner.rebuild` reconnects to each, claims
-  the state its replay buffer ends in, and lets the adapter's unanswered requests arrive again.
+  the state its replay buffer ends in (as of when the holder saw it, so ``activity_at`` is the
+  session's last activity, not the restart), and lets the adapter's unanswered requests arrive
+  again.
   A holder that is slow to answer (a loaded machine, a stopped process) is not dead: while the
   process that listens on its socket lives, it is waited for, however long, and its turn goes on.
 - **Reboot**: holders are gone and their sockets with the runtime directory; the runner's own
@@ -260,8 +262,8 @@ class Runner:
         h.stopping = False
         if not procs.alive(started.process):  # it ended as it opened: the watch saw it stopping
             self._spawn(self._exited(h, holder_key))
+        h.last_active = entry.activity_at = self._clock()
         store.save(entry)
-        h.last_active = self._clock()
         mode, model = _mode(opened), entry.current_model
         self._say(
             h,
@@ -273,6 +275,7 @@ class Runner:
                     **({"mode": mode} if mode else {}),
                     **({"model": model} if model else {}),
                 },
+                entry.activity_at,
             ),
         )
         return h
@@ -412,13 +415,11 @@ class Runner:
             if h.traffic.running and not idle:
                 raise refused(409, "busy", "the session is mid-turn: cancel it first")
             await self._stop_holder(h)
-            h.entry.suspended = True
+            h.entry.suspended, h.entry.activity_at = True, self._clock()
             store.save(h.entry)
             self._claim(h, LAUNCHER, fields={"liveness": records.SUSPENDED, "holder": None})
-            self._say(
-                h,
-                Said(words.IDLE, "idle_timeout" if idle else "suspended", {"session_id": h.entry.session_id}),
-            )
+            event = "idle_timeout" if idle else "suspended"
+            self._say(h, Said(words.IDLE, event, {"session_id": h.entry.session_id}, h.entry.activity_at))
         return self._record(h)
 
     async def resume(self, key: str) -> Record:
@@ -438,8 +439,9 @@ class Runner:
             entry.warning = (
                 f"resumed {len(entry.resumes)} times in the last hour (max_resumes_per_hour): stays suspended"
             )
+            entry.activity_at = now
             store.save(entry)
-            self._say(h, Said(words.IDLE, "resume_limit", {"error_reason": entry.warning}))
+            self._say(h, Said(words.IDLE, "resume_limit", {"error_reason": entry.warning}, now))
             raise refused(409, "resume_limit", entry.warning)
         entry.resumes.append(now)
         await self._launch(entry, fresh=False)
@@ -524,7 +526,8 @@ class Runner:
             return
         # The new session is the old one's continuation, under its own key; the session id is kept.
         new = self.sessions[again.key]
-        self._say(new, Said(words.IDLE, "resumed_after_crash", {"session_id": entry.session_id}))
+        said = Said(words.IDLE, "resumed_after_crash", {"session_id": entry.session_id}, again.activity_at)
+        self._say(new, said)
 
     # Running: the SDK loaded and live holders attached, then the idle timer.
 
@@ -619,16 +622,20 @@ class Runner:
             return None
 
     def _restore_suspended(self, h: Headless) -> None:
+        """A session with no holder, back suspended: as of its suspension when it was
+        suspended already, else (its holder gone while no daemon watched) as of now."""
         entry = h.entry
         if entry.holder:
             _end_leftovers(entry)
             holders.discard(entry.holder)
+        if not entry.suspended or entry.activity_at is None:
+            entry.activity_at = self._clock()
         entry.holder, entry.suspended = None, True
         entry.holder_process = entry.adapter_process = None
         store.save(entry)
         h.process = _key_process(entry.key)
         self._claim_identity(h, fresh=True)
-        self._say(h, Said(words.IDLE, "suspended", {"session_id": entry.session_id}))
+        self._say(h, Said(words.IDLE, "suspended", {"session_id": entry.session_id}, entry.activity_at))
 
     def _restore_live(self, h: Headless, shaken: Handshake) -> None:
         self._claim_holder(h, shaken.peer)
@@ -651,7 +658,8 @@ class Runner:
         _stamp(h.entry, procs.identity(shaken.peer), shaken)
         store.save(h.entry)
         self._claim(h, LAUNCHER, fields={"holder": _holder(h)})
-        folded = _fold(replayed(h.traffic, list(shaken.replay.get("notifications") or [])))
+        notifications = list(shaken.replay.get("notifications") or [])
+        folded = _fold(replayed(h.traffic, notifications, shaken.replay.get("times")), h.entry.activity_at)
         folded.fields["session_id"] = h.entry.session_id
         if h.entry.current_model:
             folded.fields.setdefault("model", h.entry.current_model)
@@ -733,7 +741,7 @@ class Runner:
         fields = dict(said.fields)
         if said.activity is None and not fields:
             return
-        self._claim(h, ACP, activity=said.activity, event=said.event, fields=fields, seq=h.seq)
+        self._claim(h, ACP, activity=said.activity, event=said.event, fields=fields, seq=h.seq, at=said.at)
 
     def _claim(
         self,
@@ -746,11 +754,13 @@ class Runner:
         process: ProcessId | None = None,
         started_at: float | None = None,
         seq: int | None = None,
+        at: float | None = None,
     ) -> None:
+        """Apply a claim of the runner's, received ``at`` when it happened (None: now)."""
         outcome = self.live.apply(
             Claim(
                 source,
-                self._clock(),
+                self._clock() if at is None else at,
                 session_key=h.entry.key,
                 process=process,
                 activity=activity,
@@ -786,16 +796,17 @@ def settings_of(runner: RunnerSection, harness: dict[str, Any]) -> Settings:
     return Settings({name: shlex.split(h.adapter) for name, h in harness.items() if h.adapter}, runner)
 
 
-def _fold(said: list[Said]) -> Said:
-    """Many steps of a replay as the one claim of where they ended."""
-    activity, event, fields = words.IDLE, "rebuilt", {}
+def _fold(said: list[Said], since: float | None = None) -> Said:
+    """Many steps of a replay as the one claim of where they ended, at the time of the last
+    step that said an activity (``since``, the runner's own last word, when none did)."""
+    activity, event, fields, at = words.IDLE, "rebuilt", {}, since
     for step in said:
         if step.activity is not None:
-            activity, event = step.activity, step.event
+            activity, event, at = step.activity, step.event, step.at
         fields.update(step.fields)
     if activity == words.IDLE and event == "rebuilt":
         fields.pop("error_reason", None)
-    return Said(activity, event, fields)
+    return Said(activity, event, fields, at)
 
 
 def _mode(opened: dict[str, Any]) -> str | None:
