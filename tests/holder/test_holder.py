@@ -241,6 +241,7 @@ def test_lines_pass_through_unchanged_both_ways(held: Held) -> None:
 def test_a_daemon_that_comes_back_replays_the_last_256_notifications(held: Held) -> None:
     held.start()
     peer = held.session()
+    asked = time.time()
     prompt(peer, 2, "COUNT 300")
     _, streamed = peer.until(2)
     assert len(streamed) == 300
@@ -250,11 +251,15 @@ def test_a_daemon_that_comes_back_replays_the_last_256_notifications(held: Held)
     *chunks, ended = replay["notifications"]
     texts = [n["params"]["update"]["content"]["text"] for n in chunks]
     assert texts == [f"chunk {n}" for n in range(46, 301)]  # the oldest gave way to the turn's marks
+    at = ended["params"].pop("at")
     assert ended == {
         "jsonrpc": "2.0",
         "method": "_roost/turn_ended",
         "params": {"turn": 1, "stopReason": "end_turn", "usage": None, "error": None},
     }
+    # Each kept notification with the time it passed, in order; the holder's own carry theirs.
+    times = replay["times"]
+    assert len(times) == 256 and times == sorted(times) and asked <= times[0] and times[-1] == at
     assert replay["pending"] == []
     assert (replay["state"]["turns"], replay["state"]["turn_running"]) == (1, False)
     assert replay["state"]["session_id"] == "sess-fake-1"
@@ -268,8 +273,11 @@ def test_a_permission_asked_while_no_daemon_listens_waits_for_the_next_one(held:
     peer.close()
     time.sleep(0.3)
     again = held.connect()
-    pending = again.call("r", "_roost/replay")["result"]["pending"]
+    replay = again.call("r", "_roost/replay")["result"]
+    pending = replay["pending"]
     assert [(p["id"], p["method"]) for p in pending] == [("perm-1", "session/request_permission")]
+    [came] = replay["pending_times"]  # when it came, so a rebuilt record waits since then
+    assert time.time() > came > replay["times"][0]
     assert [o["optionId"] for o in pending[0]["params"]["options"]] == ["allow", "reject"]
     assert again.line() == pending[0]  # sent again, as the adapter sent it, to be answered here
     again.send(
@@ -283,7 +291,9 @@ def test_a_permission_asked_while_no_daemon_listens_waits_for_the_next_one(held:
     assert "allow" in answered["params"]["update"]["content"]["text"]
     # The prompt's own answer went to the connection that asked, which is gone; the turn's end
     # reaches the daemon that is connected now.
-    assert again.line() == {
+    ended = again.line()
+    assert ended["params"].pop("at") > came
+    assert ended == {
         "jsonrpc": "2.0",
         "method": "_roost/turn_ended",
         "params": {"turn": 1, "stopReason": "end_turn", "usage": None, "error": None},

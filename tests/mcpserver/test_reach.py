@@ -109,7 +109,7 @@ def test_a_process_in_a_sessions_tree_calling_through_the_bridge_is_that_session
     assert (orphan["parent_session_key"], orphan["permission_policy"]) == (other, "attention")
     # Agents talking to agents: the parent sends its child work and reads the recap.
     sent = through(headless, parent, "session.send", name="child", prompt="run the tests", wait_until="idle")
-    assert sent["result"]["wait"] == {"until": "idle", "reached": True}
+    assert sent["result"]["wait"] == {"until": "idle", "reached": True, "stale": False}
     assert sent["result"]["record"]["recap"] == "echo: run the tests"
 
 

@@ -105,7 +105,7 @@ def test_send_with_wait_until_idle_returns_the_record_with_its_recap(headless: H
         wait_until="idle",
     )
     assert answer["input"] == "accepted"
-    assert answer["wait"] == {"until": "idle", "reached": True}
+    assert answer["wait"] == {"until": "idle", "reached": True, "stale": False}
     record = answer["record"]
     assert (record["session_key"], record["activity"], record["recap"]) == (
         key,
@@ -123,7 +123,7 @@ def test_a_wait_that_times_out_says_it_was_not_reached(headless: Headless) -> No
     answer = ok(
         unix(headless.daemon), "session.send", name=key, prompt="SLOW 5", wait_until="idle", timeout_s=1
     )
-    assert answer["wait"] == {"until": "idle", "reached": False}
+    assert answer["wait"] == {"until": "idle", "reached": False, "stale": True}
     assert answer["record"]["activity"] == "active"
     headless.until(key, activity="idle", timeout=15)
 

@@ -37,7 +37,7 @@ def test_start_prompt_and_wait_gives_an_idle_record_with_the_recap(headless: Hea
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert body["input"] == "accepted"
-    assert body["wait"] == {"until": "idle", "reached": True}
+    assert body["wait"] == {"until": "idle", "reached": True, "stale": False}
     done = body["record"]
     assert (done["activity"], done["activity_event"]) == ("idle", "end_turn")
     assert done["recap"] == "echo: hello there"
@@ -53,7 +53,7 @@ def test_start_prompt_and_wait_gives_an_idle_record_with_the_recap(headless: Hea
 
 def _pending(headless: Headless, key: str) -> dict:
     answer = headless.prompt(key, "PERMIT", wait="needs_attention")
-    assert answer.json()["wait"] == {"until": "needs_attention", "reached": True}, answer.text
+    assert answer.json()["wait"] == {"until": "needs_attention", "reached": True, "stale": True}, answer.text
     record = answer.json()["record"]
     assert (record["activity"], record["activity_event"]) == ("needs_attention", "permission")
     return record["pending"]

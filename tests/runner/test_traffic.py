@@ -106,6 +106,34 @@ def test_a_replay_cut_mid_turn_claims_the_turn_running() -> None:
     assert ended.fields["recap"] == "so far"
 
 
+def test_a_replay_is_claimed_as_of_its_last_activity_as_the_holder_stamped_it() -> None:
+    history = [
+        {"jsonrpc": "2.0", "method": "_roost/turn_started", "params": {"turn": 1, "at": 100.0}},
+        note(chunk("one")),
+        {"jsonrpc": "2.0", "method": "_roost/turn_ended", "params": {"turn": 1, "at": 103.5}},
+        note({"sessionUpdate": "current_mode_update", "currentModeId": "plan"}),  # says no activity
+    ]
+    assert _fold(replayed(Traffic(), history, [100.0, 101.0, 103.0, 104.0]), since=50.0).at == 103.5
+    cut = _fold(replayed(Traffic(), history[:2], [100.0, 101.0]), since=50.0)
+    assert (cut.activity, cut.event, cut.at) == ("active", "message", 101.0)
+    # No activity in the replay: the runner's own last word; an older holder's replay has no times.
+    assert _fold(replayed(Traffic(), history[3:], [104.0]), since=50.0).at == 50.0
+    assert _fold(replayed(Traffic(), history[:2]), since=50.0).at is None
+    assert _fold(replayed(Traffic(), history[:2], [1.0]), since=50.0).at is None  # not one per step
+    assert _fold(replayed(Traffic(), history[:2], ["soon", float("nan")]), since=50.0).at is None
+
+
+def test_turns_are_counted_so_a_wait_can_tell_whose_recap_the_record_holds() -> None:
+    traffic = Traffic()
+    traffic.turn_started()
+    assert (traffic.turns, traffic.ended) == (1, 0)
+    traffic.turn_ended({"stopReason": "end_turn"})
+    traffic.turn_started()
+    assert (traffic.turns, traffic.ended) == (2, 1)  # the recap is turn 1's while turn 2 runs
+    traffic.turn_ended({"stopReason": "cancelled"})
+    assert (traffic.turns, traffic.ended) == (2, 2)
+
+
 def test_mode_and_model_come_from_a_mode_update_or_the_config_options() -> None:
     traffic = Traffic()
     assert traffic.update({"sessionUpdate": "current_mode_update", "currentModeId": "plan"}).fields == {

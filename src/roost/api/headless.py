@@ -79,15 +79,17 @@ async def spawn(request: Request) -> JSONResponse:
 
 async def prompt(request: Request) -> JSONResponse:
     """The prompt is sent (after a resume, when the session was suspended); with ``wait``,
-    the answer comes when the session reaches that state or ``timeout_s`` passes."""
+    the answer comes when the session reaches that state or ``timeout_s`` passes, and says
+    whether the record's recap is ``stale``: not this prompt's turn's, which had not ended."""
     body = await read(request, schemas.HeadlessPrompt, PROMPT_BODY_LIMIT)
     key = _key(request)
     runner = _runner(request)
-    record = await runner.prompt(key, body.text)
+    record, turn = await runner.prompt(key, body.text)
     extra: dict[str, Any] = {"input": "accepted"}
     if body.wait is not None:
-        record, reached = await runner.wait(key, body.wait, body.timeout_s)
-        extra["wait"] = {"until": body.wait, "reached": reached}
+        waited = await runner.wait(key, body.wait, body.timeout_s, turn)
+        record = waited.record
+        extra["wait"] = {"until": body.wait, "reached": waited.reached, "stale": waited.stale}
     return _answer(record, **extra)
 
 

@@ -4,15 +4,17 @@ ACP is JSON-RPC, one message a line. Every line goes through unchanged, in both 
 the holder only looks at each one to keep what a daemon that connects later needs:
 
 - the last ``keep`` notifications from the adapter (a daemon that restarted mid-turn replays
-  them to rebuild the session's state);
+  them to rebuild the session's state), each with the time it passed (the replay's ``times``),
+  so a rebuilt record says when the session last did something, not when the daemon came back;
 - the adapter's requests nobody has answered yet (a permission asked while no daemon was
-  connected is still waiting for its answer);
+  connected is still waiting for its answer), each with when it came (``pending_times``);
 - the session id, from the answer to ``session/new`` (or the id ``session/load`` names);
 - where each turn stands. A turn's end is the answer to its ``session/prompt``, and that
   answer goes to the connection that asked: a daemon that restarted mid-turn would never see
   it. So the holder notes ``_roost/turn_started`` in the replay buffer when a prompt passes,
   and sends (and keeps) ``_roost/turn_ended`` with the stop reason, the usage or the error
-  when its answer does, to whichever daemon is connected then.
+  when its answer does, to whichever daemon is connected then. Both carry ``at``, the time
+  they were noted, so a turn's end reads the same time live and after a restart.
 
 A daemon that asks for ``_roost/replay`` is sent the adapter's unanswered requests again
 after the answer, as the adapter sent them, so it can answer a permission asked before it
@@ -75,8 +77,11 @@ class Holder:
         self.session = session
         self.socket_path = socket_path
         self.state_path = state_path
-        self.notifications: deque[Any] = deque(maxlen=keep)
+        self.notifications: deque[tuple[float, Any]] = deque(maxlen=keep)
+        """The last notifications, each with when it passed (epoch seconds)."""
         self.pending: dict[str, Any] = {}
+        self._pending_at: dict[str, float] = {}
+        """When each of ``pending`` came from the adapter."""
         self.session_id: str | None = None
         self.started_at = time.time()
         self._asked: dict[str, str] = {}  # client request id -> method, for session/new and load
@@ -205,8 +210,9 @@ class Holder:
         if "method" in message:
             if "id" in message:
                 self.pending[_key(message["id"])] = message
+                self._pending_at[_key(message["id"])] = time.time()
             else:
-                self.notifications.append(message)
+                self.notifications.append((time.time(), message))
             return None
         if "id" not in message:
             return None
@@ -230,13 +236,14 @@ class Holder:
             "usage": result.get("usage"),
             "error": answer.get("error"),
         }
-        self._ended_lines.append(
-            self._note({"jsonrpc": "2.0", "method": "_roost/turn_ended", "params": params})
-        )
+        self._ended_lines.append(self._note("_roost/turn_ended", params))
 
-    def _note(self, message: dict[str, Any]) -> bytes:
-        """A notification of the holder's own, kept for replay like the adapter's."""
-        self.notifications.append(message)
+    def _note(self, method: str, params: dict[str, Any]) -> bytes:
+        """A notification of the holder's own, stamped ``at`` and kept for replay like the
+        adapter's."""
+        at = time.time()
+        message = {"jsonrpc": "2.0", "method": method, "params": {**params, "at": at}}
+        self.notifications.append((at, message))
         return json.dumps(message).encode() + b"\n"
 
     async def _to_client(self, line: bytes) -> None:
@@ -288,7 +295,7 @@ class Holder:
         if "id" in message and method == "session/prompt":
             self.turns += 1
             self._prompts[_key(message["id"])] = self.turns
-            self._note({"jsonrpc": "2.0", "method": "_roost/turn_started", "params": {"turn": self.turns}})
+            self._note("_roost/turn_started", {"turn": self.turns})
         elif "id" in message and method in ("session/new", "session/load"):
             self._asked[_key(message["id"])] = method
             params = message.get("params")
@@ -301,6 +308,7 @@ class Holder:
                 self._write_state()
         elif method is None and "id" in message:
             self.pending.pop(_key(message["id"]), None)  # the answer to one of the adapter's requests
+            self._pending_at.pop(_key(message["id"]), None)
 
     async def _to_adapter(self, line: bytes) -> None:
         if self._to.is_closing():
@@ -313,8 +321,10 @@ class Holder:
         method = message["method"]
         if method == "_roost/replay":
             result: Any = {
-                "notifications": list(self.notifications),
+                "notifications": [message for _, message in self.notifications],
+                "times": [at for at, _ in self.notifications],
                 "pending": list(self.pending.values()),
+                "pending_times": [self._pending_at[key] for key in self.pending],
                 "state": self.state(),
             }
         elif method == "_roost/state":

@@ -7,7 +7,8 @@ revision) and refused as the API refuses it (``not_promptable``, ``blocked``, â€
 written). A write that cannot be proven whole is answered ``"input": "ambiguous"``, with the
 reason: the text may have arrived, and must not be sent again. The wait reads the same words
 for both lanes: ``idle`` (a turn that ended after the prompt, or a person is now needed),
-``needs_attention``, ``ended`` (the occupant is gone).
+``needs_attention``, ``ended`` (the occupant is gone). A headless session's wait also says
+whether the record's recap is ``stale``, an earlier turn's, as ``rosterd prompt``'s does.
 """
 
 from __future__ import annotations
@@ -34,12 +35,12 @@ occupant's end (``session_closed``, ``occupant_changed``)."""
 
 
 async def headless(runner: Runner, key: str, args: inputs.Send) -> dict[str, Any]:
-    done = await runner.prompt(key, args.prompt)
+    done, turn = await runner.prompt(key, args.prompt)
     answer: dict[str, Any] = {"input": prompt.ACCEPTED}
     if args.wait_until is not None:
-        ended, reached = await runner.wait(key, args.wait_until, args.timeout_s)
-        done = ended or done
-        answer["wait"] = {"until": args.wait_until, "reached": reached}
+        waited = await runner.wait(key, args.wait_until, args.timeout_s, turn)
+        done = waited.record or done
+        answer["wait"] = {"until": args.wait_until, "reached": waited.reached, "stale": waited.stale}
     return {"record": to_json(done), **answer}
 
 

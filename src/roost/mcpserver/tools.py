@@ -217,7 +217,8 @@ TOOLS = {
             "Send a prompt to a session: a headless one (resumed first when suspended) or an agent "
             "in a terminal pane (written once, only while it is idle or working). With "
             "`wait_until` (idle, needs_attention, ended) it answers once the session gets there "
-            "or `timeout_s` passes: the record (its recap when idle) and whether the wait was reached. "
+            "or `timeout_s` passes: the record (its recap when idle) and whether the wait was reached; "
+            "for a headless session `stale` says the recap is an earlier turn's (this one had not ended). "
             'An `input` of "ambiguous" means the text may have arrived: never send it again.',
             inputs.Send,
             send,

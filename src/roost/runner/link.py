@@ -17,14 +17,14 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roost import paths
 from roost.agents.mcpconfig import StdioServer
 from roost.detect import procs
-from roost.runner.traffic import Said, Traffic
+from roost.runner.traffic import Said, Traffic, stamp
 
 if TYPE_CHECKING:
     from acp.client.connection import ClientSideConnection
@@ -113,13 +113,16 @@ async def replay(asked: Asked, timeout: float | None) -> Handshake:
     return Handshake(reader, writer, result, asked.peer)
 
 
-def replayed(traffic: Traffic, notifications: list[Any]) -> list[Said]:
-    """The replay buffer fed through ``traffic`` as if it were live: what each step said.
+def replayed(traffic: Traffic, notifications: list[Any], times: list[Any] | None = None) -> list[Said]:
+    """The replay buffer fed through ``traffic`` as if it were live: what each step said, at
+    the time the holder stamped it (``times``, one per notification; an older holder's
+    replay has none, and its steps are then claimed as of now).
 
     The runner claims only the state it ends in, so a history that ends idle never flips the
     record to active on the way, and no replayed turn counts as new."""
     out: list[Said] = []
-    for message in notifications:
+    stamps = times if isinstance(times, list) and len(times) == len(notifications) else []
+    for index, message in enumerate(notifications):
         if not isinstance(message, dict):
             continue
         method, params = message.get("method"), message.get("params")
@@ -132,7 +135,8 @@ def replayed(traffic: Traffic, notifications: list[Any]) -> list[Said]:
         elif method == "session/update" and isinstance(params.get("update"), dict):
             said = traffic.update(params["update"])
         if said is not None:
-            out.append(said)
+            at = stamp(stamps[index]) if stamps else None
+            out.append(said if said.at is not None or at is None else replace(said, at=at))
     return out
 
 
@@ -157,11 +161,14 @@ class Link:
         self._answer: asyncio.Future[tuple[str | None, str | None]] | None = None
         self._turn: asyncio.Future[Any] | None = None
         self._prompt_sent = asyncio.Event()
+        self._asked_at: dict[str, float] = {}
+        """When the holder got each permission request it sends again, by tool call id."""
 
     def attach(self, shaken: Handshake) -> None:
         """Hand the holder's socket to the SDK; from now on the adapter's lines reach here."""
         from acp.client.connection import ClientSideConnection
 
+        self._asked_at = _asked_at(shaken.replay)
         self._writer = shaken.writer
         self._conn = ClientSideConnection(self, shaken.writer, shaken.reader, observers=[self._observe])
 
@@ -295,7 +302,9 @@ class Link:
             chosen = _allow(offered)
             if chosen is not None:
                 return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=chosen))
-        self._say(self.traffic.asked(call, offered))
+        said = self.traffic.asked(call, offered)
+        at = self._asked_at.pop(str(call.get("toolCallId")), None)  # asked before this daemon was
+        self._say(said if at is None else replace(said, at=at))
         self._answer = asyncio.get_running_loop().create_future()
         try:
             chosen, reason = await self._answer
@@ -325,6 +334,25 @@ class Link:
 
     def on_connect(self, conn: Any) -> None:
         pass
+
+
+def _asked_at(replay: dict[str, Any]) -> dict[str, float]:
+    """The holder's time for each permission request its replay sends again, by tool call id."""
+    pending, times = replay.get("pending"), replay.get("pending_times")
+    if not isinstance(pending, list) or not isinstance(times, list) or len(pending) != len(times):
+        return {}
+    out = {}
+    for request, at in zip(pending, times, strict=True):
+        params = request.get("params") if isinstance(request, dict) else None
+        call = params.get("toolCall") if isinstance(params, dict) else None
+        when = stamp(at)
+        if (
+            isinstance(call, dict)
+            and when is not None
+            and request.get("method") == "session/request_permission"
+        ):
+            out[str(call.get("toolCallId"))] = when
+    return out
 
 
 def _allow(options: list[dict[str, Any]]) -> str | None:

@@ -19,7 +19,9 @@ The lifecycle rules, all of them here:
   ``max_resumes_per_hour`` a session stays suspended (or, after a crash, is not resumed) and
   the record says why.
 - **Daemon restart**: holders keep running; :meth:`Runner.rebuild` reconnects to each, claims
-  the state its replay buffer ends in, and lets the adapter's unanswered requests arrive again.
+  the state its replay buffer ends in (as of when the holder saw it, so ``activity_at`` is the
+  session's last activity, not the restart), and lets the adapter's unanswered requests arrive
+  again.
   A holder that is slow to answer (a loaded machine, a stopped process) is not dead: while the
   process that listens on its socket lives, it is waited for, however long, and its turn goes on.
 - **Reboot**: holders are gone and their sockets with the runtime directory; the runner's own
@@ -108,6 +110,18 @@ class Headless:
     answered: asyncio.Event | None = None
     """Set once a holder the daemon found at its start has answered (or is known gone); None
     when there was nothing to wait for."""
+
+
+@dataclass(frozen=True)
+class Waited:
+    """Where :meth:`Runner.wait` left a session."""
+
+    record: Record | None
+    reached: bool
+    """The session got where the wait was for."""
+    stale: bool
+    """The record's recap is not the waited-for turn's: that turn had not ended. A reply is
+    never served as fresher than it is."""
 
 
 class Runner:
@@ -266,8 +280,8 @@ class Runner:
         h.stopping = False
         if not procs.alive(started.process):  # it ended as it opened: the watch saw it stopping
             self._spawn(self._exited(h, holder_key))
+        h.last_active = entry.activity_at = self._clock()
         store.save(entry)
-        h.last_active = self._clock()
         mode, model = _mode(opened), entry.current_model
         self._say(
             h,
@@ -279,6 +293,7 @@ class Runner:
                     **({"mode": mode} if mode else {}),
                     **({"model": model} if model else {}),
                 },
+                entry.activity_at,
             ),
         )
         return h
@@ -316,8 +331,9 @@ class Runner:
 
     # Driving.
 
-    async def prompt(self, key: str, text: str) -> Record:
-        """Send a prompt; a suspended session is resumed first, in the same call."""
+    async def prompt(self, key: str, text: str) -> tuple[Record, int]:
+        """Send a prompt; a suspended session is resumed first, in the same call. The record,
+        and the number of the turn the prompt started, for :meth:`wait` to tell its reply by."""
         h = await self._ready_for(key)
         async with h.lock:
             if h.entry.suspended:
@@ -331,7 +347,8 @@ class Runner:
             except LinkError as error:
                 raise refused(502, "adapter_failed", str(error)) from None
             h.last_active = self._clock()
-        return self._record(h)
+            turn = h.traffic.turns
+        return self._record(h), turn
 
     async def cancel(self, key: str) -> Record:
         h = await self._ready_for(key)
@@ -371,30 +388,36 @@ class Runner:
         h.entry.name = label
         store.save(h.entry)
 
-    async def wait(self, key: str, until: str, timeout: float) -> tuple[Record | None, bool]:
+    async def wait(self, key: str, until: str, timeout: float, turn: int) -> Waited:
         """Wait until the session is ``idle`` (its turn ended), ``needs_attention`` or
-        ``ended``: the record then, and whether that is what was waited for. A wait for idle
-        stops early when the session comes to wait on a person instead: nobody's script should
-        sleep out its timeout on a question it could answer."""
+        ``ended``: the record then, whether that is what was waited for, and whether its recap
+        is stale, not turn ``turn``'s (that turn had not ended). A wait for idle stops early
+        when the session comes to wait on a person instead: nobody's script should sleep out
+        its timeout on a question it could answer."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        turned = self.sessions.get(key)  # kept: a session that ends leaves the runner's table
+
+        def waited(record: Record | None, reached: bool) -> Waited:
+            return Waited(record, reached, turned is None or turned.traffic.ended != turn)
+
         with self.live.subscribe(replay=False, own=True) as stream:
             while True:
                 record = self.live.roster.record(key)
                 h = self.sessions.get(key)
                 if record is None or record.liveness == records.ENDED:
-                    return record, until == records.ENDED
+                    return waited(record, until == records.ENDED)
                 if record.activity == records.NEEDS_ATTENTION:
-                    return record, until == records.NEEDS_ATTENTION
+                    return waited(record, until == records.NEEDS_ATTENTION)
                 if (
                     until == records.IDLE
                     and record.activity == records.IDLE
                     and not (h and h.traffic.running)
                 ):
-                    return record, True
+                    return waited(record, True)
                 left = deadline - loop.time()
                 if left <= 0 or await stream.next(min(left, 1.0)) is None:
-                    return record, False
+                    return waited(record, False)
 
     # Suspending, resuming, stopping.
 
@@ -410,13 +433,11 @@ class Runner:
             if h.traffic.running and not idle:
                 raise refused(409, "busy", "the session is mid-turn: cancel it first")
             await self._stop_holder(h)
-            h.entry.suspended = True
+            h.entry.suspended, h.entry.activity_at = True, self._clock()
             store.save(h.entry)
             self._claim(h, LAUNCHER, fields={"liveness": records.SUSPENDED, "holder": None})
-            self._say(
-                h,
-                Said(words.IDLE, "idle_timeout" if idle else "suspended", {"session_id": h.entry.session_id}),
-            )
+            event = "idle_timeout" if idle else "suspended"
+            self._say(h, Said(words.IDLE, event, {"session_id": h.entry.session_id}, h.entry.activity_at))
         return self._record(h)
 
     async def resume(self, key: str) -> Record:
@@ -435,8 +456,9 @@ class Runner:
         if len(entry.resumes) >= self.settings.runner.max_resumes_per_hour:
             resumed = _times(len(entry.resumes))
             entry.warning = f"{resumed} in the last hour (max_resumes_per_hour): stays suspended"
+            entry.activity_at = now
             store.save(entry)
-            self._say(h, Said(words.IDLE, "resume_limit", {"error_reason": entry.warning}))
+            self._say(h, Said(words.IDLE, "resume_limit", {"error_reason": entry.warning}, now))
             raise refused(409, "resume_limit", entry.warning)
         entry.resumes.append(now)
         await self._launch(entry, fresh=False)
@@ -521,7 +543,8 @@ class Runner:
             return
         # The new session is the old one's continuation, under its own key; the session id is kept.
         new = self.sessions[again.key]
-        self._say(new, Said(words.IDLE, "resumed_after_crash", {"session_id": entry.session_id}))
+        said = Said(words.IDLE, "resumed_after_crash", {"session_id": entry.session_id}, again.activity_at)
+        self._say(new, said)
 
     # Running: the SDK loaded and live holders attached, then the idle timer.
 
@@ -616,16 +639,20 @@ class Runner:
             return None
 
     def _restore_suspended(self, h: Headless) -> None:
+        """A session with no holder, back suspended: as of its suspension when it was
+        suspended already, else (its holder gone while no daemon watched) as of now."""
         entry = h.entry
         if entry.holder:
             _end_leftovers(entry)
             holders.discard(entry.holder)
+        if not entry.suspended or entry.activity_at is None:
+            entry.activity_at = self._clock()
         entry.holder, entry.suspended = None, True
         entry.holder_process = entry.adapter_process = None
         store.save(entry)
         h.process = _key_process(entry.key)
         self._claim_identity(h, fresh=True)
-        self._say(h, Said(words.IDLE, "suspended", {"session_id": entry.session_id}))
+        self._say(h, Said(words.IDLE, "suspended", {"session_id": entry.session_id}, entry.activity_at))
 
     def _restore_live(self, h: Headless, shaken: Handshake) -> None:
         self._claim_holder(h, shaken.peer)
@@ -648,7 +675,8 @@ class Runner:
         _stamp(h.entry, procs.identity(shaken.peer), shaken)
         store.save(h.entry)
         self._claim(h, LAUNCHER, fields={"holder": _holder(h)})
-        folded = _fold(replayed(h.traffic, list(shaken.replay.get("notifications") or [])))
+        notifications = list(shaken.replay.get("notifications") or [])
+        folded = _fold(replayed(h.traffic, notifications, shaken.replay.get("times")), h.entry.activity_at)
         folded.fields["session_id"] = h.entry.session_id
         if h.entry.current_model:
             folded.fields.setdefault("model", h.entry.current_model)
@@ -730,7 +758,7 @@ class Runner:
         fields = dict(said.fields)
         if said.activity is None and not fields:
             return
-        self._claim(h, ACP, activity=said.activity, event=said.event, fields=fields, seq=h.seq)
+        self._claim(h, ACP, activity=said.activity, event=said.event, fields=fields, seq=h.seq, at=said.at)
 
     def _claim(
         self,
@@ -743,11 +771,13 @@ class Runner:
         process: ProcessId | None = None,
         started_at: float | None = None,
         seq: int | None = None,
+        at: float | None = None,
     ) -> None:
+        """Apply a claim of the runner's, received ``at`` when it happened (None: now)."""
         outcome = self.live.apply(
             Claim(
                 source,
-                self._clock(),
+                self._clock() if at is None else at,
                 session_key=h.entry.key,
                 process=process,
                 activity=activity,
@@ -786,16 +816,17 @@ def settings_of(runner: RunnerSection, harness: dict[str, Any], folder: Path) ->
     return Settings(adapters, runner, folder, extensions)
 
 
-def _fold(said: list[Said]) -> Said:
-    """Many steps of a replay as the one claim of where they ended."""
-    activity, event, fields = words.IDLE, "rebuilt", {}
+def _fold(said: list[Said], since: float | None = None) -> Said:
+    """Many steps of a replay as the one claim of where they ended, at the time of the last
+    step that said an activity (``since``, the runner's own last word, when none did)."""
+    activity, event, fields, at = words.IDLE, "rebuilt", {}, since
     for step in said:
         if step.activity is not None:
-            activity, event = step.activity, step.event
+            activity, event, at = step.activity, step.event, step.at
         fields.update(step.fields)
     if activity == words.IDLE and event == "rebuilt":
         fields.pop("error_reason", None)
-    return Said(activity, event, fields)
+    return Said(activity, event, fields, at)
 
 
 def _times(count: int) -> str:

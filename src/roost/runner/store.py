@@ -2,9 +2,10 @@
 
 The roster is memory only and a holder's own state file lives in the runtime directory, which
 a reboot empties; a suspended session has no holder at all. So the runner writes what it needs
-to bring a session back (its harness session id, folder, name, policy, parent, and its resume
-history) to ``${XDG_STATE_HOME}/roost/headless/<key>.json`` (0600, in a 0700 directory): the
-environment given at start may hold a secret. A file that cannot be read is left where it is
+to bring a session back (its harness session id, folder, name, policy, parent, its resume
+history, and when it last said the session's activity itself) to
+``${XDG_STATE_HOME}/roost/headless/<key>.json`` (0600, in a 0700 directory): the environment
+given at start may hold a secret. A file that cannot be read is left where it is
 and skipped, never guessed at.
 """
 
@@ -48,6 +49,10 @@ class Entry:
     warning: str | None = None
     current_model: str | None = None
     """The model the adapter said it runs when last opened, so a rebuilt record can say it."""
+    activity_at: float | None = None
+    """When the runner last said the session's activity itself (opened, resumed, suspended): a
+    rebuilt record's ``activity_at`` when the holder's replay tells of nothing later, or there
+    is no holder."""
     holder_process: dict[str, Any] | None = None
     """The holder's :class:`~roost.detect.procs.Stamp`, as the kernel named the process that
     answered on its socket: whom a restarted daemon may wait for, and stop."""

@@ -8,7 +8,8 @@ with the :class:`Said` it amounts to, or None when nothing a client sees changed
 - ``session/request_permission``: ``needs_attention`` with ``pending`` (the tool, a one-line
   summary, the options the adapter offered, under the adapter's own ids);
 - the end of the turn (the holder's ``_roost/turn_ended``): ``idle`` with the stop reason as
-  the event, or the internal ``error`` word with the error's message;
+  the event, or the internal ``error`` word with the error's message, at the time the holder
+  stamped it (the same live and in a replay);
 - ``plan`` replaces the plan, ``current_mode_update`` sets mode, a ``config_option_update``
   mode and model (its options of those categories), ``usage_update`` and the prompt's answer
   fill usage (``tokens`` is the last turn's, absent when it reported none),
@@ -58,6 +59,9 @@ class Said:
     activity: str | None = None
     event: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
+    at: float | None = None
+    """When it happened (epoch seconds): the holder's stamp, or the time the runner kept for a
+    word of its own; None: as it is claimed."""
 
 
 @dataclass
@@ -66,6 +70,10 @@ class Traffic:
 
     recap: bool = True
     running: bool = False
+    turns: int = 0
+    """Turns started: the number of the one running, or of the last one."""
+    ended: int = 0
+    """The number of the last turn whose end was heard: the recap the record holds is its."""
     pending: dict[str, Any] | None = None
     usage: dict[str, Any] = field(default_factory=dict)
     _chunks: list[str] = field(default_factory=list)
@@ -74,6 +82,7 @@ class Traffic:
 
     def turn_started(self) -> Said:
         self.running = True
+        self.turns += 1
         self._chunks, self._message = [], None
         self._last_event = "prompt"
         return Said(words.ACTIVE, "prompt")
@@ -151,6 +160,7 @@ class Traffic:
         self.running = False
         self.pending = None
         self._last_event = None
+        self.ended = self.turns
         fields: dict[str, Any] = {}
         usage = params.get("usage")
         if isinstance(usage, dict) and usage:
@@ -161,12 +171,20 @@ class Traffic:
         if self.recap:
             fields["recap"] = clean("".join(self._chunks)[:RECAP_LIMIT]) or None
         self._chunks = []
+        at = stamp(params.get("at"))
         error = params.get("error")
         if isinstance(error, dict):
             reason = _line(error.get("message"), 1000) or "the adapter failed the turn"
-            return Said(words.ERROR, "prompt_failed", {**fields, "error_reason": reason})
+            return Said(words.ERROR, "prompt_failed", {**fields, "error_reason": reason}, at)
         stop = params.get("stopReason")
-        return Said(words.IDLE, _line(stop, 64) or "end_turn", fields)
+        return Said(words.IDLE, _line(stop, 64) or "end_turn", fields, at)
+
+
+def stamp(value: object) -> float | None:
+    """A holder's time (epoch seconds) when it is one, else None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        return float(value)
+    return None
 
 
 def _text(content: object) -> str:

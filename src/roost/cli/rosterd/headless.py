@@ -7,6 +7,10 @@ needs attention or has ended; ``cancel``, ``stop``, ``suspend`` and ``resume`` a
 prints the daemon's answer as sent (``record``, and ``wait`` for a prompt that waited). A wait
 that ends elsewhere than asked (the timeout, or a person is needed while waiting for idle)
 exits 1 after printing where the session is.
+
+A prompt that waited prints its own turn's recap, or nothing: when the wait ended before the
+turn did (the timeout, a permission), the recap the session holds is an earlier turn's, and
+stderr says there is no reply yet; a turn that ended with no message is said so too.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 
 from roost.cli.daemonclient import Client, path_of
+from roost.cli.output import complain
 from roost.cli.rosterd import printing
 from roost.cli.rosterd.options import parse
 from roost.errors import Conflict, UsageError
@@ -34,6 +39,8 @@ DONE = {"cancel": "cancelled", "suspend": "suspended", "resume": "resumed", "sto
 """What each verb says it did, spelled out: English past tenses are not the verb plus "ed"."""
 TIMEOUT_SLACK = 30.0
 """Seconds the client waits past a prompt's own ``--timeout`` for the daemon's answer."""
+NOT_YET = "no reply yet: this turn has not ended (the session's recap is an earlier turn's)"
+NO_RECAP = "the turn ended with no recap"
 
 
 def _env(values: list[str], usage: str) -> dict[str, str]:
@@ -75,9 +82,21 @@ def show(body: bytes, as_json: bool, verb: str) -> dict:
         )
         if record.get("pending"):
             printing.line(f"  waits on: {printing.value(record['pending'].get('summary'))}")
-        if record.get("recap") and verb == "prompted" and answer.get("wait"):
-            printing.line(record["recap"])
+    if answer.get("wait") is not None and _fresh(answer) and record.get("recap") and not as_json:
+        printing.line(record["recap"])
     return answer
+
+
+def _fresh(answer: dict) -> bool:
+    """Whether a prompt's answer holds its own turn's recap; when it does not, or that turn
+    left none, stderr says so, whatever the output. An answer that does not say (an older
+    daemon's) counts as stale: a reply is never served as fresher than it is."""
+    if answer["wait"].get("stale") is not False:
+        complain(f"rosterd prompt: {NOT_YET}\n")
+        return False
+    if not (answer.get("record") or {}).get("recap"):
+        complain(f"rosterd prompt: {NO_RECAP}\n")
+    return True
 
 
 def run(verb: str, args: list[str]) -> int:
