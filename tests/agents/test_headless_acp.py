@@ -29,7 +29,7 @@ from tests.agents.conftest import API_KEY, CLAUDE_QUIET, TIMINGS, TURN_TIMEOUT, 
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.model_api import ModelAPI, reply_for
-from tests.mcpserver.client import ok, unix
+from tests.mcpserver.client import refused, unix
 from tests.runner.conftest import Headless, end_holders
 from tests.web.conftest import Web, chromium, page
 
@@ -198,8 +198,12 @@ def test_a_permission_denied_allowed_and_always_allowed(real: Real) -> None:
     assert target.exists()
     target.unlink()
     _asks(real, key, "TOOL three")
-    always = ok(unix(real.headless.daemon), "session.allow", name=key, always=True)  # another agent, over MCP
-    assert always["record"]["activity_event"] == "permission_answered"
+    # Another agent over MCP may not give "always": that is a person's answer by default.
+    nope = refused(unix(real.headless.daemon), "session.allow", name=key, always=True)
+    assert (nope["status"], nope["code"]) == (409, "allow_always_off"), nope
+    always = real.headless.post(f"/sessions/{key}/permission", {"option": "allow_always"})
+    assert always.status_code == 200, always.text
+    assert always.json()["record"]["activity_event"] == "permission_answered"
     real.headless.until(key, timeout=TURN_TIMEOUT, activity="idle")
     assert target.exists()
     target.unlink()
