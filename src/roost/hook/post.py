@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 
-from roost import cjson, paths
+from roost import cjson, paths, procfs
 from roost.agents import manifest
 from roost.hook.events import from_hook
 
@@ -35,35 +35,20 @@ _EVENT_LIMIT = 64
 _ANCESTORS_KEPT = 16
 
 
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(command name, parent pid, start ticks) of a live process, from ``/proc/PID/stat``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            raw = stat.read()
-        name = raw[raw.find(b"(") + 1 : raw.rfind(b")")].decode(errors="replace")
-        fields = raw[raw.rfind(b")") + 2 :].split()
-        if fields[0] in (b"Z", b"X"):
-            return None
-        return name, int(fields[1]), int(fields[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def agent_process() -> tuple[list[int], list[list[int]]] | None:
     """The harness process as ``[pid, start_ticks]`` and its ancestors, nearest first."""
     pid = os.getppid()
     found: list[int] | None = None
     ancestors: list[list[int]] = []
     while pid > 1 and len(ancestors) < _ANCESTORS_KEPT:
-        stat = _stat(pid)
-        if stat is None:
+        stat = procfs.stat(pid)
+        if stat is None or stat.gone:
             break
-        name, parent, ticks = stat
         if found is not None:
-            ancestors.append([pid, ticks])
-        elif name not in _SHELLS:
-            found = [pid, ticks]
-        pid = parent
+            ancestors.append([pid, stat.start_ticks])
+        elif stat.name.decode(errors="replace") not in _SHELLS:
+            found = [pid, stat.start_ticks]
+        pid = stat.ppid
     return None if found is None else (found, ancestors)
 
 
