@@ -13,8 +13,8 @@ Two events post nothing: a tool starting (``tool``), which says only that a turn
 the most frequent event, and ones the manifest ignores. Everything is bounded: no socket file
 means no daemon and costs one failed ``connect``; a daemon that accepts and never answers costs
 :data:`TIMEOUT`. Nothing here raises. Imports stay minimal and are made only to post
-(``_socket`` rather than ``socket``, which would pull in ``selectors``; :mod:`roost.cjson`
-rather than ``json``): this runs on every hook event.
+(:mod:`roost.unixhttp`, which imports nothing but ``_socket``; :mod:`roost.cjson` rather than
+``json``): this runs on every hook event.
 """
 
 from __future__ import annotations
@@ -105,35 +105,16 @@ def claim(harness: str, payload: dict, reason: str | None = None) -> dict | None
 
 def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
     """POST the claim; the response's status code, or None when no daemon answered in time."""
-    import _socket
+    from roost.unixhttp import Connection
 
     data = cjson.dumps(body).encode()
-    head = (
-        "POST /claim HTTP/1.1\r\nHost: rosterd\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
-    ).encode()
-    deadline = time.monotonic() + timeout
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        conn.settimeout(timeout)
-        conn.connect(path)
-        conn.sendall(head + data)
-        answer = b""
-        while b"\r\n" not in answer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            conn.settimeout(left)
-            chunk = conn.recv(512)
-            if not chunk:
-                break
-            answer += chunk
-        status = answer.split(b" ", 2)[1] if answer.startswith(b"HTTP/") else b""
-        return int(status) if status.isdigit() else None
-    except OSError:
-        return None
-    finally:
-        conn.close()
+    with Connection(path, deadline=time.monotonic() + timeout) as connection:
+        try:
+            connection.connect()
+            connection.send("POST", "/claim", data, {"Content-Type": "application/json"})
+            return connection.response().status
+        except OSError:
+            return None
 
 
 def post(harness: str, payload: dict, reason: str | None = None) -> None:
