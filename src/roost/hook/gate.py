@@ -23,9 +23,8 @@ import os
 from typing import Any
 
 from roost import paths
-from roost.agents import manifest
 from roost.agents.model import Gate
-from roost.hook.events import from_hook
+from roost.hook.events import read
 from roost.unixhttp import Connection
 
 CONNECT_TIMEOUT = 0.5
@@ -43,16 +42,15 @@ def decide(harness: str, payload: dict) -> str | None:
     from roost.hook.apply import answered, handle
     from roost.hook.post import claim, post
 
-    agent = manifest.load(harness)
-    if agent is None:
+    heard = read(harness, payload)
+    if heard is None:
         return None
-    gate = agent.hook.gate
-    event = from_hook(payload, agent.hook)
-    _, reason = handle(agent.name, payload)
+    gate, event = heard.agent.hook.gate, heard.event
+    _, reason = handle(heard)
     held = gate is not None and event.name == gate.event and event.tool not in gate.skip_tools
-    body = claim(agent.name, payload, reason) if held else None
+    body = claim(heard, reason) if held else None
     if gate is None or body is None:
-        post(agent.name, payload, reason)
+        post(heard, reason)
         return None
     suggestions = _always(gate, payload)
     answer = _ask({"claim": body, "always": bool(suggestions)})

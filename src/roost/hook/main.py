@@ -153,13 +153,17 @@ def _payload(data: bytes) -> object:
 def _event(harness: str, payload: dict) -> str | None:
     """Badge the pane and tell the daemon; the text for the agent's context, if any."""
     from roost.hook.apply import handle
+    from roost.hook.events import read
     from roost.hook.post import post
 
+    heard = read(harness, payload)
+    if heard is None:
+        return None
     context = reason = None
     try:
-        context, reason = handle(harness, payload)
+        context, reason = handle(heard)
     finally:  # the daemon hears of the event even when the pane could not be stamped
-        post(harness, payload, reason)
+        post(heard, reason)
     return context
 
 

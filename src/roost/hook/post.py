@@ -23,13 +23,14 @@ import os
 import time
 
 from roost import cjson, paths, procfs
-from roost.agents import manifest
-from roost.hook.events import from_hook
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roost.hook.events import Heard
 
 TIMEOUT = 0.25
 """Seconds the whole exchange with the daemon may take; the hook's budget is 800 ms in all."""
 _WORDS = {"prompt": "working", "working": "working", "blocked": "blocked", "done": "done", "error": "error"}
-_SUBAGENT_ACTIONS = ("blocked", "working")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox"})
 _EVENT_LIMIT = 64
 _ANCESTORS_KEPT = 16
@@ -52,21 +53,15 @@ def agent_process() -> tuple[list[int], list[list[int]]] | None:
     return None if found is None else (found, ancestors)
 
 
-def claim(harness: str, payload: dict, reason: str | None = None) -> dict | None:
+def claim(heard: Heard, reason: str | None = None) -> dict | None:
     """The claim body for this event, or None when it should post nothing.
 
     A dialog's claim carries what it asks as its pending request's summary: ``reason``, the
     badge's own, when the pane was badged (a notification after a dialog keeps the dialog's
     words there), else the event's.
     """
-    agent = manifest.load(harness)
-    if agent is None:
-        return None
-    event = from_hook(payload, agent.hook)
-    action = agent.action(event.name, event.notification)
+    agent, event, action = heard.agent, heard.event, heard.action
     if action not in _WORDS and action != "identify":
-        return None
-    if event.agent_id and action not in _SUBAGENT_ACTIONS:
         return None
     markers = agent.hook.shared_process
     if markers:  # imported only for a manifest that names one, as in apply
@@ -117,7 +112,7 @@ def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
             return None
 
 
-def post(harness: str, payload: dict, reason: str | None = None) -> None:
+def post(heard: Heard, reason: str | None = None) -> None:
     """Tell the daemon about this event, if one is listening; never raises, never waits long.
 
     ``reason`` is the dialog the pane's badge now names, when the hook badged one.
@@ -126,7 +121,7 @@ def post(harness: str, payload: dict, reason: str | None = None) -> None:
         path = paths.api_socket_path()
         if not os.path.exists(path):
             return
-        body = claim(harness, payload, reason)
+        body = claim(heard, reason)
         if body is not None:
             send(body, path)
     except Exception:
