@@ -187,7 +187,7 @@ IFS= read -r -d '' text < "$file"
 if [[ $state == working || $state == blocked ]]; then
   echo "roost read: '$target' is $state — this reply is from an earlier turn." >&2
 fi
-printf '%s' "$text"; [[ $text == *$'\n' ]] || printf '\n'
+printf '%s' "$text"
 exit 0
 """
 

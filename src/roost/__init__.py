@@ -22,8 +22,10 @@ Layers, top to bottom; a module imports its own package and rows below, never up
 - ``tmux``: roost's own tmux server. It knows nothing of agents.
 - ``agents``: per-harness data (binaries, exit commands, hook event maps), no behaviour.
 - ``validation``: the typed checks (pydantic) request bodies and claims are made of.
-- ``paths``, ``errors``, ``files``, ``cjson``, ``markdown``, ``agentrow``, ``web``, ``text``:
-  leaves that import nothing of roost.
+- ``paths``, ``errors``, ``files``, ``cjson``, ``markdown``, ``agentrow``, ``web``, ``text``,
+  ``procfs``, ``unixhttp``: leaves that import nothing of roost (procfs is the one reader of
+  ``/proc/PID/stat``, for the hook, the pane's badge and the scan alike; unixhttp the one
+  client of the daemon's socket, for the hook, the gate and both CLIs).
 """
 
 __version__ = "0.1.0"

@@ -8,7 +8,8 @@ import pytest
 
 from roost.agents import manifest
 from roost.agents.model import Hook
-from roost.hook.events import DIALOG_LIMIT, HookEvent, from_hook
+from roost.hook.events import DIALOG_LIMIT, SUBAGENT_ACTIONS, HookEvent, from_hook, read
+from roost.hook.post import claim
 
 
 @pytest.fixture(autouse=True)
@@ -74,3 +75,42 @@ def test_a_dialog_is_one_line_and_cut_where_the_badge_cuts() -> None:
     long = dialog("AskUserQuestion", {"questions": [{"question": "Pick:\n\n" + "x" * 500}]})
     assert long == ("AskUserQuestion: Pick: " + "x" * 500)[:DIALOG_LIMIT]
     assert len(long) == DIALOG_LIMIT == 200
+
+
+@pytest.mark.parametrize(
+    ("name", "action"),
+    [
+        ("SessionStart", None),
+        ("UserPromptSubmit", None),
+        ("PreToolUse", "tool"),
+        ("PermissionRequest", "blocked"),
+        ("PostToolUse", "working"),
+        ("Stop", None),
+        ("StopFailure", None),
+    ],
+)
+def test_a_subagents_event_shows_a_dialog_or_work_and_nothing_else(name: str, action: str | None) -> None:
+    """One rule, read once, for the badge and the claim: a subagent's event never starts,
+    ends or fails the pane's turn, nor names its session."""
+    payload = {"hook_event_name": name, "agent_id": "sub-1", "session_id": "s", "cwd": "/w"}
+    heard = read("claude", payload)
+    assert (heard.action if heard else None) == action
+    if heard is not None:
+        assert heard.action in SUBAGENT_ACTIONS
+        body = claim(heard)
+        if action == "tool":  # no agent's tool posts a claim: it only says a turn goes on
+            assert body is None
+        else:
+            assert body is not None and body["activity"] == action
+            assert "session_id" not in body["fields"]
+
+
+def test_an_event_nobody_acts_on_is_not_read_into_anything() -> None:
+    assert read("claude", {"hook_event_name": "SubagentStop"}) is None
+    assert read("no-such-agent", {"hook_event_name": "Stop"}) is None
+    heard = read("claude", {"hook_event_name": "Stop", "last_assistant_message": "done."})
+    assert heard is not None and (heard.agent.name, heard.action, heard.event.reply) == (
+        "claude",
+        "done",
+        "done.",
+    )

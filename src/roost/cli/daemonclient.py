@@ -1,8 +1,9 @@
 """The daemon's API as both CLIs reach it: HTTP over its unix socket, stdlib only.
 
 ``rosterd``'s verbs and ``roost api`` are CLIs that scripts call in loops, and a CLI is judged
-by how fast it answers, so this is ``http.client`` on an ``AF_UNIX`` socket: importing httpx
-alone takes ~3x as long as this. Three failures are told apart because callers branch on them:
+by how fast it answers, so this rides on :mod:`roost.unixhttp`, the small client the hook and
+the gate use too: importing ``http.client`` costs a verb ~20 ms, and httpx several times that.
+Three failures are told apart because callers branch on them:
 
 - :class:`Unreachable` (exit 2): nobody answered on the socket, and nothing was sent;
 - :class:`Lost` (an :class:`Unreachable`): the request went out and no answer came back, so
@@ -21,12 +22,11 @@ contracts. What they share is the transport, the socket and the three failures::
 
 from __future__ import annotations
 
-import http.client
-import socket
 from urllib.parse import quote
 
 from roost import cjson, paths
 from roost.errors import Conflict, Unavailable
+from roost.unixhttp import Connection, Response
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
 if TYPE_CHECKING:
@@ -93,34 +93,18 @@ def path_of(*parts: str) -> str:
     return "/" + "/".join(quote(part, safe=":") for part in parts)
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    """``HTTPConnection`` whose socket is the daemon's unix socket; the host is only a label."""
-
-    def __init__(self, socket_path: str, timeout: float | None) -> None:
-        super().__init__("rosterd", timeout=timeout)
-        self._socket_path = socket_path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self._socket_path)
-        except BaseException:
-            sock.close()
-            raise
-        self.sock = sock
-
-
 AGENT = "rosterd-cli"
 """The User-Agent of every request: the daemon's journal says an answer came from the CLI."""
 
 
 class Client:
-    """One connection to the daemon, opened on the first request; use as a context manager."""
+    """The daemon's API at ``socket_path``, one connection per request (each closed when its
+    answer is read); use as a context manager."""
 
-    def __init__(self, socket_path: str | None = None, timeout: float = TIMEOUT) -> None:
+    def __init__(self, socket_path: str | None = None, timeout: float | None = TIMEOUT) -> None:
         self.socket_path = socket_path or paths.api_socket_path()
-        self._connection = _UnixConnection(self.socket_path, timeout)
+        self.timeout = timeout
+        self._connection: Connection | None = None
 
     def __enter__(self) -> Client:
         return self
@@ -129,7 +113,9 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        self._connection.close()
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
     def get(self, path: str) -> bytes:
         """The body of a 2xx answer to ``GET path``; :class:`Refused` for any other status."""
@@ -145,7 +131,7 @@ class Client:
         """Any answer, whatever its status: (status, content type, body), for a caller that
         speaks a protocol of its own over the socket (``rosterd mcp`` relays MCP)."""
         response = self._send(method, path, body, headers)
-        return response.status, response.getheader("Content-Type") or "", self._read(response)
+        return response.status, response.header("Content-Type"), self._read(response)
 
     def stream(self, path: str) -> Iterator[Frame]:
         """Every event of the SSE stream at ``path`` until interrupted. The stream ending means
@@ -153,14 +139,14 @@ class Client:
         response = self._send("GET", path, None, {"Accept": "text/event-stream"})
         if response.status >= 300:
             raise Refused(response.status, self._read(response))
-        assert self._connection.sock is not None
-        self._connection.sock.settimeout(None)  # a quiet roster is not a dead daemon
+        assert self._connection is not None
+        self._connection.timeout = None  # a quiet roster is not a dead daemon
         fields: dict[str, str] = {}
         data: list[bytes] = []
         while True:
             try:
                 line = response.readline()
-            except (OSError, http.client.HTTPException) as error:
+            except OSError as error:
                 raise self._failure(Unreachable, error) from None
             if not line:
                 where = self.socket_path
@@ -187,28 +173,27 @@ class Client:
             raise Refused(response.status, content)
         return content
 
-    def _send(
-        self, method: str, path: str, body: bytes | None, headers: dict[str, str]
-    ) -> http.client.HTTPResponse:
-        """Connect (if not yet connected) and send: a failure to connect is :class:`Unreachable`,
-        one after the request may have gone out is :class:`Lost`."""
-        if self._connection.sock is None:
-            try:
-                self._connection.connect()
-            except OSError as error:
-                self.close()
-                raise self._failure(Unreachable, error) from None
+    def _send(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> Response:
+        """Connect and send: a failure to connect is :class:`Unreachable`, one after the
+        request may have gone out is :class:`Lost`."""
+        self.close()  # the last answer was read whole: its connection has nothing more to say
+        self._connection = Connection(self.socket_path, self.timeout)
         try:
-            self._connection.request(method, path, body=body, headers={"User-Agent": AGENT, **headers})
-            return self._connection.getresponse()
-        except (OSError, http.client.HTTPException) as error:
+            self._connection.connect()
+        except OSError as error:
+            self.close()
+            raise self._failure(Unreachable, error) from None
+        try:
+            self._connection.send(method, path, body, {"User-Agent": AGENT, **headers})
+            return self._connection.response()
+        except OSError as error:
             self.close()
             raise self._failure(Lost, error) from None
 
-    def _read(self, response: http.client.HTTPResponse) -> bytes:
+    def _read(self, response: Response) -> bytes:
         try:
             return response.read()
-        except (OSError, http.client.HTTPException) as error:
+        except OSError as error:
             raise self._failure(Lost, error) from None
 
     def _failure(self, kind: type[Unreachable], error: BaseException) -> Unreachable:
@@ -221,7 +206,7 @@ class Client:
         elif isinstance(error, PermissionError):
             why = f"{where} is not yours to connect to"
         elif isinstance(error, TimeoutError):
-            why = f"nothing answered on {where} within {self._connection.timeout:g}s"
+            why = f"nothing answered on {where} within {self.timeout:g}s"
         else:
             why = f"the connection on {where} failed: {error}"
         return kind(where, error, f"the daemon is not reachable: {why}")

@@ -1,10 +1,11 @@
 """The process scan: which known agents run on this machine, in roost's panes and outside them.
 
-One pass reads the process table once (each process's ``/proc/PID/stat``, read directly: a
-psutil object per process costs several times that), walks each roost pane's process tree to
-its topmost known agent, and lists the topmost known agents that run outside roost's panes. A
-process's command line and environment are read once per incarnation (through psutil) and
-cached, so a pass over an unchanged machine costs one read of each process's ``stat``.
+One pass reads the process table once (each process's ``/proc/PID/stat``, read directly by
+:mod:`roost.procfs`: a psutil object per process costs several times that), walks each roost
+pane's process tree to its topmost known agent, and lists the topmost known agents that run
+outside roost's panes. A process's command line and environment are read once per
+incarnation (through psutil) and cached, so a pass over an unchanged machine costs one read of
+each process's ``stat``.
 
 This module only observes; :mod:`roost.detect.scanclaims` turns what it saw into claims.
 """
@@ -20,6 +21,7 @@ from typing import NamedTuple
 
 import psutil
 
+from roost import procfs
 from roost.detect import identify, procs
 from roost.detect.identify import Names
 from roost.roster.claims import ProcessId
@@ -116,21 +118,12 @@ class Scanner:
         """Every process now, from one read of each ``/proc/PID/stat``; the caches keep only these."""
         booted = _boot_time()
         table: dict[int, _Proc] = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
+        for pid in procfs.pids():
+            stat = procfs.stat(pid)
+            if stat is None:
                 continue
-            pid = int(entry)
-            raw = procs.raw_stat(pid)
-            if raw is None:
-                continue
-            close = raw.rfind(b")")
-            fields = raw[close + 2 :].split(maxsplit=20)
-            if len(fields) < 20:
-                continue
-            ticks = int(fields[19])
-            comm = raw[raw.find(b"(") + 1 : close]
-            zombie = fields[0] in (b"Z", b"X")
-            table[pid] = _Proc(pid, int(fields[1]), comm, ticks, ticks / CLOCK_TICKS + booted, zombie)
+            ticks = stat.start_ticks
+            table[pid] = _Proc(pid, stat.ppid, stat.name, ticks, ticks / CLOCK_TICKS + booted, stat.gone)
         live = {(proc.pid, proc.created) for proc in table.values()}
         self._by_command = {k: v for k, v in self._by_command.items() if (k[0], k[1]) in live}
         self._by_environment = {k: v for k, v in self._by_environment.items() if k in live}

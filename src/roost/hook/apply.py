@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import os
 
-from roost.agents import manifest
-from roost.hook.events import from_hook
 from roost.state import panestate
 from roost.state import words as w
 from roost.text import as_bytes
 from roost.tmux.server import Server
 
-# What a subagent's event may do: show that a dialog is open, or that work goes on. It never
-# starts, ends or fails the pane's turn, and never publishes a reply: it was not addressed to
-# whoever is waiting on this pane.
-SUBAGENT_ACTIONS = ("blocked", "tool", "working")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roost.hook.events import Heard
 
 
 def _context(pane_id: str) -> str:
@@ -25,23 +22,18 @@ def _context(pane_id: str) -> str:
     )
 
 
-def handle(harness: str, payload: dict) -> tuple[str | None, str | None]:
+def handle(heard: Heard) -> tuple[str | None, str | None]:
     """Apply the event to its pane; returns text for the agent's context, if any, and the
     reason the badge now gives for a dialog (for the claim to say the same), if it badged one.
 
-    An event the manifest ignores costs no tmux call; one that changes nothing costs one read.
+    An event the hook does nothing with never gets here (:func:`roost.hook.events.read`);
+    one that changes nothing costs one tmux read.
     """
     here = _here()
     if here is None:
         return None, None
     pane_id, socket = here
-    agent = manifest.load(harness)
-    if agent is None:
-        return None, None
-    event = from_hook(payload, agent.hook)
-    action = agent.action(event.name, event.notification)
-    if action == "ignore" or (event.agent_id and action not in SUBAGENT_ACTIONS):
-        return None, None
+    agent, event, action = heard.agent, heard.event, heard.action
     server = Server(socket)
     shared = False
     markers = agent.hook.shared_process

@@ -6,21 +6,61 @@ translate their own events into it before calling ``rosterd-hook``. A harness th
 table, and ``translate`` renames them; a tool whose dialog says what it asks deeper in its
 input than the fields below (Claude's AskUserQuestion) is found through ``[hook.summaries]``.
 Per-harness knowledge stays data.
+
+An event is read once, by :func:`read`, into what every part of the hook acts on: the pane's
+badge (:mod:`roost.hook.apply`), the claim (:mod:`roost.hook.post`) and the gate
+(:mod:`roost.hook.gate`) are each handed that one :class:`Heard`, so they cannot disagree
+about what the event was or whether it counts.
 """
 
 from __future__ import annotations
 
+from roost.agents import manifest
 from roost.text import utf8
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from roost.agents.model import Hook
+    from roost.agents.model import Hook, Manifest
+
+SUBAGENT_ACTIONS = ("blocked", "tool", "working")
+"""What a subagent's event (one with an ``agent_id``) may do: show that a dialog is open, since
+the person must answer it whichever agent asked, or that work goes on. It never starts, ends,
+interrupts or fails the pane's turn and never publishes a reply: it was not addressed to
+whoever waits on this pane, so a turn that delegated and then said nothing itself keeps no
+reply. One rule for the badge and the claim alike; ``tool`` posts no claim for any agent, so
+the daemon hears a subagent's dialogs and work, as the pane shows them."""
 
 # Fields of a tool's input that say best what a permission dialog asks for, in order.
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "url", "pattern", "query", "description")
 DIALOG_LIMIT = 200
 """Characters a dialog's reason keeps: the badge cuts every reason there, on one line
 (``panestate.set_state``), and the claim posted to the daemon must say what the badge says."""
+
+
+class Heard:
+    """One event as the hook acts on it: the agent's manifest, the event's fields and the
+    action the manifest maps it to. A plain class with slots, as :class:`HookEvent` is."""
+
+    __slots__ = ("action", "agent", "event")
+
+    def __init__(self, agent: Manifest, event: HookEvent, action: str) -> None:
+        self.agent = agent
+        self.event = event
+        self.action = action
+
+
+def read(harness: str, payload: dict) -> Heard | None:
+    """The event in ``payload`` as ``harness``'s manifest reads it, or None when the hook does
+    nothing with it: no manifest names ``harness``, the manifest ignores the event, or it is a
+    subagent's and asks for more than :data:`SUBAGENT_ACTIONS`."""
+    agent = manifest.load(harness)
+    if agent is None:
+        return None
+    event = from_hook(payload, agent.hook)
+    action = agent.action(event.name, event.notification)
+    if action == "ignore" or (event.agent_id and action not in SUBAGENT_ACTIONS):
+        return None
+    return Heard(agent, event, action)
 
 
 def from_hook(payload: dict, hook: Hook) -> HookEvent:

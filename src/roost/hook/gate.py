@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from typing import Any
 
 from roost import paths
-from roost.agents import manifest
 from roost.agents.model import Gate
-from roost.hook.events import from_hook
+from roost.hook.events import read
+from roost.unixhttp import Connection
 
 CONNECT_TIMEOUT = 0.5
 """Seconds to reach the daemon before the gate gives up and the dialog decides."""
@@ -34,6 +33,7 @@ WAIT_LIMIT = 7 * 24 * 3600.0
 """The longest the gate reads its answer: the daemon's ``gate_timeout_s`` ends the wait
 first, and the host's own timeout for the hook (written beside it) ends the process."""
 ANSWER_CAP = 65_536
+"""Bytes the daemon's answer may hold: an allow or a deny with a reason is far less."""
 
 
 def decide(harness: str, payload: dict) -> str | None:
@@ -42,16 +42,15 @@ def decide(harness: str, payload: dict) -> str | None:
     from roost.hook.apply import answered, handle
     from roost.hook.post import claim, post
 
-    agent = manifest.load(harness)
-    if agent is None:
+    heard = read(harness, payload)
+    if heard is None:
         return None
-    gate = agent.hook.gate
-    event = from_hook(payload, agent.hook)
-    _, reason = handle(agent.name, payload)
+    gate, event = heard.agent.hook.gate, heard.event
+    _, reason = handle(heard)
     held = gate is not None and event.name == gate.event and event.tool not in gate.skip_tools
-    body = claim(agent.name, payload, reason) if held else None
+    body = claim(heard, reason) if held else None
     if gate is None or body is None:
-        post(agent.name, payload, reason)
+        post(heard, reason)
         return None
     suggestions = _always(gate, payload)
     answer = _ask({"claim": body, "always": bool(suggestions)})
@@ -103,25 +102,13 @@ def _ask(body: dict) -> dict | None:
     path = paths.api_socket_path()
     if not os.path.exists(path):
         return None
-    data = json.dumps(body).encode()
-    head = (
-        "POST /gate HTTP/1.1\r\nHost: rosterd\r\nContent-Type: application/json\r\n"
-        f"User-Agent: rosterd-hook\r\nContent-Length: {len(data)}\r\nConnection: close\r\n\r\n"
-    ).encode()
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(CONNECT_TIMEOUT)
-        conn.connect(path)
-        conn.sendall(head + data)
-        conn.settimeout(WAIT_LIMIT)
-        answer = b""
-        while len(answer) <= ANSWER_CAP:
-            chunk = conn.recv(4096)
-            if not chunk:
-                break
-            answer += chunk
-    status, _, rest = answer.partition(b"\r\n")
-    if not status.startswith(b"HTTP/1.1 200"):
-        return None
-    _, _, content = rest.partition(b"\r\n\r\n")
-    found = json.loads(content)
+    with Connection(path, CONNECT_TIMEOUT) as connection:
+        connection.connect()
+        headers = {"Content-Type": "application/json", "User-Agent": "rosterd-hook"}
+        connection.send("POST", "/gate", json.dumps(body).encode(), headers)
+        connection.timeout = WAIT_LIMIT
+        answer = connection.response()
+        if answer.status != 200:
+            return None
+        found = json.loads(answer.read(ANSWER_CAP))
     return found if isinstance(found, dict) else None

@@ -30,7 +30,7 @@ import os
 import sys
 import time
 
-from roost import cjson
+from roost import cjson, procfs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,48 +50,32 @@ endless stdin (``yes |``), which a read to the end would take whole, never reach
 watchdog (its signal is only handled between reads that never block)."""
 
 
-def _started(pid: int | str) -> bytes | None:
+def _started(pid: int | str) -> int | None:
     """A process's start time in clock ticks (with its pid, it names one process), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
+    stat = procfs.stat(pid)
+    return None if stat is None else stat.start_ticks
 
 
 def _age() -> float:
     """Seconds since this process started, from /proc; 0 where that cannot be read."""
     ticks = _started("self")
+    if ticks is None:
+        return 0.0
     try:
-        started = int(ticks or b"") / os.sysconf("SC_CLK_TCK")
+        started = ticks / os.sysconf("SC_CLK_TCK")
         return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
     except (OSError, ValueError, AttributeError):
         return 0.0
 
 
-def _children() -> list[int]:
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return []
-    pids: list[int] = []
-    for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/children") as children:
-                pids += [int(pid) for pid in children.read().split()]
-        except (OSError, ValueError):
-            continue
-    return pids
-
-
-_adopted: list[tuple[int, bytes | None]] = []
+_adopted: list[tuple[int, int | None]] = []
 """The tmux clients the agent's process left running when it handed its event off, each with
 its start time: by the time the copy gives up, a pid no longer its child may name another."""
 
 
 def _give_up(_signum: int, _frame: object) -> None:
     # A hung tmux client must not outlive the hook that started it.
-    doomed = _children() + [pid for pid, started in _adopted if started and _started(pid) == started]
+    doomed = procfs.children() + [pid for pid, started in _adopted if started and _started(pid) == started]
     for pid in doomed:
         try:
             os.kill(pid, _signal.SIGKILL)
@@ -102,7 +86,7 @@ def _give_up(_signum: int, _frame: object) -> None:
 
 def _hand_off(signum: int, frame: object) -> None:
     """The 800 ms contract is due: the agent's process exits 0 now, a copy finishes the event."""
-    clients = [(pid, _started(pid)) for pid in _children()]
+    clients = [(pid, _started(pid)) for pid in procfs.children()]
     try:
         pid = os.fork()
     except OSError:
@@ -169,13 +153,17 @@ def _payload(data: bytes) -> object:
 def _event(harness: str, payload: dict) -> str | None:
     """Badge the pane and tell the daemon; the text for the agent's context, if any."""
     from roost.hook.apply import handle
+    from roost.hook.events import read
     from roost.hook.post import post
 
+    heard = read(harness, payload)
+    if heard is None:
+        return None
     context = reason = None
     try:
-        context, reason = handle(harness, payload)
+        context, reason = handle(heard)
     finally:  # the daemon hears of the event even when the pane could not be stamped
-        post(harness, payload, reason)
+        post(heard, reason)
     return context
 
 

@@ -12,26 +12,11 @@ from __future__ import annotations
 
 import os
 
+from roost import procfs
 from roost.state import words as w
 from roost.tmux.server import SEP, Server, TmuxError
 
 MAX_HOPS = 64
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return [part.decode(errors="replace") for part in f.read().split(b"\0") if part]
-    except OSError:
-        return []
-
-
-def _parent(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def runs_in_shared_process(markers: tuple[str, ...]) -> bool:
@@ -43,9 +28,10 @@ def runs_in_shared_process(markers: tuple[str, ...]) -> bool:
     for _ in range(MAX_HOPS):
         if pid <= 1:
             return False
-        if wanted.intersection(_cmdline(pid)):
+        if wanted.intersection(procfs.cmdline(pid)):
             return True
-        pid = _parent(pid)
+        stat = procfs.stat(pid)
+        pid = stat.ppid if stat is not None else 0
     return False
 
 

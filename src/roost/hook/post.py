@@ -13,8 +13,8 @@ Two events post nothing: a tool starting (``tool``), which says only that a turn
 the most frequent event, and ones the manifest ignores. Everything is bounded: no socket file
 means no daemon and costs one failed ``connect``; a daemon that accepts and never answers costs
 :data:`TIMEOUT`. Nothing here raises. Imports stay minimal and are made only to post
-(``_socket`` rather than ``socket``, which would pull in ``selectors``; :mod:`roost.cjson`
-rather than ``json``): this runs on every hook event.
+(:mod:`roost.unixhttp`, which imports nothing but ``_socket``; :mod:`roost.cjson` rather than
+``json``): this runs on every hook event.
 """
 
 from __future__ import annotations
@@ -22,31 +22,18 @@ from __future__ import annotations
 import os
 import time
 
-from roost import cjson, paths
-from roost.agents import manifest
-from roost.hook.events import from_hook
+from roost import cjson, paths, procfs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roost.hook.events import Heard
 
 TIMEOUT = 0.25
 """Seconds the whole exchange with the daemon may take; the hook's budget is 800 ms in all."""
 _WORDS = {"prompt": "working", "working": "working", "blocked": "blocked", "done": "done", "error": "error"}
-_SUBAGENT_ACTIONS = ("blocked", "working")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox"})
 _EVENT_LIMIT = 64
 _ANCESTORS_KEPT = 16
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(command name, parent pid, start ticks) of a live process, from ``/proc/PID/stat``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            raw = stat.read()
-        name = raw[raw.find(b"(") + 1 : raw.rfind(b")")].decode(errors="replace")
-        fields = raw[raw.rfind(b")") + 2 :].split()
-        if fields[0] in (b"Z", b"X"):
-            return None
-        return name, int(fields[1]), int(fields[19])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def agent_process() -> tuple[list[int], list[list[int]]] | None:
@@ -55,33 +42,26 @@ def agent_process() -> tuple[list[int], list[list[int]]] | None:
     found: list[int] | None = None
     ancestors: list[list[int]] = []
     while pid > 1 and len(ancestors) < _ANCESTORS_KEPT:
-        stat = _stat(pid)
-        if stat is None:
+        stat = procfs.stat(pid)
+        if stat is None or stat.gone:
             break
-        name, parent, ticks = stat
         if found is not None:
-            ancestors.append([pid, ticks])
-        elif name not in _SHELLS:
-            found = [pid, ticks]
-        pid = parent
+            ancestors.append([pid, stat.start_ticks])
+        elif stat.name.decode(errors="replace") not in _SHELLS:
+            found = [pid, stat.start_ticks]
+        pid = stat.ppid
     return None if found is None else (found, ancestors)
 
 
-def claim(harness: str, payload: dict, reason: str | None = None) -> dict | None:
+def claim(heard: Heard, reason: str | None = None) -> dict | None:
     """The claim body for this event, or None when it should post nothing.
 
     A dialog's claim carries what it asks as its pending request's summary: ``reason``, the
     badge's own, when the pane was badged (a notification after a dialog keeps the dialog's
     words there), else the event's.
     """
-    agent = manifest.load(harness)
-    if agent is None:
-        return None
-    event = from_hook(payload, agent.hook)
-    action = agent.action(event.name, event.notification)
+    agent, event, action = heard.agent, heard.event, heard.action
     if action not in _WORDS and action != "identify":
-        return None
-    if event.agent_id and action not in _SUBAGENT_ACTIONS:
         return None
     markers = agent.hook.shared_process
     if markers:  # imported only for a manifest that names one, as in apply
@@ -120,38 +100,19 @@ def claim(harness: str, payload: dict, reason: str | None = None) -> dict | None
 
 def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
     """POST the claim; the response's status code, or None when no daemon answered in time."""
-    import _socket
+    from roost.unixhttp import Connection
 
     data = cjson.dumps(body).encode()
-    head = (
-        "POST /claim HTTP/1.1\r\nHost: rosterd\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
-    ).encode()
-    deadline = time.monotonic() + timeout
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        conn.settimeout(timeout)
-        conn.connect(path)
-        conn.sendall(head + data)
-        answer = b""
-        while b"\r\n" not in answer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            conn.settimeout(left)
-            chunk = conn.recv(512)
-            if not chunk:
-                break
-            answer += chunk
-        status = answer.split(b" ", 2)[1] if answer.startswith(b"HTTP/") else b""
-        return int(status) if status.isdigit() else None
-    except OSError:
-        return None
-    finally:
-        conn.close()
+    with Connection(path, deadline=time.monotonic() + timeout) as connection:
+        try:
+            connection.connect()
+            connection.send("POST", "/claim", data, {"Content-Type": "application/json"})
+            return connection.response().status
+        except OSError:
+            return None
 
 
-def post(harness: str, payload: dict, reason: str | None = None) -> None:
+def post(heard: Heard, reason: str | None = None) -> None:
     """Tell the daemon about this event, if one is listening; never raises, never waits long.
 
     ``reason`` is the dialog the pane's badge now names, when the hook badged one.
@@ -160,7 +121,7 @@ def post(harness: str, payload: dict, reason: str | None = None) -> None:
         path = paths.api_socket_path()
         if not os.path.exists(path):
             return
-        body = claim(harness, payload, reason)
+        body = claim(heard, reason)
         if body is not None:
             send(body, path)
     except Exception:

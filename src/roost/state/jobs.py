@@ -6,41 +6,34 @@ agent has died when no process of that job is left, even if the pane and shell l
 
 from __future__ import annotations
 
-import os
+from roost import procfs
 
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode(errors="replace")
-    except OSError:
-        return None
-    # The command name may contain spaces and parentheses; fields resume after the last ')'.
-    return raw[raw.rfind(")") + 2 :].split()
+TYPE_CHECKING = False  # as in roost.paths: the hook and roost's verbs import this; typing costs ~2 ms
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 def foreground_job(pane_pid: int) -> int | None:
     """The process group in the foreground of the terminal ``pane_pid`` controls."""
-    fields = _stat(pane_pid)
-    if not fields:
-        return None
-    tpgid = int(fields[5])
-    return tpgid if tpgid > 0 else None
+    stat = procfs.stat(pane_pid)
+    return stat.tpgid if stat is not None and stat.tpgid > 0 else None
+
+
+def _members(pgid: int) -> Iterator[procfs.Stat]:
+    """The live processes of process group ``pgid``, read one at a time so a caller that needs
+    only the first stops there; raises ``OSError`` when /proc cannot be listed."""
+    for pid in procfs.pids():
+        stat = procfs.stat(pid)
+        if stat is not None and stat.pgrp == pgid and not stat.gone:
+            yield stat
 
 
 def job_alive(pgid: int) -> bool:
     """True while any process of process group ``pgid`` is still running."""
     try:
-        entries = os.listdir("/proc")
+        return next(_members(pgid), None) is not None
     except OSError:
         return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        fields = _stat(int(entry))
-        if fields and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
 
 
 def job_commands(pgid: int) -> list[str]:
@@ -49,16 +42,4 @@ def job_commands(pgid: int) -> list[str]:
     A pane started as ``sh -c CMD`` shows ``sh`` as its command while CMD runs under it; the
     group's members tell that apart from a shell sitting alone at its prompt.
     """
-    names = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        fields = _stat(int(entry))
-        if not fields or fields[2] != str(pgid) or fields[0] == "Z":
-            continue
-        try:
-            with open(f"/proc/{entry}/comm", "rb") as f:
-                names.append(f.read().decode(errors="replace").strip())
-        except OSError:
-            continue
-    return names
+    return [stat.name.decode(errors="replace").strip() for stat in _members(pgid)]
