@@ -50,7 +50,7 @@ import psutil
 from roost import paths
 from roost.agents.mcpconfig import StdioServer
 from roost.detect import procs
-from roost.errors import AgentFailed, Conflict, RoostError, TargetGone, UsageError
+from roost.errors import AdapterFailed, Conflict, RoostError, TargetGone, UsageError
 from roost.roster import Claim, ProcessId, Record, records
 from roost.roster.live import Live
 from roost.roster.precedence import ACP, LAUNCHER
@@ -81,15 +81,6 @@ ALIVE_CHECK = 1.0
 SANDBOX = "IS_SANDBOX"
 """Claude Code as root refuses to start unless this is unset or ``1``; its ACP adapter then
 fails every ``session/new``. The runner drops any other value from an adapter's environment."""
-
-
-_BY_STATUS: dict[int, type[RoostError]] = {400: UsageError, 404: TargetGone, 409: Conflict, 502: AgentFailed}
-
-
-def refused(status: int, code: str, message: str) -> RoostError:
-    """A request the runner refuses or cannot carry out, as the failure of that status (the
-    API answers with it, a CLI exits by it), with ``code``, a word a script can branch on."""
-    return _BY_STATUS[status](message, code=code)
 
 
 @dataclass
@@ -160,7 +151,7 @@ class Runner:
     def get(self, key: str) -> Headless:
         found = self.sessions.get(key)
         if found is None:
-            raise refused(404, "not_headless", f"{key} is not a headless session of this node")
+            raise TargetGone(f"{key} is not a headless session of this node", code="not_headless")
         return found
 
     # Starting.
@@ -182,16 +173,17 @@ class Runner:
         adapter = self.settings.adapters.get(harness)
         if not adapter:
             known = ", ".join(sorted(self.settings.adapters)) or "none"
-            raise refused(400, "unknown_harness", f"no ACP adapter for harness {harness!r}; known: {known}")
+            raise UsageError(
+                f"no ACP adapter for harness {harness!r}; known: {known}", code="unknown_harness"
+            )
         if not os.path.isdir(cwd):
-            raise refused(400, "bad_cwd", f"{cwd} is not a folder on this node")
+            raise UsageError(f"{cwd} is not a folder on this node", code="bad_cwd")
         if harness in self.settings.extensions and (why := self._extension_missing(harness)):
             # Started without it, the session would miss what only the integration reports.
-            raise refused(
-                409,
-                "extension_missing",
+            raise Conflict(
                 f"{harness}'s adapter has no claims or permission gate of its own ([harness.{harness}] "
                 f"extension = true) and roost's integration that supplies them is not in place: {why}",
+                code="extension_missing",
             )
         entry = Entry(
             key="",
@@ -232,7 +224,7 @@ class Runner:
                 env=self._env(entry),
             )
         except (holders.HolderError, OSError) as error:
-            raise refused(502, "holder_failed", f"the holder would not start: {error}") from None
+            raise AdapterFailed(f"the holder would not start: {error}", code="holder_failed") from None
         if fresh:
             entry.key = records.session_key(
                 self.live.roster.node_id, started.process.pid, started.process.start_ticks
@@ -263,7 +255,7 @@ class Runner:
             )
             if mismatch:
                 await self._abandon(h, fresh=fresh)
-                raise refused(409, "adapter_version_changed", mismatch)
+                raise Conflict(mismatch, code="adapter_version_changed")
             if not load:
                 opened = await link.open(entry.cwd, self.mcp)
                 entry.session_id = link.session_id
@@ -276,7 +268,7 @@ class Runner:
             said = holders.last_words(holder_key)
             await self._abandon(h, fresh=fresh)
             message = f"{error}; the adapter said: {said}" if said else str(error)
-            raise refused(502, "adapter_failed", message) from None
+            raise AdapterFailed(message, code="adapter_failed") from None
         h.stopping = False
         if not procs.alive(started.process):  # it ended as it opened: the watch saw it stopping
             self._spawn(self._exited(h, holder_key))
@@ -339,13 +331,13 @@ class Runner:
             if h.entry.suspended:
                 await self._resume(h)
             if h.traffic.pending is not None:
-                raise refused(409, "needs_attention", "the session waits on a permission: allow or deny it")
+                raise Conflict("the session waits on a permission: allow or deny it", code="needs_attention")
             if h.traffic.running:
-                raise refused(409, "busy", "the session is mid-turn: wait for it to end, or cancel it")
+                raise Conflict("the session is mid-turn: wait for it to end, or cancel it", code="busy")
             try:
                 await self._live_link(h).prompt(text)
             except LinkError as error:
-                raise refused(502, "adapter_failed", str(error)) from None
+                raise AdapterFailed(str(error), code="adapter_failed") from None
             h.last_active = self._clock()
             turn = h.traffic.turns
         return self._record(h), turn
@@ -353,11 +345,11 @@ class Runner:
     async def cancel(self, key: str) -> Record:
         h = await self._ready_for(key)
         if h.entry.suspended or not h.traffic.running:
-            raise refused(409, "not_running", "no turn is running")
+            raise Conflict("no turn is running", code="not_running")
         try:
             await self._live_link(h).cancel()
         except LinkError as error:
-            raise refused(502, "adapter_failed", str(error)) from None
+            raise AdapterFailed(str(error), code="adapter_failed") from None
         return self._record(h)
 
     def answer(self, key: str, *, allow: bool, always: bool = False, reason: str | None = None) -> Record:
@@ -365,7 +357,7 @@ class Runner:
         h = self.get(key)
         pending = h.traffic.pending
         if pending is None or h.link is None:
-            raise refused(409, "nothing_pending", "the session waits on no permission")
+            raise Conflict("the session waits on no permission", code="nothing_pending")
         kinds = (
             (("allow_always",) if always else ("allow_once", "allow_always"))
             if allow
@@ -377,7 +369,7 @@ class Runner:
         )
         if chosen is None and allow:
             wanted = "always allow" if always else "allow"
-            raise refused(409, "no_such_option", f"the adapter offered no option to {wanted}")
+            raise Conflict(f"the adapter offered no option to {wanted}", code="no_such_option")
         h.link.answer(chosen, reason)
         h.last_active = self._clock()
         return self._record(h)
@@ -429,9 +421,9 @@ class Runner:
             if h.traffic.pending is not None and not (
                 idle and self.settings.runner.suspend_on_needs_attention
             ):
-                raise refused(409, "needs_attention", "a pending permission keeps the session live")
+                raise Conflict("a pending permission keeps the session live", code="needs_attention")
             if h.traffic.running and not idle:
-                raise refused(409, "busy", "the session is mid-turn: cancel it first")
+                raise Conflict("the session is mid-turn: cancel it first", code="busy")
             await self._stop_holder(h)
             h.entry.suspended, h.entry.activity_at = True, self._clock()
             store.save(h.entry)
@@ -450,7 +442,7 @@ class Runner:
     async def _resume(self, h: Headless) -> None:
         entry = h.entry
         if not entry.session_id:
-            raise refused(409, "no_session_id", "the session has no stored id to load")
+            raise Conflict("the session has no stored id to load", code="no_session_id")
         now = self._clock()
         entry.resumes = [at for at in entry.resumes if now - at < HOUR]
         if len(entry.resumes) >= self.settings.runner.max_resumes_per_hour:
@@ -459,7 +451,7 @@ class Runner:
             entry.activity_at = now
             store.save(entry)
             self._say(h, Said(words.IDLE, "resume_limit", {"error_reason": entry.warning}, now))
-            raise refused(409, "resume_limit", entry.warning)
+            raise Conflict(entry.warning, code="resume_limit")
         entry.resumes.append(now)
         await self._launch(entry, fresh=False)
 
@@ -572,11 +564,10 @@ class Runner:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(h.answered.wait(), SLOW_WAIT)
             if not h.answered.is_set():
-                raise refused(
-                    409,
-                    "holder_slow",
+                raise Conflict(
                     "the session's holder has not answered since rosterd started; it is being "
                     "waited for: try again",
+                    code="holder_slow",
                 )
         return self.get(key)
 
@@ -799,7 +790,7 @@ class Runner:
 
     def _live_link(self, h: Headless) -> Link:
         if h.link is None:
-            raise refused(409, "not_live", "the session has no holder right now")
+            raise Conflict("the session has no holder right now", code="not_live")
         return h.link
 
     def _spawn(self, work: Any) -> None:
