@@ -117,6 +117,16 @@ class AgentFailed(RoostError):
     status = 502
 
 
+class AdapterFailed(RoostError):
+    """A headless session's holder or ACP adapter would not start, or failed a step (``code``
+    ``holder_failed`` or ``adapter_failed``); the message quotes what the adapter said last.
+    Not the agent's turn ending in error (:class:`AgentFailed`): look at the adapter, its
+    install, or the harness it runs."""
+
+    exit_code = 1
+    status = 502
+
+
 class SetupError(RoostError):
     """Something on this machine roost reads or needs is not usable as it is (a config,
     manifest or settings file, a socket path, ``HOME``, ``ssh``): fix the thing named."""
@@ -183,6 +193,7 @@ FAILURES: tuple[type[RoostError], ...] = (
     TooLarge,
     TooMany,
     AgentFailed,
+    AdapterFailed,
     SetupError,
     NotDelivered,
     TmuxError,

@@ -18,7 +18,7 @@ from roost.roster import Claim, ProcessId, Roster
 from roost.roster.live import Live
 from roost.roster.precedence import ACP, HOOK, LAUNCHER, SCAN
 from roost.runner.link import replayed
-from roost.runner.runner import _fold
+from roost.runner.rebuild import fold
 from roost.runner.traffic import Said, Traffic
 from tests.roster.helpers import NODE, NODE_ID, Clock
 
@@ -157,7 +157,7 @@ class World:
         kept = old.headless[key]
         h = self.headless[key] = Headless(key, Traffic(), history=list(kept.history))
         self.identity(key, ProcessId(int(key.split(":")[1]), 1), harness=harness, name=None)
-        folded = _fold(replayed(h.traffic, h.history))
+        folded = fold(replayed(h.traffic, h.history))
         if model:
             folded.fields.setdefault("model", model)
         self.say(key, folded)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from roost.runner.link import replayed
-from roost.runner.runner import _fold
+from roost.runner.rebuild import fold
 from roost.runner.traffic import Traffic, current_option
 
 
@@ -86,7 +86,7 @@ def test_a_replay_that_ended_idle_claims_idle_and_counts_no_turn_live() -> None:
         "not an object",
         {"method": "session/update", "params": "nonsense"},
     ]
-    folded = _fold(replayed(Traffic(), history))
+    folded = fold(replayed(Traffic(), history))
     assert (folded.activity, folded.event) == ("idle", "end_turn")
     assert folded.fields["recap"] == "one"
     assert folded.fields["mode"] == "plan"
@@ -99,7 +99,7 @@ def test_a_replay_cut_mid_turn_claims_the_turn_running() -> None:
         {"jsonrpc": "2.0", "method": "_roost/turn_started", "params": {"turn": 3}},
         note(chunk("so far")),
     ]
-    folded = _fold(replayed(traffic, history))
+    folded = fold(replayed(traffic, history))
     assert folded.activity == "active"
     assert traffic.running
     ended = traffic.turn_ended({"stopReason": "end_turn"})
@@ -113,14 +113,14 @@ def test_a_replay_is_claimed_as_of_its_last_activity_as_the_holder_stamped_it() 
         {"jsonrpc": "2.0", "method": "_roost/turn_ended", "params": {"turn": 1, "at": 103.5}},
         note({"sessionUpdate": "current_mode_update", "currentModeId": "plan"}),  # says no activity
     ]
-    assert _fold(replayed(Traffic(), history, [100.0, 101.0, 103.0, 104.0]), since=50.0).at == 103.5
-    cut = _fold(replayed(Traffic(), history[:2], [100.0, 101.0]), since=50.0)
+    assert fold(replayed(Traffic(), history, [100.0, 101.0, 103.0, 104.0]), since=50.0).at == 103.5
+    cut = fold(replayed(Traffic(), history[:2], [100.0, 101.0]), since=50.0)
     assert (cut.activity, cut.event, cut.at) == ("active", "message", 101.0)
     # No activity in the replay: the runner's own last word; an older holder's replay has no times.
-    assert _fold(replayed(Traffic(), history[3:], [104.0]), since=50.0).at == 50.0
-    assert _fold(replayed(Traffic(), history[:2]), since=50.0).at is None
-    assert _fold(replayed(Traffic(), history[:2], [1.0]), since=50.0).at is None  # not one per step
-    assert _fold(replayed(Traffic(), history[:2], ["soon", float("nan")]), since=50.0).at is None
+    assert fold(replayed(Traffic(), history[3:], [104.0]), since=50.0).at == 50.0
+    assert fold(replayed(Traffic(), history[:2]), since=50.0).at is None
+    assert fold(replayed(Traffic(), history[:2], [1.0]), since=50.0).at is None  # not one per step
+    assert fold(replayed(Traffic(), history[:2], ["soon", float("nan")]), since=50.0).at is None
 
 
 def test_turns_are_counted_so_a_wait_can_tell_whose_recap_the_record_holds() -> None:

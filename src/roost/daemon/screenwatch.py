@@ -14,7 +14,7 @@ Boundaries, as sentences:
 - Every pane is read once when the watcher reports it (start-up, a new pane) and after tmux
   dropped some of its output (``resync``).
 - A claim is applied only when what the screen shows changed for that pane's session.
-- A hook's blocked whose dialog has left the screen ends (:mod:`roost.daemon.dialogs` says
+- A hook's blocked whose dialog has left the screen ends (:mod:`roost.roster.attention` says
   when): the roster takes the screen's word over it, and the pane's badge is cleared as the
   CLI clears a declined dialog, off the event loop.
 - A closed pane's session ends as the scan ends it: when its process is gone.
@@ -35,14 +35,13 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from roost.daemon.dialogs import Dialogs
 from roost.detect import procs
 from roost.detect import screenrules as engine
 from roost.detect.manifests import AgentRules, load_catalog
 from roost.detect.regions import Screen
 from roost.detect.scanclaims import INTERACTIVE, ended
 from roost.roster import Claim, ProcessId, records
-from roost.roster.attention import DIALOG_CLOSED
+from roost.roster.attention import DIALOG_CLOSED, Dialogs
 from roost.roster.live import Live
 from roost.roster.times import Clock
 from roost.state import panestate, words

@@ -6,4 +6,8 @@ a ``kill -9`` of the daemon leaves the turn running, and the next daemon reconne
 holder's socket and replays what it missed. The holder knows ACP only as far as keeping it
 needs: it tells notifications from requests, notices the session id go by, and sends
 ``session/cancel`` on the way out. Everything else it relays unchanged.
+
+``relay`` runs the holder and sends each line where it belongs; ``replay`` is what a daemon
+that connects later needs of the traffic it missed; ``adapter`` is the ACP adapter as the
+holder's child; ``statefile`` is the state file; ``tree`` owns every process below the holder.
 """

@@ -17,7 +17,8 @@ import socket
 import sys
 
 from roost import paths
-from roost.holder.relay import Holder, Session
+from roost.holder.relay import Holder
+from roost.holder.statefile import Session
 
 KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 POLICIES = ("auto", "attention")

@@ -8,6 +8,7 @@ instead, so its own children, walked recursively, are the whole tree.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import os
@@ -16,6 +17,8 @@ import signal
 import psutil
 
 PR_SET_CHILD_SUBREAPER = 36
+REAP_EVERY = 2.0
+"""How often orphaned tools that exited are collected while the session runs."""
 
 
 def become_subreaper() -> bool:
@@ -54,7 +57,7 @@ def reap(skip: frozenset[int] = frozenset()) -> None:
     """Collect every exited child but ``skip`` (re-parented orphans too), so none stays a zombie.
 
     ``skip`` is for a child whose exit status someone else collects: reaped here, the adapter's
-    would be lost to the relay's ``Popen.wait``, which would then read a crash as exit 0."""
+    would be lost to :mod:`roost.holder.adapter`'s ``Popen.wait``, which would then read a crash as exit 0."""
     for proc in descendants():
         if proc.pid in skip:
             continue
@@ -63,6 +66,14 @@ def reap(skip: frozenset[int] = frozenset()) -> None:
                 os.waitpid(proc.pid, os.WNOHANG)
         except (psutil.Error, ChildProcessError):
             pass
+
+
+async def keep_reaping(skip: frozenset[int], every: float = REAP_EVERY) -> None:
+    """:func:`reap` every ``every`` seconds, until cancelled: an orphan that exits mid-session
+    is not left a zombie until the holder ends."""
+    while True:
+        await asyncio.sleep(every)
+        reap(skip)
 
 
 def _signal(proc: psutil.Process, sig: int) -> None:

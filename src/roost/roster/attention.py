@@ -1,13 +1,29 @@
 """The one rule above precedence: a claim that an agent waits on a person is checked against
-what the person can see.
+what the person can see. This module owns all of it: when the evidence is good, whose word it
+ends, and how that is recorded.
 
-Agents fire no hook when a person declines or dismisses a dialog, so a hook's (or an
-integration's) needs_attention would otherwise outrank every later screen reading and stand for
-hours over an idle agent. When a lower source brings evidence that the dialog is gone (the
-screen shows none any more, held long enough that a redraw is not taken for an answer), the
-roster withdraws the higher sources' needs_attention and takes the evidence's claim instead.
-Whoever decides that the evidence is good (the daemon's screen reader) says why in words, and
-``explain`` keeps it beside the refusals. Nothing else ever ends a higher source's value.
+Agents fire no hook when a person declines or dismisses a dialog (Claude Code's Esc), and a
+hook outranks the screen, so a hook's (or an integration's) needs_attention would otherwise
+outrank every later screen reading and stand for hours over an idle agent. :class:`Dialogs`
+decides, per pane, when the screen's evidence that the dialog is gone is good:
+
+- the session waits on a person by a higher source's word (a hook or an integration);
+- the agent's manifest has a rule that reads a dialog, so "no dialog" means something (an
+  agent whose screen roost cannot read keeps the hook's word, as before);
+- the screen has read something other than a dialog, and no unreadable frame, for
+  ``SETTLE`` seconds in a row, so a redraw, a resize or a dialog replaced by the next one
+  is never taken for an answer;
+- and that run began when a dialog the daemon saw left the screen after the hook's word
+  (a dialog that has not been drawn yet is not gone), or the hook's word is older than the
+  daemon's first look at the pane (the daemon was not watching when it opened).
+
+Then the roster (:meth:`roost.roster.Roster.overrule`) withdraws the higher sources'
+needs_attention (:func:`waiting_above`) and takes the screen's claim, whose event is
+:data:`DIALOG_CLOSED`, instead; ``explain`` keeps each ending (:class:`Overruling`) beside the
+refusals. Nothing else ever ends a higher source's value. The daemon's screen reader
+(:mod:`roost.daemon.screenwatch`) feeds :class:`Dialogs` its readings and acts on a verdict:
+the overruling claim, and the pane's badge cleared as the CLI clears a declined dialog.
+Deciding is pure and clocked from outside.
 """
 
 from __future__ import annotations
@@ -18,9 +34,79 @@ from typing import Any
 from roost.roster import precedence, records
 from roost.roster.provenance import ACTIVITY, ClaimRef, Counts, Provenance
 from roost.roster.times import to_wire
+from roost.state import words
 
 DIALOG_CLOSED = "dialog_closed"
 """The activity event of a session whose dialog left the screen with no word from its hook."""
+SETTLE = 0.4
+"""Seconds the screen must show no dialog before a hook's blocked ends; the same settle the
+screen reader holds an idle reading to after a busy one, so both land on one re-read."""
+
+
+@dataclass
+class _Pane:
+    first_read: float
+    dialog_left: float | None = None
+    clear_since: float | None = None
+    shown: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """End the hook's blocked now (``evidence`` says why), or look again in ``wait`` seconds."""
+
+    evidence: str | None = None
+    wait: float | None = None
+
+
+class Dialogs:
+    """What each pane's screen last showed of a dialog, and whether a blocked may end."""
+
+    def __init__(self, settle: float = SETTLE) -> None:
+        self.settle = settle
+        self._panes: dict[str, _Pane] = {}
+
+    def read(self, pane: str, state: str | None, now: float) -> None:
+        """Note one reading of ``pane``: a state word, or None for a screen no rule read."""
+        seen = self._panes.setdefault(pane, _Pane(first_read=now))
+        if state == words.BLOCKED:
+            seen.shown, seen.dialog_left, seen.clear_since = True, None, None
+        elif state is None:
+            seen.clear_since = None
+        elif seen.clear_since is None:
+            seen.clear_since = now
+            if seen.shown:
+                seen.shown, seen.dialog_left = False, now
+
+    def forget(self, pane: str) -> None:
+        self._panes.pop(pane, None)
+
+    def judge(
+        self, pane: str, record: records.Record, holder: str | None, sees_dialogs: bool, now: float
+    ) -> Verdict | None:
+        """Whether the blocked ``holder`` (the source whose activity shows) put on ``record``
+        may end now; None when there is nothing to end or no evidence yet."""
+        seen = self._panes.get(pane)
+        if (
+            seen is None
+            or seen.clear_since is None
+            or not sees_dialogs
+            or record.activity != records.NEEDS_ATTENTION
+            or holder is None
+            or not precedence.outranks(holder, precedence.SCREEN)
+        ):
+            return None
+        asked = record.activity_at if record.activity_at is not None else now
+        if seen.dialog_left is not None and seen.dialog_left >= asked:
+            why = f"the dialog left the screen {_ago(now - seen.dialog_left)} ago"
+        elif asked < seen.first_read:
+            why = "the dialog opened before the daemon was watching, and the screen shows none"
+        else:
+            return None
+        held = now - seen.clear_since
+        if held < self.settle:
+            return Verdict(wait=self.settle - held)
+        return Verdict(evidence=f"{why}; no dialog on screen for {_ago(held)}")
 
 
 @dataclass(frozen=True)
@@ -54,3 +140,7 @@ def waiting_above(provenance: Provenance, source: str, counts: Counts) -> list[C
             break
         held.append(candidate.ref)
     return held
+
+
+def _ago(seconds: float) -> str:
+    return f"{max(0.0, seconds):.2f} s"

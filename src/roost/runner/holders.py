@@ -28,7 +28,10 @@ READY_TIMEOUT = 10.0
 
 
 class HolderError(Exception):
-    """A holder would not start; the message says why."""
+    """A holder would not start; the message says why.
+
+    Not a failure of :mod:`roost.errors`: the runner answers it as
+    :class:`~roost.errors.AdapterFailed` (``holder_failed``), so no caller acts on it."""
 
 
 def new_key() -> str:

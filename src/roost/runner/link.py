@@ -38,7 +38,10 @@ ALLOW_KINDS = ("allow_once", "allow_always")
 
 
 class LinkError(Exception):
-    """The holder or its adapter refused or failed a step; the message says which."""
+    """The holder or its adapter refused or failed a step; the message says which.
+
+    Not a failure of :mod:`roost.errors`: the runner answers a launch, a prompt or a cancel
+    that met it as :class:`~roost.errors.AdapterFailed` (``adapter_failed``)."""
 
 
 @dataclass

@@ -58,7 +58,7 @@ class Entry:
     answered on its socket: whom a restarted daemon may wait for, and stop."""
     adapter_process: dict[str, Any] | None = None
     """The adapter's stamp, taken while its holder was its parent: the one process a holder that
-    died may have left that the runner ends (see ``runner._end_leftovers``)."""
+    died may have left that the runner ends (see :func:`roost.runner.stamps.end_leftovers`)."""
 
 
 def _file(key: str) -> Path:

@@ -3,7 +3,10 @@
 A browser tab showing a pane is a :class:`PaneView`. Its parts each live in their own module:
 the bounded frame queue (:mod:`roost.tmux.viewqueue`), the size it asks tmux for
 (:mod:`roost.tmux.viewsize`), the repaint (:mod:`roost.tmux.paint`) and the shared pipe
-(:mod:`roost.tmux.tap`); this module holds the view's life and the stream's order.
+(:mod:`roost.tmux.tap`); this module holds the view's life and the stream's order. Those two
+are one concept, what one viewer is sent and when: opening, a resize, a repaint, falling
+behind and the pane's end each decide where the next frame goes in that stream, through the
+same queue and state, so the module stays whole past ~400 lines.
 
 Each view is its own tmux control client (``tmux -C``) attached to the pane's session, for
 the notices that change the pane's size or end it, so nothing needs polling. Its output comes one of two ways:
