@@ -213,20 +213,7 @@ def broken(rule: Rule, src: Path = SRC) -> list[str]:
     return sorted(set(rule(found, calls, rows(src=src))))
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(
-                strict=True, reason="the API, MCP and rosterd still reach tmux and runner past actions/"
-            ),
-        )
-        if name == "one_door"
-        else name
-        for name in RULES
-    ],
-)
+@pytest.mark.parametrize("name", RULES)
 def test_the_tree_keeps_the_rule(name: str) -> None:
     assert broken(RULES[name]) == [], RULES[name].__doc__
 

@@ -10,7 +10,9 @@ Layers, top to bottom; a module imports its own package and rows below, never up
 - ``api``, ``mcpserver``: the HTTP, SSE and WebSocket routes over the roster; the MCP server
   (rosterd's tools for agents), served by the daemon beside them.
 - ``actions``: what every face (the API, MCP, the CLIs through the API) does to a session,
-  one way for a headless session and a tmux pane alike: answering a permission.
+  through one door that finds it once and alone knows its lane (a headless session or a tmux
+  pane): prompting it, raw input, the headless verbs, naming, answering a permission, a
+  launcher's window, and reading the terminals.
 - ``notify``, ``integrate``, ``runner``, ``ledger``, ``swarm``: push notifications; installing
   and removing agent adapters; headless sessions over ACP (holders started, driven, suspended,
   resumed); the journal of session lifecycles and answers, and token usage, kept on disk; the

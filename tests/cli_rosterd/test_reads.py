@@ -96,6 +96,18 @@ def test_an_unknown_key_is_a_user_error(running: Daemon) -> None:
             assert stderr == f"rosterd {verb}: no session '{args[0]}'\n"
 
 
+def test_a_verb_that_acts_finds_its_key_before_it_reads_what_it_was_given(running: Daemon) -> None:
+    """A prompt to a name nothing has is "no session", as a read is: the daemon finds the
+    session before it asks for the body its lane takes (a pane's pins, a headless prompt's
+    text), so nobody is told that a pin is missing for a session that does not exist."""
+    for verb, args in (
+        ("prompt", ["no-such-name", "hi"]),
+        ("cancel", ["no-such-name"]),
+        ("allow", ["no-such-name"]),
+    ):
+        assert fails(running, 1, verb, *args) == f"rosterd {verb}: no session 'no-such-name'\n"
+
+
 def test_an_ambiguous_name_lists_the_candidates_and_never_guesses(roost: Roost, running: Daemon) -> None:
     first = named(roost, running, "working", "twin")
     pane = badged(roost, "idle", session="other")

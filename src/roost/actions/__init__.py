@@ -1,8 +1,14 @@
 """What every face does to a session, whatever its lane.
 
-A face (the HTTP API, the MCP server, the web app through the API) never decides how to act on
-a session itself: it asks this package, which knows that a headless session is answered over
-ACP and a tmux pane through its harness's gate, and refuses the same way for both. Boundaries:
-actions read the roster and act through the runner and the terminal layer; they never apply a
-claim but through the live roster, and they never import a face.
+A face (the HTTP API, the MCP server, the web app and the CLIs through the API) never decides
+how to act on a session itself: it parses, calls one action here, and renders what comes back.
+:mod:`~roost.actions.door` finds what a caller named, once, and is the one place that knows
+its lane (a headless session the runner drives, or a pane of roost's tmux server); the actions
+are :mod:`~roost.actions.prompt` (a fenced prompt to a pane), :mod:`~roost.actions.headless`
+(start, spawn, prompt, cancel, suspend, resume, stop), :mod:`~roost.actions.rawinput`,
+:mod:`~roost.actions.names`, :mod:`~roost.actions.permission`, :mod:`~roost.actions.windows`
+(the launcher's window) and :mod:`~roost.actions.waits`, with the terminals read through
+:mod:`~roost.actions.terminals`. Boundaries: actions read the roster and act through the runner
+and the terminal layer; they never apply a claim but through the live roster, and they never
+import a face.
 """

@@ -31,6 +31,7 @@ from roost.roster.live import Live
 from roost.roster.precedence import LAUNCHER
 
 if TYPE_CHECKING:
+    from roost.actions.door import Door, Found
     from roost.runner.runner import Runner
 
 log = logging.getLogger("rosterd")
@@ -105,6 +106,21 @@ def give(live: Live, runner: Runner | None, key: str, label: str | None, at: flo
     if not headless and outcome.accepted:
         _keep(key, _entry(record, label) if record is not None and label is not None else None)
     return outcome
+
+
+@dataclass(frozen=True)
+class Named:
+    """The session a name was given to (or cleared on), and the roster's verdict on it."""
+
+    key: str
+    outcome: Outcome
+
+
+def name(door: Door, target: str | Found, label: str | None) -> Named:
+    """:func:`give` ``label`` (None: clear it) to the session ``target`` names, whichever its
+    lane: TargetGone for no such session."""
+    key = door.session(target).session_key
+    return Named(key, give(door.live, door.runner, key, label, door.clock()))
 
 
 def restore(live: Live, at: float) -> int:

@@ -39,6 +39,7 @@ from roost.roster.pending import ALLOW, ALLOW_ALWAYS, ANSWERS, REJECT
 from roost.roster.precedence import HOOK
 
 if TYPE_CHECKING:
+    from roost.actions.door import Door, Found
     from roost.runner.runner import Runner
 
 GATE_TIMEOUT = 3600.0
@@ -46,7 +47,7 @@ GATE_TIMEOUT = 3600.0
 ANSWERED = "permission_answered"
 """The activity event of a session whose request was answered from rosterd."""
 
-__all__ = ["ALLOW", "ALLOW_ALWAYS", "ANSWERED", "ANSWERS", "REJECT", "Answer", "Permissions"]
+__all__ = ["ALLOW", "ALLOW_ALWAYS", "ANSWERED", "ANSWERS", "REJECT", "Answer", "Permissions", "answer"]
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,15 @@ class Permissions:
         after = self.live.roster.record(key)
         assert after is not None
         return after
+
+
+def answer(door: Door, target: str | Found, given: Answer) -> Record:
+    """Answer the pending request of the session ``target`` names, whichever its lane; the
+    record after. Raises the refusals above, and TargetGone for no such session."""
+    key = door.session(target).session_key
+    if door.permissions is None:
+        raise Conflict("this daemon answers no permissions", code="answer_in_terminal")
+    return door.permissions.answer(key, given)
 
 
 def _terminal(record: Record, why: str | None = None) -> Conflict:

@@ -1,10 +1,12 @@
 """One fenced prompt to a terminal pane, written once or not at all: what the API's
-``POST /sessions/{key}/prompt`` and the MCP server's ``session.send`` both do to a pane.
+``POST /sessions/{key}/prompt`` (:func:`fenced`) and the MCP server's ``session.send``
+(:func:`send`) both do to a pane.
 
 The caller read a status row and pins what it saw: ``status_epoch``, ``occupant_id`` and
-``revision``. The text is written only while that exact observation still holds and the
-row is promptable and idle or working. Every check is made again at the last moment before
-the write, on the daemon's loop (where the roster changes), holding the pane's send lock:
+``revision`` (``send`` pins what the roster shows as the call arrives). The text is written
+only while that exact observation still holds and the row is promptable and idle or working.
+Every check is made again at the last moment before the write, on the daemon's loop (where the
+roster changes), holding the pane's send lock:
 
 =====================  ================================================================
 code                   the pre-write rejection (HTTP 409; no byte reaches the pane)
@@ -36,18 +38,15 @@ Neither the text nor anything derived from it is logged, stored or put in a resp
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from roost.actions.door import Door, Found
 from roost.actions.occupants import STATE_OF_ACTIVITY, current, promptable, source_class
-from roost.actions.waits import Pin, Until, Wait
-from roost.errors import TooLarge, UsageError
-from roost.roster import Roster, records
-from roost.roster.live import Live
-from roost.roster.times import Clock
+from roost.actions.waits import Awaiter, Ending, Pin, Until, Wait, watching, whole
+from roost.errors import TargetGone, TooLarge, UsageError
+from roost.roster import Record, Roster, records
 from roost.tmux import paste
-from roost.tmux.server import Server
 
 TEXT_LIMIT = 16_384
 """UTF-8 bytes a prompt may hold."""
@@ -79,13 +78,31 @@ DEFINITE_FAILURES = (
 
 @dataclass(frozen=True)
 class Ask:
-    """One prompt request, checked for shape: the encoded text, the pins and the deadline."""
+    """One prompt request, checked for shape: the encoded text, the pins and the deadline; the
+    states its wait is for (None: no wait), and when that wait gives up (None: the deadline)."""
 
     data: bytes
     pin: Pin
     revision: int
     deadline: float
     until: frozenset[str] | None
+    wait_deadline: float | None = None
+
+
+@dataclass(frozen=True)
+class Fenced:
+    """How a fenced prompt ended: the pane, the input outcome (``accepted``, ``ambiguous`` or
+    ``rejected``, with the rejection's ``code``), the reason, the bytes written; the occupant's
+    record as the write ended (None when nothing was written), and the wait's outcome (None:
+    none was asked for, or its caller hung up)."""
+
+    pane: str
+    input: str
+    code: str | None
+    reason: str | None
+    written_bytes: int
+    record: Record | None = None
+    ending: Ending | None = None
 
 
 def encoded(text: str) -> bytes:
@@ -100,10 +117,6 @@ def encoded(text: str) -> bytes:
     return data
 
 
-Opener = Callable[[Pin, Until], Wait]
-"""Opens the waiter an admitted prompt's wait follows (the API counts it against its limit)."""
-
-
 def _release(lock: AbstractContextManager[None]) -> None:
     """Unlock the pane: from the loop, or from the thread that wrote."""
     lock.__exit__(None, None, None)
@@ -114,22 +127,20 @@ def _reason(code: str, detail: str) -> str:
 
 
 class Attempt:
-    """One prompt's way to the pane: admission on the loop, the write in a thread, once."""
+    """One prompt's way to the pane: admission on the loop, the write in a thread, once. With
+    ``limit``, its wait counts against the streams' limit (see :func:`~roost.actions.waits.watching`)."""
 
-    def __init__(
-        self, live: Live, tmux: Server, clock: Clock, pane: str, ask: Ask, open_wait: Opener | None = None
-    ) -> None:
-        self.live, self.tmux, self.clock = live, tmux, clock
-        self.pane, self.ask = pane, ask
-        self._open_wait = open_wait or self._wait
+    def __init__(self, door: Door, pane: str, ask: Ask, limit: int | None = None) -> None:
+        assert door.tmux is not None, "a pane is only found on a door with roost's tmux server"
+        self.door, self.tmux, self.clock = door, door.tmux, door.clock
+        self.pane, self.ask, self.limit = pane, ask, limit
         self.waiter: Wait | None = None
+        self.admitted: Record | None = None
+        """The pinned occupant's record as the prompt was admitted."""
 
     @property
     def roster(self) -> Roster:
-        return self.live.roster
-
-    def _wait(self, pin: Pin, until: Until) -> Wait:
-        return Wait(self.live, self.tmux, self.pane, pin, until)
+        return self.door.live.roster
 
     def check(self) -> tuple[str, str] | None:
         """Why the text must not be written now, as (code, detail); None admits it. Runs on the
@@ -157,9 +168,11 @@ class Attempt:
         """The final check; on admission the waiter subscribes at once, so the changes the
         prompt causes cannot slip past it."""
         problem = self.check()
+        if problem is None:
+            self.admitted = current(self.roster, self.tmux.socket, self.pane)
         if problem is None and self.ask.until is not None:
             until = Until(self.ask.until, after_revision=self.ask.revision)
-            self.waiter = self._open_wait(self.ask.pin, until)
+            self.waiter = watching(self.door, self.pane, self.ask.pin, until, self.limit)
         return problem
 
     async def run(self) -> tuple[str, str | None, str | None]:
@@ -216,3 +229,42 @@ class Attempt:
         if self.waiter is not None:
             self.waiter.close()
             self.waiter = None
+
+
+async def fenced(
+    door: Door, target: str | Found, ask: Ask, *, limit: int | None = None, watch: Awaiter = whole
+) -> Fenced:
+    """Write ``ask`` to the pane ``target`` names, once or not at all, then follow its wait (if
+    it asked for one) with ``watch``; a rejection is an outcome here, for the face to refuse in
+    its own words. ``limit`` counts the wait against the streams' limit."""
+    pane = door.pane(target)
+    attempt = Attempt(door, pane, ask, limit)
+    try:
+        outcome, code, reason = await attempt.run()
+        if outcome == REJECTED:
+            return Fenced(pane, outcome, code, reason, 0)
+        admitted = attempt.admitted
+        record = (door.live.roster.record(admitted.session_key) or admitted) if admitted else None
+        ending = None
+        if attempt.waiter is not None:
+            deadline = ask.wait_deadline if ask.wait_deadline is not None else ask.deadline
+            ending = await watch(attempt.waiter.outcome(deadline, door.clock))
+        return Fenced(pane, outcome, code, reason, len(ask.data) + 1, record, ending)
+    finally:
+        attempt.close()
+
+
+async def send(
+    door: Door, target: str | Found, text: str, until: frozenset[str] | None, wait_s: float
+) -> Fenced:
+    """A fenced prompt pinned to what the roster shows as the call arrives: the occupant of the
+    session's pane now, and its revision (MCP's ``session.send``); with ``until``, its wait
+    lasts up to ``wait_s`` seconds."""
+    found = door.find(target, pane_ids=False)
+    occupant = current(door.live.roster, door.socket, found.pane) if found.pane is not None else None
+    if found.pane is None or occupant is None:
+        raise TargetGone(f"no session {found.name!r}")
+    now = door.clock()
+    pin = Pin(occupant.status_epoch, occupant.occupant_id)
+    ask = Ask(encoded(text), pin, occupant.revision, now + DEFAULT_DEADLINE, until, now + wait_s)
+    return await fenced(door, found, ask)

@@ -15,22 +15,31 @@ every change the roster publishes until exactly one outcome holds:
 
 Nothing polls: between changes the waiter sleeps on its stream. The one tmux call (does the
 pane still exist?) is made once, when the pinned occupant is gone, to tell the last two apart.
+
+A face opens a waiter here (:func:`watching`), never itself: the API counts each against the
+limit its SSE streams share, and a fenced prompt (:mod:`roost.actions.prompt`) opens its own
+the same way, so a prompt over HTTP never reaches back up into the API for its wait.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from roost import agentrow
 from roost.actions.occupants import STATE_OF_ACTIVITY, occupants, pane_of
+from roost.errors import TooMany
 from roost.roster import records
 from roost.roster.changes import SNAPSHOT
 from roost.roster.live import Live, Stream
 from roost.roster.records import Record
 from roost.tmux import paste
 from roost.tmux.server import Server
+
+if TYPE_CHECKING:
+    from roost.actions.door import Door, Found
 
 MATCHED, TIMED_OUT = "matched", "timed_out"
 OCCUPANT_CHANGED, SESSION_CLOSED = "occupant_changed", "session_closed"
@@ -150,3 +159,49 @@ class Wait:
             return SESSION_CLOSED
         seen = await asyncio.to_thread(paste.look, self.tmux, self.pane)
         return SESSION_CLOSED if seen is None or seen.dead else OCCUPANT_CHANGED
+
+
+Awaiter = Callable[[Awaitable[Ending]], Awaitable[Ending | None]]
+"""How a face awaits a wait's outcome: the API lets go of it when its caller hangs up (None:
+nobody is left to tell)."""
+
+
+async def whole(work: Awaitable[Ending]) -> Ending | None:
+    """Await the outcome to its end: a caller that cannot hang up midway (MCP, a test)."""
+    return await work
+
+
+def watching(door: Door, pane: str, pin: Pin, until: Until, limit: int | None = None) -> Wait:
+    """A subscribed waiter on ``pane``; with ``limit``, counted with the roster's other streams
+    against it (the API's, shared with its SSE streams): TooMany when that many are open."""
+    if limit is not None and door.live.streams >= limit:
+        raise TooMany(f"{limit} streams are open already; close one first")
+    return Wait(door.live, door.tmux, pane, pin, until)
+
+
+@dataclass(frozen=True)
+class Watched:
+    """Where a wait on a pane ended: the pane, and the outcome (None: its caller hung up)."""
+
+    pane: str
+    ending: Ending | None
+
+
+async def wait(
+    door: Door,
+    target: str | Found,
+    pin: Pin,
+    until: Until,
+    deadline: float,
+    *,
+    limit: int | None = None,
+    watch: Awaiter = whole,
+) -> Watched:
+    """Wait on the pinned occupant of the pane ``target`` names until an outcome holds or
+    ``deadline`` (the door's clock) passes."""
+    pane = door.pane(target)
+    waiter = watching(door, pane, pin, until, limit)
+    try:
+        return Watched(pane, await watch(waiter.outcome(deadline, door.clock)))
+    finally:
+        waiter.close()

@@ -13,7 +13,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.actions import names
-from roost.actions.lookup import resolve
 from roost.api import schemas, services
 from roost.api.body import read, read_object
 from roost.api.errors import BadRequest, Conflict, NotFound
@@ -115,8 +114,8 @@ async def name(request: Request) -> JSONResponse:
     (:mod:`roost.actions.names`)."""
     daemon = services.of(request)
     roster = daemon.live.roster
-    key = resolve(roster, request.path_params["key"])
+    found = daemon.door.find(request.path_params["key"], pane_ids=False)
     label = (await read(request, schemas.Name)).name
-    outcome = names.give(daemon.live, daemon.runner, key, label, daemon.clock())
-    record = roster.record(key)
-    return _answer(roster.head, outcome, record=to_json(record) if record else None)
+    named = names.name(daemon.door, found, label)
+    record = roster.record(named.key)
+    return _answer(roster.head, named.outcome, record=to_json(record) if record else None)

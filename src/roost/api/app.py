@@ -2,7 +2,7 @@
 
 The shortest use (the daemon does this once per listener)::
 
-    app = create_app(Services(live, token, time.time, started_at=time.time()))
+    app = create_app(Services(Door(live), token, started_at=time.time()))
     uvicorn.Server(uvicorn.Config(auth.via(app, auth.UNIX), ...))
 """
 

@@ -10,11 +10,10 @@ The listing also says which harnesses can run headless (``POST /sessions``, no t
 the daemon's runner has an ACP adapter for, the manifests' defaults and any ``[harness.NAME]``
 of the config, which may name a harness no manifest describes.
 
-A launch opens the window the way ``roost spawn`` does (the same tmux helpers): at the end of
-session ``main`` (made, with the server, when missing), the pane's own session id and reports
-endpoint in its environment, the name on the window and in ``@roost-name``. An agent whose
-manifest has an ``[mcp]`` table is told of rosterd's MCP server on its command line. Everything in the
-body is checked before tmux is touched, so a bad request creates nothing.
+A launch opens the window the way ``roost spawn`` does (:mod:`roost.actions.launch`). An agent
+whose manifest has an ``[mcp]`` table is told of rosterd's MCP server on its command line.
+Everything in the body is checked here before the action touches tmux, so a bad request
+creates nothing.
 """
 
 from __future__ import annotations
@@ -29,15 +28,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions import windows
+from roost.actions.headless import harnesses
 from roost.agents import manifest, mcpconfig
 from roost.agents.mcpconfig import StdioServer
 from roost.api import schemas, services
 from roost.api.body import read
-from roost.api.errors import BadRequest, Conflict, Unavailable
-from roost.state import newpane, panestate
-from roost.tmux import placement, sessions
-from roost.tmux.server import Server, TmuxError
-from roost.tmux.targets import DEFAULT_SESSION
+from roost.api.errors import BadRequest, Conflict
 
 
 def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
@@ -61,13 +58,12 @@ def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
 
 
 async def listing(request: Request) -> JSONResponse:
-    runner = services.of(request).runner
-    adapters = set(runner.settings.adapters) if runner is not None else set()
+    adapters = harnesses(services.of(request).door)
     found = await asyncio.to_thread(agents, adapters)
     # The harnesses a headless session can run here: the agents' first, in their order.
     named = [agent["name"] for agent in found if agent["headless"]]
-    harnesses = named + sorted(adapters - set(named))
-    body = {"home": os.path.expanduser("~"), "agents": found, "custom": True, "headless": harnesses}
+    runnable = named + sorted(adapters - set(named))
+    body = {"home": os.path.expanduser("~"), "agents": found, "custom": True, "headless": runnable}
     return JSONResponse(body)
 
 
@@ -118,32 +114,13 @@ def told_of(agent: str, server: StdioServer | None) -> list[str]:
     return mcpconfig.arguments(found.mcp.args, server)
 
 
-def open_window(server: Server, name: str, command: str, cwd: str) -> str:
-    """A new window in session ``main`` (creating it, and the server, when missing); its ``%N``."""
-    if sessions.has_session(server, DEFAULT_SESSION):
-        pane = placement.new_window(server, DEFAULT_SESSION, name, command, cwd, newpane.birth()).pane
-    else:
-        pane = sessions.new_session(
-            server, DEFAULT_SESSION, command, cwd=cwd, window_name=name, birth=newpane.birth()
-        )
-    panestate.label(server, pane, name)
-    return pane
-
-
 async def launch(request: Request) -> JSONResponse:
     daemon = services.of(request)
     wanted = plan(await read(request, schemas.Launch), daemon.mcp)
-    if daemon.tmux is None:
-        raise Unavailable("this daemon watches no tmux server")
-    try:
-        pane = await asyncio.to_thread(
-            open_window, daemon.tmux, wanted["name"], wanted["command"], wanted["cwd"]
-        )
-    except TmuxError as error:
-        raise Unavailable(f"tmux could not open the window: {error}") from None
+    opened = await windows.launch(daemon.door, wanted["name"], wanted["command"], wanted["cwd"])
     body = {
-        "pane": pane,
-        "session": DEFAULT_SESSION,
+        "pane": opened.pane,
+        "session": opened.session,
         "name": wanted["name"],
         "agent": wanted["agent"],
         "cwd": wanted["cwd"],

@@ -15,8 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.actions.gates import Hold
-from roost.actions.lookup import resolve
-from roost.actions.permission import Answer, Permissions
+from roost.actions.permission import Answer, Permissions, answer
 from roost.api import auth, schemas, services
 from roost.api.body import read
 from roost.api.errors import BadRequest, NotFound
@@ -32,7 +31,7 @@ WAKE = 1.0
 
 
 def _permissions(request: Request) -> Permissions:
-    found = services.of(request).permissions
+    found = services.of(request).door.permissions
     if found is None:
         raise NotFound("this daemon answers no permissions")
     return found
@@ -51,11 +50,9 @@ def _who(request: Request) -> tuple[str, str]:
 
 async def permission(request: Request) -> JSONResponse:
     body = await read(request, schemas.Permission)
-    daemon = services.of(request)
-    key = resolve(daemon.live.roster, request.path_params["key"])
     by, via = _who(request)
-    answer = Answer(body.option, body.reason, body.request_id, body.status_epoch, body.occupant_id, by, via)
-    record = _permissions(request).answer(key, answer)
+    given = Answer(body.option, body.reason, body.request_id, body.status_epoch, body.occupant_id, by, via)
+    record = answer(services.of(request).door, request.path_params["key"], given)
     return JSONResponse({"record": to_json(record)})
 
 

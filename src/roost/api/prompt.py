@@ -1,9 +1,11 @@
 """``POST /sessions/{key}/prompt``: one fenced prompt, written once or not at all.
 
-A headless session's prompt goes to the runner (:mod:`roost.api.headless`). A pane's is the
-fenced prompt of :mod:`roost.actions.prompt`, which says what is checked, how the text is
-encoded and when a write is ``ambiguous``; this route reads the body (the pins the caller
-read, the deadline, the wait), and answers with the outcome, refusing a rejection with 409.
+The key is found first (:meth:`roost.actions.door.Door.find`), so a session that does not
+exist is refused as every route refuses it, whatever the body. A headless session's prompt is
+:mod:`roost.api.headless`'s body and action. A pane's is the fenced prompt of
+:mod:`roost.actions.prompt`, which says what is checked, how the text is encoded and when a
+write is ``ambiguous``; this route reads the body (the pins the caller read, the deadline, the
+wait), and answers with the outcome, refusing a rejection with 409.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.actions.prompt import DEFAULT_DEADLINE, REJECTED, TEXT_LIMIT, Ask, Attempt, encoded
+from roost.actions.prompt import DEFAULT_DEADLINE, REJECTED, TEXT_LIMIT, Ask, encoded, fenced
 from roost.actions.waits import Pin
-from roost.api import headless, rows, schemas, services, waits
+from roost.api import headless, schemas, services, waits
 from roost.api.body import read
-from roost.api.errors import Conflict, NotFound
+from roost.api.errors import Conflict
 
 BODY_LIMIT = 6 * TEXT_LIMIT + 4096
 """A body holding the longest text, every byte of it escaped (``\\u0001``), and the pins."""
@@ -34,41 +36,22 @@ def ask_of(body: schemas.Prompt, now: float) -> Ask:
 
 
 async def prompt(request: Request) -> JSONResponse:
-    if headless.headless_key(request) is not None:
-        return await headless.prompt(request)
     daemon = services.of(request)
+    found = daemon.door.find(request.path_params["key"])
+    if found.headless:
+        return await headless.prompt(request, found)
     now = daemon.clock()
     ask = ask_of(await read(request, schemas.Prompt, BODY_LIMIT, {"now": now}), now)
-    if daemon.tmux is None:
-        raise NotFound(f"no session {request.path_params['key']!r}")
-    pane = rows.session_pane(daemon.live.roster, daemon.tmux.socket, request.path_params["key"])
-    attempt = Attempt(
-        daemon.live,
-        daemon.tmux,
-        daemon.clock,
-        pane,
-        ask,
-        lambda pin, until: waits.open_wait(request, pane, pin, until),
-    )
-    try:
-        outcome, code, reason = await attempt.run()
-        body: dict[str, Any] = {
-            "session_id": pane,
-            "input": outcome,
-            "code": code,
-            "reason": reason,
-            "written_bytes": len(ask.data) + 1 if outcome != REJECTED else 0,
-        }
-        if outcome == REJECTED:
-            raise Conflict(reason or code or REJECTED, **body)
-        if attempt.waiter is not None:
-            try:
-                ending = await waits.unless_disconnected(
-                    request, attempt.waiter.outcome(ask.deadline, daemon.clock)
-                )
-            except waits.ClientGone:
-                return JSONResponse(body)
-            body["wait"] = waits.ending_json(ending, daemon.live.roster, daemon.tmux.socket)
-        return JSONResponse(body)
-    finally:
-        attempt.close()
+    sent = await fenced(daemon.door, found, ask, limit=daemon.max_streams, watch=waits.watch(request))
+    body: dict[str, Any] = {
+        "session_id": sent.pane,
+        "input": sent.input,
+        "code": sent.code,
+        "reason": sent.reason,
+        "written_bytes": sent.written_bytes,
+    }
+    if sent.input == REJECTED:
+        raise Conflict(sent.reason or sent.code or REJECTED, **body)
+    if sent.ending is not None:
+        body["wait"] = waits.ending_json(sent.ending, daemon.live.roster, daemon.door.socket)
+    return JSONResponse(body)

@@ -39,7 +39,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.actions.lookup import resolve
+from roost.actions.door import Door
 from roost.actions.occupants import (
     INTEGRATION_CLASS,
     SCREEN_CLASS,
@@ -54,7 +54,6 @@ from roost.api import services
 from roost.api.errors import NotFound
 from roost.roster import Roster, records
 from roost.roster.records import Record
-from roost.tmux.targets import is_pane_id
 
 __all__ = [
     "INTEGRATION_CLASS",
@@ -67,7 +66,6 @@ __all__ = [
     "pane_of",
     "promptable",
     "row",
-    "session_pane",
     "session_row",
     "source_class",
 ]
@@ -120,40 +118,23 @@ def every(roster: Roster, socket: str | None) -> list[dict[str, Any]]:
     return found
 
 
-def session_pane(roster: Roster, socket: str | None, key: str) -> str:
-    """The pane a caller means: ``%N`` itself, or the pane of the session a key, a pid or a
-    unique name resolves to. NotFound when that is no pane of roost's tmux server (``%1;`` is
-    none: only a whole pane id is passed to tmux as one)."""
-    if is_pane_id(key):
-        return key
-    record = roster.record(resolve(roster, key))
-    pane = pane_of(record, socket) if record is not None else None
-    if pane is None:
-        raise NotFound(f"no session {key!r}")
-    return pane
-
-
-def session_row(roster: Roster, socket: str | None, key: str) -> dict[str, Any]:
-    """The row of the session ``key`` names; a missing or foreign session is one NotFound."""
-    record = current(roster, socket, session_pane(roster, socket, key))
+def session_row(door: Door, key: str) -> dict[str, Any]:
+    """The row of the session ``key`` names (``%N``, or a key, pid or unique name that resolves
+    to a pane); a missing or foreign session is one NotFound."""
+    roster, socket = door.live.roster, door.socket
+    record = current(roster, socket, door.pane(key))
     shown = row(roster, socket, record) if record is not None else None
     if shown is None:
         raise NotFound(f"no session {key!r}")
     return shown
 
 
-def _socket(request: Request) -> str | None:
-    tmux = services.of(request).tmux
-    return tmux.socket if tmux is not None else None
-
-
 async def agents(request: Request) -> JSONResponse:
     """``GET /agents``: every status row."""
-    roster = services.of(request).live.roster
-    return JSONResponse({"agents": every(roster, _socket(request))})
+    door = services.of(request).door
+    return JSONResponse({"agents": every(door.live.roster, door.socket)})
 
 
 async def agent(request: Request) -> JSONResponse:
     """``GET /agents/{session}``: one status row."""
-    roster = services.of(request).live.roster
-    return JSONResponse(session_row(roster, _socket(request), request.path_params["session"]))
+    return JSONResponse(session_row(services.of(request).door, request.path_params["session"]))

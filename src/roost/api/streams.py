@@ -10,10 +10,11 @@ Every frame's SSE id is ``<status_epoch>:<seq>``, so a reconnecting EventSource 
 replaying another epoch's numbers.
 
 ``GET /changes?terminals=1`` (the web page's) also carries a ``terminals`` frame, first and
-then whenever tmux's panes, windows or sessions changed (:mod:`roost.tmux.topology`), saying
-"read ``GET /terminals`` again". It has no id, so it leaves the resume point alone. It rides the
-same connection because a browser opens at most six to a host over HTTP/1.1, shared by all
-of its tabs, and each open tab holds its streams.
+then whenever tmux's panes, windows or sessions changed
+(:func:`roost.actions.terminals.watch_terminals`), saying "read ``GET /terminals`` again". It
+has no id, so it leaves the resume point alone. It rides the same connection because a browser
+opens at most six to a host over HTTP/1.1, shared by all of its tabs, and each open tab holds
+its streams.
 """
 
 from __future__ import annotations
@@ -27,12 +28,12 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from roost.actions.terminals import Watch, watch_terminals
 from roost.api import services
 from roost.api.errors import BadRequest, TooMany
 from roost.roster import Change
 from roost.roster.changes import SNAPSHOT
 from roost.roster.live import Stream
-from roost.tmux.topology import Watch
 
 KEEPALIVE_FRAME = ": keepalive\n\n"
 GATHER = 0.1
@@ -129,7 +130,7 @@ async def changes(request: Request) -> EventStream:
     daemon = services.of(request)
     keepalive = daemon.keepalive
     if terminals:
-        return EventStream(_with_terminals(stream, daemon.topology.watch(), keepalive), stream)
+        return EventStream(_with_terminals(stream, watch_terminals(daemon.door), keepalive), stream)
 
     async def frames() -> AsyncIterator[str]:
         while (batch := await stream.next(keepalive)) is not None:

@@ -3,20 +3,20 @@
 The phone's card deck shows each session's last lines under its badge; a live terminal per
 card would cost a tmux client each, so a card reads the screen once instead. The lines are
 the pane's visible screen (``capture-pane``, wrapped lines joined, no escape sequences), the
-last ``N`` that hold something (1 to 20, default 3), oldest first.
+last ``N`` that hold something (1 to 20, default 3), oldest first
+(:func:`roost.actions.terminals.tail`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions import terminals
 from roost.api import services
-from roost.api.errors import BadRequest, NotFound, Unavailable
-from roost.tmux.server import Server
+from roost.api.errors import BadRequest
 
 DEFAULT_LINES = 3
 MAX_LINES = 20
@@ -31,25 +31,10 @@ def _count(text: str | None) -> int:
     return int(text)
 
 
-def last_lines(server: Server, pane: str, count: int) -> list[str] | None:
-    """The pane's last ``count`` non-blank screen lines; None when it is no pane of ``server``."""
-    proc = server.run("capture-pane", "-p", "-J", "-t", pane, check=False)
-    if proc.returncode != 0:
-        return None
-    text = proc.stdout.decode(errors="replace")
-    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-    return lines[-count:]
-
-
 async def route(request: Request) -> JSONResponse:
     pane = request.path_params["pane"]
     count = _count(request.query_params.get("lines"))
     if not _PANE.fullmatch(pane):
         raise BadRequest("pane must be a pane id, %N")
-    tmux = services.of(request).tmux
-    if tmux is None:
-        raise Unavailable("this daemon watches no tmux server")
-    lines = await asyncio.to_thread(last_lines, tmux, pane, count)
-    if lines is None:
-        raise NotFound(f"no terminal {pane}")
+    lines = await terminals.tail(services.of(request).door, pane, count)
     return JSONResponse({"pane": pane, "lines": lines})

@@ -37,14 +37,9 @@ from typing import Any
 from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from roost.api import rows
+from roost.actions import terminals
+from roost.actions.terminals import MAX_SIZE, Bytes, Closed, PaneGone, PaneView, Reset, Size, TmuxError
 from roost.api.services import Services
-from roost.errors import RoostError
-from roost.tmux.frames import Bytes, Closed, Reset, Size
-from roost.tmux.paneview import PaneView
-from roost.tmux.server import Server, TmuxError
-from roost.tmux.viewclient import PaneGone
-from roost.tmux.viewsize import MAX_SIZE
 from roost.validation import NESTING, too_deep
 
 LIMIT = 64 * 1024
@@ -131,16 +126,6 @@ def _start_size(websocket: WebSocket) -> tuple[int | None, int | None]:
     return values[0], values[1]
 
 
-def _target(daemon: Services, key: str) -> tuple[Server, str]:
-    """roost's tmux server and the pane ``key`` names; PaneGone (reported as closed) otherwise."""
-    if daemon.tmux is None:
-        raise PaneGone("this daemon watches no tmux server")
-    try:
-        return daemon.tmux, rows.session_pane(daemon.live.roster, daemon.tmux.socket, key)
-    except RoostError as error:
-        raise PaneGone(error.message) from None
-
-
 async def _frames(websocket: WebSocket, view: PaneView) -> None:
     """Send the view's frames, output batched into one message per wake-up, until it closes.
 
@@ -206,7 +191,7 @@ async def terminal(websocket: WebSocket) -> None:
     daemon: Services = websocket.app.state.services
     await websocket.accept()
     try:
-        view = PaneView(*_target(daemon, websocket.path_params["pane"]), taps=daemon.taps)
+        view = terminals.view(daemon.door, websocket.path_params["pane"])
     except PaneGone as gone:
         await _closed(websocket, str(gone))
         return

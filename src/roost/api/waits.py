@@ -1,6 +1,6 @@
 """``POST /sessions/{key}/wait``: block until a pinned occupant's outcome (the waiting itself is
-:mod:`roost.actions.waits`); and what every API wait shares: the stream limit it counts against,
-the outcome's JSON, and letting go of a wait whose caller hung up."""
+:mod:`roost.actions.waits`); and what every API wait shares: the outcome's JSON, and letting go
+of a wait whose caller hung up."""
 
 from __future__ import annotations
 
@@ -11,27 +11,19 @@ from typing import Any, TypeVar
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.actions.waits import OUTCOMES, Ending, Pin, Until, Wait
+from roost.actions import waits
+from roost.actions.waits import OUTCOMES, Awaiter, Ending, Pin, Until
 from roost.api import rows, schemas, services
 from roost.api.body import read
-from roost.api.errors import TooMany
 from roost.roster import Roster
 
-__all__ = ["OUTCOMES", "ClientGone", "Ending", "Pin", "Until", "Wait", "ending_json", "open_wait", "wait"]
+__all__ = ["OUTCOMES", "ClientGone", "ending_json", "unless_disconnected", "wait", "watch"]
 
 T = TypeVar("T")
 
 
 class ClientGone(Exception):
     """The caller hung up; nobody is left to tell the outcome to."""
-
-
-def open_wait(request: Request, pane: str, pin: Pin, until: Until) -> Wait:
-    """A subscribed waiter, counted with the SSE streams against the same limit."""
-    daemon = services.of(request)
-    if daemon.live.streams >= daemon.max_streams:
-        raise TooMany(f"{daemon.max_streams} streams are open already; close one first")
-    return Wait(daemon.live, daemon.tmux, pane, pin, until)
 
 
 def ending_json(ending: Ending, roster: Roster, socket: str | None) -> dict[str, Any]:
@@ -55,6 +47,18 @@ async def unless_disconnected(request: Request, work: Awaitable[T]) -> T:
     return task.result()
 
 
+def watch(request: Request) -> Awaiter:
+    """How a wait of this request is awaited: to its outcome, or None once the caller hangs up."""
+
+    async def awaited(work: Awaitable[Ending]) -> Ending | None:
+        try:
+            return await unless_disconnected(request, work)
+        except ClientGone:
+            return None
+
+    return awaited
+
+
 async def _disconnected(request: Request) -> None:
     while (await request.receive())["type"] != "http.disconnect":
         continue
@@ -66,14 +70,11 @@ async def wait(request: Request) -> JSONResponse:
     body = await read(request, schemas.Wait, context={"now": daemon.clock()})
     pin = Pin(body.status_epoch, body.occupant_id)
     until = Until(frozenset(body.until), body.after_revision)
-    deadline = body.deadline_ms / 1000
-    socket = daemon.tmux.socket if daemon.tmux is not None else None
-    pane = rows.session_pane(daemon.live.roster, socket, request.path_params["key"])
-    waiter = open_wait(request, pane, pin, until)
-    try:
-        ending = await unless_disconnected(request, waiter.outcome(deadline, daemon.clock))
-    except ClientGone:
+    door, key = daemon.door, request.path_params["key"]
+    watched = await waits.wait(
+        door, key, pin, until, body.deadline_ms / 1000, limit=daemon.max_streams, watch=watch(request)
+    )
+    if watched.ending is None:
         return JSONResponse({"outcome": None, "row": None})
-    finally:
-        waiter.close()
-    return JSONResponse({"session_id": pane, **ending_json(ending, daemon.live.roster, socket)})
+    shown = ending_json(watched.ending, door.live.roster, door.socket)
+    return JSONResponse({"session_id": watched.pane, **shown})

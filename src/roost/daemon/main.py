@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from roost import integrate, mcpserver, paths
 from roost.actions import names
+from roost.actions.door import Door
 from roost.actions.gates import Gates
 from roost.actions.permission import Permissions
 from roost.agents import manifest
@@ -144,27 +145,27 @@ async def _serve(config: Config) -> int:
             ),
             gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
         )
+        door = Door(
+            live,
+            clock,
+            tmux=scanner.server,
+            runner=runner,
+            permissions=permissions,
+            taps=taps,
+            topology=topology,
+        )
         mcp = mcpserver.McpServer(
-            mcpserver.Services(
-                live, runner, scanner.server, clock, permissions, allow_always=config.mcp.allow_always
-            ),
-            peer=peer_process,
+            mcpserver.Services(door, allow_always=config.mcp.allow_always), peer=peer_process
         )
         app = create_app(
             Services(
-                live,
+                door,
                 keys.token,
-                clock,
                 started_at,
                 config.api.max_streams,
                 facts=facts,
-                tmux=scanner.server,
                 logins=logins,
                 push=notifier,
-                taps=taps,
-                topology=topology,
-                runner=runner,
-                permissions=permissions,
                 webhooks=webhooks,
                 journal=journal,
                 usage=usage,

@@ -9,8 +9,9 @@ pins. The journal says it came from MCP, and which session (or process) asked.
 
 from __future__ import annotations
 
-from roost.actions.permission import ALLOW, ALLOW_ALWAYS, REJECT, Answer, Permissions
-from roost.errors import Conflict
+from roost.actions import permission
+from roost.actions.door import Door, Found
+from roost.actions.permission import ALLOW, ALLOW_ALWAYS, REJECT, Answer
 from roost.mcpserver import grants
 from roost.mcpserver.caller import Caller
 from roost.roster import Record
@@ -19,9 +20,9 @@ VIA = "mcp"
 
 
 def answer(
-    permissions: Permissions | None,
+    door: Door,
     caller: Caller,
-    key: str,
+    found: Found,
     *,
     allow: bool,
     always: bool = False,
@@ -29,14 +30,12 @@ def answer(
     request_id: str | None = None,
     always_allowed: bool = False,
 ) -> Record:
-    """Allow (once, or ``always`` where ``always_allowed``) or deny the permission ``key`` waits
-    on; the record after."""
+    """Allow (once, or ``always`` where ``always_allowed``) or deny the permission the session
+    ``found`` waits on; the record after."""
     grants.check_answer(allow=allow, always=always, always_allowed=always_allowed)
-    if permissions is None:
-        raise Conflict("this daemon answers no permissions", code="answer_in_terminal")
     option = (ALLOW_ALWAYS if always else ALLOW) if allow else REJECT
     given = Answer(option, reason, request_id, by=_who(caller), via=VIA)
-    return permissions.answer(key, given)
+    return permission.answer(door, found, given)
 
 
 def _who(caller: Caller) -> str:

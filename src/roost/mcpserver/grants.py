@@ -11,10 +11,9 @@ the table of it.
 
 from __future__ import annotations
 
+from roost.actions.door import Door
 from roost.errors import Conflict
 from roost.mcpserver.caller import Caller
-from roost.roster import Roster
-from roost.runner.runner import Runner
 
 STRICTEST_FIRST = ("attention", "auto")
 """The permission policies, strictest first: ``attention`` leaves every request to a person,
@@ -23,12 +22,12 @@ POLICY_TOO_LOOSE = "policy_too_loose"
 ALLOW_ALWAYS_OFF = "allow_always_off"
 
 
-def granted(roster: Roster, runner: Runner | None, caller: Caller) -> str:
+def granted(door: Door, caller: Caller) -> str:
     """The policy the caller itself runs under: a headless session's own, which a person gave
     it (the runner's launcher claim, which no lower source overwrites); anyone else's is the
     strictest."""
-    record = caller.record(roster)
-    if record is None or runner is None or not runner.owns(record.session_key):
+    record = caller.record(door.live.roster)
+    if record is None or not door.is_headless(record.session_key):
         return STRICTEST_FIRST[0]
     policy = record.permission_policy
     return policy if policy in STRICTEST_FIRST else STRICTEST_FIRST[0]

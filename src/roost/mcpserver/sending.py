@@ -1,6 +1,6 @@
-"""``session.send``: a prompt to a headless session through the runner, or to a terminal pane
-through the fenced prompt the API's ``POST /sessions/{key}/prompt`` writes (one paste and one
-Enter, once or not at all: :mod:`roost.actions.prompt`).
+"""``session.send``: a prompt to a headless session (:func:`roost.actions.headless.prompt`), or
+to a terminal pane through the fenced prompt the API's ``POST /sessions/{key}/prompt`` writes
+(one paste and one Enter, once or not at all: :func:`roost.actions.prompt.send`).
 
 A pane's prompt is pinned to what the roster shows as the call arrives (the occupant, its
 revision) and refused as the API refuses it (``not_promptable``, ``blocked``, …: 409, nothing
@@ -15,15 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from roost.actions import prompt, waits
-from roost.actions.occupants import current, pane_of
-from roost.errors import Conflict, TargetGone
+from roost.actions import headless, prompt, waits
+from roost.actions.door import Door, Found
+from roost.errors import Conflict
 from roost.mcpserver import inputs
-from roost.roster import Record, records, to_json
-from roost.roster.live import Live
-from roost.roster.times import Clock
-from roost.runner.runner import Runner
-from roost.tmux.server import Server
+from roost.roster import records, to_json
 
 UNTIL = {
     records.IDLE: frozenset({"idle", "blocked"}),
@@ -34,43 +30,35 @@ UNTIL = {
 occupant's end (``session_closed``, ``occupant_changed``)."""
 
 
-async def headless(runner: Runner, key: str, args: inputs.Send) -> dict[str, Any]:
-    done, turn = await runner.prompt(key, args.prompt)
+async def to_headless(door: Door, found: Found, args: inputs.Send) -> dict[str, Any]:
+    sent = await headless.prompt(door, found, args.prompt, args.wait_until, args.timeout_s)
     answer: dict[str, Any] = {"input": prompt.ACCEPTED}
-    if args.wait_until is not None:
-        waited = await runner.wait(key, args.wait_until, args.timeout_s, turn)
+    done = sent.record
+    if sent.waited is not None:
+        waited = sent.waited
         done = waited.record or done
         answer["wait"] = {"until": args.wait_until, "reached": waited.reached, "stale": waited.stale}
     return {"record": to_json(done), **answer}
 
 
-async def pane(live: Live, tmux: Server, clock: Clock, record: Record, args: inputs.Send) -> dict[str, Any]:
-    where = pane_of(record, tmux.socket)
-    occupant = current(live.roster, tmux.socket, where) if where else None
-    if where is None or occupant is None:
-        raise TargetGone(f"no session {args.name!r}")
-    now = clock()
+async def to_pane(door: Door, found: Found, args: inputs.Send) -> dict[str, Any]:
     until = UNTIL[args.wait_until] if args.wait_until is not None else None
-    pin = waits.Pin(occupant.status_epoch, occupant.occupant_id)
-    ask = prompt.Ask(
-        prompt.encoded(args.prompt), pin, occupant.revision, now + prompt.DEFAULT_DEADLINE, until
-    )
-    attempt = prompt.Attempt(live, tmux, clock, where, ask)
-    try:
-        outcome, code, reason = await attempt.run()
-        if outcome == prompt.REJECTED:
-            raise Conflict(
-                reason or code or outcome, session_id=where, input=outcome, code=code, reason=reason
-            )
-        answer: dict[str, Any] = {"input": outcome, **({"reason": reason} if reason else {})}
-        latest = live.roster.record(occupant.session_key) or occupant
-        if attempt.waiter is not None and args.wait_until is not None:
-            ending = await attempt.waiter.outcome(now + args.timeout_s, clock)
-            latest = ending.record or latest
-            answer["wait"] = {"until": args.wait_until, "reached": _reached(args.wait_until, ending)}
-        return {"record": to_json(latest), **answer}
-    finally:
-        attempt.close()
+    sent = await prompt.send(door, found, args.prompt, until, args.timeout_s)
+    if sent.input == prompt.REJECTED:
+        raise Conflict(
+            sent.reason or sent.code or sent.input,
+            session_id=sent.pane,
+            input=sent.input,
+            code=sent.code,
+            reason=sent.reason,
+        )
+    assert sent.record is not None, "an admitted prompt has the occupant's record"
+    answer: dict[str, Any] = {"input": sent.input, **({"reason": sent.reason} if sent.reason else {})}
+    latest = sent.record
+    if sent.ending is not None and args.wait_until is not None:
+        latest = sent.ending.record or latest
+        answer["wait"] = {"until": args.wait_until, "reached": _reached(args.wait_until, sent.ending)}
+    return {"record": to_json(latest), **answer}
 
 
 def _reached(until: str, ending: waits.Ending) -> bool:

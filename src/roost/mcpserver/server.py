@@ -3,7 +3,7 @@ one ASGI endpoint the daemon mounts at ``/mcp`` on both of its listeners.
 
 The shortest use (the daemon does this)::
 
-    mcp = McpServer(Services(live, runner, tmux), peer=wire.peer_process)
+    mcp = McpServer(Services(Door(live, tmux=tmux, runner=runner)), peer=wire.peer_process)
     app = create_app(services, mounts=[Route("/mcp", mcp)])
     async with mcp.serving():
         ...  # serve until told to stop
@@ -162,7 +162,7 @@ class McpServer:
             raise MCPError(INVALID_PARAMS, f"no tool {params.name!r}; see tools/list")
         request = ctx.request
         process = self._peer(request.scope) if request is not None else None
-        caller = identify(self.services.live.roster, process)
+        caller = identify(self.services.door.live.roster, process)
         try:
             args = validated(tool.model, params.arguments or {})
             result, is_error = await tool.body(self.services, caller, args), False

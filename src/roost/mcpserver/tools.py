@@ -1,30 +1,26 @@
 """The tools, one table: each tool's name, what it does, its input model and its body.
 
-A tool reads the roster and acts through the runner exactly as the API's routes do, so a refusal
-is the same failure (:mod:`roost.errors`) with the same ``code`` and message; the server turns
-it into a tool error (see :mod:`roost.mcpserver.server`). A session is named the way every face
-names one (:mod:`roost.actions.lookup`): its key, a pid on this node, or a unique display name.
+A tool reads the roster and acts through :mod:`roost.actions` exactly as the API's routes do,
+so a refusal is the same failure (:mod:`roost.errors`) with the same ``code`` and message; the
+server turns it into a tool error (see :mod:`roost.mcpserver.server`). A session is named the
+way every face names one (:mod:`roost.actions.lookup`): its key, a pid on this node, or a unique
+display name.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from roost.actions.lookup import resolve
-from roost.actions.permission import Permissions
-from roost.errors import RoostError, TargetGone, UsageError
+from roost.actions import headless
+from roost.actions.door import Door
+from roost.errors import RoostError, UsageError
 from roost.mcpserver import grants, inputs, sending
 from roost.mcpserver.answer import answer
 from roost.mcpserver.caller import Caller
 from roost.roster import Record, records, to_json
-from roost.roster.live import Live
-from roost.roster.times import Clock
-from roost.runner.runner import Runner
-from roost.tmux.server import Server
 
 BRIEF = (
     "session_key",
@@ -43,15 +39,10 @@ BRIEF = (
 
 @dataclass(frozen=True)
 class Services:
-    """What the tools act on, handed in by the daemon: the live roster, the runner of headless
-    sessions (None where none run), roost's tmux server (None where none is watched), and the
-    clock a pane's prompt is timed by."""
+    """What the tools act through, handed in by the daemon: the door into this node's sessions
+    (:mod:`roost.actions.door`), and what the config allows an agent."""
 
-    live: Live
-    runner: Runner | None = None
-    tmux: Server | None = None
-    clock: Clock = time.time
-    permissions: Permissions | None = None
+    door: Door
     allow_always: bool = False
     """Whether a caller may answer ``allow_always`` (``[mcp] allow_always``): a person's answer."""
 
@@ -73,37 +64,18 @@ def brief(record: Record) -> dict[str, Any]:
     return {field: doc[field] for field in BRIEF}
 
 
-def _record(services: Services, name: str) -> Record:
-    roster = services.live.roster
-    record = roster.record(resolve(roster, name))
-    if record is None:
-        raise TargetGone(f"no session {name!r}")
-    return record
-
-
-def _headless(services: Services, name: str) -> tuple[Runner, str]:
-    """The runner and the key of the headless session ``name`` names, refused as the API does."""
-    key = resolve(services.live.roster, name)
-    runner = services.runner
-    if runner is None:
-        raise TargetGone("this daemon runs no headless sessions")
-    if not runner.owns(key):
-        raise TargetGone(f"{name} is not a headless session", code="not_headless")
-    return runner, key
-
-
 async def session_list(services: Services, caller: Caller, args: inputs.Listing) -> dict[str, Any]:
-    everyone = services.live.roster.records()
+    everyone = services.door.live.roster.records()
     shown = [brief(r) for r in everyone if args.include_ended or r.liveness != records.ENDED]
     return {"caller": caller.session, "sessions": shown}
 
 
 async def session_find(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
-    return brief(_record(services, args.name))
+    return brief(services.door.session(args.name))
 
 
 async def read_state(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
-    return to_json(_record(services, args.name))
+    return to_json(services.door.session(args.name))
 
 
 def _folder(value: str | None, parent: Record | None) -> str:
@@ -122,43 +94,31 @@ def _folder(value: str | None, parent: Record | None) -> str:
 
 
 async def spawn(services: Services, caller: Caller, args: inputs.Spawn) -> dict[str, Any]:
-    if services.runner is None:
-        raise TargetGone("this daemon runs no headless sessions")
-    parent = caller.record(services.live.roster)
-    own = grants.granted(services.live.roster, services.runner, caller)
-    policy = grants.child_policy(args.policy, own)
-    record = await services.runner.start(
-        args.harness,
-        _folder(args.cwd, parent),
-        name=args.name,
-        policy=policy,
-        model=args.model,
-        effort=args.effort,
-        parent=caller.session,
-    )
+    door = services.door
+    parent = caller.record(door.live.roster)
+    policy = grants.child_policy(args.policy, grants.granted(door, caller))
+    options = headless.Options(args.name, policy, args.model, args.effort, parent=caller.session)
+    record = await headless.start(door, args.harness, _folder(args.cwd, parent), options)
     return {"record": to_json(record)}
 
 
 async def send(services: Services, caller: Caller, args: inputs.Send) -> dict[str, Any]:
-    record = _record(services, args.name)
-    if services.runner is not None and services.runner.owns(record.session_key):
-        return await sending.headless(services.runner, record.session_key, args)
-    if services.tmux is None:
-        raise TargetGone(f"no session {args.name!r}")
-    return await sending.pane(services.live, services.tmux, services.clock, record, args)
+    found = services.door.find(args.name, pane_ids=False)
+    if found.headless:
+        return await sending.to_headless(services.door, found, args)
+    return await sending.to_pane(services.door, found, args)
 
 
 async def cancel(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
-    runner, key = _headless(services, args.name)
-    return {"record": to_json(await runner.cancel(key))}
+    return {"record": to_json(await headless.cancel(services.door, args.name))}
 
 
 async def allow(services: Services, caller: Caller, args: inputs.Allow) -> dict[str, Any]:
-    key = resolve(services.live.roster, args.name)
+    found = services.door.find(args.name, pane_ids=False)
     answered = answer(
-        services.permissions,
+        services.door,
         caller,
-        key,
+        found,
         allow=True,
         always=args.always,
         request_id=args.request_id,
@@ -168,9 +128,9 @@ async def allow(services: Services, caller: Caller, args: inputs.Allow) -> dict[
 
 
 async def deny(services: Services, caller: Caller, args: inputs.Deny) -> dict[str, Any]:
-    key = resolve(services.live.roster, args.name)
+    found = services.door.find(args.name, pane_ids=False)
     answered = answer(
-        services.permissions, caller, key, allow=False, reason=args.reason, request_id=args.request_id
+        services.door, caller, found, allow=False, reason=args.reason, request_id=args.request_id
     )
     return {"record": to_json(answered)}
 

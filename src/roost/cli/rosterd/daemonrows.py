@@ -103,16 +103,15 @@ def manifests(machine: Machine, _: str) -> Finding:
 
 
 def tmux(machine: Machine, _: str) -> Finding:
-    from roost.tmux.server import Server
+    from roost.actions.terminals import server_answers
 
-    server = Server.from_env()
     try:
-        running = server.running()
+        where, running = server_answers()
     except OSError as error:
         return Finding(BROKEN, f"cannot run tmux: {error.strerror or error}")
     if running:
-        return Finding(OK, f"roost's server answers on {server.socket}")
-    return Finding(BROKEN, f"no tmux server answers on {server.socket}", "roost new -d")
+        return Finding(OK, f"roost's server answers on {where}")
+    return Finding(BROKEN, f"no tmux server answers on {where}", "roost new -d")
 
 
 def sandbox_set(machine: Machine, _: str) -> bool:

@@ -1,0 +1,117 @@
+"""The one door into this node's sessions: what every face acts through, and finding what a
+caller named, once.
+
+The daemon builds one :class:`Door` and hands it to the API and the MCP server; a face never
+holds the runner or the tmux server itself. :meth:`Door.find` resolves what a caller typed (a
+session key, a pid, a unique name, or a pane id ``%N``) with :func:`roost.actions.lookup.resolve`
+and says in one :class:`Found` which lane the session is in: driven by the runner over ACP
+(headless), or in a pane of roost's tmux server. Every action takes what a caller typed or a
+``Found`` already made, so a key is resolved once however many steps an action takes, and this
+is the one place that learns the lanes (the next one, a session owned by another node, too).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from roost.actions.lookup import resolve
+from roost.actions.occupants import pane_of
+from roost.errors import TargetGone
+from roost.roster import Record
+from roost.roster.live import Live
+from roost.roster.times import Clock
+from roost.tmux.targets import is_pane_id
+from roost.tmux.topology import Topology
+
+if TYPE_CHECKING:
+    from roost.actions.permission import Permissions
+    from roost.runner.runner import Runner
+    from roost.tmux.server import Server
+    from roost.tmux.tap import Taps
+
+NO_RUNNER = "this daemon runs no headless sessions"
+
+
+@dataclass(frozen=True)
+class Found:
+    """A session a caller named, found once.
+
+    ``key`` and ``record`` are None for a bare pane id (which names a terminal, whether or not
+    a session runs there); ``pane`` is the pane of roost's tmux server it is in, None for a
+    session in no pane of it; ``headless`` says the runner drives it. ``name`` is what the
+    caller typed, for the refusals that quote it back.
+    """
+
+    name: str
+    key: str | None
+    record: Record | None
+    pane: str | None
+    headless: bool
+
+
+@dataclass(frozen=True)
+class Door:
+    """The live roster and what acts on its sessions, handed in by the daemon: the runner of
+    headless sessions, roost's tmux server, the permission answerer, the panes' output taps and
+    the tmux structure's version (each None, or empty, where the daemon runs none)."""
+
+    live: Live
+    clock: Clock = time.time
+    tmux: Server | None = None
+    runner: Runner | None = None
+    permissions: Permissions | None = None
+    taps: Taps | None = None
+    """The panes' output pipes shared by browser terminals; None: each terminal reads
+    ``%output`` from its own control client."""
+    topology: Topology = field(default_factory=Topology)
+    """Bumped when tmux's panes, windows or sessions change (the web page's terminal list)."""
+
+    @property
+    def socket(self) -> str | None:
+        """The socket of roost's tmux server, as records name it in ``tmux.socket``."""
+        return self.tmux.socket if self.tmux is not None else None
+
+    def is_headless(self, key: str) -> bool:
+        """Whether the runner drives the session ``key`` (an exact key)."""
+        return self.runner is not None and self.runner.owns(key)
+
+    def find(self, name: str | Found, *, pane_ids: bool = True) -> Found:
+        """What ``name`` names; TargetGone (no such session) or Conflict (an ambiguous name).
+        A ``Found`` is returned as it is. With ``pane_ids`` a pane id names its pane itself
+        (the API's keys; the MCP tools' names never did)."""
+        if isinstance(name, Found):
+            return name
+        if pane_ids and is_pane_id(name):
+            return Found(name, None, None, name if self.tmux is not None else None, False)
+        key = resolve(self.live.roster, name)
+        record = self.live.roster.record(key)
+        pane = pane_of(record, self.socket) if record is not None else None
+        return Found(name, key, record, pane, self.is_headless(key))
+
+    def session(self, name: str | Found) -> Record:
+        """The record of the session ``name`` names (a pane id names none)."""
+        found = self.find(name, pane_ids=False)
+        if found.record is None:
+            raise TargetGone(f"no session {found.name!r}")
+        return found.record
+
+    def pane(self, name: str | Found) -> str:
+        """The pane ``name`` names: ``%N`` itself, or the pane of the session it resolves to.
+        TargetGone when that is no pane of roost's tmux server (``%1;`` is none: only a whole
+        pane id is passed to tmux as one)."""
+        found = self.find(name)
+        if found.pane is None:
+            raise TargetGone(f"no session {found.name!r}")
+        return found.pane
+
+    def headless(self, name: str | Found) -> tuple[Runner, str]:
+        """The runner and the key of the headless session ``name`` names; TargetGone (code
+        ``not_headless``) for a session of another lane."""
+        found = self.find(name, pane_ids=False)
+        if self.runner is None:
+            raise TargetGone(NO_RUNNER)
+        if not found.headless or found.key is None:
+            raise TargetGone(f"{found.name} is not a headless session", code="not_headless")
+        return self.runner, found.key
