@@ -8,6 +8,7 @@ cannot do with a failure carrying ``code``; the record in every answer is the ro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -17,6 +18,7 @@ from roost.actions.lookup import resolve
 from roost.api import schemas, services
 from roost.api.body import read
 from roost.api.errors import NotFound
+from roost.api.operations import KEY, H, operation
 from roost.roster import Record, to_json
 from roost.runner.runner import Runner
 
@@ -66,11 +68,24 @@ def _options(body: schemas.Start) -> dict[str, Any]:
     }
 
 
+@operation(
+    "start a headless session over the harness's ACP adapter",
+    answers={201: ("HeadlessAnswer", "started: its record")},
+    fails=(400, 404, 409, 413, 502),
+    body=schemas.Start,
+)
 async def start(request: Request) -> JSONResponse:
     body = await read(request, schemas.Start)
     return _answer(await _runner(request).start(body.harness, body.cwd, **_options(body)), 201)
 
 
+@operation(
+    "start a child of a headless session (the parent's policy unless one is named)",
+    answers={201: ("HeadlessAnswer", "started: the child's record")},
+    fails=(400, 404, 409, 413, 502),
+    body=schemas.Spawn,
+    params=(KEY,),
+)
 async def spawn(request: Request) -> JSONResponse:
     body = await read(request, schemas.Spawn)
     key = _key(request)
@@ -93,24 +108,39 @@ async def prompt(request: Request) -> JSONResponse:
     return _answer(record, **extra)
 
 
+def _bare_action(summary: str) -> Callable[[H], H]:
+    """The declaration of an action that takes nothing but the session and answers its record."""
+    return operation(
+        summary,
+        answers={200: ("HeadlessAnswer", "done: the record")},
+        fails=(400, 404, 409, 413, 502),
+        body=schemas.NoBody,
+        params=(KEY,),
+    )
+
+
 async def _bare(request: Request) -> str:
     """The key of an action that takes no body but ``{}``."""
     await read(request, schemas.NoBody)
     return _key(request)
 
 
+@_bare_action("cancel a headless session's running turn")
 async def cancel(request: Request) -> JSONResponse:
     return _answer(await _runner(request).cancel(await _bare(request)))
 
 
+@_bare_action("stop a headless session's holder; the record stays, suspended")
 async def suspend(request: Request) -> JSONResponse:
     return _answer(await _runner(request).suspend(await _bare(request)))
 
 
+@_bare_action("start a suspended headless session again (session/load)")
 async def resume(request: Request) -> JSONResponse:
     return _answer(await _runner(request).resume(await _bare(request)))
 
 
+@_bare_action("end a headless session and every process under it")
 async def stop(request: Request) -> JSONResponse:
     key = await _bare(request)
     await _runner(request).stop(key)

@@ -21,6 +21,7 @@ from roost.actions.prompt import DEFINITE_FAILURES
 from roost.api import rows, schemas, services
 from roost.api.body import read
 from roost.api.errors import NotFound, TooLarge, Unavailable
+from roost.api.operations import KEY, operation
 from roost.tmux import paste
 from roost.tmux.server import Server
 
@@ -44,6 +45,13 @@ def write(tmux: Server, pane: str, data: bytes) -> tuple[int, str]:
     return proc.returncode, proc.stderr.decode(errors="replace").strip()
 
 
+@operation(
+    "write raw bytes to a pane, unfenced, once",
+    answers={200: ("InputResult", "written")},
+    fails=(400, 404, 409, 413, 503),
+    body=schemas.Input,
+    params=(KEY,),
+)
 async def raw_input(request: Request) -> JSONResponse:
     daemon = services.of(request)
     data = decode(await read(request, schemas.Input, BODY_LIMIT))

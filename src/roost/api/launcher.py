@@ -34,6 +34,7 @@ from roost.agents.mcpconfig import StdioServer
 from roost.api import schemas, services
 from roost.api.body import read
 from roost.api.errors import BadRequest, Conflict, Unavailable
+from roost.api.operations import operation
 from roost.state import newpane, panestate
 from roost.tmux import placement, sessions
 from roost.tmux.server import Server, TmuxError
@@ -60,6 +61,10 @@ def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
     return listed
 
 
+@operation(
+    "the agents the launcher can start, and the harnesses it can start headless",
+    answers={200: ("Launcher", "the agents")},
+)
 async def listing(request: Request) -> JSONResponse:
     runner = services.of(request).runner
     adapters = set(runner.settings.adapters) if runner is not None else set()
@@ -130,6 +135,12 @@ def open_window(server: Server, name: str, command: str, cwd: str) -> str:
     return pane
 
 
+@operation(
+    "start an agent or a command in a new window of session main",
+    answers={201: ("Launched", "the window")},
+    fails=(400, 409, 413, 503),
+    body=schemas.Launch,
+)
 async def launch(request: Request) -> JSONResponse:
     daemon = services.of(request)
     wanted = plan(await read(request, schemas.Launch), daemon.mcp)

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse
 
 from roost.api import rows, services
 from roost.api.errors import Unavailable
+from roost.api.operations import operation
 from roost.roster import Roster
 from roost.state import words
 from roost.tmux.panes import Pane, list_all_within
@@ -53,6 +54,7 @@ def terminals(roster: Roster, server: Server, panes: list[Pane]) -> list[dict[st
     return found
 
 
+@operation("every live pane of roost's tmux server", answers={200: ("Terminals", "the panes")}, fails=(503,))
 async def route(request: Request) -> JSONResponse:
     daemon = services.of(request)
     if daemon.tmux is None:

@@ -18,6 +18,7 @@ from roost.actions.waits import Pin
 from roost.api import headless, rows, schemas, services, waits
 from roost.api.body import read
 from roost.api.errors import Conflict, NotFound
+from roost.api.operations import KEY, operation
 
 BODY_LIMIT = 6 * TEXT_LIMIT + 4096
 """A body holding the longest text, every byte of it escaped (``\\u0001``), and the pins."""
@@ -33,6 +34,19 @@ def ask_of(body: schemas.Prompt, now: float) -> Ask:
     return Ask(data, pin, body.revision, deadline, until)
 
 
+@operation(
+    "a terminal's: write one fenced prompt while the pinned row holds; a headless session's: "
+    "send the turn (resuming it first when suspended); either optionally awaits the turn",
+    answers={
+        200: (
+            ("PromptOutcome", "HeadlessAnswer"),
+            "accepted or ambiguous (never retried); a headless session's record",
+        )
+    },
+    fails=(400, 404, 409, 413, 429, 502),
+    body=(schemas.Prompt, schemas.HeadlessPrompt),
+    params=(KEY,),
+)
 async def prompt(request: Request) -> JSONResponse:
     if headless.headless_key(request) is not None:
         return await headless.prompt(request)

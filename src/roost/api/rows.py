@@ -52,6 +52,7 @@ from roost.actions.occupants import (
 )
 from roost.api import services
 from roost.api.errors import NotFound
+from roost.api.operations import SESSION, operation
 from roost.roster import Roster, records
 from roost.roster.records import Record
 from roost.tmux.targets import is_pane_id
@@ -147,12 +148,14 @@ def _socket(request: Request) -> str | None:
     return tmux.socket if tmux is not None else None
 
 
+@operation("every status row, in session_id order", answers={200: ("Rows", "the rows")})
 async def agents(request: Request) -> JSONResponse:
     """``GET /agents``: every status row."""
     roster = services.of(request).live.roster
     return JSONResponse({"agents": every(roster, _socket(request))})
 
 
+@operation("one session's status row", answers={200: ("Row", "the row")}, fails=(404, 409), params=(SESSION,))
 async def agent(request: Request) -> JSONResponse:
     """``GET /agents/{session}``: one status row."""
     roster = services.of(request).live.roster

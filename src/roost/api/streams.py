@@ -29,12 +29,15 @@ from starlette.types import Receive, Scope, Send
 
 from roost.api import services
 from roost.api.errors import BadRequest, TooMany
+from roost.api.operations import operation, parameter
 from roost.roster import Change
-from roost.roster.changes import SNAPSHOT
+from roost.roster.changes import EVENTS, SNAPSHOT
 from roost.roster.live import Stream
 from roost.tmux.topology import Watch
 
 KEEPALIVE_FRAME = ": keepalive\n\n"
+TERMINALS = "terminals"
+"""The event that says: read ``GET /terminals`` again."""
 GATHER = 0.1
 """Seconds a ``terminals`` frame waits for the rest of a burst: starting a command renames its
 window, splitting a pane adds one and moves others, and each page should list once for all."""
@@ -68,7 +71,7 @@ def frame(event: str, ident: str | None, data: dict[str, Any]) -> str:
 
 
 def _terminals_frame(version: int) -> str:
-    return frame("terminals", None, {"version": version})
+    return frame(TERMINALS, None, {"version": version})
 
 
 def _change_frame(change: Change) -> str:
@@ -122,6 +125,33 @@ def _wants_terminals(request: Request) -> bool:
     raise BadRequest(TERMINALS_WANTED)
 
 
+CURSOR = {"type": "string", "pattern": f"^([0-9]{{1,{DIGITS}}}:)?[0-9]{{1,{DIGITS}}}$"}
+"""A resume point as a change frame's id gives it: SEQ or STATUS_EPOCH:SEQ."""
+
+
+@operation(
+    "SSE: one Change per frame; a snapshot first, or the replay after ?since",
+    answers={200: ("text/event-stream", "Change frames")},
+    fails=(400, 429),
+    params=(
+        parameter("query", "since", CURSOR, "the last seq seen (or EPOCH:SEQ, the SSE id of the last frame)"),
+        parameter("query", "status_epoch", {"type": "integer", "minimum": 0, "maximum": 10**DIGITS - 1}),
+        parameter(
+            "query",
+            "terminals",
+            {"type": "string", "enum": ["0", "1"]},
+            "1: also a `terminals` frame (no id) first and whenever tmux's panes, windows or sessions "
+            "change, meaning: read GET /terminals again",
+        ),
+        parameter(
+            "header",
+            "Last-Event-ID",
+            CURSOR,
+            "as since; wins over ?since (a reconnecting EventSource sends both)",
+        ),
+    ),
+    events={**dict.fromkeys(EVENTS, "Change"), TERMINALS: "TerminalsChanged"},
+)
 async def changes(request: Request) -> EventStream:
     since, epoch = cursor(request)
     terminals = _wants_terminals(request)
@@ -170,6 +200,12 @@ async def _with_terminals(stream: Stream, watch: Watch, keepalive: float) -> Asy
                 task.cancel()
 
 
+@operation(
+    "SSE: the whole roster on connect and after every change",
+    answers={200: ("text/event-stream", "snapshot frames")},
+    fails=(429,),
+    events={SNAPSHOT: "Snapshot"},
+)
 async def events(request: Request) -> EventStream:
     stream = _open(request, None, None, replay=False)
     daemon = services.of(request)

@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse
 
 from roost.api import services
 from roost.api.errors import BadRequest, NotFound, Unavailable
+from roost.api.operations import operation, parameter
 from roost.tmux.server import Server
 
 DEFAULT_LINES = 3
@@ -41,6 +42,17 @@ def last_lines(server: Server, pane: str, count: int) -> list[str] | None:
     return lines[-count:]
 
 
+@operation(
+    f"a pane's last non-blank screen lines (lines: 1 to {MAX_LINES}, default {DEFAULT_LINES})",
+    answers={200: ("Tail", "the lines")},
+    fails=(400, 404, 503),
+    params=(
+        parameter(
+            "path", "pane", {"type": "string", "pattern": "^%[0-9]+$"}, "a pane of roost's tmux server, %N"
+        ),
+        parameter("query", "lines", {"type": "integer", "minimum": 1, "maximum": MAX_LINES}),
+    ),
+)
 async def route(request: Request) -> JSONResponse:
     pane = request.path_params["pane"]
     count = _count(request.query_params.get("lines"))
