@@ -38,6 +38,7 @@ import importlib
 import logging
 import os
 import shlex
+import shutil
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -220,6 +221,16 @@ class Runner:
         """Start a holder for ``entry`` and open or ``load`` its ACP session (load: when not
         ``fresh``). ``fresh`` makes a new session key; a crash's resume is fresh and loads."""
         load = not fresh if load is None else load
+        env = self._env(entry)
+        program = self.settings.adapters[entry.harness][0]
+        if shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+            # The holder would start and then fail to run it, a 502 that reads like a crash.
+            raise refused(
+                409,
+                "adapter_missing",
+                f"{entry.harness}'s ACP adapter {program!r} is not installed (not on the daemon's PATH): "
+                "run `rosterd setup` to install it",
+            )
         holder_key = holders.new_key()
         try:
             started = await holders.start(
@@ -229,7 +240,7 @@ class Runner:
                 name=entry.name,
                 policy=entry.policy,
                 adapter=self.settings.adapters[entry.harness],
-                env=self._env(entry),
+                env=env,
             )
         except (holders.HolderError, OSError) as error:
             raise refused(502, "holder_failed", f"the holder would not start: {error}") from None
