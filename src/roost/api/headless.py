@@ -96,7 +96,8 @@ async def prompt(request: Request) -> JSONResponse:
     """The prompt is sent (after a resume, when the session was suspended); with ``wait``,
     the answer comes when the session reaches that state or ``timeout_s`` passes, and says
     whether the record's recap is ``stale``: not this prompt's turn's, which had not ended."""
-    body = await read(request, schemas.HeadlessPrompt, PROMPT_BODY_LIMIT)
+    other = (schemas.Prompt, "a headless session's prompt is its text and what to wait for, with no pins")
+    body = await read(request, schemas.HeadlessPrompt, PROMPT_BODY_LIMIT, other=other)
     key = _key(request)
     runner = _runner(request)
     record, turn = await runner.prompt(key, body.text)

@@ -20,6 +20,7 @@ from roost.api.body import read
 from roost.api.errors import Conflict, NotFound
 from roost.api.operations import KEY, operation
 
+PINNED = "a terminal's prompt pins the row that was read (status_epoch, occupant_id, revision)"
 BODY_LIMIT = 6 * TEXT_LIMIT + 4096
 """A body holding the longest text, every byte of it escaped (``\\u0001``), and the pins."""
 
@@ -52,7 +53,8 @@ async def prompt(request: Request) -> JSONResponse:
         return await headless.prompt(request)
     daemon = services.of(request)
     now = daemon.clock()
-    ask = ask_of(await read(request, schemas.Prompt, BODY_LIMIT, {"now": now}), now)
+    other = (schemas.HeadlessPrompt, f"{request.path_params['key']!r} is no headless session: {PINNED}")
+    ask = ask_of(await read(request, schemas.Prompt, BODY_LIMIT, {"now": now}, other), now)
     if daemon.tmux is None:
         raise NotFound(f"no session {request.path_params['key']!r}")
     pane = rows.session_pane(daemon.live.roster, daemon.tmux.socket, request.path_params["key"])

@@ -98,15 +98,22 @@ def cursor(request: Request) -> tuple[int | None, int | None]:
     """(since, status_epoch) from ``Last-Event-ID``, else ``?since=SEQ`` or ``?since=EPOCH:SEQ``,
     and ``?status_epoch=``. The header wins: a reconnecting EventSource sends it along with the
     ``?since=`` its address was opened with, and the header is where it really got to."""
-    raw = request.headers.get("last-event-id") or request.query_params.get("since")
+    given = (request.headers.get("last-event-id"), request.query_params.get("since"))
+    cursors = [_cursor(text) for text in given if text is not None]  # both are checked, if sent
     epoch_text = request.query_params.get("status_epoch")
-    epoch = _number(epoch_text, EPOCH_WANTED) if epoch_text else None
-    if not raw:
+    epoch = _number(epoch_text, EPOCH_WANTED) if epoch_text is not None else None
+    if not cursors:
         return None, epoch
-    if ":" in raw:
-        first, _, rest = raw.partition(":")
+    since, own = cursors[0]
+    return since, epoch if own is None else own
+
+
+def _cursor(text: str) -> tuple[int, int | None]:
+    """(seq, status_epoch or None) of ``SEQ`` or ``STATUS_EPOCH:SEQ``."""
+    if ":" in text:
+        first, _, rest = text.partition(":")
         return _number(rest, SINCE_WANTED), _number(first, SINCE_WANTED)
-    return _number(raw, SINCE_WANTED), epoch
+    return _number(text, SINCE_WANTED), None
 
 
 def _open(request: Request, since: int | None, epoch: int | None, *, replay: bool) -> Stream:
