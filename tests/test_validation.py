@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from roost.api import openapi, schemas
+from roost.api.app import ROUTES
+from roost.api.web import ROUTES as WEB_ROUTES
 from roost.mcpserver.inputs import Listing
 from roost.roster.claimschema import ClaimBody
 from roost.validation import Refused, validated
@@ -116,7 +118,7 @@ def test_a_good_body_keeps_only_what_it_declared() -> None:
 
 
 def test_the_document_holds_the_models_that_check() -> None:
-    doc = openapi.document()
+    doc = openapi.document((*ROUTES, *WEB_ROUTES))
     defs = doc["components"]["schemas"]
     for model in (*schemas.BODIES, ClaimBody):
         generated = model.model_json_schema(ref_template=openapi.REF)

@@ -32,6 +32,9 @@ _SHAPE_ONLY = (
 separators, and the bidirectional marks, embeddings, overrides and isolates."""
 
 _REFUSED = frozenset(map(chr, range(0x20))) | frozenset(map(chr, range(0x7F, 0xA0))) | _SHAPE_ONLY
+REFUSED_CLASS = r"\x00-\x1f\x7f-\x9f\u0085\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069"
+"""The characters :func:`control` refuses, as the inside of a regular expression's class (for
+the OpenAPI document: one-line text is ``[^…]*``)."""
 
 _ESCAPES = {
     ord(char): f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}" for char in _REFUSED

@@ -24,7 +24,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
-from roost.text import control
+from roost.text import REFUSED_CLASS, control
 
 OBJECT_DEPTH = 16
 """Levels a free-form object (a claim's ``usage``, ``tmux``…) may nest."""
@@ -126,7 +126,19 @@ def text(limit: int, *, least: int = 0, one_line: bool = False, what: str = "tex
     checks += [AfterValidator(_one_line)] if one_line else []
     span = f"{least} to {limit}" if least else f"at most {limit}"
     described = f"{what} of {span} characters" + (", one line" if one_line else "")
-    return Annotated[str, Field(min_length=least, max_length=limit, description=described), *checks]
+    shape = {"pattern": pattern} if (pattern := text_pattern(least > 0, one_line)) else None
+    field = Field(min_length=least, max_length=limit, description=described, json_schema_extra=shape)
+    return Annotated[str, field, *checks]
+
+
+def text_pattern(nonblank: bool, one_line: bool) -> str | None:
+    """What :func:`text`'s own checks refuse, as a regular expression for the OpenAPI document
+    (the checks stay, for their words): a character that is not whitespace, and no control
+    character of :func:`roost.text.control` (whitespace and blank are Python's ``str.strip``'s)."""
+    line = f"[^{REFUSED_CLASS}]*"
+    if one_line:
+        return f"^{line}[^{REFUSED_CLASS}\\s]{line}$" if nonblank else f"^{line}$"
+    return r"\S" if nonblank else None
 
 
 def integer(least: int, most: int, what: str) -> Any:

@@ -77,6 +77,15 @@ def test_unknown_route_and_wrong_method_are_json(api: httpx.Client) -> None:
     assert (response.status_code, response.json()) == (404, {"error": "no such route"})
     response = api.post("/snapshot", json={})
     assert (response.status_code, response.json()) == (405, {"error": "method not allowed"})
+    assert response.headers["allow"] == "GET, HEAD"
+
+
+@pytest.mark.parametrize(
+    ("path", "methods"), [("/hooks", "GET, HEAD, POST"), ("/push/subscribe", "DELETE, POST")]
+)
+def test_a_wrong_method_is_told_every_method_of_the_path(api: httpx.Client, path: str, methods: str) -> None:
+    response = api.request("OPTIONS", path)
+    assert (response.status_code, response.headers["allow"]) == (405, methods)
 
 
 # GET /sessions/{key} and /sessions/{key}/explain

@@ -7,6 +7,8 @@ import re
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from roost.errors import UsageError
 from roost.ledger.since import PATTERN, parse
@@ -74,7 +76,13 @@ def test_anything_else_is_refused_by_the_pattern_and_the_parser(text: str) -> No
 @pytest.mark.parametrize(
     "text", ["2026-02-31T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z", "0000-01-01T00:00:00Z"]
 )
-def test_a_time_of_the_right_shape_that_names_no_moment_is_refused(text: str) -> None:
-    assert re.fullmatch(PATTERN, text)
+def test_a_time_of_the_right_shape_that_names_no_moment_is_refused_by_the_pattern_too(text: str) -> None:
+    assert not re.fullmatch(PATTERN, text)
     with pytest.raises(UsageError, match="RFC 3339"):
         parse(text, NOW)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(PATTERN, fullmatch=True))
+def test_every_value_the_pattern_takes_is_a_moment(text: str) -> None:
+    parse(text, NOW)

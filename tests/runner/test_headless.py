@@ -485,6 +485,19 @@ def test_a_harness_whose_adapter_relies_on_roosts_extension_starts_only_once_it_
     assert headless.post("/sessions", body).status_code == 201
 
 
+def test_an_adapter_not_installed_is_refused_naming_the_fix(headless: Headless) -> None:
+    daemon = headless.daemon
+    daemon.settings["harness.claude"] = {"adapter": "no-such-acp-adapter --flag"}
+    daemon.start()
+    refused = headless.post("/sessions", {"harness": "claude", "cwd": str(daemon.roost.root)})
+    assert (refused.status_code, refused.json()["code"]) == (409, "adapter_missing")
+    assert refused.json()["error"] == (
+        "claude's ACP adapter 'no-such-acp-adapter' is not installed (not on the daemon's PATH): "
+        "run `rosterd setup` to install it"
+    )
+    assert headless.holder_pids() == [] and _headless_records(headless) == []
+
+
 def test_the_runner_section_sets_the_policy_and_recap_and_crashes_need_not_resume(headless: Headless) -> None:
     headless.daemon.settings["runner"] = {
         "default_permission_policy": "auto",

@@ -16,8 +16,10 @@ from roost.actions import names
 from roost.api import schemas, services
 from roost.api.body import read, read_object
 from roost.api.errors import BadRequest, Conflict, NotFound
+from roost.api.operations import KEY, operation
 from roost.detect import procs
 from roost.roster import BadClaim, Claim, Outcome, check, parse, pending, records, to_json
+from roost.roster.claimschema import ClaimBody
 from roost.roster.precedence import ACP, INTEGRATION, LAUNCHER
 
 NOT_POSTED = (LAUNCHER, ACP, INTEGRATION)
@@ -43,6 +45,12 @@ def _answer(roster_head: int, outcome: Outcome, status: int = 200, **extra: Any)
     return JSONResponse(body, status_code=status)
 
 
+@operation(
+    "send one claim (source defaults to hook; launcher, acp and integration are refused over HTTP)",
+    answers={200: ("ClaimResult", "accepted")},
+    fails=(400, 404, 409, 413),
+    body=ClaimBody,
+)
 async def claim(request: Request) -> JSONResponse:
     """A hook's claim (``source`` defaults to ``hook``), validated as the roster reads claims."""
     daemon = services.of(request)
@@ -70,6 +78,15 @@ async def claim(request: Request) -> JSONResponse:
     return _answer(roster.head, outcome)
 
 
+@operation(
+    "register a process a launcher started",
+    answers={
+        200: ("ClaimResult", "the process's session, already known"),
+        201: ("ClaimResult", "a new session"),
+    },
+    fails=(400, 404, 409, 413),
+    body=schemas.Register,
+)
 async def register(request: Request) -> JSONResponse:
     """A launcher registers a process it started: the session gets source ``launcher``, whose
     identity fields (name, harness, cwd…) outrank every detector's."""
@@ -108,6 +125,13 @@ async def register(request: Request) -> JSONResponse:
     return _answer(roster.head, outcome, 200 if existed else 201, **extra)
 
 
+@operation(
+    "set or clear (null) a session's display name",
+    answers={200: ("ClaimResult", "named")},
+    fails=(400, 404, 409, 413),
+    body=schemas.Name,
+    params=(KEY,),
+)
 async def name(request: Request) -> JSONResponse:
     """``{"name": LABEL}`` names a session for every client, and a daemon restart keeps it;
     ``{"name": null}`` clears the name given here, letting whatever a detector said show again

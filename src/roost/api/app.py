@@ -32,12 +32,15 @@ from roost.api import (
 )
 from roost.api.auth import BearerAuth
 from roost.api.gate import WebGate
+from roost.api.operations import operation
 from roost.api.services import Services
 from roost.api.web import ROUTES as WEB_ROUTES
 
 
+@operation("this document", answers={200: ("application/json", "OpenAPI 3.1")})
 async def _openapi(request: Request) -> Response:
-    """``GET /openapi.json``; the answers' models load on the first request, not at every start."""
+    """``GET /openapi.json``: built from the routes' declarations on the first request, so its
+    models load then and not at every start."""
     from roost.api import openapi
 
     return await openapi.route(request)
@@ -91,4 +94,5 @@ def create_app(services: Services, mounts: Sequence[Route] = ()) -> Starlette:
         exception_handlers=errors.HANDLERS,
     )
     app.state.services = services
+    app.state.mounts = frozenset(route.path for route in mounts)
     return app

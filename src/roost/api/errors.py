@@ -14,6 +14,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.routing import Match, Route
 
 from roost.errors import Conflict, RoostError, TooLarge, TooMany, Unavailable
 from roost.errors import TargetGone as NotFound
@@ -41,10 +42,23 @@ async def _failure(_request: Request, error: Exception) -> Response:
     return response(error.status, error.message, **error.extra)
 
 
-async def _http_error(_request: Request, error: Exception) -> Response:
+async def _http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     message = {404: "no such route", 405: "method not allowed"}.get(error.status_code, str(error.detail))
-    return JSONResponse({"error": message}, status_code=error.status_code, headers=error.headers)
+    headers = dict(error.headers or {})
+    if error.status_code == 405:
+        headers["Allow"] = ", ".join(_allowed(request))
+    return JSONResponse({"error": message}, status_code=error.status_code, headers=headers)
+
+
+def _allowed(request: Request) -> list[str]:
+    """Every method the request's path takes. Starlette's 405 names only the first route that
+    matched the path, but two routes may share one (``GET`` and ``POST /hooks``)."""
+    methods: set[str] = set()
+    for route in request.app.routes:
+        if isinstance(route, Route) and route.matches(request.scope)[0] is not Match.NONE:
+            methods |= route.methods or set()
+    return sorted(methods)
 
 
 async def _internal(_request: Request, _error: Exception) -> Response:

@@ -8,6 +8,7 @@ in every answer is the roster's, as ``GET /sessions/{key}`` would give it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -17,6 +18,7 @@ from roost.actions import headless
 from roost.actions.door import Found
 from roost.api import schemas, services
 from roost.api.body import read
+from roost.api.operations import KEY, H, operation
 from roost.roster import Record, to_json
 
 PROMPT_BODY_LIMIT = 6 * 65_536 + 4096
@@ -32,12 +34,25 @@ def _options(body: schemas.Start) -> headless.Options:
     return headless.Options(body.name, body.policy, body.model, body.effort, dict(body.env))
 
 
+@operation(
+    "start a headless session over the harness's ACP adapter",
+    answers={201: ("HeadlessAnswer", "started: its record")},
+    fails=(400, 404, 409, 413, 502),
+    body=schemas.Start,
+)
 async def start(request: Request) -> JSONResponse:
     body = await read(request, schemas.Start)
     door = services.of(request).door
     return _answer(await headless.start(door, body.harness, body.cwd, _options(body)), 201)
 
 
+@operation(
+    "start a child of a headless session (the parent's policy unless one is named)",
+    answers={201: ("HeadlessAnswer", "started: the child's record")},
+    fails=(400, 404, 409, 413, 502),
+    body=schemas.Spawn,
+    params=(KEY,),
+)
 async def spawn(request: Request) -> JSONResponse:
     body = await read(request, schemas.Spawn)
     door = services.of(request).door
@@ -49,7 +64,8 @@ async def prompt(request: Request, found: Found) -> JSONResponse:
     """The prompt is sent (after a resume, when the session was suspended); with ``wait``,
     the answer comes when the session reaches that state or ``timeout_s`` passes, and says
     whether the record's recap is ``stale``: not this prompt's turn's, which had not ended."""
-    body = await read(request, schemas.HeadlessPrompt, PROMPT_BODY_LIMIT)
+    other = (schemas.Prompt, "a headless session's prompt is its text and what to wait for, with no pins")
+    body = await read(request, schemas.HeadlessPrompt, PROMPT_BODY_LIMIT, other=other)
     sent = await headless.prompt(services.of(request).door, found, body.text, body.wait, body.timeout_s)
     if sent.waited is None:
         return _answer(sent.record, input="accepted")
@@ -58,23 +74,38 @@ async def prompt(request: Request, found: Found) -> JSONResponse:
     return _answer(waited.record, input="accepted", wait=wait)
 
 
+def _bare_action(summary: str) -> Callable[[H], H]:
+    """The declaration of an action that takes nothing but the session and answers its record."""
+    return operation(
+        summary,
+        answers={200: ("HeadlessAnswer", "done: the record")},
+        fails=(400, 404, 409, 413, 502),
+        body=schemas.NoBody,
+        params=(KEY,),
+    )
+
+
 async def _bare(request: Request) -> str:
     """The key of an action that takes no body but ``{}``."""
     await read(request, schemas.NoBody)
     return str(request.path_params["key"])
 
 
+@_bare_action("cancel a headless session's running turn")
 async def cancel(request: Request) -> JSONResponse:
     return _answer(await headless.cancel(services.of(request).door, await _bare(request)))
 
 
+@_bare_action("stop a headless session's holder; the record stays, suspended")
 async def suspend(request: Request) -> JSONResponse:
     return _answer(await headless.suspend(services.of(request).door, await _bare(request)))
 
 
+@_bare_action("start a suspended headless session again (session/load)")
 async def resume(request: Request) -> JSONResponse:
     return _answer(await headless.resume(services.of(request).door, await _bare(request)))
 
 
+@_bare_action("end a headless session and every process under it")
 async def stop(request: Request) -> JSONResponse:
     return _answer(await headless.stop(services.of(request).door, await _bare(request)))

@@ -16,6 +16,7 @@ from roost.actions import rawinput
 from roost.api import schemas, services
 from roost.api.body import read
 from roost.api.errors import TooLarge
+from roost.api.operations import KEY, operation
 
 DATA_LIMIT = 65_536
 """Bytes one call may write."""
@@ -30,6 +31,13 @@ def decode(body: schemas.Input) -> bytes:
     return data
 
 
+@operation(
+    "write raw bytes to a pane, unfenced, once",
+    answers={200: ("InputResult", "written")},
+    fails=(400, 404, 409, 413, 503),
+    body=schemas.Input,
+    params=(KEY,),
+)
 async def raw_input(request: Request) -> JSONResponse:
     data = decode(await read(request, schemas.Input, BODY_LIMIT))
     written = await rawinput.write(services.of(request).door, request.path_params["key"], data)

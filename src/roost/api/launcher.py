@@ -35,6 +35,7 @@ from roost.agents.mcpconfig import StdioServer
 from roost.api import schemas, services
 from roost.api.body import read
 from roost.api.errors import BadRequest, Conflict
+from roost.api.operations import operation
 
 
 def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
@@ -57,6 +58,10 @@ def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
     return listed
 
 
+@operation(
+    "the agents the launcher can start, and the harnesses it can start headless",
+    answers={200: ("Launcher", "the agents")},
+)
 async def listing(request: Request) -> JSONResponse:
     adapters = harnesses(services.of(request).door)
     found = await asyncio.to_thread(agents, adapters)
@@ -114,6 +119,12 @@ def told_of(agent: str, server: StdioServer | None) -> list[str]:
     return mcpconfig.arguments(found.mcp.args, server)
 
 
+@operation(
+    "start an agent or a command in a new window of session main",
+    answers={201: ("Launched", "the window")},
+    fails=(400, 409, 413, 503),
+    body=schemas.Launch,
+)
 async def launch(request: Request) -> JSONResponse:
     daemon = services.of(request)
     wanted = plan(await read(request, schemas.Launch), daemon.mcp)

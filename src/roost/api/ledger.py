@@ -18,10 +18,24 @@ from starlette.responses import Response
 
 from roost.api import services
 from roost.api.errors import BadRequest, Unavailable
-from roost.ledger.since import parse as parse_since
+from roost.api.operations import operation, parameter
+from roost.ledger import since as since_rule
 from roost.roster.times import to_wire
 
+SINCE = parameter(
+    "query",
+    "since",
+    {"type": "string", "pattern": since_rule.PATTERN},
+    f"from when: {since_rule.WANTED}; absent, everything kept",
+)
 
+
+@operation(
+    "session starts, ends, suspends, resumes and permission answers, oldest first; no agent text",
+    answers={200: ("Journal", "the journal")},
+    fails=(400, 503),
+    params=(SINCE,),
+)
 async def journal(request: Request) -> Response:
     daemon = services.of(request)
     kept = daemon.journal
@@ -30,6 +44,12 @@ async def journal(request: Request) -> Response:
     return await _answer(request, lambda since: {"entries": kept.entries(since)})
 
 
+@operation(
+    "token usage and cost of the turns that ended, per harness and model",
+    answers={200: ("UsageSummary", "the sums")},
+    fails=(400, 503),
+    params=(SINCE,),
+)
 async def usage(request: Request) -> Response:
     daemon = services.of(request)
     kept = daemon.usage
@@ -44,7 +64,7 @@ async def _answer(request: Request, read: Callable[[float | None], dict[str, Any
     if unknown or len(query.getlist("since")) > 1:
         raise BadRequest("the one parameter taken is since, once", field=unknown[0] if unknown else "since")
     given = query.get("since")
-    since = None if given is None else parse_since(given, services.of(request).clock(), "since")
+    since = None if given is None else since_rule.parse(given, services.of(request).clock(), "since")
 
     def body() -> bytes:
         doc = {"since": to_wire(since), **read(since)}

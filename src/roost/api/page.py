@@ -27,6 +27,7 @@ from roost import paths
 from roost.api import services
 from roost.api.gate import session_cookie
 from roost.api.logins import cookie_name
+from roost.api.operations import operation, parameter
 
 STATIC = Path(str(resources.files("roost.web") / "static"))
 NO_STORE = {"Cache-Control": "no-store"}
@@ -69,6 +70,10 @@ def login_page(request: Request, why: str, status: int) -> HTMLResponse:
     return HTMLResponse(page, status_code=status, headers=PAGE_HEADERS)
 
 
+@operation(
+    "the web app's page (a browser without a session cookie is sent to /login)",
+    answers={200: ("text/html", "the page"), 303: (None, "not logged in: to /login")},
+)
 async def index(_request: Request) -> Response:
     return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
@@ -85,6 +90,18 @@ def _landing(request: Request) -> str:
     return "/"
 
 
+@operation(
+    "the login page; with ?token= a one-time login that sets the session cookie",
+    answers={
+        200: ("text/html", "the login page"),
+        303: (None, "logged in: on to the app"),
+        401: ("text/html", "a link used already, or not one this daemon gave"),
+    },
+    params=(
+        parameter("query", "token", {"type": "string"}),
+        parameter("query", "open", {"type": "string"}, "a session to show once logged in"),
+    ),
+)
 async def login(request: Request) -> Response:
     logins = services.of(request).logins
     token = request.query_params.get("token")
@@ -107,6 +124,7 @@ async def login(request: Request) -> Response:
     return response
 
 
+@operation("a one-time login address for a browser", answers={200: ("LoginLink", "the link")})
 async def login_link(request: Request) -> JSONResponse:
     daemon = services.of(request)
     listen = daemon.facts.get("listen", {})

@@ -22,8 +22,10 @@ from starlette.responses import JSONResponse
 
 from roost.actions import terminals
 from roost.api import services
+from roost.api.operations import operation
 
 
+@operation("every live pane of roost's tmux server", answers={200: ("Terminals", "the panes")}, fails=(503,))
 async def route(request: Request) -> JSONResponse:
     door = services.of(request).door
     listing = [dataclasses.asdict(terminal) for terminal in await terminals.terminals(door)]

@@ -19,6 +19,7 @@ from roost.actions.permission import Answer, Permissions, answer
 from roost.api import auth, schemas, services
 from roost.api.body import read
 from roost.api.errors import BadRequest, NotFound
+from roost.api.operations import KEY, operation
 from roost.api.waits import ClientGone, unless_disconnected
 from roost.roster import BadClaim, Claim, Record, parse, pending, records, to_json
 from roost.roster.live import Live
@@ -48,6 +49,14 @@ def _who(request: Request) -> tuple[str, str]:
     return "token holder", "api"
 
 
+@operation(
+    "answer the pending permission of a headless session or a gated pane; fenced by the request "
+    "id, status_epoch and occupant_id it pins (409 with a code when they moved)",
+    answers={200: ("HeadlessAnswer", "answered: the record after")},
+    fails=(400, 404, 409, 413),
+    body=schemas.Permission,
+    params=(KEY,),
+)
 async def permission(request: Request) -> JSONResponse:
     body = await read(request, schemas.Permission)
     by, via = _who(request)
@@ -56,6 +65,13 @@ async def permission(request: Request) -> JSONResponse:
     return JSONResponse({"record": to_json(record)})
 
 
+@operation(
+    "a harness's gate: claim the wait, then hold the request open until it is answered, the "
+    "person answers in the terminal, the session moves on or gate_timeout_s passes",
+    answers={200: ("GateDecision", "the decision, or null: fall back to the dialog")},
+    fails=(400, 409, 413),
+    body=schemas.Gate,
+)
 async def gate(request: Request) -> JSONResponse:
     """Claim the wait, hold the request open, answer the hook with the decision (or none)."""
     daemon = services.of(request)

@@ -20,7 +20,9 @@ from roost.actions.waits import Pin
 from roost.api import headless, schemas, services, waits
 from roost.api.body import read
 from roost.api.errors import Conflict
+from roost.api.operations import KEY, operation
 
+PINNED = "a terminal's prompt pins the row that was read (status_epoch, occupant_id, revision)"
 BODY_LIMIT = 6 * TEXT_LIMIT + 4096
 """A body holding the longest text, every byte of it escaped (``\\u0001``), and the pins."""
 
@@ -35,13 +37,27 @@ def ask_of(body: schemas.Prompt, now: float) -> Ask:
     return Ask(data, pin, body.revision, deadline, until)
 
 
+@operation(
+    "a terminal's: write one fenced prompt while the pinned row holds; a headless session's: "
+    "send the turn (resuming it first when suspended); either optionally awaits the turn",
+    answers={
+        200: (
+            ("PromptOutcome", "HeadlessAnswer"),
+            "accepted or ambiguous (never retried); a headless session's record",
+        )
+    },
+    fails=(400, 404, 409, 413, 429, 502),
+    body=(schemas.Prompt, schemas.HeadlessPrompt),
+    params=(KEY,),
+)
 async def prompt(request: Request) -> JSONResponse:
     daemon = services.of(request)
     found = daemon.door.find(request.path_params["key"])
     if found.headless:
         return await headless.prompt(request, found)
     now = daemon.clock()
-    ask = ask_of(await read(request, schemas.Prompt, BODY_LIMIT, {"now": now}), now)
+    other = (schemas.HeadlessPrompt, f"{request.path_params['key']!r} is no headless session: {PINNED}")
+    ask = ask_of(await read(request, schemas.Prompt, BODY_LIMIT, {"now": now}, other), now)
     sent = await fenced(daemon.door, found, ask, limit=daemon.max_streams, watch=waits.watch(request))
     body: dict[str, Any] = {
         "session_id": sent.pane,

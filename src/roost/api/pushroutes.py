@@ -17,6 +17,7 @@ from roost.actions import lookup
 from roost.api import schemas, services
 from roost.api.body import read
 from roost.api.errors import NotFound, Unavailable
+from roost.api.operations import KEY, operation
 from roost.notify.store import Subscription
 
 if TYPE_CHECKING:
@@ -39,10 +40,17 @@ def _session(request: Request, value: str | None) -> str | None:
     return value
 
 
+@operation("the key browsers subscribe with", answers={200: ("VapidKey", "the key")}, fails=(503,))
 async def vapid_key(request: Request) -> JSONResponse:
     return JSONResponse({"key": _notifier(request).keys.public_key})
 
 
+@operation(
+    "subscribe a device to pushes",
+    answers={201: ("Subscribed", "subscribed")},
+    fails=(400, 404, 413, 503),
+    body=schemas.Subscribe,
+)
 async def subscribe(request: Request) -> Response:
     notifier = _notifier(request)
     body = await read(request, schemas.Subscribe)
@@ -51,6 +59,12 @@ async def subscribe(request: Request) -> Response:
     return JSONResponse({"endpoint": body.endpoint}, status_code=201)
 
 
+@operation(
+    "unsubscribe a device",
+    answers={204: (None, "unsubscribed")},
+    fails=(400, 404, 413, 503),
+    body=schemas.Unsubscribe,
+)
 async def unsubscribe(request: Request) -> Response:
     notifier = _notifier(request)
     endpoint = (await read(request, schemas.Unsubscribe)).endpoint
@@ -59,6 +73,12 @@ async def unsubscribe(request: Request) -> Response:
     return Response(status_code=204)
 
 
+@operation(
+    "which session a device shows now (its pushes are held back meanwhile)",
+    answers={204: (None, "noted")},
+    fails=(400, 404, 413, 503),
+    body=schemas.Viewing,
+)
 async def viewing(request: Request) -> Response:
     notifier = _notifier(request)
     body = await read(request, schemas.Viewing)
@@ -69,6 +89,12 @@ async def viewing(request: Request) -> Response:
     return Response(status_code=204)
 
 
+@operation(
+    "a device opened this session: withdraw its pending push",
+    answers={200: ("Seen", "acknowledged")},
+    fails=(404, 409, 503),
+    params=(KEY,),
+)
 async def seen(request: Request) -> JSONResponse:
     notifier = _notifier(request)
     roster = services.of(request).live.roster

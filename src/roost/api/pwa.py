@@ -15,6 +15,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 
+from roost.api.operations import operation
 from roost.api.page import STATIC
 
 MANIFEST = {
@@ -35,10 +36,12 @@ MANIFEST = {
 NO_CACHE = {"Cache-Control": "no-cache"}
 
 
+@operation("the web app's manifest", answers={200: ("application/manifest+json", "the manifest")})
 async def manifest(_request: Request) -> Response:
     return JSONResponse(MANIFEST, media_type="application/manifest+json", headers=NO_CACHE)
 
 
+@operation("the web app's service worker", answers={200: ("text/javascript", "the script")})
 async def service_worker(_request: Request) -> Response:
     headers = {**NO_CACHE, "Service-Worker-Allowed": "/"}
     return FileResponse(STATIC / "sw.js", media_type="text/javascript", headers=headers)

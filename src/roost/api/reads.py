@@ -11,14 +11,17 @@ from roost import __version__
 from roost.actions.lookup import resolve
 from roost.api import services
 from roost.api.errors import NotFound
+from roost.api.operations import KEY, operation
 from roost.roster import records, to_json
 from roost.roster.times import to_wire
 
 
+@operation("the whole roster (rosterd.snapshot.v1)", answers={200: ("Snapshot", "the roster")})
 async def snapshot(request: Request) -> JSONResponse:
     return JSONResponse(services.of(request).live.roster.snapshot())
 
 
+@operation("one session's record", answers={200: ("Record", "the record")}, fails=(404, 409), params=(KEY,))
 async def session(request: Request) -> JSONResponse:
     roster = services.of(request).live.roster
     record = roster.record(resolve(roster, request.path_params["key"]))
@@ -27,6 +30,12 @@ async def session(request: Request) -> JSONResponse:
     return JSONResponse(to_json(record))
 
 
+@operation(
+    "which source set each field, what was shadowed or refused",
+    answers={200: ("Explain", "the explanation")},
+    fails=(404, 409),
+    params=(KEY,),
+)
 async def explain(request: Request) -> JSONResponse:
     roster = services.of(request).live.roster
     view = roster.explain(resolve(roster, request.path_params["key"]))
@@ -35,6 +44,7 @@ async def explain(request: Request) -> JSONResponse:
     return JSONResponse(view)
 
 
+@operation("this node: identity, status epoch, counts, version", answers={200: ("Status", "the node")})
 async def status(request: Request) -> JSONResponse:
     """This node: who it is, its status epoch, how many sessions in which activity, its version."""
     daemon = services.of(request)

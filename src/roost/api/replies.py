@@ -84,6 +84,12 @@ class Change(Reply):
     snapshot: Snapshot | None = None
 
 
+class TerminalsChanged(Reply):
+    """A ``terminals`` frame of ``GET /changes?terminals=1``: read ``GET /terminals`` again."""
+
+    version: int
+
+
 class Explain(Reply):
     """Which source set each field of one session, and what was shadowed or refused."""
 

@@ -13,7 +13,6 @@ import base64
 import binascii
 import re
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -31,6 +30,7 @@ from roost.notify import destinations, registrations
 from roost.roster import pending
 from roost.roster.changes import EVENTS
 from roost.roster.claimschema import COUNT_MAX, ClaimFields, Pid, Ticks
+from roost.text import REFUSED_CLASS
 from roost.validation import Strict, integer, refuse, text, words, writable
 
 LONGEST_MS = 300_000
@@ -126,6 +126,13 @@ class PromptWait(Strict):
 class Prompt(Strict):
     """``POST /sessions/{key}/prompt``: one fenced prompt, pinned to the row that was read."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"wait": {"type": "object"}}, "required": ["wait"]},
+            "then": {"properties": {"deadline_ms": {"type": "integer"}}, "required": ["deadline_ms"]},
+        }
+    )
+
     text: Annotated[
         str, Field(min_length=1, description="the prompt: nonempty text"), AfterValidator(writable)
     ]
@@ -152,20 +159,43 @@ def _base64(value: str) -> str:
     return value
 
 
+BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
+"""Base64 of one byte or more, padded: what ``b64decode(validate=True)`` takes and finds bytes in."""
+
+
 class Input(Strict):
     """``POST /sessions/{key}/input``: raw bytes for a pane, written as they are."""
 
-    data: Annotated[str, Field(description="the bytes to write, base64-encoded"), AfterValidator(_base64)]
+    data: Annotated[
+        str,
+        Field(description="the bytes to write, base64-encoded", json_schema_extra={"pattern": BASE64}),
+        AfterValidator(_base64),
+    ]
+
+
+def folder(start: str, what: str) -> Any:
+    """A folder's path: one line of up to 4096 characters that begins as ``start`` says."""
+    pattern = f"^{start}[^{REFUSED_CLASS}]*$"
+    described = f"{what} of 1 to 4096 characters, one line"
+    field = Field(min_length=1, max_length=4096, pattern=pattern, description=described)
+    return Annotated[str, field, AfterValidator(writable)]
 
 
 class Launch(Strict):
     """``POST /launch``: an agent (by its manifest's name) or a command line, in a folder."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                {"required": [one], "properties": {one: {"type": "string"}}} for one in ("agent", "command")
+            ]
+        },
+    )
 
     agent: text(64, least=1, one_line=True, what="an agent's name") | None = None
     command: text(1024, least=1, one_line=True, what="a command line") | None = None
-    cwd: text(4096, least=1, one_line=True, what="an absolute folder")
+    cwd: folder("(?:/|~(?:/|$))", "an absolute folder, or ~ or ~/… in the daemon's home")
     name: text(WINDOW_NAME, least=1, one_line=True, what="a window name") | None = None
 
     @model_validator(mode="after")
@@ -175,22 +205,18 @@ class Launch(Strict):
         return self
 
 
-def _http_url(value: str) -> str:
-    try:  # urlsplit refuses some URLs itself (an unclosed IPv6 bracket) with ValueError
-        parts = urlsplit(value)
-        hostname = parts.hostname
-    except ValueError:
-        hostname = None
-    if not hostname or parts.scheme not in ("https", "http"):
-        raise refuse("must be an http(s) URL")
-    return value
-
+HTTP_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\[\]:\x00-\x20\x7f]+(?::[0-9]*)?(?:[/?#][^\x00-\x20\x7f]*)?$"
+"""An http(s) URL with a host (and no user, password or bracketed address): a push service's."""
 
 Endpoint = Annotated[
     str,
-    Field(min_length=1, max_length=2048, description="the push service's http(s) URL for this device"),
+    Field(
+        min_length=1,
+        max_length=2048,
+        pattern=HTTP_URL,
+        description="an http(s) URL with a host: the push service's, for this device",
+    ),
     AfterValidator(writable),
-    AfterValidator(_http_url),
 ]
 POINT_BYTES = 65
 """An uncompressed P-256 point: 0x04, then x and y."""
@@ -261,19 +287,20 @@ class Start(Strict):
     model_config = ConfigDict(extra="forbid")
 
     harness: text(64, least=1, one_line=True, what="a harness's name")
-    cwd: text(4096, least=1, one_line=True, what="an absolute folder")
+    cwd: folder("/", "an absolute folder")
     name: text(200, least=1, one_line=True, what="non-empty text") | None = None
     policy: words(("auto", "attention")) | None = None
     model: text(200, least=1, one_line=True, what="a model's name") | None = None
     effort: text(64, least=1, one_line=True, what="an effort level") | None = None
     env: dict[str, text(32_768)] = Field(
-        default={}, max_length=64, description="up to 64 environment variables (NAME: value) for the adapter"
+        default={},
+        max_length=64,
+        description="up to 64 environment variables (NAME: value) for the adapter",
+        json_schema_extra={"propertyNames": {"pattern": f"^{ENV_NAME}$", "not": {"enum": list(HOLDER_ENV)}}},
     )
 
     @model_validator(mode="after")
-    def _absolute(self) -> Start:
-        if not self.cwd.startswith("/"):
-            raise refuse("cwd must be an absolute folder")
+    def _env_names(self) -> Start:
         for name in self.env:
             if not re.fullmatch(ENV_NAME, name):
                 raise refuse(f"env names are letters, digits and _, not starting with a digit: {name!r}")

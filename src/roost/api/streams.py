@@ -31,11 +31,14 @@ from starlette.types import Receive, Scope, Send
 from roost.actions.terminals import Watch, watch_terminals
 from roost.api import services
 from roost.api.errors import BadRequest, TooMany
+from roost.api.operations import operation, parameter
 from roost.roster import Change
-from roost.roster.changes import SNAPSHOT
+from roost.roster.changes import EVENTS, SNAPSHOT
 from roost.roster.live import Stream
 
 KEEPALIVE_FRAME = ": keepalive\n\n"
+TERMINALS = "terminals"
+"""The event that says: read ``GET /terminals`` again."""
 GATHER = 0.1
 """Seconds a ``terminals`` frame waits for the rest of a burst: starting a command renames its
 window, splitting a pane adds one and moves others, and each page should list once for all."""
@@ -69,7 +72,7 @@ def frame(event: str, ident: str | None, data: dict[str, Any]) -> str:
 
 
 def _terminals_frame(version: int) -> str:
-    return frame("terminals", None, {"version": version})
+    return frame(TERMINALS, None, {"version": version})
 
 
 def _change_frame(change: Change) -> str:
@@ -96,15 +99,22 @@ def cursor(request: Request) -> tuple[int | None, int | None]:
     """(since, status_epoch) from ``Last-Event-ID``, else ``?since=SEQ`` or ``?since=EPOCH:SEQ``,
     and ``?status_epoch=``. The header wins: a reconnecting EventSource sends it along with the
     ``?since=`` its address was opened with, and the header is where it really got to."""
-    raw = request.headers.get("last-event-id") or request.query_params.get("since")
+    given = (request.headers.get("last-event-id"), request.query_params.get("since"))
+    cursors = [_cursor(text) for text in given if text is not None]  # both are checked, if sent
     epoch_text = request.query_params.get("status_epoch")
-    epoch = _number(epoch_text, EPOCH_WANTED) if epoch_text else None
-    if not raw:
+    epoch = _number(epoch_text, EPOCH_WANTED) if epoch_text is not None else None
+    if not cursors:
         return None, epoch
-    if ":" in raw:
-        first, _, rest = raw.partition(":")
+    since, own = cursors[0]
+    return since, epoch if own is None else own
+
+
+def _cursor(text: str) -> tuple[int, int | None]:
+    """(seq, status_epoch or None) of ``SEQ`` or ``STATUS_EPOCH:SEQ``."""
+    if ":" in text:
+        first, _, rest = text.partition(":")
         return _number(rest, SINCE_WANTED), _number(first, SINCE_WANTED)
-    return _number(raw, SINCE_WANTED), epoch
+    return _number(text, SINCE_WANTED), None
 
 
 def _open(request: Request, since: int | None, epoch: int | None, *, replay: bool) -> Stream:
@@ -123,6 +133,33 @@ def _wants_terminals(request: Request) -> bool:
     raise BadRequest(TERMINALS_WANTED)
 
 
+CURSOR = {"type": "string", "pattern": f"^([0-9]{{1,{DIGITS}}}:)?[0-9]{{1,{DIGITS}}}$"}
+"""A resume point as a change frame's id gives it: SEQ or STATUS_EPOCH:SEQ."""
+
+
+@operation(
+    "SSE: one Change per frame; a snapshot first, or the replay after ?since",
+    answers={200: ("text/event-stream", "Change frames")},
+    fails=(400, 429),
+    params=(
+        parameter("query", "since", CURSOR, "the last seq seen (or EPOCH:SEQ, the SSE id of the last frame)"),
+        parameter("query", "status_epoch", {"type": "integer", "minimum": 0, "maximum": 10**DIGITS - 1}),
+        parameter(
+            "query",
+            "terminals",
+            {"type": "string", "enum": ["0", "1"]},
+            "1: also a `terminals` frame (no id) first and whenever tmux's panes, windows or sessions "
+            "change, meaning: read GET /terminals again",
+        ),
+        parameter(
+            "header",
+            "Last-Event-ID",
+            CURSOR,
+            "as since; wins over ?since (a reconnecting EventSource sends both)",
+        ),
+    ),
+    events={**dict.fromkeys(EVENTS, "Change"), TERMINALS: "TerminalsChanged"},
+)
 async def changes(request: Request) -> EventStream:
     since, epoch = cursor(request)
     terminals = _wants_terminals(request)
@@ -171,6 +208,12 @@ async def _with_terminals(stream: Stream, watch: Watch, keepalive: float) -> Asy
                 task.cancel()
 
 
+@operation(
+    "SSE: the whole roster on connect and after every change",
+    answers={200: ("text/event-stream", "snapshot frames")},
+    fails=(429,),
+    events={SNAPSHOT: "Snapshot"},
+)
 async def events(request: Request) -> EventStream:
     stream = _open(request, None, None, replay=False)
     daemon = services.of(request)

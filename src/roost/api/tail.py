@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse
 from roost.actions import terminals
 from roost.api import services
 from roost.api.errors import BadRequest
+from roost.api.operations import operation, parameter
 
 DEFAULT_LINES = 3
 MAX_LINES = 20
@@ -31,6 +32,17 @@ def _count(text: str | None) -> int:
     return int(text)
 
 
+@operation(
+    f"a pane's last non-blank screen lines (lines: 1 to {MAX_LINES}, default {DEFAULT_LINES})",
+    answers={200: ("Tail", "the lines")},
+    fails=(400, 404, 503),
+    params=(
+        parameter(
+            "path", "pane", {"type": "string", "pattern": "^%[0-9]+$"}, "a pane of roost's tmux server, %N"
+        ),
+        parameter("query", "lines", {"type": "integer", "minimum": 1, "maximum": MAX_LINES}),
+    ),
+)
 async def route(request: Request) -> JSONResponse:
     pane = request.path_params["pane"]
     count = _count(request.query_params.get("lines"))

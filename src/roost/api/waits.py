@@ -15,6 +15,7 @@ from roost.actions import waits
 from roost.actions.waits import OUTCOMES, Awaiter, Ending, Pin, Until
 from roost.api import rows, schemas, services
 from roost.api.body import read
+from roost.api.operations import KEY, operation
 from roost.roster import Roster
 
 __all__ = ["OUTCOMES", "ClientGone", "ending_json", "unless_disconnected", "wait", "watch"]
@@ -64,6 +65,13 @@ async def _disconnected(request: Request) -> None:
         continue
 
 
+@operation(
+    "await one pinned occupant's outcome",
+    answers={200: ("WaitOutcome", "the outcome")},
+    fails=(400, 404, 409, 413, 429),
+    body=schemas.Wait,
+    params=(KEY,),
+)
 async def wait(request: Request) -> JSONResponse:
     """``POST /sessions/{key}/wait``: block until the pinned occupant's outcome."""
     daemon = services.of(request)

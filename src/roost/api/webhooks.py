@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from roost.api import schemas, services
 from roost.api.body import read
 from roost.api.errors import Unavailable
+from roost.api.operations import operation, parameter
 
 if TYPE_CHECKING:
     from roost.notify.webhooks import Webhooks
@@ -26,6 +27,13 @@ def _webhooks(request: Request) -> Webhooks:
     return webhooks
 
 
+@operation(
+    "register a webhook: each change of the kinds named (none: every kind) is POSTed to a "
+    "loopback or tailnet URL as {event, data}, the token as its bearer",
+    answers={201: ("Webhook", "registered (the token is never shown again)")},
+    fails=(400, 413, 429, 503),
+    body=schemas.Hook,
+)
 async def register(request: Request) -> JSONResponse:
     webhooks = _webhooks(request)
     body = await read(request, schemas.Hook)
@@ -33,10 +41,19 @@ async def register(request: Request) -> JSONResponse:
     return JSONResponse(hook, status_code=201)
 
 
+@operation(
+    "every registered webhook, without its token", answers={200: ("Webhooks", "the webhooks")}, fails=(503,)
+)
 async def listing(request: Request) -> JSONResponse:
     return JSONResponse({"hooks": _webhooks(request).listing()})
 
 
+@operation(
+    "delete a webhook; what it had queued is dropped",
+    answers={204: (None, "deleted")},
+    fails=(404, 503),
+    params=(parameter("path", "id", {"type": "string"}),),
+)
 async def delete(request: Request) -> Response:
     await _webhooks(request).remove(request.path_params["id"])
     return Response(status_code=204)

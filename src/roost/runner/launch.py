@@ -10,12 +10,14 @@ leaves behind; this module says how each step is taken and how it fails.
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from roost import paths
 from roost.agents.mcpconfig import StdioServer
-from roost.errors import AdapterFailed
+from roost.errors import AdapterFailed, Conflict
 from roost.runner import holders
 from roost.runner import link as links
 from roost.runner.link import Handshake, Link, LinkError
@@ -37,7 +39,15 @@ def environment(environ: Mapping[str, str], entry: Entry) -> dict[str, str]:
 
 
 async def start_holder(entry: Entry, adapter: list[str], env: dict[str, str]) -> holders.Started:
-    """A new holder for ``entry`` over ``adapter``, its socket answering."""
+    """A new holder for ``entry`` over ``adapter``, its socket answering. An adapter that is not
+    on the environment's PATH is refused before any holder starts: the holder would start and
+    then fail to run it, a 502 that reads like a crash where the fix is to install it."""
+    if shutil.which(adapter[0], path=env.get("PATH", os.defpath)) is None:
+        raise Conflict(
+            f"{entry.harness}'s ACP adapter {adapter[0]!r} is not installed (not on the daemon's PATH): "
+            "run `rosterd setup` to install it",
+            code="adapter_missing",
+        )
     try:
         return await holders.start(
             holders.new_key(),
