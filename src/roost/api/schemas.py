@@ -195,7 +195,7 @@ class Launch(Strict):
 
     agent: text(64, least=1, one_line=True, what="an agent's name") | None = None
     command: text(1024, least=1, one_line=True, what="a command line") | None = None
-    cwd: folder("(?:/|~(?:/|$))", "an absolute folder, or ~ or ~/… in the daemon's home")
+    cwd: folder("(?:/|~(?:/|$))", "an absolute path, ~ or ~/… (the daemon's home)")
     name: text(WINDOW_NAME, least=1, one_line=True, what="a window name") | None = None
 
     @model_validator(mode="after")
@@ -287,7 +287,7 @@ class Start(Strict):
     model_config = ConfigDict(extra="forbid")
 
     harness: text(64, least=1, one_line=True, what="a harness's name")
-    cwd: folder("/", "an absolute folder")
+    cwd: folder("/", "an absolute path")
     name: text(200, least=1, one_line=True, what="non-empty text") | None = None
     policy: words(("auto", "attention")) | None = None
     model: text(200, least=1, one_line=True, what="a model's name") | None = None
