@@ -13,7 +13,7 @@ from roost.api.app import ROUTES
 from roost.api.web import ROUTES as WEB_ROUTES
 from roost.mcpserver.inputs import Listing
 from roost.roster.claimschema import ClaimBody
-from roost.validation import Refused, validated
+from roost.validation import Invalid, validated
 
 NOW = time.time()
 PIN = {"status_epoch": 1, "occupant_id": 1, "revision": 0}
@@ -91,7 +91,7 @@ PIN = {"status_epoch": 1, "occupant_id": 1, "revision": 0}
 def test_a_refusal_names_the_field_and_says_what_is_wanted(
     model: Any, body: dict[str, Any], field: str, message: str
 ) -> None:
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(Invalid) as refused:
         validated(model, body, {"now": NOW, "received_at": NOW})
     assert refused.value.field == field
     assert str(refused.value).startswith(message)
@@ -106,7 +106,7 @@ def test_a_refusal_names_the_field_and_says_what_is_wanted(
     ],
 )
 def test_a_refusal_never_repeats_the_value(body: dict[str, Any]) -> None:
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(Invalid) as refused:
         validated(schemas.Prompt, body, {"now": NOW})
     assert "secret" not in str(refused.value)
 

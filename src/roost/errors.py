@@ -53,6 +53,18 @@ class Unauthorized(RoostError):
     status = 401
 
 
+class PeerRefused(Unauthorized):
+    """A token, request, record or sealed key of the swarm that a node will not accept;
+    ``code`` says why (``malformed``, ``forged``, ``expired``, ``used``, ``other_swarm``,
+    ``unknown_node``, ``revoked``, ``bad_signature``, ``skew``, ``replayed``, ``too_many``,
+    ``wrong_key``, ``unsealable``). A caller acts on every one alike (answer 401 with the code,
+    drop the document, log it), so the reason is data, not a class."""
+
+    def __init__(self, message: str, *, code: str | None = None, **extra: object) -> None:
+        super().__init__(message, **({"code": code} if code else {}), **extra)
+        self.code = code
+
+
 class TargetGone(RoostError):
     """What the call names does not exist, or its pane is dead: re-resolve it."""
 
@@ -184,6 +196,7 @@ FAILURES: tuple[type[RoostError], ...] = (
     UsageError,
     InvalidValue,
     Unauthorized,
+    PeerRefused,
     TargetGone,
     NotRecorded,
     Ambiguous,

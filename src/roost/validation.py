@@ -46,7 +46,7 @@ def too_deep(text: bytes, limit: int = NESTING) -> bool:
     return bool(brackets) and max(accumulate(memoryview(brackets).cast("b"))) > limit
 
 
-class Refused(ValueError):
+class Invalid(ValueError):
     """A value the schema does not allow: ``field`` is its dotted name ("" for the whole body)."""
 
     def __init__(self, field: str, message: str) -> None:
@@ -212,7 +212,7 @@ def _described(model: type[BaseModel], loc: tuple[int | str, ...]) -> str | None
 UNKNOWN = "{} is not a field this body may hold"
 
 
-def reason(error: ValidationError, model: type[BaseModel], unknown: str = UNKNOWN) -> Refused:
+def reason(error: ValidationError, model: type[BaseModel], unknown: str = UNKNOWN) -> Invalid:
     """The first of ``error``'s problems, as one sentence about one field; ``unknown`` words a
     key that a model forbidding extra keys does not have."""
     first = error.errors(include_url=False, include_input=False)[0]
@@ -229,7 +229,7 @@ def reason(error: ValidationError, model: type[BaseModel], unknown: str = UNKNOW
     else:
         described = _described(model, loc)
         message = f"{name} must be {described}" if described else f"{name} holds a value it may not hold"
-    return Refused(name, message)
+    return Invalid(name, message)
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -238,7 +238,7 @@ M = TypeVar("M", bound=BaseModel)
 def validated(
     model: type[M], value: object, context: dict[str, Any] | None = None, unknown: str = UNKNOWN
 ) -> M:
-    """``value`` as ``model``, or :class:`Refused` naming the first bad field."""
+    """``value`` as ``model``, or :class:`Invalid` naming the first bad field."""
     try:
         return model.model_validate(value, context=context)
     except ValidationError as error:

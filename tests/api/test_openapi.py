@@ -63,4 +63,4 @@ def test_the_daemon_starts_without_the_generator() -> None:
         check=True,
     ).stdout.split()
     assert "roost.api.operations" in loaded
-    assert not {"roost.api.openapi", "roost.api.replies"} & set(loaded)
+    assert not {"roost.api.openapi", "roost.api.answers"} & set(loaded)

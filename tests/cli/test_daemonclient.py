@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.cli_rosterd.helpers import rosterd
+from tests.cli.rosterd.helpers import rosterd
 from tests.conftest import Roost
 from tests.daemon import fixture
 from tests.daemon.fixture import Daemon

@@ -4,7 +4,7 @@ tests/api/test_routes.py and tests/runner/test_headless.py show it on both liste
 
 from __future__ import annotations
 
-from roost.api.actions import NOT_POSTED
+from roost.api.claims import NOT_POSTED
 from roost.roster.precedence import HOOK, SOURCES
 from tests.contracts.tables import table
 

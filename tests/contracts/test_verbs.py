@@ -12,8 +12,8 @@ import pytest
 
 from roost import agentrow, errors
 from roost.roster import records
-from tests.cli.inpane import Shell
-from tests.cli_rosterd.helpers import badged, ok, session_of
+from tests.cli.roost.inpane import Shell
+from tests.cli.rosterd.helpers import badged, ok, session_of
 from tests.conftest import BIN, Roost
 from tests.contracts.tables import names, table
 from tests.daemon.fixture import Daemon

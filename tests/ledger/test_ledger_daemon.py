@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.api.helpers import about, sleeper
-from tests.cli_rosterd.helpers import fails, ok, rosterd, same_as_api
+from tests.cli.rosterd.helpers import fails, ok, rosterd, same_as_api
 from tests.contracts.tables import names, table
 from tests.daemon.fixture import Daemon
 from tests.runner.conftest import Headless

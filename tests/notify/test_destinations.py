@@ -12,7 +12,7 @@ import pytest
 from roost.api import schemas
 from roost.errors import UsageError
 from roost.notify import destinations
-from roost.validation import Refused, validated
+from roost.validation import Invalid, validated
 from tests.contracts.tables import table
 
 ROWS = table("Webhook URLs")
@@ -65,7 +65,7 @@ def test_each_url_is_answered_as_the_table_says(row: dict[str, str]) -> None:
 def test_the_request_body_refuses_the_same_urls_in_the_same_words(row: dict[str, str]) -> None:
     try:
         validated(schemas.Hook, {"url": row["url"], "token": TOKEN})
-    except Refused as refused:
+    except Invalid as refused:
         assert refused.field == "url"
         expected(row, str(refused))
     else:
@@ -79,7 +79,7 @@ def test_a_url_over_the_limit_is_too_long_in_both_places_and_one_at_it_is_not() 
     words = f"url is too long: {destinations.LONGEST + 1} characters, at most {destinations.LONGEST}"
     with pytest.raises(UsageError, match=f"^{words}$"):
         destinations.parse(longest + "a")
-    with pytest.raises(Refused, match=f"^{words}$") as refused:
+    with pytest.raises(Invalid, match=f"^{words}$") as refused:
         validated(schemas.Hook, {"url": longest + "a", "token": TOKEN})
     assert refused.value.field == "url"
 

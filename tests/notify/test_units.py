@@ -9,7 +9,7 @@ import pytest
 
 from roost.notify.classify import DONE, NEEDS_INPUT, classify
 from roost.notify.delay import Delays
-from roost.notify.service import request_of
+from roost.notify.notifier import request_of
 from roost.notify.store import Store, Subscription
 from roost.roster.attention import DIALOG_CLOSED
 from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN, Record

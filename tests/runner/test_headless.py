@@ -16,7 +16,7 @@ import time
 import psutil
 import pytest
 
-from tests.cli_rosterd.helpers import rosterd
+from tests.cli.rosterd.helpers import rosterd
 from tests.conftest import BIN
 from tests.runner.conftest import Headless, end_holders
 

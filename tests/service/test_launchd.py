@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from roost.service import NotStarted, install, manager, status, uninstall
-from tests.cli_rosterd.sandbox import FAKE_MANAGER
+from tests.cli.rosterd.sandbox import FAKE_MANAGER
 
 UID = os.getuid()
 LABEL = "dev.roost.rosterd"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from roost.errors import PeerRefused
 from roost.swarm import canonical, hello, members
 from roost.swarm.identity import Identity
-from roost.swarm.refusal import Refused
 from tests.swarm.helpers import NOW, SWARM_ID, admit, founded, node
 
 
@@ -26,7 +26,7 @@ def greeting(sender: Identity | None = None, **change: object) -> dict[str, obje
 
 
 def code(document: object, swarm_id: str = SWARM_ID) -> str:
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(PeerRefused) as refused:
         hello.verify(document, swarm_id=swarm_id, members=founded("alpha", "beta"))
     return refused.value.code
 

@@ -12,9 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.errors import UsageError
+from roost.errors import PeerRefused, UsageError
 from roost.swarm import invites
-from roost.swarm.refusal import Refused
 from tests.conftest import examples
 from tests.swarm.helpers import NOW, SWARM_ID, SWARM_KEY, node
 
@@ -32,7 +31,7 @@ def check(
 
 
 def refusal(text: object, **kwargs: object) -> str:
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(PeerRefused) as refused:
         check(text, **kwargs)  # type: ignore[arg-type]
     assert refused.value.status == 401 and refused.value.extra == {"code": refused.value.code}
     return refused.value.code
@@ -155,7 +154,7 @@ def test_changing_the_tag_is_forged() -> None:
 )
 def test_what_is_not_a_token_is_malformed(text: object) -> None:
     assert refusal(text) == "malformed"
-    with pytest.raises(Refused, match="not a token"):
+    with pytest.raises(PeerRefused, match="not a token"):
         invites.read(text)
 
 
@@ -201,6 +200,6 @@ def test_any_single_character_changed_is_refused(data: st.DataObject) -> None:
         st.sampled_from("0123456789abcdefABCDEF-_.=+/ xyz").filter(lambda c: c != text[index])
     )
     changed = text[:index] + replacement + text[index + 1 :]
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(PeerRefused) as refused:
         check(changed)
     assert refused.value.code in {"malformed", "forged", "other_swarm"}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from roost.errors import PeerRefused
 from roost.swarm import hello, invites, members, sealing, signing, state
 from roost.swarm.identity import pinned
-from roost.swarm.refusal import Refused
 from tests.swarm.helpers import NOW, admit, checked, node
 
 
@@ -46,7 +46,7 @@ def test_a_join_from_invite_to_gossip() -> None:
     merged = members.merge(swarm.members, [record], now=NOW + 1)
     assert merged.changed == ["beta"]
     sealed = sealing.seal(swarm.swarm_key, said.x25519_public_key, said.node_id)
-    with pytest.raises(Refused) as again:
+    with pytest.raises(PeerRefused) as again:
         invites.check(token, swarm.swarm_id, swarm.swarm_key, swarm.burnt, now=NOW + 2, burn=True)
     assert again.value.code == "used"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from roost.errors import PeerRefused
 from roost.swarm import canonical, members
 from roost.swarm.members import Member, merge
-from roost.swarm.refusal import Refused
 from tests.swarm.helpers import NOW, admit, checked, founded, node
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "swarm.md"
@@ -199,9 +199,9 @@ def test_the_docs_table_walks_the_same_cases() -> None:
 def test_a_revoked_member_is_refused_and_an_unknown_one_too() -> None:
     known = revoked_beta()
     assert members.member(known, "alpha").node_id == "alpha"
-    with pytest.raises(Refused) as revoked:
+    with pytest.raises(PeerRefused) as revoked:
         members.member(known, "beta")
-    with pytest.raises(Refused) as unknown:
+    with pytest.raises(PeerRefused) as unknown:
         members.member(known, "gamma")
     assert (revoked.value.code, unknown.value.code) == ("revoked", "unknown_node")
 

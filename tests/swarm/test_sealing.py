@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from roost.errors import PeerRefused
 from roost.swarm.identity import Identity, b64, unb64
-from roost.swarm.refusal import Refused
 from roost.swarm.sealing import open_sealed, seal
 from tests.conftest import examples
 from tests.swarm.helpers import SWARM_KEY, node
@@ -18,7 +18,7 @@ def sealed_to(joiner: Identity) -> str:
 
 
 def code(sealed: object, joiner: Identity) -> str:
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(PeerRefused) as refused:
         open_sealed(sealed, joiner)
     return refused.value.code
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from roost.errors import PeerRefused
 from roost.swarm import signing
 from roost.swarm.identity import b64, unb64
 from roost.swarm.members import Member
-from roost.swarm.refusal import Refused
 from roost.swarm.signing import Nonces, sign, verify_request
 from tests.conftest import examples
 from tests.swarm.helpers import NOW, SWARM_KEY, admit, checked, founded, node
@@ -46,7 +46,7 @@ def verify(
 
 
 def code(head: dict[str, str], **kwargs: object) -> str:
-    with pytest.raises(Refused) as refused:
+    with pytest.raises(PeerRefused) as refused:
         verify(head, **kwargs)  # type: ignore[arg-type]
     return refused.value.code
 
@@ -218,7 +218,7 @@ def test_any_single_bit_changed_is_refused(data: st.DataObject) -> None:
     else:
         raw = request[field]
         request[field] = _flip(raw, data.draw(st.integers(0, len(raw) * 8 - 1)))
-    with pytest.raises(Refused):
+    with pytest.raises(PeerRefused):
         verify(
             head,
             method=request["method"].decode("latin-1"),

@@ -8,8 +8,7 @@ import pytest
 
 from roost.tmux.frames import Bytes, Closed, Reset, Size
 from roost.tmux.paneview import PaneView
-from roost.tmux.server import Server
-from roost.tmux.viewclient import PaneGone
+from roost.tmux.server import PaneGone, Server
 from tests.conftest import Roost
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from roost.api.logins import OUTSTANDING, Logins, cookie_name
-from roost.api.terminal import LIMIT, Input, Refused, Resize, parse
+from roost.api.terminal import LIMIT, Closing, Input, Resize, parse
 from roost.tmux.paint import NAMES, PaneState, paint
 from roost.tmux.server import SEP
 
@@ -123,7 +123,7 @@ class TestMessages:
 
     def test_a_message_over_the_limit_is_too_big_even_in_bytes(self) -> None:
         wide = "é" * (LIMIT // 2 + 1)  # under the limit in characters, over it in UTF-8 bytes
-        with pytest.raises(Refused) as refused:
+        with pytest.raises(Closing) as refused:
             parse(self.message({"type": "input", "data": wide}))
         assert refused.value.code == 1009
 
@@ -131,6 +131,6 @@ class TestMessages:
         "doc", [None, [], "x", {"type": "resize", "cols": 80}, {"type": "resize", "cols": 1.5, "rows": 2}]
     )
     def test_malformed_messages_are_policy_violations(self, doc: object) -> None:
-        with pytest.raises(Refused) as refused:
+        with pytest.raises(Closing) as refused:
             parse(self.message(doc))
         assert refused.value.code == 1008

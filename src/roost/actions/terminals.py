@@ -6,7 +6,7 @@ The roster only knows panes something has claimed, but the web app lists every t
 plain shell is the normal case), so a terminal comes from tmux and its badge from the roster.
 A face reads them here and renders them; it never holds roost's tmux server. A view's frames
 and its failures are the terminal layer's own types (:mod:`roost.tmux.frames`,
-:class:`~roost.tmux.viewclient.PaneGone`), named here for the face that draws them.
+:class:`~roost.tmux.server.PaneGone`), named here for the face that draws them.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from roost.state import words
 from roost.tmux.frames import Bytes, Closed, Reset, Size
 from roost.tmux.panes import list_all_within
 from roost.tmux.paneview import PaneView
-from roost.tmux.server import Server, TmuxError
+from roost.tmux.server import PaneGone, Server, TmuxError
 from roost.tmux.topology import Watch
-from roost.tmux.viewclient import PaneGone
 from roost.tmux.viewsize import MAX_SIZE
 
 __all__ = [

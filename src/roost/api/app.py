@@ -1,8 +1,8 @@
-"""The Starlette app: every route in one table, built around the services it is given.
+"""The Starlette app: every route in one table, built around the context it is given.
 
 The shortest use (the daemon does this once per listener)::
 
-    app = create_app(Services(Door(live), token, started_at=time.time()))
+    app = create_app(Context(Door(live), token, started_at=time.time()))
     uvicorn.Server(uvicorn.Config(auth.via(app, auth.UNIX), ...))
 """
 
@@ -17,7 +17,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from roost.api import (
-    actions,
+    claims,
     errors,
     headless,
     input,
@@ -31,9 +31,9 @@ from roost.api import (
     webhooks,
 )
 from roost.api.auth import BearerAuth
+from roost.api.context import Context
 from roost.api.gate import WebGate
 from roost.api.operations import operation
-from roost.api.services import Services
 from roost.api.web import ROUTES as WEB_ROUTES
 
 
@@ -59,15 +59,15 @@ ROUTES = (
     Route("/sessions/{key}/resume", headless.resume, methods=["POST"]),
     Route("/sessions/{key}/stop", headless.stop, methods=["POST"]),
     Route("/sessions/{key}/explain", reads.explain, methods=["GET"]),
-    Route("/sessions/{key}/name", actions.name, methods=["POST"]),
+    Route("/sessions/{key}/name", claims.name, methods=["POST"]),
     Route("/sessions/{key}/input", input.raw_input, methods=["POST"]),
     Route("/sessions/{key}/prompt", prompt.prompt, methods=["POST"]),
     Route("/sessions/{key}/wait", waits.wait, methods=["POST"]),
     Route("/agents", rows.agents, methods=["GET"]),
     Route("/agents/{session}", rows.agent, methods=["GET"]),
-    Route("/claim", actions.claim, methods=["POST"]),
+    Route("/claim", claims.claim, methods=["POST"]),
     Route("/gate", permissions.gate, methods=["POST"]),
-    Route("/register", actions.register, methods=["POST"]),
+    Route("/register", claims.register, methods=["POST"]),
     Route("/status", reads.status, methods=["GET"]),
     Route("/openapi.json", _openapi, methods=["GET"]),
     Route("/hooks", webhooks.register, methods=["POST"]),
@@ -78,7 +78,7 @@ ROUTES = (
 )
 
 
-def create_app(services: Services, mounts: Sequence[Route] = ()) -> Starlette:
+def create_app(context: Context, mounts: Sequence[Route] = ()) -> Starlette:
     """One app for every listener; each listener marks its requests (see :mod:`roost.api.auth`).
 
     ``mounts`` are endpoints of another face the daemon serves on the same listeners (the MCP
@@ -88,11 +88,11 @@ def create_app(services: Services, mounts: Sequence[Route] = ()) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[
-            Middleware(WebGate, logins=services.logins, strict=frozenset(route.path for route in mounts)),
-            Middleware(BearerAuth, token=services.token),
+            Middleware(WebGate, logins=context.logins, strict=frozenset(route.path for route in mounts)),
+            Middleware(BearerAuth, token=context.token),
         ],
         exception_handlers=errors.HANDLERS,
     )
-    app.state.services = services
+    app.state.context = context
     app.state.mounts = frozenset(route.path for route in mounts)
     return app

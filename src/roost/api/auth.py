@@ -12,6 +12,7 @@ import hmac
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from roost.api import errors
+from roost.errors import Unauthorized
 
 PEER = "rosterd.peer"
 UNIX, TCP = "unix", "tcp"
@@ -47,7 +48,7 @@ class BearerAuth:
             await send({"type": "websocket.close", "code": 1008, "reason": problem})
             return
         # On a WebSocket, Starlette's Response speaks the ASGI denial-response extension.
-        await errors.response(401, problem)(scope, receive, send)
+        await errors.answer(Unauthorized(problem))(scope, receive, send)
 
     def _problem(self, scope: Scope) -> str | None:
         header = dict(scope.get("headers", ())).get(b"authorization")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from starlette.requests import Request
 
 from roost.api.errors import BadRequest, Conflict, TooLarge
-from roost.validation import NESTING, Refused, too_deep, validated
+from roost.validation import NESTING, Invalid, too_deep, validated
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -75,7 +75,7 @@ async def read(
     doc = await read_object(request, limit)
     try:
         return validated(model, doc, context)
-    except Refused as refused:
+    except Invalid as refused:
         if other is not None and _fits(other[0], doc, context):
             raise Conflict(other[1], code="other_kind") from None
         raise BadRequest(str(refused), field=refused.field) from None
@@ -84,6 +84,6 @@ async def read(
 def _fits(model: type[BaseModel], doc: dict[str, Any], context: dict[str, Any] | None) -> bool:
     try:
         validated(model, doc, context)
-    except Refused:
+    except Invalid:
         return False
     return True

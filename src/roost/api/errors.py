@@ -37,9 +37,14 @@ def response(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
 
+def answer(error: RoostError) -> JSONResponse:
+    """The answer to a failure: its own status from the one table, its message and fields."""
+    return response(error.status, error.message, **error.extra)
+
+
 async def _failure(_request: Request, error: Exception) -> Response:
     assert isinstance(error, RoostError)
-    return response(error.status, error.message, **error.extra)
+    return answer(error)
 
 
 async def _http_error(request: Request, error: Exception) -> Response:

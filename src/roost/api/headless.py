@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 
 from roost.actions import headless
 from roost.actions.door import Found
-from roost.api import schemas, services
+from roost.api import context, schemas
 from roost.api.body import read
 from roost.api.operations import KEY, H, operation
 from roost.roster import Record, to_json
@@ -42,7 +42,7 @@ def _options(body: schemas.Start) -> headless.Options:
 )
 async def start(request: Request) -> JSONResponse:
     body = await read(request, schemas.Start)
-    door = services.of(request).door
+    door = context.of(request).door
     return _answer(await headless.start(door, body.harness, body.cwd, _options(body)), 201)
 
 
@@ -55,7 +55,7 @@ async def start(request: Request) -> JSONResponse:
 )
 async def spawn(request: Request) -> JSONResponse:
     body = await read(request, schemas.Spawn)
-    door = services.of(request).door
+    door = context.of(request).door
     parent = request.path_params["key"]
     return _answer(await headless.spawn(door, parent, body.harness, body.cwd, _options(body)), 201)
 
@@ -66,7 +66,7 @@ async def prompt(request: Request, found: Found) -> JSONResponse:
     whether the record's recap is ``stale``: not this prompt's turn's, which had not ended."""
     other = (schemas.Prompt, "a headless session's prompt is its text and what to wait for, with no pins")
     body = await read(request, schemas.HeadlessPrompt, PROMPT_BODY_LIMIT, other=other)
-    sent = await headless.prompt(services.of(request).door, found, body.text, body.wait, body.timeout_s)
+    sent = await headless.prompt(context.of(request).door, found, body.text, body.wait, body.timeout_s)
     if sent.waited is None:
         return _answer(sent.record, input="accepted")
     waited = sent.waited
@@ -93,19 +93,19 @@ async def _bare(request: Request) -> str:
 
 @_bare_action("cancel a headless session's running turn")
 async def cancel(request: Request) -> JSONResponse:
-    return _answer(await headless.cancel(services.of(request).door, await _bare(request)))
+    return _answer(await headless.cancel(context.of(request).door, await _bare(request)))
 
 
 @_bare_action("stop a headless session's holder; the record stays, suspended")
 async def suspend(request: Request) -> JSONResponse:
-    return _answer(await headless.suspend(services.of(request).door, await _bare(request)))
+    return _answer(await headless.suspend(context.of(request).door, await _bare(request)))
 
 
 @_bare_action("start a suspended headless session again (session/load)")
 async def resume(request: Request) -> JSONResponse:
-    return _answer(await headless.resume(services.of(request).door, await _bare(request)))
+    return _answer(await headless.resume(context.of(request).door, await _bare(request)))
 
 
 @_bare_action("end a headless session and every process under it")
 async def stop(request: Request) -> JSONResponse:
-    return _answer(await headless.stop(services.of(request).door, await _bare(request)))
+    return _answer(await headless.stop(context.of(request).door, await _bare(request)))

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.actions import rawinput
-from roost.api import schemas, services
+from roost.api import context, schemas
 from roost.api.body import read
 from roost.api.errors import TooLarge
 from roost.api.operations import KEY, operation
@@ -40,5 +40,5 @@ def decode(body: schemas.Input) -> bytes:
 )
 async def raw_input(request: Request) -> JSONResponse:
     data = decode(await read(request, schemas.Input, BODY_LIMIT))
-    written = await rawinput.write(services.of(request).door, request.path_params["key"], data)
+    written = await rawinput.write(context.of(request).door, request.path_params["key"], data)
     return JSONResponse({"session_id": written.pane, "written_bytes": written.written_bytes})

@@ -32,7 +32,7 @@ from roost.actions import windows
 from roost.actions.headless import harnesses
 from roost.agents import manifest, mcpconfig
 from roost.agents.mcpconfig import StdioServer
-from roost.api import schemas, services
+from roost.api import context, schemas
 from roost.api.body import read
 from roost.api.errors import BadRequest, Conflict
 from roost.api.operations import operation
@@ -63,7 +63,7 @@ def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
     answers={200: ("Launcher", "the agents")},
 )
 async def listing(request: Request) -> JSONResponse:
-    adapters = harnesses(services.of(request).door)
+    adapters = harnesses(context.of(request).door)
     found = await asyncio.to_thread(agents, adapters)
     # The harnesses a headless session can run here: the agents' first, in their order.
     named = [agent["name"] for agent in found if agent["headless"]]
@@ -126,7 +126,7 @@ def told_of(agent: str, server: StdioServer | None) -> list[str]:
     body=schemas.Launch,
 )
 async def launch(request: Request) -> JSONResponse:
-    daemon = services.of(request)
+    daemon = context.of(request)
     wanted = plan(await read(request, schemas.Launch), daemon.mcp)
     opened = await windows.launch(daemon.door, wanted["name"], wanted["command"], wanted["cwd"])
     body = {

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from roost.api import services
+from roost.api import context
 from roost.api.errors import BadRequest, Unavailable
 from roost.api.operations import operation, parameter
 from roost.ledger import since as since_rule
@@ -37,7 +37,7 @@ SINCE = parameter(
     params=(SINCE,),
 )
 async def journal(request: Request) -> Response:
-    daemon = services.of(request)
+    daemon = context.of(request)
     kept = daemon.journal
     if kept is None:
         raise Unavailable("this daemon keeps no journal")
@@ -51,7 +51,7 @@ async def journal(request: Request) -> Response:
     params=(SINCE,),
 )
 async def usage(request: Request) -> Response:
-    daemon = services.of(request)
+    daemon = context.of(request)
     kept = daemon.usage
     if kept is None:
         raise Unavailable("this daemon keeps no usage ledger")
@@ -64,7 +64,7 @@ async def _answer(request: Request, read: Callable[[float | None], dict[str, Any
     if unknown or len(query.getlist("since")) > 1:
         raise BadRequest("the one parameter taken is since, once", field=unknown[0] if unknown else "since")
     given = query.get("since")
-    since = None if given is None else since_rule.parse(given, services.of(request).clock(), "since")
+    since = None if given is None else since_rule.parse(given, context.of(request).clock(), "since")
 
     def body() -> bytes:
         doc = {"since": to_wire(since), **read(since)}

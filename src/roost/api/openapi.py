@@ -3,7 +3,7 @@
 The app's routes are walked and each handler's declaration (:mod:`roost.api.operations`) gives
 its summary, parameters, body model, answers and failures; the schemas are generated from the
 models that check the bodies (:mod:`roost.api.schemas`, the roster's claim) and the models of
-the answers (:mod:`roost.api.replies`). So nothing here names a route: one added without a
+the answers (:mod:`roost.api.answers`). So nothing here names a route: one added without a
 declaration stops the document (and its test), and one declared describes itself. An endpoint
 of another face mounted beside the routes (``/mcp``) and the terminal WebSocket and static
 files are described in words.
@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from roost import __version__
-from roost.api import gate, operations, replies
+from roost.api import answers, gate, operations
 from roost.api.body import LIMIT
 from roost.api.operations import Operation, Shape
 
@@ -51,9 +51,9 @@ DESCRIPTION = (
 
 
 def _model(name: str) -> type[BaseModel]:
-    found = getattr(replies, name, None)
+    found = getattr(answers, name, None)
     if not (isinstance(found, type) and issubclass(found, BaseModel)):
-        raise LookupError(f"{name!r} names no model of roost.api.replies")
+        raise LookupError(f"{name!r} names no model of roost.api.answers")
     return found
 
 
@@ -144,12 +144,12 @@ def described(routes: Iterable[BaseRoute], mounts: Collection[str] = ()) -> list
 
 def _models(ops: Iterable[Operation]) -> list[tuple[type[BaseModel], str]]:
     bodies: set[type[BaseModel]] = set()
-    answers = {replies.Error}
+    replies: set[type[BaseModel]] = {answers.Error}
     for op in ops:
         bodies.update(op.body if isinstance(op.body, tuple) else (op.body,) if op.body else ())
-        answers.update(_model(name) for shape, _ in op.answers.values() for name in _names(shape))
-        answers.update(_model(name) for name in op.events.values())
-    pairs = [(model, "validation") for model in bodies] + [(model, "serialization") for model in answers]
+        replies.update(_model(name) for shape, _ in op.answers.values() for name in _names(shape))
+        replies.update(_model(name) for name in op.events.values())
+    pairs = [(model, "validation") for model in bodies] + [(model, "serialization") for model in replies]
     return sorted(pairs, key=lambda pair: pair[0].__name__)
 
 

@@ -7,7 +7,7 @@
 handler's declaration, so a route and its description sit in one place and a route added
 without one fails the document's test. The body's model is the very one the handler reads
 the body with (:mod:`roost.api.schemas`); an answer names its model in
-:mod:`roost.api.replies` by name, since only the document needs those models and importing
+:mod:`roost.api.answers` by name, since only the document needs those models and importing
 them costs the daemon's start ~17 ms it would pay for nothing.
 
 This module is a dataclass and a decorator: every route module imports it when the daemon
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 Shape = str | tuple[str, ...] | None
-"""What an answer holds: a model of :mod:`roost.api.replies` by name, one of several, a media
+"""What an answer holds: a model of :mod:`roost.api.answers` by name, one of several, a media
 type (it has a ``/``: ``text/html``), or None for no body."""
 
 

@@ -24,7 +24,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Redire
 from starlette.staticfiles import StaticFiles
 
 from roost import paths
-from roost.api import services
+from roost.api import context
 from roost.api.gate import session_cookie
 from roost.api.logins import cookie_name
 from roost.api.operations import operation, parameter
@@ -63,7 +63,7 @@ _SESSION_KEY = re.compile(r"[A-Za-z0-9:._%@-]{1,200}")
 def login_page(request: Request, why: str, status: int) -> HTMLResponse:
     """The "log in with the link" page; its command for a new link names the socket this daemon
     listens on, wherever that is (``$XDG_RUNTIME_DIR/roost``, ``/tmp/roost-UID``, ``$ROSTERD_SOCKET``)."""
-    listen = services.of(request).facts.get("listen", {})
+    listen = context.of(request).facts.get("listen", {})
     unix = listen.get("unix") if isinstance(listen, dict) else None
     socket = shlex.quote(unix or paths.api_socket_path())
     page = _LOGIN_PAGE.format(why=html.escape(why), socket=html.escape(socket))
@@ -103,7 +103,7 @@ def _landing(request: Request) -> str:
     ),
 )
 async def login(request: Request) -> Response:
-    logins = services.of(request).logins
+    logins = context.of(request).logins
     token = request.query_params.get("token")
     if token is None:
         if logins.valid(session_cookie(request.scope, request.headers)):
@@ -126,7 +126,7 @@ async def login(request: Request) -> Response:
 
 @operation("a one-time login address for a browser", answers={200: ("LoginLink", "the link")})
 async def login_link(request: Request) -> JSONResponse:
-    daemon = services.of(request)
+    daemon = context.of(request)
     listen = daemon.facts.get("listen", {})
     loopback = listen.get("loopback") if isinstance(listen, dict) else None
     origin = f"http://{loopback}" if loopback else str(request.base_url).rstrip("/")

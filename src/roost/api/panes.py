@@ -21,12 +21,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.actions import terminals
-from roost.api import services
+from roost.api import context
 from roost.api.operations import operation
 
 
 @operation("every live pane of roost's tmux server", answers={200: ("Terminals", "the panes")}, fails=(503,))
 async def route(request: Request) -> JSONResponse:
-    door = services.of(request).door
+    door = context.of(request).door
     listing = [dataclasses.asdict(terminal) for terminal in await terminals.terminals(door)]
     return JSONResponse({"socket": door.socket, "terminals": listing})

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 
 from roost.actions.gates import Hold
 from roost.actions.permission import Answer, Permissions, answer
-from roost.api import auth, schemas, services
+from roost.api import auth, context, schemas
 from roost.api.body import read
 from roost.api.errors import BadRequest, NotFound
 from roost.api.operations import KEY, operation
@@ -32,7 +32,7 @@ WAKE = 1.0
 
 
 def _permissions(request: Request) -> Permissions:
-    found = services.of(request).door.permissions
+    found = context.of(request).door.permissions
     if found is None:
         raise NotFound("this daemon answers no permissions")
     return found
@@ -61,7 +61,7 @@ async def permission(request: Request) -> JSONResponse:
     body = await read(request, schemas.Permission)
     by, via = _who(request)
     given = Answer(body.option, body.reason, body.request_id, body.status_epoch, body.occupant_id, by, via)
-    record = answer(services.of(request).door, request.path_params["key"], given)
+    record = answer(context.of(request).door, request.path_params["key"], given)
     return JSONResponse({"record": to_json(record)})
 
 
@@ -74,7 +74,7 @@ async def permission(request: Request) -> JSONResponse:
 )
 async def gate(request: Request) -> JSONResponse:
     """Claim the wait, hold the request open, answer the hook with the decision (or none)."""
-    daemon = services.of(request)
+    daemon = context.of(request)
     permissions = _permissions(request)
     body = await read(request, schemas.Gate, GATE_BODY_LIMIT)
     try:

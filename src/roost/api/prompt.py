@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse
 
 from roost.actions.prompt import DEFAULT_DEADLINE, REJECTED, TEXT_LIMIT, Ask, encoded, fenced
 from roost.actions.waits import Pin
-from roost.api import headless, schemas, services, waits
+from roost.api import context, headless, schemas, waits
 from roost.api.body import read
 from roost.api.errors import Conflict
 from roost.api.operations import KEY, operation
@@ -51,7 +51,7 @@ def ask_of(body: schemas.Prompt, now: float) -> Ask:
     params=(KEY,),
 )
 async def prompt(request: Request) -> JSONResponse:
-    daemon = services.of(request)
+    daemon = context.of(request)
     found = daemon.door.find(request.path_params["key"])
     if found.headless:
         return await headless.prompt(request, found)

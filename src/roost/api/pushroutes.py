@@ -1,5 +1,5 @@
 """The web app's Web Push routes: the VAPID key, (un)subscribing, what a device is viewing, and
-acknowledging a session that was opened (see :mod:`roost.notify.service`).
+acknowledging a session that was opened (see :mod:`roost.notify.notifier`).
 
 A subscription is what a browser's ``PushSubscription.toJSON()`` gives; its keys are checked
 for shape by its schema (a P-256 point and a 16-byte secret) so a bad one is refused now, not at the
@@ -14,18 +14,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from roost.actions import lookup
-from roost.api import schemas, services
+from roost.api import context, schemas
 from roost.api.body import read
 from roost.api.errors import NotFound, Unavailable
 from roost.api.operations import KEY, operation
 from roost.notify.store import Subscription
 
 if TYPE_CHECKING:
-    from roost.notify.service import Notifier
+    from roost.notify.notifier import Notifier
 
 
 def _notifier(request: Request) -> Notifier:
-    notifier = services.of(request).push
+    notifier = context.of(request).push
     if notifier is None:
         raise Unavailable("push notifications are not running in this daemon")
     return notifier
@@ -35,7 +35,7 @@ def _session(request: Request, value: str | None) -> str | None:
     """A session key the roster knows, or None; 404 for one it does not."""
     if value is None:
         return None
-    if services.of(request).live.roster.record(value) is None:
+    if context.of(request).live.roster.record(value) is None:
         raise NotFound(f"no session {value!r}")
     return value
 
@@ -97,7 +97,7 @@ async def viewing(request: Request) -> Response:
 )
 async def seen(request: Request) -> JSONResponse:
     notifier = _notifier(request)
-    roster = services.of(request).live.roster
+    roster = context.of(request).live.roster
     key = lookup.resolve(roster, request.path_params["key"])
     record = roster.record(key)
     if record is None:

@@ -9,7 +9,7 @@ from starlette.responses import JSONResponse
 
 from roost import __version__
 from roost.actions.lookup import resolve
-from roost.api import services
+from roost.api import context
 from roost.api.errors import NotFound
 from roost.api.operations import KEY, operation
 from roost.roster import records, to_json
@@ -18,12 +18,12 @@ from roost.roster.times import to_wire
 
 @operation("the whole roster (rosterd.snapshot.v1)", answers={200: ("Snapshot", "the roster")})
 async def snapshot(request: Request) -> JSONResponse:
-    return JSONResponse(services.of(request).live.roster.snapshot())
+    return JSONResponse(context.of(request).live.roster.snapshot())
 
 
 @operation("one session's record", answers={200: ("Record", "the record")}, fails=(404, 409), params=(KEY,))
 async def session(request: Request) -> JSONResponse:
-    roster = services.of(request).live.roster
+    roster = context.of(request).live.roster
     record = roster.record(resolve(roster, request.path_params["key"]))
     if record is None:
         raise NotFound(f"no session {request.path_params['key']!r}")
@@ -37,7 +37,7 @@ async def session(request: Request) -> JSONResponse:
     params=(KEY,),
 )
 async def explain(request: Request) -> JSONResponse:
-    roster = services.of(request).live.roster
+    roster = context.of(request).live.roster
     view = roster.explain(resolve(roster, request.path_params["key"]))
     if view is None:
         raise NotFound(f"no session {request.path_params['key']!r}")
@@ -47,7 +47,7 @@ async def explain(request: Request) -> JSONResponse:
 @operation("this node: identity, status epoch, counts, version", answers={200: ("Status", "the node")})
 async def status(request: Request) -> JSONResponse:
     """This node: who it is, its status epoch, how many sessions in which activity, its version."""
-    daemon = services.of(request)
+    daemon = context.of(request)
     roster = daemon.live.roster
     everyone = roster.records()
     live = [record for record in everyone if record.liveness != records.ENDED]

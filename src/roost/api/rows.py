@@ -50,7 +50,7 @@ from roost.actions.occupants import (
     promptable,
     source_class,
 )
-from roost.api import services
+from roost.api import context
 from roost.api.errors import NotFound
 from roost.api.operations import SESSION, operation
 from roost.roster import Roster, records
@@ -133,11 +133,11 @@ def session_row(door: Door, key: str) -> dict[str, Any]:
 @operation("every status row, in session_id order", answers={200: ("Rows", "the rows")})
 async def agents(request: Request) -> JSONResponse:
     """``GET /agents``: every status row."""
-    door = services.of(request).door
+    door = context.of(request).door
     return JSONResponse({"agents": every(door.live.roster, door.socket)})
 
 
 @operation("one session's status row", answers={200: ("Row", "the row")}, fails=(404, 409), params=(SESSION,))
 async def agent(request: Request) -> JSONResponse:
     """``GET /agents/{session}``: one status row."""
-    return JSONResponse(session_row(services.of(request).door, request.path_params["session"]))
+    return JSONResponse(session_row(context.of(request).door, request.path_params["session"]))

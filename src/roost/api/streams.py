@@ -29,7 +29,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from roost.actions.terminals import Watch, watch_terminals
-from roost.api import services
+from roost.api import context
 from roost.api.errors import BadRequest, TooMany
 from roost.api.operations import operation, parameter
 from roost.roster import Change
@@ -118,7 +118,7 @@ def _cursor(text: str) -> tuple[int, int | None]:
 
 
 def _open(request: Request, since: int | None, epoch: int | None, *, replay: bool) -> Stream:
-    daemon = services.of(request)
+    daemon = context.of(request)
     if daemon.live.streams >= daemon.max_streams:
         raise TooMany(f"{daemon.max_streams} streams are open already; close one first")
     return daemon.live.subscribe(since, epoch, replay=replay)
@@ -164,7 +164,7 @@ async def changes(request: Request) -> EventStream:
     since, epoch = cursor(request)
     terminals = _wants_terminals(request)
     stream = _open(request, since, epoch, replay=True)
-    daemon = services.of(request)
+    daemon = context.of(request)
     keepalive = daemon.keepalive
     if terminals:
         return EventStream(_with_terminals(stream, watch_terminals(daemon.door), keepalive), stream)
@@ -216,7 +216,7 @@ async def _with_terminals(stream: Stream, watch: Watch, keepalive: float) -> Asy
 )
 async def events(request: Request) -> EventStream:
     stream = _open(request, None, None, replay=False)
-    daemon = services.of(request)
+    daemon = context.of(request)
     roster = daemon.live.roster
 
     def whole() -> str:

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.actions import terminals
-from roost.api import services
+from roost.api import context
 from roost.api.errors import BadRequest
 from roost.api.operations import operation, parameter
 
@@ -48,5 +48,5 @@ async def route(request: Request) -> JSONResponse:
     count = _count(request.query_params.get("lines"))
     if not _PANE.fullmatch(pane):
         raise BadRequest("pane must be a pane id, %N")
-    lines = await terminals.tail(services.of(request).door, pane, count)
+    lines = await terminals.tail(context.of(request).door, pane, count)
     return JSONResponse({"pane": pane, "lines": lines})

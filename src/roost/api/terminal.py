@@ -39,7 +39,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from roost.actions import terminals
 from roost.actions.terminals import MAX_SIZE, Bytes, Closed, PaneGone, PaneView, Reset, Size, TmuxError
-from roost.api.services import Services
+from roost.api.context import Context
 from roost.validation import NESTING, too_deep
 
 LIMIT = 64 * 1024
@@ -51,7 +51,7 @@ GATHER = 0.004
 """How long a flood's next message waits for more of it."""
 
 
-class Refused(Exception):
+class Closing(Exception):
     """A browser message the pane must not see; closes the socket with ``code`` and the reason."""
 
     def __init__(self, code: int, reason: str) -> None:
@@ -75,21 +75,21 @@ class Resize:
 def _size(doc: dict[str, Any], name: str) -> int:
     value = doc.get(name)
     if type(value) is not int or not 0 < value <= MAX_SIZE:
-        raise Refused(POLICY, f"{name} must be an integer from 1 to {MAX_SIZE}")
+        raise Closing(POLICY, f"{name} must be an integer from 1 to {MAX_SIZE}")
     return value
 
 
 def _input(doc: dict[str, Any]) -> Input:
     data = doc.get("data")
     if not isinstance(data, str) or not data:
-        raise Refused(POLICY, "input needs data: a non-empty string")
+        raise Closing(POLICY, "input needs data: a non-empty string")
     flags = {name: doc.get(name, False) for name in ("paste", "binary")}
     if not all(isinstance(flag, bool) for flag in flags.values()):
-        raise Refused(POLICY, "paste and binary must be true or false")
+        raise Closing(POLICY, "paste and binary must be true or false")
     try:
         raw = data.encode("latin-1") if flags["binary"] else data.encode()
     except UnicodeEncodeError:
-        raise Refused(POLICY, "binary input must hold one byte per character") from None
+        raise Closing(POLICY, "binary input must hold one byte per character") from None
     return Input(raw, flags["paste"])
 
 
@@ -97,24 +97,24 @@ def parse(message: Message) -> Input | Resize:
     """One browser message, checked completely before anything reaches the pane."""
     text = message.get("text")
     if text is None:
-        raise Refused(POLICY, "messages must be JSON text")
+        raise Closing(POLICY, "messages must be JSON text")
     encoded = text.encode(errors="surrogatepass")
     if len(text) > LIMIT or len(encoded) > LIMIT:
-        raise Refused(TOO_BIG, f"a message may hold at most {LIMIT} bytes")
+        raise Closing(TOO_BIG, f"a message may hold at most {LIMIT} bytes")
     if too_deep(encoded):
-        raise Refused(POLICY, f"a message may nest arrays and objects at most {NESTING} deep")
+        raise Closing(POLICY, f"a message may nest arrays and objects at most {NESTING} deep")
     try:
         doc = json.loads(text)
     except ValueError:
-        raise Refused(POLICY, "a message must be JSON") from None
+        raise Closing(POLICY, "a message must be JSON") from None
     if not isinstance(doc, dict):
-        raise Refused(POLICY, "a message must be a JSON object")
+        raise Closing(POLICY, "a message must be a JSON object")
     kind = doc.get("type")
     if kind == "input":
         return _input(doc)
     if kind == "resize":
         return Resize(_size(doc, "cols"), _size(doc, "rows"))
-    raise Refused(POLICY, "type must be input or resize")
+    raise Closing(POLICY, "type must be input or resize")
 
 
 def _start_size(websocket: WebSocket) -> tuple[int | None, int | None]:
@@ -175,7 +175,7 @@ async def _keys(websocket: WebSocket, view: PaneView) -> None:
             return
         try:
             action = parse(message)
-        except Refused as refused:
+        except Closing as refused:
             await websocket.close(refused.code, refused.reason)
             return
         with contextlib.suppress(TmuxError, PaneGone):  # a gone pane is reported by the frames
@@ -188,7 +188,7 @@ async def _keys(websocket: WebSocket, view: PaneView) -> None:
 
 
 async def terminal(websocket: WebSocket) -> None:
-    daemon: Services = websocket.app.state.services
+    daemon: Context = websocket.app.state.context
     await websocket.accept()
     try:
         view = terminals.view(daemon.door, websocket.path_params["pane"])

@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 
 from roost.actions import waits
 from roost.actions.waits import OUTCOMES, Awaiter, Ending, Pin, Until
-from roost.api import rows, schemas, services
+from roost.api import context, rows, schemas
 from roost.api.body import read
 from roost.api.operations import KEY, operation
 from roost.roster import Roster
@@ -74,7 +74,7 @@ async def _disconnected(request: Request) -> None:
 )
 async def wait(request: Request) -> JSONResponse:
     """``POST /sessions/{key}/wait``: block until the pinned occupant's outcome."""
-    daemon = services.of(request)
+    daemon = context.of(request)
     body = await read(request, schemas.Wait, context={"now": daemon.clock()})
     pin = Pin(body.status_epoch, body.occupant_id)
     until = Until(frozenset(body.until), body.after_revision)

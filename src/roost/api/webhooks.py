@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from roost.api import schemas, services
+from roost.api import context, schemas
 from roost.api.body import read
 from roost.api.errors import Unavailable
 from roost.api.operations import operation, parameter
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def _webhooks(request: Request) -> Webhooks:
-    webhooks = services.of(request).webhooks
+    webhooks = context.of(request).webhooks
     if webhooks is None:
         raise Unavailable("webhooks are not running in this daemon")
     return webhooks

@@ -29,7 +29,7 @@ from typing import Any
 from roost import paths
 from roost.agents import manifest
 from roost.errors import SetupError
-from roost.runner.settings import Runner
+from roost.runner.settings import RunnerSection
 
 FILE = "rosterd.toml"
 
@@ -120,7 +120,7 @@ class Config:
     path: Path
     node: Node = field(default_factory=Node)
     swarm: Swarm = field(default_factory=Swarm)
-    runner: Runner = field(default_factory=Runner)
+    runner: RunnerSection = field(default_factory=RunnerSection)
     sources: Sources = field(default_factory=Sources)
     api: Api = field(default_factory=Api)
     mcp: Mcp = field(default_factory=Mcp)
@@ -142,7 +142,7 @@ _KINDS: dict[str, type | tuple[type, ...]] = {"int": int, "bool": bool, "str": s
 _SECTIONS: dict[str, type] = {
     "node": Node,
     "swarm": Swarm,
-    "runner": Runner,
+    "runner": RunnerSection,
     "sources": Sources,
     "api": Api,
     "mcp": Mcp,

@@ -26,7 +26,7 @@ from roost.actions.door import Door
 from roost.actions.gates import Gates
 from roost.actions.permission import Permissions
 from roost.agents import manifest
-from roost.api import Services, auth, create_app
+from roost.api import Context, auth, create_app
 from roost.api.logins import Logins
 from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
@@ -41,8 +41,8 @@ from roost.ledger.follow import Ledger
 from roost.ledger.journal import Journal
 from roost.ledger.usage import Usage
 from roost.notify import vapid
+from roost.notify.notifier import Notifier
 from roost.notify.registrations import Registrations
-from roost.notify.service import Notifier
 from roost.notify.store import Store
 from roost.notify.webhooks import Webhooks
 from roost.roster import Roster
@@ -155,10 +155,10 @@ async def _serve(config: Config) -> int:
             topology=topology,
         )
         mcp = mcpserver.McpServer(
-            mcpserver.Services(door, allow_always=config.mcp.allow_always), peer=peer_process
+            mcpserver.Context(door, allow_always=config.mcp.allow_always), peer=peer_process
         )
         app = create_app(
-            Services(
+            Context(
                 door,
                 keys.token,
                 started_at,

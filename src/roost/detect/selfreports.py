@@ -44,7 +44,7 @@ from roost.roster.claimschema import CLAIMABLE_WORDS, COUNT_MAX, EVENT_LIMIT
 from roost.roster.precedence import INTEGRATION
 from roost.roster.times import Clock
 from roost.state import words
-from roost.validation import NESTING, Refused, Strict, integer, text, too_deep, validated
+from roost.validation import NESTING, Invalid, Strict, integer, text, too_deep, validated
 from roost.validation import words as one_of
 
 LINE_LIMIT = 4096
@@ -109,7 +109,7 @@ def parse(line: bytes) -> Report:
         raise BadReport(MALFORMED, "a report is a JSON object")
     try:
         return validated(Report, doc)
-    except Refused as refused:
+    except Invalid as refused:
         raise BadReport(MALFORMED, str(refused)) from None
 
 

@@ -16,6 +16,6 @@ Boundaries:
 
 from roost.mcpserver.bridge import stdio
 from roost.mcpserver.server import McpServer
-from roost.mcpserver.tools import Services
+from roost.mcpserver.tools import Context
 
-__all__ = ["McpServer", "Services", "stdio"]
+__all__ = ["Context", "McpServer", "stdio"]

@@ -3,8 +3,8 @@ one ASGI endpoint the daemon mounts at ``/mcp`` on both of its listeners.
 
 The shortest use (the daemon does this)::
 
-    mcp = McpServer(Services(Door(live, tmux=tmux, runner=runner)), peer=wire.peer_process)
-    app = create_app(services, mounts=[Route("/mcp", mcp)])
+    mcp = McpServer(Context(Door(live, tmux=tmux, runner=runner)), peer=wire.peer_process)
+    app = create_app(context, mounts=[Route("/mcp", mcp)])
     async with mcp.serving():
         ...  # serve until told to stop
 
@@ -37,11 +37,11 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from roost import __version__
-from roost.errors import RoostError, UsageError
+from roost.errors import RoostError, Unavailable, UsageError
 from roost.mcpserver.caller import identify
-from roost.mcpserver.tools import TOOLS, Services, failure
+from roost.mcpserver.tools import TOOLS, Context, failure
 from roost.roster import ProcessId
-from roost.validation import NESTING, Refused, too_deep, validated
+from roost.validation import NESTING, Invalid, too_deep, validated
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -70,8 +70,8 @@ BAD_ARGUMENT = "bad_argument"
 class McpServer:
     """The ``rosterd`` MCP server; an ASGI app (mount it on a route) once :meth:`serving`."""
 
-    def __init__(self, services: Services, peer: Callable[[Scope], ProcessId | None]) -> None:
-        self.services = services
+    def __init__(self, context: Context, peer: Callable[[Scope], ProcessId | None]) -> None:
+        self.context = context
         self._peer = peer
         """Names the process at the other end of a request's connection, when the listener knows."""
         self._manager: StreamableHTTPSessionManager | None = None
@@ -125,14 +125,17 @@ class McpServer:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._ready.wait(), LOAD_TIMEOUT)
         if not self._open or self._manager is None:
-            answer = JSONResponse({"error": "the MCP server is not running"}, status_code=503)
+            down = Unavailable("the MCP server is not running")
+            answer = JSONResponse({"error": down.message}, status_code=down.status)
             await answer(scope, receive, send)
             return
         if scope.get("method") == "POST":
             body, more = await _start_of_body(receive)
             refusal = None if more else _not_a_message(body)
             if refusal is not None:
-                answer = JSONResponse({"jsonrpc": "2.0", "id": None, "error": refusal}, status_code=400)
+                answer = JSONResponse(
+                    {"jsonrpc": "2.0", "id": None, "error": refusal}, status_code=UsageError.status
+                )
                 await answer(scope, receive, send)
                 return
             receive = _replayed(body, more, receive)
@@ -162,11 +165,11 @@ class McpServer:
             raise MCPError(INVALID_PARAMS, f"no tool {params.name!r}; see tools/list")
         request = ctx.request
         process = self._peer(request.scope) if request is not None else None
-        caller = identify(self.services.door.live.roster, process)
+        caller = identify(self.context.door.live.roster, process)
         try:
             args = validated(tool.model, params.arguments or {})
-            result, is_error = await tool.body(self.services, caller, args), False
-        except Refused as refused:
+            result, is_error = await tool.body(self.context, caller, args), False
+        except Invalid as refused:
             result, is_error = failure(UsageError(str(refused), code=BAD_ARGUMENT, field=refused.field)), True
         except RoostError as error:
             result, is_error = failure(error), True

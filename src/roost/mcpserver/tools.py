@@ -38,7 +38,7 @@ BRIEF = (
 
 
 @dataclass(frozen=True)
-class Services:
+class Context:
     """What the tools act through, handed in by the daemon: the door into this node's sessions
     (:mod:`roost.actions.door`), and what the config allows an agent."""
 
@@ -47,7 +47,7 @@ class Services:
     """Whether a caller may answer ``allow_always`` (``[mcp] allow_always``): a person's answer."""
 
 
-Body = Callable[[Services, Caller, Any], Awaitable[dict[str, Any]]]
+Body = Callable[[Context, Caller, Any], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -64,18 +64,18 @@ def brief(record: Record) -> dict[str, Any]:
     return {field: doc[field] for field in BRIEF}
 
 
-async def session_list(services: Services, caller: Caller, args: inputs.Listing) -> dict[str, Any]:
-    everyone = services.door.live.roster.records()
+async def session_list(context: Context, caller: Caller, args: inputs.Listing) -> dict[str, Any]:
+    everyone = context.door.live.roster.records()
     shown = [brief(r) for r in everyone if args.include_ended or r.liveness != records.ENDED]
     return {"caller": caller.session, "sessions": shown}
 
 
-async def session_find(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
-    return brief(services.door.session(args.name))
+async def session_find(context: Context, caller: Caller, args: inputs.Which) -> dict[str, Any]:
+    return brief(context.door.session(args.name))
 
 
-async def read_state(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
-    return to_json(services.door.session(args.name))
+async def read_state(context: Context, caller: Caller, args: inputs.Which) -> dict[str, Any]:
+    return to_json(context.door.session(args.name))
 
 
 def _folder(value: str | None, parent: Record | None) -> str:
@@ -93,8 +93,8 @@ def _folder(value: str | None, parent: Record | None) -> str:
     return os.path.normpath(path)
 
 
-async def spawn(services: Services, caller: Caller, args: inputs.Spawn) -> dict[str, Any]:
-    door = services.door
+async def spawn(context: Context, caller: Caller, args: inputs.Spawn) -> dict[str, Any]:
+    door = context.door
     parent = caller.record(door.live.roster)
     policy = grants.child_policy(args.policy, grants.granted(door, caller))
     options = headless.Options(args.name, policy, args.model, args.effort, parent=caller.session)
@@ -102,35 +102,35 @@ async def spawn(services: Services, caller: Caller, args: inputs.Spawn) -> dict[
     return {"record": to_json(record)}
 
 
-async def send(services: Services, caller: Caller, args: inputs.Send) -> dict[str, Any]:
-    found = services.door.find(args.name, pane_ids=False)
+async def send(context: Context, caller: Caller, args: inputs.Send) -> dict[str, Any]:
+    found = context.door.find(args.name, pane_ids=False)
     if found.headless:
-        return await sending.to_headless(services.door, found, args)
-    return await sending.to_pane(services.door, found, args)
+        return await sending.to_headless(context.door, found, args)
+    return await sending.to_pane(context.door, found, args)
 
 
-async def cancel(services: Services, caller: Caller, args: inputs.Which) -> dict[str, Any]:
-    return {"record": to_json(await headless.cancel(services.door, args.name))}
+async def cancel(context: Context, caller: Caller, args: inputs.Which) -> dict[str, Any]:
+    return {"record": to_json(await headless.cancel(context.door, args.name))}
 
 
-async def allow(services: Services, caller: Caller, args: inputs.Allow) -> dict[str, Any]:
-    found = services.door.find(args.name, pane_ids=False)
+async def allow(context: Context, caller: Caller, args: inputs.Allow) -> dict[str, Any]:
+    found = context.door.find(args.name, pane_ids=False)
     answered = answer(
-        services.door,
+        context.door,
         caller,
         found,
         allow=True,
         always=args.always,
         request_id=args.request_id,
-        always_allowed=services.allow_always,
+        always_allowed=context.allow_always,
     )
     return {"record": to_json(answered)}
 
 
-async def deny(services: Services, caller: Caller, args: inputs.Deny) -> dict[str, Any]:
-    found = services.door.find(args.name, pane_ids=False)
+async def deny(context: Context, caller: Caller, args: inputs.Deny) -> dict[str, Any]:
+    found = context.door.find(args.name, pane_ids=False)
     answered = answer(
-        services.door, caller, found, allow=False, reason=args.reason, request_id=args.request_id
+        context.door, caller, found, allow=False, reason=args.reason, request_id=args.request_id
     )
     return {"record": to_json(answered)}
 

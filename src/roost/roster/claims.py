@@ -84,11 +84,11 @@ def _validated(payload: object, received_at: float) -> ClaimBody:
     # without ever checking one, and pydantic costs ~60 ms to import. The daemon loads the
     # schema when it starts (through the API), so no claim waits for it.
     from roost.roster.claimschema import ClaimBody
-    from roost.validation import Refused, validated
+    from roost.validation import Invalid, validated
 
     try:
         return validated(ClaimBody, payload, {"received_at": received_at}, UNKNOWN_FIELD)
-    except Refused as refused:
+    except Invalid as refused:
         raise BadClaim(refused.field, str(refused)) from None
 
 

@@ -39,8 +39,7 @@ from roost.runner.headless import Headless
 from roost.runner.lifecycle import Lifecycle
 from roost.runner.link import Link, LinkError
 from roost.runner.rebuild import Rebuild
-from roost.runner.settings import Runner as RunnerSection
-from roost.runner.settings import Settings
+from roost.runner.settings import RunnerSection, Settings
 from roost.runner.store import Entry
 
 SLOW_WAIT = 10.0

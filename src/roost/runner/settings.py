@@ -13,7 +13,9 @@ from roost import paths
 
 
 @dataclass(frozen=True)
-class Runner:
+class RunnerSection:
+    """The ``[runner]`` section's keys, as the daemon's config loader checks them."""
+
     default_permission_policy: str = "attention"
     """``auto`` answers every permission with the adapter's allow-once; ``attention`` asks."""
     idle_timeout_s: int = 1800
@@ -32,7 +34,7 @@ class Settings:
     folder of the config they came from."""
 
     adapters: dict[str, list[str]]
-    runner: Runner = Runner()
+    runner: RunnerSection = RunnerSection()
     folder: Path = field(default_factory=paths.config_home)
     """The config's folder, where ``adapters.lock`` is kept beside the config's other files."""
     extensions: frozenset[str] = frozenset()

@@ -12,7 +12,7 @@ Boundaries:
 - This package is pure: it signs, checks, seals and merges values it is handed, with the clock
   as an argument; it opens no socket and reads no file but ``swarm.json`` (``members.load``).
 - Every document from a peer is checked here, at the door, before anything trusts a field of
-  it; a refusal is :class:`~roost.swarm.refusal.Refused` with one ``code``.
+  it; a refusal is :class:`~roost.errors.PeerRefused` with one ``code``.
 
 ``identity`` is a node's keys and certificate; ``canonical`` the bytes a signature covers;
 ``invites`` the single-use join token; ``sealing`` the swarm key sealed to a joiner;

@@ -15,10 +15,10 @@ import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from roost.errors import PeerRefused
 from roost.swarm import canonical, fields
 from roost.swarm.identity import Identity
 from roost.swarm.members import MAX_MEMBERS, MAX_NAME, Member
-from roost.swarm.refusal import Refused
 
 MAX_CAPABILITIES = 64
 
@@ -115,17 +115,17 @@ def _parse(document: object) -> Hello | None:
 
 def verify(document: object, *, swarm_id: str, members: Mapping[str, Member]) -> Hello:
     """The hello ``document`` is, when it is well formed, for ``swarm_id`` and signed by the key
-    it names, which must be the member's key when the node is a known member; :class:`Refused`
+    it names, which must be the member's key when the node is a known member; :class:`PeerRefused`
     otherwise (``malformed``, ``other_swarm``, ``wrong_key``, ``bad_signature``). A joiner's
     hello passes with a key no member has yet: the admitter decides on its invite."""
     hello = _parse(document)
     if hello is None:
-        raise Refused("malformed", "the hello is not one roost sends")
+        raise PeerRefused(code="malformed", message="the hello is not one roost sends")
     if not hmac.compare_digest(hello.swarm_id, swarm_id):
-        raise Refused("other_swarm", "the hello is from another swarm")
+        raise PeerRefused(code="other_swarm", message="the hello is from another swarm")
     known = members.get(hello.node_id)
     if known is not None and not hmac.compare_digest(known.public_key, hello.public_key):
-        raise Refused("wrong_key", f"node {hello.node_id} is a member with another key")
+        raise PeerRefused(code="wrong_key", message=f"node {hello.node_id} is a member with another key")
     if not canonical.verified(hello.document, hello.public_key):
-        raise Refused("bad_signature", "the hello's signature is not its node's")
+        raise PeerRefused(code="bad_signature", message="the hello's signature is not its node's")
     return hello

@@ -18,10 +18,9 @@ import secrets
 from collections.abc import MutableMapping
 from dataclasses import dataclass
 
-from roost.errors import UsageError
+from roost.errors import PeerRefused, UsageError
 from roost.swarm import canonical, fields
 from roost.swarm.identity import Identity
-from roost.swarm.refusal import Refused
 
 MIN_TTL_MINUTES = 1
 MAX_TTL_MINUTES = 7 * 24 * 60
@@ -96,7 +95,7 @@ def _invite(body: object) -> Invite | None:
 
 def _split(token: object) -> tuple[str, str, Invite]:
     """The token's body text, its tag and what the body says; ``malformed`` otherwise."""
-    malformed = Refused("malformed", "the invite is not a token roost made")
+    malformed = PeerRefused(code="malformed", message="the invite is not a token roost made")
     if not isinstance(token, str) or len(token) > MAX_TOKEN or token.count(".") != 1:
         raise malformed
     text, tag = token.split(".")
@@ -130,18 +129,18 @@ def check(
     burn: bool = False,
 ) -> Invite:
     """The invite ``token`` carries, when this swarm made it, it has not expired and its nonce
-    is not in ``burnt``; :class:`Refused` otherwise (``malformed``, ``other_swarm``,
+    is not in ``burnt``; :class:`PeerRefused` otherwise (``malformed``, ``other_swarm``,
     ``forged``, ``expired``, ``used``, in that order). With ``burn`` the nonce is added to
     ``burnt`` (nonce → expires_at) in the same call, for the admitter that admits on it."""
     text, tag, invite = _split(token)
     if not hmac.compare_digest(invite.swarm_id, swarm_id):
-        raise Refused("other_swarm", "the invite is for another swarm")
+        raise PeerRefused(code="other_swarm", message="the invite is for another swarm")
     if not hmac.compare_digest(tag, _tag(text, swarm_key)):
-        raise Refused("forged", "the invite's tag does not match this swarm's key")
+        raise PeerRefused(code="forged", message="the invite's tag does not match this swarm's key")
     if now >= invite.expires_at:
-        raise Refused("expired", "the invite has expired; ask for a new one")
+        raise PeerRefused(code="expired", message="the invite has expired; ask for a new one")
     if invite.nonce in burnt:
-        raise Refused("used", "the invite has been used; an invite admits one node")
+        raise PeerRefused(code="used", message="the invite has been used; an invite admits one node")
     if burn:
         burnt[invite.nonce] = invite.expires_at
     return invite

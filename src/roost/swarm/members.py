@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from roost.errors import PeerRefused
 from roost.swarm import canonical, fields
 from roost.swarm.identity import Identity, b64
-from roost.swarm.refusal import Refused
 
 FUTURE_MS = 5 * 60 * 1000
 MAX_MEMBERS = 1024
@@ -199,10 +199,10 @@ def merge(known: Mapping[str, Member], incoming: Iterable[object], *, now: float
 
 
 def member(members: Mapping[str, Member], node_id: str) -> Member:
-    """The current, unrevoked member ``node_id``; :class:`Refused` ``unknown_node`` or ``revoked``."""
+    """The current, unrevoked member ``node_id``; :class:`PeerRefused` ``unknown_node`` or ``revoked``."""
     found = members.get(node_id)
     if found is None:
-        raise Refused("unknown_node", f"node {node_id} is not a member of this swarm")
+        raise PeerRefused(code="unknown_node", message=f"node {node_id} is not a member of this swarm")
     if found.revoked:
-        raise Refused("revoked", f"node {node_id} has been revoked from this swarm")
+        raise PeerRefused(code="revoked", message=f"node {node_id} has been revoked from this swarm")
     return found

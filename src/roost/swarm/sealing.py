@@ -18,8 +18,8 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from roost.errors import PeerRefused
 from roost.swarm.identity import KEY_BYTES, Identity, b64, unb64
-from roost.swarm.refusal import Refused
 
 INFO = b"roost swarm seal v1"
 NONCE_BYTES = 12
@@ -48,17 +48,19 @@ def seal(secret: bytes, recipient_x25519: bytes, recipient_node_id: str) -> str:
 
 
 def open_sealed(sealed: object, identity: Identity) -> bytes:
-    """The secret sealed to ``identity``; :class:`Refused` ``malformed`` for text that is not
+    """The secret sealed to ``identity``; :class:`PeerRefused` ``malformed`` for text that is not
     a sealed secret, ``unsealable`` for one changed or sealed to another node."""
     data = unb64(sealed) if isinstance(sealed, str) and len(sealed) <= 2 * MAX_SECRET else None
     if data is None or len(data) < KEY_BYTES + NONCE_BYTES + TAG_BYTES:
-        raise Refused("malformed", "the sealed swarm key is not one roost made")
+        raise PeerRefused(code="malformed", message="the sealed swarm key is not one roost made")
     ephemeral, nonce, ciphertext = (
         data[:KEY_BYTES],
         data[KEY_BYTES : KEY_BYTES + NONCE_BYTES],
         data[KEY_BYTES + NONCE_BYTES :],
     )
-    unsealable = Refused("unsealable", "the sealed swarm key was changed, or sealed to another node")
+    unsealable = PeerRefused(
+        code="unsealable", message="the sealed swarm key was changed, or sealed to another node"
+    )
     try:
         shared = identity.exchange_key.exchange(X25519PublicKey.from_public_bytes(ephemeral))
     except ValueError:  # a low-order point: no shared secret

@@ -22,10 +22,10 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from roost.errors import PeerRefused
 from roost.swarm import fields
 from roost.swarm.identity import Identity, b64, unb64, verify
 from roost.swarm.members import Member, member
-from roost.swarm.refusal import Refused
 
 NODE = "x-roost-node"
 TIMESTAMP = "x-roost-timestamp"
@@ -86,16 +86,16 @@ class Nonces:
         self.seen = {entry: stamp for entry, stamp in self.seen.items() if stamp + SKEW >= now}
 
     def add(self, node_id: str, nonce: str, timestamp: int, now: float) -> None:
-        """Remember a nonce; :class:`Refused` ``replayed`` when it is already here, or
+        """Remember a nonce; :class:`PeerRefused` ``replayed`` when it is already here, or
         ``too_many`` when the window holds ``limit`` (the request is refused, never a nonce
         forgotten early)."""
         entry = (node_id, nonce)
         if entry in self.seen:
-            raise Refused("replayed", "this request was already received")
+            raise PeerRefused(code="replayed", message="this request was already received")
         if len(self.seen) >= self.limit:
             self.forget(now)
             if len(self.seen) >= self.limit:
-                raise Refused("too_many", "too many requests within the skew window")
+                raise PeerRefused(code="too_many", message="too many requests within the skew window")
         self.seen[entry] = timestamp
 
 
@@ -105,11 +105,13 @@ def _headers(headers: Mapping[str, str]) -> dict[str, str]:
         lowered = name.lower()
         if lowered in HEADERS:
             if lowered in found:
-                raise Refused("malformed", f"the request has {lowered} twice")
+                raise PeerRefused(code="malformed", message=f"the request has {lowered} twice")
             found[lowered] = value
     missing = [name for name in HEADERS if name not in found]
     if missing:
-        raise Refused("malformed", f"the request is not signed: {', '.join(missing)} missing")
+        raise PeerRefused(
+            code="malformed", message=f"the request is not signed: {', '.join(missing)} missing"
+        )
     return found
 
 
@@ -134,7 +136,7 @@ def _signed(found: dict[str, str]) -> _Signed:
     nonce, swarm = fields.hex_text(found[NONCE], 32), fields.hex_text(found[SWARM], 64)
     signature = unb64(found[SIGNATURE], 64)
     if node_id is None or timestamp is None or nonce is None or swarm is None or signature is None:
-        raise Refused("malformed", "the request's signature headers are not roost's")
+        raise PeerRefused(code="malformed", message="the request's signature headers are not roost's")
     return _Signed(node_id, timestamp, nonce, swarm, signature)
 
 
@@ -149,20 +151,20 @@ def verify_request(
     nonces: Nonces,
     now: float,
 ) -> Member:
-    """The member that sent this request; :class:`Refused` otherwise: ``malformed``,
+    """The member that sent this request; :class:`PeerRefused` otherwise: ``malformed``,
     ``other_swarm``, ``unknown_node``, ``revoked``, ``skew``, ``bad_signature``, ``replayed``
     (checked in that order; a nonce is remembered only once the signature holds, so a forged
     request cannot use up a real one's)."""
     signed = _signed(_headers(headers))
     if method not in METHODS or _path(path_with_query) is None:
-        raise Refused("malformed", "the request's method or path cannot be signed")
+        raise PeerRefused(code="malformed", message="the request's method or path cannot be signed")
     if not hmac.compare_digest(signed.swarm, hashlib.sha256(swarm_key).hexdigest()):
-        raise Refused("other_swarm", "the request is from another swarm")
+        raise PeerRefused(code="other_swarm", message="the request is from another swarm")
     sender = member(members, signed.node_id)
     if abs(now - signed.timestamp) > SKEW:
-        raise Refused("skew", f"the request's clock is more than {SKEW} s from this node's")
+        raise PeerRefused(code="skew", message=f"the request's clock is more than {SKEW} s from this node's")
     text = signed_text(method, path_with_query, str(signed.timestamp), signed.nonce, body)
     if not verify(sender.public_key, signed.signature, text):
-        raise Refused("bad_signature", "the request's signature is not its node's")
+        raise PeerRefused(code="bad_signature", message="the request's signature is not its node's")
     nonces.add(sender.node_id, signed.nonce, signed.timestamp, now)
     return sender

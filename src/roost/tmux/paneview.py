@@ -63,9 +63,9 @@ from roost.tmux.notifications import (
     WindowClose,
 )
 from roost.tmux.paint import FORMAT, PaneState, captures, painted
-from roost.tmux.server import Server, TmuxError
+from roost.tmux.server import PaneGone, Server, TmuxError
 from roost.tmux.tap import Tap, Taps
-from roost.tmux.viewclient import PaneGone, ViewClient, where
+from roost.tmux.viewclient import ViewClient, where
 from roost.tmux.viewqueue import FrameQueue
 
 HISTORY = 2000

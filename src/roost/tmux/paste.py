@@ -27,7 +27,7 @@ from contextlib import AbstractContextManager, contextmanager
 
 from roost import paths
 from roost.errors import NotDelivered
-from roost.tmux.server import SEP, THEN, Server, fields
+from roost.tmux.server import SEP, THEN, PaneGone, Server, fields
 
 TYPE_CHECKING = False  # for annotations only: a send spawns tmux without subprocess
 if TYPE_CHECKING:
@@ -52,10 +52,6 @@ unsubmitted in its input box."""
 POLLS = (0.005, 0.01, 0.02, 0.03, 0.05)  # quick first looks, then a steady pace
 
 _LOOK = ("#{pane_id}", "#{pane_dead}", "#{pane_tty}", "#{cursor_x}", "#{cursor_y}", "#{history_size}")
-
-
-class PaneGone(Exception):
-    """The pane closed, or its program exited and left it dead."""
 
 
 class GoneWithText(PaneGone):

@@ -28,6 +28,12 @@ SEP = "\x1f"
 _RESET = (_signal.SIGPIPE, _signal.SIGXFSZ)  # what subprocess's restore_signals puts back
 
 
+class PaneGone(Exception):
+    """There is no such pane on this tmux server any more: it closed, or its program exited
+    and left it dead. One class for every reader and writer of a pane (a send, a view), so a
+    caller catches one thing whatever noticed it."""
+
+
 class Server:
     """Where roost's tmux server listens: a socket name (``-L``) or a path (``-S``).
 

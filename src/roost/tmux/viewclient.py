@@ -13,13 +13,9 @@ from collections.abc import Callable
 from roost.tmux.controlclient import ControlClient
 from roost.tmux.notifications import Reply
 from roost.tmux.paint import FORMAT, PaneState
-from roost.tmux.server import Server
+from roost.tmux.server import PaneGone, Server
 
 Settle = Callable[[Reply | None], None]
-
-
-class PaneGone(Exception):
-    """There is no such pane on this tmux server, or it closed."""
 
 
 class ViewClient(ControlClient):

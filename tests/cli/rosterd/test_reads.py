@@ -10,7 +10,7 @@ import json
 import re
 
 from tests.api.helpers import about, key_of, sleeper
-from tests.cli_rosterd.helpers import badged, body, fails, ok, rosterd, same_as_api, session_of
+from tests.cli.rosterd.helpers import badged, body, fails, ok, rosterd, same_as_api, session_of
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon
 

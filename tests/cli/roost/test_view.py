@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli.test_windows import AWKWARD, argv_recorder, fmt, inside, only_id, panes, recorded_argv
+from tests.cli.roost.test_windows import AWKWARD, argv_recorder, fmt, inside, only_id, panes, recorded_argv
 from tests.conftest import Roost
 
 WIDE = {"ROOST_VIEW_MIN_COLS": "40"}

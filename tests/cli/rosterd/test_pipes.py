@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.cli.pipes import fails_quietly, first_line_then_gone, into_closed_pipe, tries
-from tests.cli_rosterd.helpers import badged, session_of
+from tests.cli.rosterd.helpers import badged, session_of
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon
 
 ROSTERD = str(BIN / "rosterd")
 PROMPT = 5.0  # seconds a stream may take to notice its reader went, on a loaded machine
-SCREEN = Path(__file__).parents[1] / "fixtures" / "screens" / "claude" / "done-after-reply-80x24.txt"
+SCREEN = Path(__file__).parents[2] / "fixtures" / "screens" / "claude" / "done-after-reply-80x24.txt"
 KEY = "{key}"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.inpane import ROOST, Shell, counting_tmux
+from tests.cli.roost.inpane import ROOST, Shell, counting_tmux
 
 IDENTITY = ("@roost-session-id", "@roost-cwd", "@roost-harness", "@roost-transcript-path")
 GOOD = ["--session", "s-1", "--cwd", "/srv/api", "--harness", "mytool"]

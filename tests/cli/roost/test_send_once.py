@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_send import PASTE_END, PASTE_START, shell
+from tests.cli.roost.test_send import PASTE_END, PASTE_START, shell
 from tests.conftest import Roost
 
 READY = "2"  # seconds send looks for the text on screen; short, so the matrix stays quick

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from roost.cli.rosterd import VERBS
-from tests.cli_rosterd.sandbox import Machine, machine
+from tests.cli.rosterd.sandbox import Machine, machine
 
 __all__ = ["machine"]
 

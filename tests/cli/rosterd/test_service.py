@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from roost.service import systemd
-from tests.cli_rosterd.sandbox import Machine, machine
+from tests.cli.rosterd.sandbox import Machine, machine
 from tests.conftest import BIN
 from tests.contracts.tables import names, table
 

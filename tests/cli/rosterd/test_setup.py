@@ -10,7 +10,7 @@ from pathlib import Path
 
 from roost.cli.installation import COMMANDS
 from roost.daemon import config
-from tests.cli_rosterd.sandbox import BARE_PATH, Machine, machine, make
+from tests.cli.rosterd.sandbox import BARE_PATH, Machine, machine, make
 from tests.conftest import BIN
 
 __all__ = ["machine"]

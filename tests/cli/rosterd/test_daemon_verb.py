@@ -7,7 +7,7 @@ import signal
 import subprocess
 import time
 
-from tests.cli_rosterd.helpers import GENEROUS, fails, rosterd
+from tests.cli.rosterd.helpers import GENEROUS, fails, rosterd
 from tests.conftest import BIN
 from tests.daemon.fixture import Daemon
 

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from tests.cli_rosterd.helpers import badged, fails, rosterd, session_of
+from tests.cli.rosterd.helpers import badged, fails, rosterd, session_of
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon
 

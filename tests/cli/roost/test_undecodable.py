@@ -15,7 +15,7 @@ import pytest
 
 from roost.cli.roost import VERBS
 from roost.state.events import Log
-from tests.cli.test_windows import inside
+from tests.cli.roost.test_windows import inside
 from tests.conftest import BIN, Roost
 
 BAD = "bad\udcffbyte"

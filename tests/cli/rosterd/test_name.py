@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import signal
 
-from tests.cli_rosterd.helpers import GENEROUS, badged, body, fails, ok, session_of
+from tests.cli.rosterd.helpers import GENEROUS, badged, body, fails, ok, session_of
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon
 

@@ -13,7 +13,7 @@ import pytest
 
 from roost.agents import manifest
 from roost.integrate import names
-from tests.cli_rosterd.helpers import ok, rosterd
+from tests.cli.rosterd.helpers import ok, rosterd
 from tests.conftest import BIN, Roost
 from tests.contracts import tables
 from tests.daemon.fixture import Daemon

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.actions import names
-from roost.api import schemas, services
+from roost.api import context, schemas
 from roost.api.body import read, read_object
 from roost.api.errors import BadRequest, Conflict, NotFound
 from roost.api.operations import KEY, operation
@@ -53,7 +53,7 @@ def _answer(roster_head: int, outcome: Outcome, status: int = 200, **extra: Any)
 )
 async def claim(request: Request) -> JSONResponse:
     """A hook's claim (``source`` defaults to ``hook``), validated as the roster reads claims."""
-    daemon = services.of(request)
+    daemon = context.of(request)
     roster = daemon.live.roster
     payload = await read_object(request)
     source = payload.get("source")
@@ -90,7 +90,7 @@ async def claim(request: Request) -> JSONResponse:
 async def register(request: Request) -> JSONResponse:
     """A launcher registers a process it started: the session gets source ``launcher``, whose
     identity fields (name, harness, cwd…) outrank every detector's."""
-    daemon = services.of(request)
+    daemon = context.of(request)
     roster = daemon.live.roster
     body = await read(request, schemas.Register)
     pid = body.pid
@@ -136,7 +136,7 @@ async def name(request: Request) -> JSONResponse:
     """``{"name": LABEL}`` names a session for every client, and a daemon restart keeps it;
     ``{"name": null}`` clears the name given here, letting whatever a detector said show again
     (:mod:`roost.actions.names`)."""
-    daemon = services.of(request)
+    daemon = context.of(request)
     roster = daemon.live.roster
     found = daemon.door.find(request.path_params["key"], pane_ids=False)
     label = (await read(request, schemas.Name)).name

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.cli.inpane import counting_tmux
+from tests.cli.roost.inpane import counting_tmux
 
 PANE_KEYS = [
     "id",

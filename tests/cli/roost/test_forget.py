@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.inpane import Shell
+from tests.cli.roost.inpane import Shell
 
 
 def records(roost) -> Path:

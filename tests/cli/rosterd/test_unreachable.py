@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import signal
 
-from tests.cli_rosterd.helpers import rosterd
+from tests.cli.rosterd.helpers import rosterd
 from tests.daemon.fixture import Daemon
 
 NEEDS_THE_DAEMON = [

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from roost.agents.mcpconfig import StdioServer
     from roost.ledger.journal import Journal
     from roost.ledger.usage import Usage
-    from roost.notify.service import Notifier
+    from roost.notify.notifier import Notifier
     from roost.notify.webhooks import Webhooks
 
 KEEPALIVE = 15.0
@@ -25,7 +25,7 @@ KEEPALIVE = 15.0
 
 
 @dataclass(frozen=True)
-class Services:
+class Context:
     """The door every route acts through (the live roster, the clock, and what acts on
     sessions: :mod:`roost.actions.door`), the loopback token, and what ``/status`` reports
     about the daemon (``facts``: its listeners, how long the rebuild took)."""
@@ -39,7 +39,7 @@ class Services:
     logins: Logins = field(default_factory=Logins)
     """The web face's login tokens and session cookies (see :mod:`roost.api.logins`)."""
     push: Notifier | None = None
-    """Web Push notifications (see :mod:`roost.notify.service`); None where they are not run."""
+    """Web Push notifications (see :mod:`roost.notify.notifier`); None where they are not run."""
     webhooks: Webhooks | None = None
     """Webhook deliveries (see :mod:`roost.notify.webhooks`); None where they are not run."""
     journal: Journal | None = None
@@ -60,6 +60,6 @@ class Services:
         return self.door.clock
 
 
-def of(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
+def of(request: Request) -> Context:
+    context: Context = request.app.state.context
+    return context

@@ -16,7 +16,7 @@ import subprocess
 import time
 
 from tests.api.sse import Events
-from tests.cli_rosterd.helpers import GENEROUS, Follower, badged, body, masked, ok, session_of, state
+from tests.cli.rosterd.helpers import GENEROUS, Follower, badged, body, masked, ok, session_of, state
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon
 

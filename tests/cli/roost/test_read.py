@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.inpane import ROOST, Shell
+from tests.cli.roost.inpane import ROOST, Shell
 from tests.conftest import BIN, Roost
 
 FALLBACK = "roost read: no recorded reply for '{}' — showing the pane's screen instead.\n"

@@ -8,7 +8,7 @@ import shlex
 import time
 from pathlib import Path
 
-from tests.cli_rosterd.sandbox import Machine, machine
+from tests.cli.rosterd.sandbox import Machine, machine
 from tests.conftest import Roost
 
 __all__ = ["machine"]

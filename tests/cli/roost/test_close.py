@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_windows import fmt, panes
+from tests.cli.roost.test_windows import fmt, panes
 from tests.conftest import FAKE_AGENT, Roost
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_send import PASTE_END, PASTE_START, agent, prime, prompts, wait_state
+from tests.cli.roost.test_send import PASTE_END, PASTE_START, agent, prime, prompts, wait_state
 from tests.conftest import BIN, Roost
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from roost.cli.roost.send import seconds
-from tests.cli.inpane import Shell
+from tests.cli.roost.inpane import Shell
 from tests.conftest import Roost
 
 PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"

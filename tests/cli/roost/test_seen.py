@@ -11,7 +11,7 @@ import pty
 import subprocess
 import time
 
-from tests.cli.inpane import Shell
+from tests.cli.roost.inpane import Shell
 from tests.conftest import Roost
 
 

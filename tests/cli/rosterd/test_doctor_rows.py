@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tests.cli_rosterd.sandbox import Machine, machine
+from tests.cli.rosterd.sandbox import Machine, machine
 
 __all__ = ["machine"]
 

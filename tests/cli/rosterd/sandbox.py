@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import BIN, _foreign
 
-FAKE_MANAGER = Path(__file__).resolve().parents[1] / "fakes" / "servicemanager.py"
+FAKE_MANAGER = Path(__file__).resolve().parents[2] / "fakes" / "servicemanager.py"
 BARE_PATH = "/usr/bin:/bin"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.inpane import ROOST, Shell
+from tests.cli.roost.inpane import ROOST, Shell
 
 FIELDS = [
     "schema",
