@@ -11,7 +11,7 @@ as ``GET /sessions/{key}`` would.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from roost.actions.door import NO_RUNNER, Door, Found
 from roost.errors import TargetGone
@@ -32,6 +32,17 @@ class Options:
     effort: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     parent: str | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """How the session runs, as the runner's keywords: a start and a spawn both pass these
+        (a spawn's parent is the session it is asked of, not ``parent``)."""
+        return {
+            "name": self.name,
+            "policy": self.policy,
+            "model": self.model,
+            "effort": self.effort,
+            "env": dict(self.env),
+        }
 
 
 @dataclass(frozen=True)
@@ -56,32 +67,14 @@ def harnesses(door: Door) -> set[str]:
 
 async def start(door: Door, harness: str, cwd: str, options: Options) -> Record:
     """A new headless session of ``harness`` in ``cwd``."""
-    return await _runner(door).start(
-        harness,
-        cwd,
-        name=options.name,
-        policy=options.policy,
-        model=options.model,
-        effort=options.effort,
-        env=dict(options.env),
-        parent=options.parent,
-    )
+    return await _runner(door).start(harness, cwd, parent=options.parent, **options.settings())
 
 
 async def spawn(door: Door, parent: str | Found, harness: str, cwd: str, options: Options) -> Record:
     """A child of the headless session ``parent`` names, under its policy unless ``options``
     names one."""
     runner, key = door.headless(parent)
-    return await runner.spawn(
-        key,
-        harness,
-        cwd,
-        name=options.name,
-        policy=options.policy,
-        model=options.model,
-        effort=options.effort,
-        env=dict(options.env),
-    )
+    return await runner.spawn(key, harness, cwd, **options.settings())
 
 
 async def prompt(
