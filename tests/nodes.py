@@ -88,6 +88,7 @@ class Network:
 
     def __init__(self, subnet: int = 77) -> None:
         self.tag = secrets.token_hex(3)
+        _TAGS.add(self.tag)
         self.bridge = f"{PREFIX}b{self.tag}"
         self.subnet = subnet
         self.nodes: list[Node] = []
@@ -120,13 +121,21 @@ class Network:
         assert not [name for name in left if self.tag in name], f"left behind: {left}"
 
 
+_TAGS: set[str] = set()
+"""The tag of every network this test process made. Namespace names are the machine's, not the
+test's network namespace's, so another run's (a second checkout's suite, at the same time) are
+seen too: only this process's own are its to judge and delete."""
+
+
 def made() -> list[str]:
-    """Every namespace and link on this machine that a test made (by :data:`PREFIX`)."""
+    """Every namespace and link on this machine that a network of this process made."""
     spaces = ip("netns", "list", check=False).stdout.split()
     links = [
         line.split(":")[1].strip().split("@")[0] for line in ip("-o", "link", check=False).stdout.splitlines()
     ]
-    return sorted(name for name in [*spaces, *links] if name.startswith(PREFIX))
+    return sorted(
+        name for name in [*spaces, *links] if name.startswith(PREFIX) and any(tag in name for tag in _TAGS)
+    )
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from roost.roster.attention import DRAWING
 from roost.state.panestate import DECLINED
 from tests.api.sse import Events
 from tests.conftest import BIN, Roost
@@ -41,7 +42,19 @@ def tui(roost: Roost, daemon: Daemon) -> Iterator[str]:
     daemon.start()
     pane = roost.start(shlex.join([sys.executable, str(TUI), "idle"]), session="tui")
     roost.wait_screen(pane, "? for shortcuts")
+    read_by_daemon(roost, daemon, pane)
     yield pane
+
+
+def read_by_daemon(roost: Roost, daemon: Daemon, pane: str) -> None:
+    """Wait until the daemon has read the pane's screen (a session for it, at rest), drawing it
+    again while not: its first frame can go by before the daemon attaches to a new tmux server.
+    Then the hooks' claims join that session, as they do when an agent starts in a watched pane."""
+    deadline = time.monotonic() + GENEROUS
+    while (found := record(daemon, pane)) is None or found["activity"] != "idle":
+        assert time.monotonic() < deadline, f"the daemon never read {pane}"
+        tell(roost, pane, "show idle")
+        time.sleep(0.3)
 
 
 def tell(roost: Roost, pane: str, line: str) -> float:
@@ -195,6 +208,25 @@ def test_a_dialog_declined_while_the_daemon_was_down_ends_when_it_looks(
     roost.wait_for(lambda: roost.option(tui, "@roost-state") == "", BOUND, "the badge to clear")
     key = record(daemon, tui)["session_key"]  # type: ignore[index]
     [overruled] = daemon.get(f"/sessions/{key}/explain")["overruled"]
+    said = ("drew the agent at rest", "before the daemon was watching")
+    assert any(why in overruled["evidence"] for why in said), overruled
+
+
+def test_a_dialog_approved_while_the_daemon_was_down_ends_when_it_looks(
+    roost: Roost, daemon: Daemon, tui: str
+) -> None:
+    """The approved command still runs when the daemon comes back: nothing on screen says the
+    dialog left, but a word older than the daemon's watch (by more than a dialog takes to draw)
+    whose screen shows no dialog was answered."""
+    open_dialog(roost, daemon, tui)
+    daemon.stop()
+    tell(roost, tui, "show working-approved-command")
+    time.sleep(DRAWING + 0.2)
+    daemon.start()
+    until(daemon, tui, "active")
+    roost.wait_for(lambda: roost.option(tui, "@roost-state") == "working", BOUND, "the badge to read working")
+    key = record(daemon, tui)["session_key"]  # type: ignore[index]
+    [overruled] = daemon.get(f"/sessions/{key}/explain")["overruled"]
     assert "before the daemon was watching" in overruled["evidence"]
 
 
@@ -203,6 +235,64 @@ def test_a_screen_roost_cannot_read_keeps_the_hooks_word(roost: Roost, daemon: D
     open_dialog(roost, daemon, tui)
     tell(roost, tui, "say nothing any rule of Claude's reads")
     stays_blocked(roost, daemon, tui)
+
+
+def test_a_late_reminder_of_an_approved_dialog_ends_while_the_command_runs(
+    roost: Roost, daemon: Daemon, tui: str
+) -> None:
+    """Claude Code sends its permission Notification on a timer, even after the person approved
+    on screen (measured: 12 s later, while the approved command ran): the badge must not go
+    back to blocked over a working agent."""
+    open_dialog(roost, daemon, tui)
+    tell(roost, tui, "show working-approved-command")
+    until(daemon, tui, "active", timeout=BOUND + 0.5)
+    tell(roost, tui, "hook Notification permission_prompt")
+    tell(roost, tui, "show working-approved-command")  # the spinner goes on drawing
+    after = until(daemon, tui, "active", timeout=BOUND + 0.5)
+    roost.wait_for(lambda: roost.option(tui, "@roost-state") == "working", BOUND, "the badge to read working")
+    overruled = daemon.get(f"/sessions/{after['session_key']}/explain")["overruled"]
+    [late] = [o for o in overruled if o["ended"]["event"] == "Notification:permission_prompt"]
+    assert "reminds of a dialog already drawn" in late["evidence"], late
+
+
+def test_a_late_reminder_over_a_still_screen_is_looked_at(roost: Roost, daemon: Daemon, tui: str) -> None:
+    """Declined, then the reminder: the screen sits still at the prompt and writes nothing, so
+    nothing but the word itself can make the daemon look again."""
+    open_dialog(roost, daemon, tui)
+    tell(roost, tui, "show declined")
+    key = until(daemon, tui, "idle")["session_key"]
+    tell(roost, tui, "hook Notification permission_prompt")
+
+    def reminder_ended() -> bool:
+        overruled = daemon.get(f"/sessions/{key}/explain")["overruled"]
+        return any(o["ended"]["event"] == "Notification:permission_prompt" for o in overruled)
+
+    try:
+        daemon.wait_for(reminder_ended, BOUND + 1, "the reminder ended")
+    except AssertionError:
+        raise AssertionError(daemon.get(f"/sessions/{key}/explain")) from None
+    until(daemon, tui, "idle", timeout=BOUND)
+    roost.wait_for(lambda: roost.option(tui, "@roost-state") == "", BOUND, "the badge to clear")
+
+
+def test_a_dialog_answered_before_the_reader_looked_ends_blocked(
+    roost: Roost, daemon: Daemon, tui: str
+) -> None:
+    """The dialog is drawn and declined in one breath, so no reading ever shows it: the agent
+    drawn at rest after the hook's word is the evidence."""
+    tell(roost, tui, "hook UserPromptSubmit")
+    tell(roost, tui, "show working")
+    until(daemon, tui, "active")
+    tell(roost, tui, "hook PermissionRequest Bash touch x")
+    until(daemon, tui, "needs_attention")
+    tell(roost, tui, "show declined")
+    key = record(daemon, tui)["session_key"]  # type: ignore[index]
+    try:
+        until(daemon, tui, "idle", timeout=BOUND + 0.5)
+    except AssertionError:
+        raise AssertionError(daemon.get(f"/sessions/{key}/explain")) from None
+    [ended] = daemon.get(f"/sessions/{key}/explain")["overruled"]
+    assert "drew the agent at rest" in ended["evidence"], ended
 
 
 def test_a_push_pending_for_the_dialog_is_cancelled_and_no_done_follows(
@@ -238,6 +328,7 @@ def blind(roost: Roost, daemon: Daemon) -> Iterator[str]:
     daemon.start()
     pane = roost.start(shlex.join([sys.executable, str(TUI), "idle"]), session="tui")
     roost.wait_screen(pane, "? for shortcuts")
+    read_by_daemon(roost, daemon, pane)
     tell(roost, pane, "hook UserPromptSubmit")
     roost.wait_for(lambda: roost.option(pane, "@roost-state") == "working", GENEROUS, "the working badge")
     until(daemon, pane, "active")

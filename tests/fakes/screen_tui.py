@@ -4,7 +4,8 @@ It reads one command a line from its terminal, with echo off, so nothing typed s
 ``show NAME`` clears the screen and prints Claude Code's recorded screen NAME (``fixture``);
 ``say TEXT`` clears it and prints TEXT;
 ``hook EVENT [TOOL COMMAND…]`` runs ``rosterd-hook`` with a Claude-shaped ``EVENT`` payload
-(``PermissionRequest`` with a Bash command, ``UserPromptSubmit``, ``Stop``), as Claude runs
+(``PermissionRequest`` with a Bash command, ``Notification`` of a type, ``UserPromptSubmit``,
+``Stop``), as Claude runs
 its hooks: as a child of the agent process, so the hook's claim and the screen's are about
 the same session. This is what the daemon's dialog rule needs to be tried on: real recorded
 dialogs, opened and closed at chosen moments, under a hook that says blocked.
@@ -59,6 +60,9 @@ def hook(event: str, words: list[str]) -> None:
         payload["tool_input"] = {"command": " ".join(words[1:]) or "touch x"}
     elif event == "Stop":
         payload["last_assistant_message"] = "fake reply"
+    elif event == "Notification":
+        payload["notification_type"] = words[0] if words else "permission_prompt"
+        payload["message"] = "Claude needs your permission to use Bash"
     subprocess.run(["rosterd-hook"], input=json.dumps(payload).encode(), check=False)
 
 

@@ -66,6 +66,7 @@ class Hook(_Value):
         "matcher_events",
         "notifications",
         "own_dir",
+        "reminders",
         "reports_dialogs",
         "reports_failures",
         "shared_process",
@@ -93,6 +94,10 @@ class Hook(_Value):
     """The integration tells roost when the model API fails a turn. Where it cannot (Codex fires
     no hook then), the daemon's screen reader ends the turn as failed from the screen's error."""
     shared_process: tuple[str, ...]
+    reminders: tuple[str, ...]
+    """Events (``Event`` or ``Event:notification``, as a hook's claim names them) the agent
+    sends only after its dialog has been on screen a while: the screen reader ends one whose
+    dialog is no longer drawn, however late it arrives (:mod:`roost.roster.attention`)."""
     events: dict[str, str]
     notifications: dict[str, str]
     fields: dict[str, str]
@@ -117,6 +122,7 @@ class Hook(_Value):
             reports_dialogs=table.get("reports_dialogs", True),
             reports_failures=table.get("reports_failures", True),
             shared_process=tuple(table.get("shared_process", ())),
+            reminders=tuple(table.get("reminders", ())),
             events=dict(table.get("events", {})),
             notifications=dict(table.get("notifications", {})),
             fields=dict(table.get("fields", {})),

@@ -95,6 +95,7 @@ HOOK: dict[str, Check] = {
     "reports_dialogs": _flag,
     "reports_failures": _flag,
     "shared_process": _texts,
+    "reminders": _texts,
 }
 HOOK_MAPS: dict[str, Check] = {
     "events": _action,

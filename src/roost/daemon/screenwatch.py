@@ -43,6 +43,7 @@ from roost.detect.scanclaims import INTERACTIVE, ended
 from roost.roster import Claim, ProcessId, records
 from roost.roster.attention import DIALOG_CLOSED, Dialogs
 from roost.roster.live import Live
+from roost.roster.precedence import SCREEN
 from roost.roster.times import Clock
 from roost.state import panestate, words
 from roost.tmux.pacing import Rerun
@@ -76,6 +77,8 @@ _FIELDS = (
 )
 INFO = SEP.join(_FIELDS)
 _READ = ("output", "pane-added", "pane-moved")
+FOLLOW_TIMEOUT = 60.0
+"""Seconds the roster follower sleeps on a quiet stream before looking again."""
 
 
 @dataclass(frozen=True)
@@ -135,19 +138,23 @@ class Screens:
         self._dialogs = Dialogs()
         self._gone = asyncio.Event()
         self._revive: asyncio.Task[None] | None = None
+        self._asked: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Screens:
         await self._watcher.start()
         if not self._watcher.server_running:
             self._gone.set()
         self._revive = asyncio.create_task(self._keep_watching())
+        self._asked = asyncio.create_task(self._look_when_asked())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._revive is not None:
-            self._revive.cancel()
+        for task in (self._revive, self._asked):
+            if task is None:
+                continue
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._revive
+                await task
         for job in self._jobs.values():
             job.cancel()
         self._jobs.clear()
@@ -161,6 +168,7 @@ class Screens:
             job = self._jobs.get(pane)
             if job is None:
                 job = self._jobs[pane] = Rerun(lambda: self._read(pane))
+                self._dialogs.watch(pane, self._clock())
             job.trigger()
         elif change.kind == "pane-closed" and pane is not None:
             self._forget(pane)
@@ -169,6 +177,28 @@ class Screens:
             for gone in list(self._jobs):
                 self._forget(gone)
             self._gone.set()
+
+    async def _look_when_asked(self) -> None:
+        """Read a pane again when a hook says its agent waits on a person.
+
+        The dialog rule is judged on readings, and a reading follows output; a word can come
+        with none (a reminder of a dialog answered while the screen sat still at the prompt),
+        so the word itself asks for one look, as output would.
+        """
+        with self.live.subscribe(replay=False, own=True) as stream:
+            while (batch := await stream.next(FOLLOW_TIMEOUT)) is not None:
+                for change in batch:
+                    record = change.record
+                    where = (record.tmux or {}) if record is not None else {}
+                    if (
+                        record is None
+                        or record.activity != records.NEEDS_ATTENTION
+                        or where.get("socket") != self.server.socket
+                        or where.get("pane") not in self._jobs
+                        or self.live.roster.holder(record.session_key) == SCREEN
+                    ):
+                        continue
+                    self._jobs[where["pane"]].trigger()
 
     def _forget(self, pane: str) -> None:
         job = self._jobs.pop(pane, None)
@@ -226,7 +256,7 @@ class Screens:
         agent = seen.harness or (record.harness if record is not None else None)
         catalog = load_catalog()
         detection = engine.detect(seen.screen, agent, catalog)
-        self._dialogs.read(pane, detection.state if detection else None, self._clock())
+        self._dialogs.read(pane, detection.state if detection else None, self._clock(), seen.screen.lines)
         if detection is None:
             return
         process = (
@@ -245,7 +275,7 @@ class Screens:
                 was_dialog = shown is not None and shown[1].state == words.BLOCKED
                 await asyncio.to_thread(self._badge_unreported, pane, detection, was_dialog, rules)
         if record is not None and rules is not None:
-            await self._end_blocked(seen, record, detection, rules.sees_dialogs)
+            await self._end_blocked(seen, record, detection, rules)
 
     def _claim(self, seen: Capture, detection: engine.Detection, **address: Any) -> Claim:
         claim = engine.claim(detection, self._clock(), **address)
@@ -253,11 +283,13 @@ class Screens:
         return dataclasses.replace(claim, fields=fields)
 
     async def _end_blocked(
-        self, seen: Capture, record: records.Record, detection: engine.Detection, sees_dialogs: bool
+        self, seen: Capture, record: records.Record, detection: engine.Detection, rules: AgentRules
     ) -> None:
         """End a hook's blocked whose dialog has left the screen, or look again when it may."""
         holder = self.live.roster.holder(record.session_key)
-        verdict = self._dialogs.judge(seen.pane, record, holder, sees_dialogs, self._clock())
+        verdict = self._dialogs.judge(
+            seen.pane, record, holder, rules.sees_dialogs, self._clock(), rules.hook_reminders
+        )
         if verdict is None:
             return
         if verdict.evidence is None:

@@ -97,6 +97,9 @@ class AgentRules:
     """False when the agent's integration cannot report a dialog, so the screen must badge it."""
     hook_reports_failures: bool = True
     """False when the agent's integration cannot report a failed turn, so the screen must."""
+    hook_reminders: frozenset[str] = frozenset()
+    """The hook events (``Event`` or ``Event:notification``) the agent sends only once its
+    dialog has been drawn: such a word is about a dialog already on screen (or gone)."""
 
     @property
     def sees_dialogs(self) -> bool:
@@ -193,7 +196,15 @@ def _compiled(agent: Manifest) -> AgentRules:
     )
     files = tuple(Path(path) for path in agent.detect.files)
     hook = agent.hook
-    return AgentRules(agent.name, tuple(rules), identify, files, hook.reports_dialogs, hook.reports_failures)
+    return AgentRules(
+        agent.name,
+        tuple(rules),
+        identify,
+        files,
+        hook.reports_dialogs,
+        hook.reports_failures,
+        frozenset(hook.reminders),
+    )
 
 
 _cache: dict[str, tuple[Manifest, AgentRules | ManifestError]] = {}

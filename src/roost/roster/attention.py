@@ -14,8 +14,17 @@ decides, per pane, when the screen's evidence that the dialog is gone is good:
   ``SETTLE`` seconds in a row, so a redraw, a resize or a dialog replaced by the next one
   is never taken for an answer;
 - and that run began when a dialog the daemon saw left the screen after the hook's word
-  (a dialog that has not been drawn yet is not gone), or the hook's word is older than the
-  daemon's first look at the pane (the daemon was not watching when it opened).
+  (a dialog that has not been drawn yet is not gone), or the hook's word is older, by more
+  than ``DRAWING`` seconds, than the moment the daemon learned of the pane (the daemon was not
+  watching when it opened), or the screen
+  drew a new frame of the agent at rest (at its prompt, done or failed) after the word and
+  has kept it ``SETTLE`` seconds: an agent at its prompt asks nothing, whether or not the
+  daemon caught the dialog in between (a person quicker than the reader, a loaded machine),
+  and between a hook's word and its dialog the agent draws only work, never rest;
+- or the word is a *reminder* (the manifest's ``[hook] reminders``: an event the agent sends
+  only once its dialog has been on screen a while, as Claude Code's late ``Notification``):
+  it is about a dialog already drawn, so a screen with no dialog on it says that dialog is
+  answered, however late the reminder arrives.
 
 Then the roster (:meth:`roost.roster.Roster.overrule`) withdraws the higher sources'
 needs_attention (:func:`waiting_above`) and takes the screen's claim, whose event is
@@ -42,12 +51,19 @@ SETTLE = 0.4
 """Seconds the screen must show no dialog before a hook's blocked ends; the same settle the
 screen reader holds an idle reading to after a busy one, so both land on one re-read."""
 
+DRAWING = 2.0
+"""Seconds a word must predate the daemon's watch on a pane before the screen's "no dialog"
+answers it: a word heard just before the daemon looked may be about a dialog not drawn yet
+(an agent runs its hook, then draws). A closer one waits for other evidence."""
+
 
 @dataclass
 class _Pane:
-    first_read: float
+    watched_from: float
     dialog_left: float | None = None
     clear_since: float | None = None
+    rest_since: float | None = None
+    rest_frame: object = None
     shown: bool = False
 
 
@@ -66,9 +82,14 @@ class Dialogs:
         self.settle = settle
         self._panes: dict[str, _Pane] = {}
 
-    def read(self, pane: str, state: str | None, now: float) -> None:
-        """Note one reading of ``pane``: a state word, or None for a screen no rule read."""
-        seen = self._panes.setdefault(pane, _Pane(first_read=now))
+    def read(self, pane: str, state: str | None, now: float, frame: object = None) -> None:
+        """Note one reading of ``pane``: a state word, or None for a screen no rule read, and
+        what identifies the frame read (a new frame at rest is news; the same one re-read is not)."""
+        seen = self._panes.setdefault(pane, _Pane(watched_from=now))
+        if state in words.BUSY or state is None:
+            seen.rest_since = seen.rest_frame = None
+        elif seen.rest_since is None or frame != seen.rest_frame:
+            seen.rest_since, seen.rest_frame = now, frame
         if state == words.BLOCKED:
             seen.shown, seen.dialog_left, seen.clear_since = True, None, None
         elif state is None:
@@ -78,14 +99,27 @@ class Dialogs:
             if seen.shown:
                 seen.shown, seen.dialog_left = False, now
 
+    def watch(self, pane: str, now: float) -> None:
+        """The daemon learned of ``pane`` (it was there when the daemon looked, or was just
+        added): a word older than this may be about a dialog it never had the chance to see.
+        The first reading can come later than this, and a word in between is not that old."""
+        self._panes.setdefault(pane, _Pane(watched_from=now))
+
     def forget(self, pane: str) -> None:
         self._panes.pop(pane, None)
 
     def judge(
-        self, pane: str, record: records.Record, holder: str | None, sees_dialogs: bool, now: float
+        self,
+        pane: str,
+        record: records.Record,
+        holder: str | None,
+        sees_dialogs: bool,
+        now: float,
+        reminders: frozenset[str] = frozenset(),
     ) -> Verdict | None:
         """Whether the blocked ``holder`` (the source whose activity shows) put on ``record``
-        may end now; None when there is nothing to end or no evidence yet."""
+        may end now; None when there is nothing to end or no evidence yet. ``reminders`` are
+        the agent's events that only ever follow a dialog already drawn."""
         seen = self._panes.get(pane)
         if (
             seen is None
@@ -97,13 +131,19 @@ class Dialogs:
         ):
             return None
         asked = record.activity_at if record.activity_at is not None else now
+        since = seen.clear_since
         if seen.dialog_left is not None and seen.dialog_left >= asked:
             why = f"the dialog left the screen {_ago(now - seen.dialog_left)} ago"
-        elif asked < seen.first_read:
+        elif asked < seen.watched_from - DRAWING:
             why = "the dialog opened before the daemon was watching, and the screen shows none"
+        elif record.activity_event in reminders:
+            why = f"{record.activity_event} reminds of a dialog already drawn, and the screen shows none"
+        elif seen.rest_since is not None and seen.rest_since >= asked:
+            since = seen.rest_since
+            why = f"the screen drew the agent at rest {_ago(now - since)} ago, after the word"
         else:
             return None
-        held = now - seen.clear_since
+        held = now - since
         if held < self.settle:
             return Verdict(wait=self.settle - held)
         return Verdict(evidence=f"{why}; no dialog on screen for {_ago(held)}")
