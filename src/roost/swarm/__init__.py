@@ -16,7 +16,8 @@ Boundaries:
 
 ``identity`` is a node's keys and certificate; ``canonical`` the bytes a signature covers;
 ``invites`` the single-use join token; ``sealing`` the swarm key sealed to a joiner;
-``members`` the signed member records, their merge rule and ``swarm.json``; ``signing`` a
-signed request between nodes; ``hello`` the signed greeting. ``docs/swarm.md`` has the wire
+``members`` the signed member records, their merge rule and ``swarm.json``; ``peers`` the peers'
+rosters kept beside this node's; ``signing`` a signed request between nodes; ``hello`` the
+signed greeting. ``docs/swarm.md`` has the wire
 formats. Nothing is imported here, and neither the hook nor ``roost`` imports this package.
 """

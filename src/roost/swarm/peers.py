@@ -1,0 +1,165 @@
+"""Every peer's roster as this node last heard it, kept beside its own and never merged into it.
+
+A peer streams its own roster: a whole frame (its ``GET /snapshot`` document) when the link
+opens, then one record per change, as its ``/changes`` stream carries them. :class:`Peers`
+keeps the last of each, checked at the door: the frame must be the sending node's (the
+transport says who sent it, the document does not get to), and every record is checked by
+:func:`roost.roster.recordschema.from_peer` against the same types as a local claim. A record
+that fails is dropped and counted; the rest of the frame stands, so one bad record never
+poisons the union, and a frame that is not a frame at all changes nothing.
+
+A peer is ``reachable`` while its link is up and ``unreachable`` once the transport says it
+went away; its records stay, served from the last frame with their age (``peer_age_ms``, from
+the last word heard from it), until it is back (its fresh frame replaces the stale one), it is
+revoked (gone at once), or nothing has been heard from it for :data:`KEEP` seconds. Pure, with
+the clock as an argument, like the rest of this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from roost.errors import PeerRefused
+from roost.roster import records
+from roost.roster.recordschema import from_peer
+from roost.swarm import fields
+from roost.swarm.members import MAX_NAME
+from roost.validation import Invalid
+
+LOCAL, REACHABLE, UNREACHABLE = "local", "reachable", "unreachable"
+PEER_STATES = (LOCAL, REACHABLE, UNREACHABLE)
+KEEP = 24 * 3600.0
+"""Seconds an unheard peer's last frame is still served."""
+MAX_RECORDS = 10_000
+"""Records one peer's frame may hold: more is not a roster but a flood."""
+
+
+@dataclass
+class Peer:
+    """One peer as last heard: its name, its records by key, and how its link stands."""
+
+    node_id: str
+    node: str
+    heard_at: float
+    reachable: bool = True
+    records: dict[str, records.Record] = field(default_factory=dict)
+    dropped: int = 0
+    """Records refused from this peer since it was first heard (a buggy or hostile sender)."""
+
+    def state(self) -> str:
+        return REACHABLE if self.reachable else UNREACHABLE
+
+    def age_ms(self, now: float) -> int:
+        return max(0, round((now - self.heard_at) * 1000))
+
+
+def _checked(doc: object, node_id: str) -> records.Record | None:
+    try:
+        return from_peer(doc, node_id)
+    except Invalid:
+        return None
+
+
+class Peers:
+    """The last frame of every peer, by node id; this node's own id is never a peer."""
+
+    def __init__(self, own_id: str) -> None:
+        self.own_id = own_id
+        self._peers: dict[str, Peer] = {}
+
+    def frame(self, node_id: str, document: object, now: float) -> Peer:
+        """A whole roster from ``node_id`` replaces what was kept of it. PeerRefused (code
+        ``malformed``) when it is not a snapshot document of that node; nothing changes then."""
+        if node_id == self.own_id:
+            raise PeerRefused("a node's own roster is not a peer's", code="malformed")
+        if not isinstance(document, Mapping) or document.get("schema") != records.SCHEMA:
+            raise PeerRefused(f"not a {records.SCHEMA} document", code="malformed")
+        if document.get("node_id") != node_id:
+            raise PeerRefused("the frame speaks for another node", code="malformed")
+        listed = document.get("records")
+        name = fields.text(document.get("node"), MAX_NAME)
+        if not isinstance(listed, list) or len(listed) > MAX_RECORDS or name is None:
+            wanted = f"a frame holds the node's name, one line, and at most {MAX_RECORDS} records"
+            raise PeerRefused(wanted, code="malformed")
+        earlier = self._peers.get(node_id)
+        peer = Peer(node_id, name, now, dropped=earlier.dropped if earlier else 0)
+        for doc in listed:
+            record = _checked(doc, node_id)
+            if record is None:
+                peer.dropped += 1
+            else:
+                peer.records[record.session_key] = record
+        self._peers[node_id] = peer
+        return peer
+
+    def change(self, node_id: str, document: object, now: float) -> records.Record | None:
+        """One record of ``node_id`` as it changed; the record kept, or None when it was
+        dropped (a bad record, or a peer with no frame yet: a change needs a frame before it)."""
+        peer = self._peers.get(node_id)
+        if peer is None:
+            return None
+        record = _checked(document, node_id)
+        if record is None or (record.session_key not in peer.records and len(peer.records) >= MAX_RECORDS):
+            peer.dropped += 1
+            return None
+        kept = peer.records.get(record.session_key)
+        if kept is not None and kept.status_epoch == record.status_epoch and kept.revision > record.revision:
+            return kept  # an older revision arriving late never replaces a newer one
+        peer.records[record.session_key] = record
+        peer.heard_at, peer.reachable = now, True
+        return record
+
+    def heard(self, node_id: str, now: float) -> None:
+        """A keep-alive (or any word) from ``node_id``: its link is up."""
+        peer = self._peers.get(node_id)
+        if peer is not None:
+            peer.heard_at, peer.reachable = now, True
+
+    def lost(self, node_id: str) -> None:
+        """The link to ``node_id`` went away: its last frame is served, marked, until it is back."""
+        peer = self._peers.get(node_id)
+        if peer is not None:
+            peer.reachable = False
+
+    def forget(self, node_id: str) -> bool:
+        """Drop ``node_id`` at once (it was revoked, or left); whether anything was kept of it."""
+        return self._peers.pop(node_id, None) is not None
+
+    def expire(self, now: float) -> list[str]:
+        """Drop every peer unheard for :data:`KEEP` seconds; the node ids dropped."""
+        old = [ident for ident, peer in self._peers.items() if now - peer.heard_at >= KEEP]
+        for ident in old:
+            del self._peers[ident]
+        return old
+
+    def get(self, node_id: str) -> Peer | None:
+        return self._peers.get(node_id)
+
+    def all(self) -> list[Peer]:
+        return sorted(self._peers.values(), key=lambda peer: (peer.node, peer.node_id))
+
+    def union(self, local: Iterable[records.Record], now: float) -> list[dict[str, Any]]:
+        """Every record on the wire, this node's first, each with ``peer_state`` and
+        ``peer_age_ms`` (0 for this node's own)."""
+        out = [{**records.to_json(record), "peer_state": LOCAL, "peer_age_ms": 0} for record in local]
+        for peer in self.all():
+            state, age = peer.state(), peer.age_ms(now)
+            for record in peer.records.values():
+                out.append({**records.to_json(record), "peer_state": state, "peer_age_ms": age})
+        return out
+
+    def find(self, name: str) -> list[records.Record]:
+        """Peers' live records that ``name`` names: an exact session key, or a display name."""
+        found = []
+        for peer in self.all():
+            exact = peer.records.get(name)
+            if exact is not None:
+                return [exact]
+            found += [
+                record
+                for record in peer.records.values()
+                if record.name == name and record.liveness != records.ENDED
+            ]
+        return found

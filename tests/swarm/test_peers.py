@@ -1,0 +1,158 @@
+"""Peers' rosters kept beside this node's: checked at the door, served stale with their age."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from roost.errors import PeerRefused
+from roost.roster import records
+from roost.swarm.peers import KEEP, MAX_RECORDS, Peers
+
+OWN, PEER = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
+NOW = 1_796_000_000.0
+
+
+def record(node_id: str = PEER, pid: int = 10, **fields: Any) -> dict[str, Any]:
+    made = records.Record("laptop", node_id, f"{node_id}:{pid}:5", pid, 5, NOW - 60, activity="active")
+    return {**records.to_json(made.replace(**fields)), "field_from_a_newer_node": {"kept": "out"}}
+
+
+def frame(*listed: dict[str, Any], node_id: str = PEER, node: str = "laptop") -> dict[str, Any]:
+    return {
+        "schema": records.SCHEMA,
+        "node": node,
+        "node_id": node_id,
+        "status_epoch": 1,
+        "seq": 3,
+        "records": list(listed),
+    }
+
+
+def own() -> records.Record:
+    return records.Record("desk", OWN, f"{OWN}:1:1", 1, 1, NOW - 5)
+
+
+def test_the_union_serves_this_nodes_records_first_then_each_peers_with_its_state_and_age() -> None:
+    peers = Peers(OWN)
+    peers.frame(PEER, frame(record(pid=10), record(pid=11, name="builder")), NOW)
+    union = peers.union([own()], NOW + 2.5)
+    assert [(r["session_key"], r["peer_state"], r["peer_age_ms"]) for r in union] == [
+        (f"{OWN}:1:1", "local", 0),
+        (f"{PEER}:10:5", "reachable", 2500),
+        (f"{PEER}:11:5", "reachable", 2500),
+    ]
+    assert "field_from_a_newer_node" not in union[1]
+    assert union[2]["name"] == "builder" and union[2]["node"] == "laptop"
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ({"name": "evil\x1b]52;c;aGk=\x07"}, "a control sequence in a name"),
+        ({"activity": "dancing"}, "a word outside the vocabulary"),
+        ({"pid": True}, "a bool for a pid"),
+        ({"session_key": "cccccccccccccccc:10:5"}, "a session of another node"),
+        ({"node_id": "cccccccccccccccc", "session_key": "cccccccccccccccc:10:5"}, "a record of another node"),
+        ({"started_at": "yesterday"}, "a time that is not one"),
+        ({"pending": {"x": float("nan")}}, "a value JSON cannot write"),
+        ({"liveness": "immortal"}, "an unknown liveness"),
+    ],
+)
+def test_a_bad_record_is_dropped_and_counted_and_the_rest_of_the_frame_stands(
+    bad: dict[str, Any], why: str
+) -> None:
+    peers = Peers(OWN)
+    good = record(pid=10)
+    peer = peers.frame(PEER, frame(good, {**record(pid=11), **bad}), NOW)
+    assert list(peer.records) == [good["session_key"]], why
+    assert peer.dropped == 1
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ("not a frame", "not a rosterd.snapshot.v1 document"),
+        ({**frame(), "schema": "rosterd.snapshot.v0"}, "not a rosterd.snapshot.v1 document"),
+        (frame(node_id="cccccccccccccccc"), "the frame speaks for another node"),
+        ({**frame(), "records": {"a": 1}}, "at most 10000 records"),
+        (frame(node="two\nlines"), "the node's name, one line"),
+        (frame(*[record(pid=n) for n in range(1, MAX_RECORDS + 2)]), "at most 10000 records"),
+    ],
+)
+def test_a_frame_that_is_not_the_senders_roster_is_refused_and_changes_nothing(
+    document: object, message: str
+) -> None:
+    peers = Peers(OWN)
+    peers.frame(PEER, frame(record(pid=10)), NOW)
+    with pytest.raises(PeerRefused, match=message) as refused:
+        peers.frame(PEER, document, NOW + 1)
+    assert refused.value.code == "malformed"
+    kept = peers.get(PEER)
+    assert kept is not None and list(kept.records) == [f"{PEER}:10:5"] and kept.heard_at == NOW
+
+
+def test_this_nodes_own_id_is_never_a_peer() -> None:
+    with pytest.raises(PeerRefused, match="own roster"):
+        Peers(OWN).frame(OWN, frame(record(node_id=OWN), node_id=OWN), NOW)
+
+
+def test_an_unreachable_peer_is_served_stale_with_its_age_until_its_fresh_frame_replaces_it() -> None:
+    peers = Peers(OWN)
+    peers.frame(PEER, frame(record(pid=10), record(pid=11)), NOW)
+    peers.lost(PEER)
+    stale = peers.union([], NOW + 40)
+    assert {(r["peer_state"], r["peer_age_ms"]) for r in stale} == {("unreachable", 40_000)}
+    peers.frame(PEER, frame(record(pid=11, activity="idle")), NOW + 41)
+    [fresh] = peers.union([], NOW + 41)
+    assert (fresh["session_key"], fresh["activity"], fresh["peer_state"], fresh["peer_age_ms"]) == (
+        f"{PEER}:11:5",
+        "idle",
+        "reachable",
+        0,
+    )
+
+
+def test_a_keep_alive_keeps_the_age_small_and_the_peer_reachable() -> None:
+    peers = Peers(OWN)
+    peers.frame(PEER, frame(record()), NOW)
+    peers.lost(PEER)
+    peers.heard(PEER, NOW + 10)
+    [one] = peers.union([], NOW + 10.2)
+    assert (one["peer_state"], one["peer_age_ms"]) == ("reachable", 200)
+
+
+def test_a_change_updates_one_record_and_a_late_older_revision_never_wins() -> None:
+    peers = Peers(OWN)
+    assert peers.change(PEER, record(), NOW) is None  # no frame yet: nothing to change
+    peers.frame(PEER, frame(record(revision=4)), NOW)
+    newer = peers.change(PEER, record(revision=6, activity="needs_attention"), NOW + 1)
+    assert newer is not None and newer.activity == "needs_attention"
+    late = peers.change(PEER, record(revision=5, activity="idle"), NOW + 2)
+    assert late is not None and late.revision == 6
+    assert peers.change(PEER, record(name="\x07"), NOW + 3) is None
+    peer = peers.get(PEER)
+    assert peer is not None and peer.dropped == 1 and peer.records[f"{PEER}:10:5"].revision == 6
+
+
+def test_a_peer_is_dropped_after_a_day_unheard_or_at_once_when_forgotten() -> None:
+    peers = Peers(OWN)
+    peers.frame(PEER, frame(record()), NOW)
+    other = "cccccccccccccccc"
+    peers.frame(other, frame(record(node_id=other), node_id=other), NOW)
+    assert peers.expire(NOW + KEEP - 1) == []
+    peers.heard(other, NOW + 10)
+    assert peers.expire(NOW + KEEP) == [PEER]
+    assert peers.forget(other) is True
+    assert peers.union([], NOW + KEEP) == [] and peers.forget(PEER) is False
+
+
+def test_a_name_finds_peers_sessions_an_exact_key_finds_one() -> None:
+    peers = Peers(OWN)
+    other = "cccccccccccccccc"
+    peers.frame(PEER, frame(record(pid=10, name="api"), record(pid=11, name="web")), NOW)
+    peers.frame(other, frame(record(node_id=other, pid=12, name="api"), node_id=other, node="server"), NOW)
+    assert {r.node_id for r in peers.find("api")} == {PEER, other}
+    assert [r.session_key for r in peers.find(f"{other}:12:5")] == [f"{other}:12:5"]
+    assert peers.find("nobody") == []
