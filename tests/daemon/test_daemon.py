@@ -109,13 +109,18 @@ def test_a_key_it_would_not_act_on_is_refused_in_one_line_and_nothing_starts(dae
     assert not (daemon.config_dir / "loopback.token").exists()
 
 
-def test_swarm_keys_load_and_the_daemon_says_they_wait_for_the_swarm(daemon: Daemon) -> None:
+def test_with_no_tailscale_and_no_address_named_the_swarm_listener_stays_off_and_says_why(
+    daemon: Daemon,
+) -> None:
     daemon.settings = {"swarm": {"static_peers": ["100.64.0.12:8791"]}, "node": {"listen": "tailscale"}}
     daemon.start()
     assert (
-        f"rosterd: [node] listen, [swarm] static_peers in {daemon.config} take effect with the swarm, "
-        "which this version does not run yet\n"
+        "rosterd: swarm listener off: no `tailscale` on PATH and [node] listen names no address"
     ) in daemon.log.read_text()
+    status = daemon.get("/status")
+    assert status["listen"]["swarm"] is None
+    assert status["swarm"]["off"].startswith("no `tailscale` on PATH")
+    assert daemon.get("/swarm/nodes")["listen_off"] == status["swarm"]["off"]
 
 
 def test_a_bad_config_value_is_refused(daemon: Daemon) -> None:
