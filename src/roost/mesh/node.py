@@ -155,7 +155,8 @@ class Mesh:
     async def _hello(self, request: Request) -> JSONResponse:
         """``POST /swarm/hello``: take a member's hello, answer with this node's."""
         sender = listener.peer(request)
-        self.membership.greeted(_document(await request.body()), sender.node_id)
+        said = self.membership.greeted(_document(await request.body()), sender.node_id)
+        self.rounds.heard(said.node_id, sender.address)
         return JSONResponse(self.membership.hello())
 
     async def _join(self, request: Request) -> JSONResponse:

@@ -102,6 +102,10 @@ class Rounds:
         self.contacts[said.node_id] = Contact(address, self.clock(), contact.tried_at)
         return said.node_id
 
+    def heard(self, node_id: str, address: str) -> None:
+        """A member greeted this node: that is a word from it too."""
+        self.contacts[node_id] = Contact(address, self.clock(), self.clock())
+
     async def round(self, document: dict[str, object] | None = None) -> list[str | None]:
         """Greet every target at once; the node ids that answered (None where none did)."""
         if self.membership.state is None or self.membership.address is None:
