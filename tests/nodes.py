@@ -17,8 +17,10 @@ Needs root (or the user namespace ``scripts/test`` makes when not run as root).
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,6 +30,8 @@ import pytest
 PREFIX = "rst"
 """Every namespace and link a test makes starts with this (interface names are 15 bytes at most)."""
 IP = shutil.which("ip") or "/usr/sbin/ip"
+STOP_GRACE = 3.0
+"""Seconds a node's process may take to end on SIGTERM before it is killed."""
 
 
 def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -72,15 +76,39 @@ class Node:
         return [line.split()[3] for line in done.stdout.splitlines() if line.strip()]
 
     def stop(self) -> None:
+        """SIGTERM to each namespace's first process (``unshare`` itself ignores SIGTERM while
+        it waits for it), so a daemon ends as it would on a machine; its namespace ends with it.
+        A first process with no handler of its own ignores SIGTERM (it is its namespace's init),
+        so after :data:`STOP_GRACE` it is killed."""
+        self.terminate()
+        self.wait()
+
+    def terminate(self) -> None:
         for proc in self.procs:
-            if proc.poll() is None:
-                proc.terminate()
+            self._signal(proc, signal.SIGTERM)
+
+    def wait(self) -> None:
         for proc in self.procs:
             try:
-                proc.wait(10)
+                proc.wait(STOP_GRACE)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                self._signal(proc, signal.SIGKILL)
                 proc.wait(10)
+
+    @staticmethod
+    def _signal(proc: subprocess.Popen[bytes], signum: int) -> None:
+        if proc.poll() is None:
+            for pid in _children(proc.pid) or [proc.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signum)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listed:
+            return [int(child) for child in listed.read().split()]
+    except OSError:
+        return []
 
 
 class Network:
@@ -110,9 +138,12 @@ class Network:
         return node
 
     def close(self) -> None:
+        for node in self.nodes:  # every node told at once, so they end together
+            with contextlib.suppress(Exception):
+                node.terminate()
         for node in self.nodes:
             with contextlib.suppress(Exception):
-                node.stop()
+                node.wait()
             ip("link", "del", node.link, check=False)
             ip("netns", "del", node.namespace, check=False)
         ip("link", "del", self.bridge, check=False)
