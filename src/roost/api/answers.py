@@ -374,7 +374,7 @@ class SwarmNode(Reply):
     signed_at_ms: int
     public_key: str
     reachable: bool | None
-    answered_at: float | None
+    answered_at_ms: int | None
     error: str | None
 
 

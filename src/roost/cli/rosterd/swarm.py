@@ -125,14 +125,14 @@ def _nodes(answer: dict) -> None:
     rows = [["NODE", "NAME", "ADDRESS", "STATE", "SEEN"]]
     now = time.time()
     for node in answer.get("nodes") or []:
-        seen = node.get("answered_at")
+        seen = node.get("answered_at_ms")
         rows.append(
             [
                 str(node.get("node_id")),
                 str(node.get("name")),
                 str(node.get("address")),
                 _state(node),
-                printing.age(now - seen) + " ago" if isinstance(seen, int | float) else "-",
+                printing.age(now - seen / 1000) + " ago" if isinstance(seen, int) else "-",
             ]
         )
     if len(rows) > 1:
