@@ -222,7 +222,8 @@ class Mesh:
             row = membership.describe(member)
             contact = self.rounds.contacts.get(member.node_id)
             row["reachable"] = None if row["self"] or member.revoked else bool(contact and contact.reachable)
-            row["answered_at_ms"] = int(contact.answered_at * 1000) if contact and contact.answered_at else None
+            answered = contact.answered_at if contact else None
+            row["answered_at_ms"] = int(answered * 1000) if answered is not None else None
             row["error"] = contact.error if contact else None
             rows.append(row)
         return {
