@@ -9,7 +9,9 @@ namespace's first process ends every process in it.
 
 Every bridge, veth pair and namespace is named with a per-network prefix and deleted at
 teardown whatever happened; ``pytest_sessionfinish`` fails the run if any is left (a name with
-:data:`PREFIX`), as the leak guard does for processes.
+:data:`PREFIX` and a tag this test run made), as the leak guard does for processes. Only
+this run's tags: namespace names are the machine's, and another run beside this one (another
+checkout's suite) has its own nodes up.
 
 Needs root (or the user namespace ``scripts/test`` makes when not run as root).
 """
@@ -83,6 +85,15 @@ class Node:
         self.terminate()
         self.wait()
 
+    def end(self, proc: subprocess.Popen[bytes]) -> int:
+        """End one of the node's processes as :meth:`stop` ends them all; its exit status."""
+        self._signal(proc, signal.SIGTERM)
+        try:
+            return proc.wait(STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            self._signal(proc, signal.SIGKILL)
+            return proc.wait(10)
+
     def terminate(self) -> None:
         for proc in self.procs:
             self._signal(proc, signal.SIGTERM)
@@ -116,6 +127,7 @@ class Network:
 
     def __init__(self, subnet: int = 77) -> None:
         self.tag = secrets.token_hex(3)
+        TAGS.add(self.tag)
         self.bridge = f"{PREFIX}b{self.tag}"
         self.subnet = subnet
         self.nodes: list[Node] = []
@@ -151,13 +163,20 @@ class Network:
         assert not [name for name in left if self.tag in name], f"left behind: {left}"
 
 
+TAGS: set[str] = set()
+"""The tag of every network this test run made (per process: each worker checks its own)."""
+
+
 def made() -> list[str]:
-    """Every namespace and link on this machine that a test made (by :data:`PREFIX`)."""
+    """Every namespace and link on this machine that this test run made (by :data:`PREFIX`
+    and its :data:`TAGS`)."""
     spaces = ip("netns", "list", check=False).stdout.split()
     links = [
         line.split(":")[1].strip().split("@")[0] for line in ip("-o", "link", check=False).stdout.splitlines()
     ]
-    return sorted(name for name in [*spaces, *links] if name.startswith(PREFIX))
+    return sorted(
+        name for name in [*spaces, *links] if name.startswith(PREFIX) and any(tag in name for tag in TAGS)
+    )
 
 
 @pytest.fixture

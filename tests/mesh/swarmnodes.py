@@ -18,6 +18,7 @@ import ssl
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ class SwarmNode:
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
     tmux: str = field(default_factory=lambda: f"swarm-{secrets.token_hex(4)}")
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def address(self) -> str:
@@ -71,7 +73,7 @@ class SwarmNode:
             PATH=os.pathsep.join((str(self.root / "bin"), str(BIN), "/usr/bin:/bin")),
             LANG="C.UTF-8",
         )
-        return env
+        return {**env, **self.extra_env}
 
     def write_config(self) -> None:
         sections: dict[str, dict[str, Any]] = {"node": {"name": self.name, "listen": self.node.address}}
@@ -103,9 +105,8 @@ class SwarmNode:
         raise AssertionError(f"{self.name}'s rosterd did not answer: {self.log.read_text()}")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(20)
+        if self.proc is not None:
+            self.node.end(self.proc)
         self.proc = None
 
     def get(self, path: str, check: bool = True) -> httpx.Response:
@@ -118,6 +119,15 @@ class SwarmNode:
 
     def nodes(self) -> dict[str, Any]:
         return self.get("/swarm/nodes").json()
+
+    def wait_for(self, predicate: Callable[[], Any], what: str, timeout: float = 15) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = predicate()
+            if found:
+                return found
+            time.sleep(0.1)
+        raise AssertionError(f"timed out: {what}")
 
     def rosterd(self, *args: str) -> subprocess.CompletedProcess[str]:
         """A ``rosterd`` verb against this node's daemon (run in the node, as a person would)."""

@@ -9,8 +9,11 @@ import time
 from pathlib import Path
 
 from roost.swarm import invites, state
+from tests.conftest import REPO
 from tests.mesh.swarmnodes import Peer, SwarmNode, handshake_refused, make
 from tests.nodes import Network
+
+FAKE_TAILSCALE = REPO / "tests" / "fakes" / "tailscale.py"
 
 
 def names(node: SwarmNode) -> dict[str, dict]:
@@ -104,3 +107,36 @@ def test_a_refused_token_changes_nothing_and_says_why(network: Network, tmp_path
 def network_gateway(node: SwarmNode) -> str:
     """The bridge's own address on the nodes' network, where nothing listens."""
     return node.node.address.rsplit(".", 1)[0] + ".1"
+
+
+def test_listen_tailscale_binds_the_address_tailscale_reports_and_a_renamed_node_keeps_its_id(
+    network: Network, tmp_path: Path
+) -> None:
+    a, b = make(network, tmp_path, 2)
+    b.ok("join", a.address, "--token", a.ok("invite").strip())
+    status = tmp_path / "status.json"
+    status.write_text(
+        json.dumps(
+            {
+                "Self": {"TailscaleIPs": [a.node.address]},
+                "Peer": {"k": {"Online": True, "TailscaleIPs": [b.node.address]}},
+            }
+        )
+    )
+    (a.root / "bin" / "tailscale").symlink_to(FAKE_TAILSCALE)
+    a.stop()
+    a.settings = {"node": {"listen": "tailscale"}}
+    a.extra_env = {"FAKE_TAILSCALE_STATUS": str(status)}
+    a.start()
+    assert sorted(a.listening()) == sorted([a.address, "127.0.0.1:8790"])
+    assert a.nodes()["discovery"] == "tailscale"
+    doctor = json.loads(a.rosterd("doctor", "--json").stdout)
+    (row,) = [check for check in doctor["checks"] if check["name"] == "swarm"]
+    assert row["outcome"] == "ok" and row["detail"].startswith(f"listens on {a.address} (TLS, members only)")
+
+    b_id = b.identity().node_id
+    b.stop()
+    b.settings = {"node": {"name": "renamed"}}
+    b.start()  # its first round greets a with its newly signed record
+    assert a.wait_for(lambda: names(a).get("renamed"), "a learns b's new name")["node_id"] == b_id
+    assert "n2" not in names(a)
