@@ -38,9 +38,15 @@ def _split(address: str) -> tuple[str, int]:
 
 
 def _unreachable(address: str, error: BaseException) -> PeerUnreachable:
-    reason = str(error) or type(error).__name__
-    if isinstance(error, ssl.SSLError | httpx.ConnectError) and "certificate" in reason.lower():
-        reason = "it is not a member of this swarm (its certificate is not one this node pins)"
+    """A person's words for why a peer did not answer; the cause's own text where it has one."""
+    reason = str(error)
+    if "certificate" in reason.lower():
+        reason = "its certificate is not one this node pins (it is not a member of this swarm)"
+    elif isinstance(error, httpx.TimeoutException | TimeoutError):
+        reason = "no answer in time"
+    elif isinstance(error, httpx.ReadError | httpx.RemoteProtocolError) and not reason:
+        reason = "it closed the connection without an answer (it does not take this node's certificate?)"
+    reason = reason or type(error).__name__
     return PeerUnreachable(f"{address} did not answer: {reason}", code=UNREACHABLE, address=address)
 
 
@@ -54,11 +60,11 @@ class Dialer:
         self._client: httpx.AsyncClient | None = None
         self._generation = -1
 
-    def _current(self) -> httpx.AsyncClient:
+    async def _current(self) -> httpx.AsyncClient:
+        """The client of the membership as it is now: a change of trust closes the old one."""
         if self._client is None or self._generation != self.trust.generation:
             if self._client is not None:
-                old = self._client
-                asyncio.get_running_loop().create_task(old.aclose())
+                await self._client.aclose()
             self._client = httpx.AsyncClient(verify=self.trust.client, timeout=self.timeout, trust_env=False)
             self._generation = self.trust.generation
         return self._client
@@ -70,9 +76,8 @@ class Dialer:
         if body:
             headers["content-type"] = "application/json"
         try:
-            return await self._current().request(
-                method, f"https://{address}{path}", content=body, headers=headers
-            )
+            client = await self._current()
+            return await client.request(method, f"https://{address}{path}", content=body, headers=headers)
         except (httpx.TransportError, ssl.SSLError, OSError) as error:
             raise _unreachable(address, error) from None
 

@@ -115,6 +115,8 @@ class Signed:
         log.info("refused a peer request (%s) from %s", code, (scope.get("client") or ("?",))[0])
         if scope["type"] == "http":
             await JSONResponse({"error": "refused"}, status_code=401)(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
 
 
 def peer(request: Request) -> Member:

@@ -33,7 +33,8 @@ log = logging.getLogger("rosterd.swarm")
 
 JOIN_TIMEOUT = 20.0
 """Seconds a joiner waits for its admitter, which greets every member before it answers."""
-GRACE = 2.0
+GRACE = 1.0
+"""Seconds a stopping listener gives open requests; peers' idle connections are not waited for."""
 
 
 def _document(data: bytes) -> dict[str, object]:
