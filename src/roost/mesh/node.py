@@ -99,7 +99,9 @@ class Mesh:
         host = self.place.host
         assert host is not None
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP by name: asyncio turns Nagle off only on a socket that says it is TCP, and
+        # with Nagle a hello waited 40 ms for a delayed ACK between its headers and its body
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, self.place.port))
