@@ -10,6 +10,7 @@ import stat
 import time
 
 import psutil
+import pytest
 
 from roost.daemon import cli
 from roost.daemon.main import GRACE
@@ -45,6 +46,19 @@ def test_binds_only_loopback_and_its_socket(running: Daemon) -> None:
     assert [(c.laddr.ip, c.laddr.port) for c in inet] == [("127.0.0.1", running.port)]
     unix = [c.laddr for c in process.net_connections(kind="unix") if c.laddr]
     assert str(running.socket) in unix
+
+
+@pytest.mark.alone  # a bound on time: the best of five answers, far under the 40 ms it guards against
+def test_an_answer_on_the_loopback_listener_does_not_wait_for_a_delayed_ack(running: Daemon) -> None:
+    """Nagle off: without it each answer waited ~40 ms between its headers and its body."""
+    with running.tcp(running.token) as client:
+        client.get("/status")
+        took = []
+        for _ in range(5):
+            began = time.perf_counter()
+            assert client.get("/status").status_code == 200
+            took.append(time.perf_counter() - began)
+    assert min(took) < 0.030, took
 
 
 def test_sigterm_and_sigint_stop_cleanly_and_remove_the_socket(daemon: Daemon) -> None:
