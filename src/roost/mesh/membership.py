@@ -145,14 +145,18 @@ class Membership:
 
     def hello(self) -> dict[str, object]:
         """This node's signed hello, carrying every member record it knows."""
+        return self._greeting(self.swarm.swarm_id, self._address(), gossip=True)
+
+    def _greeting(self, swarm_id: str, address: str, *, gossip: bool) -> dict[str, object]:
+        """A hello of this node's, with every member record it knows when it ``gossip``s."""
         return hello.make(
             self.identity,
             name=self.name,
             version=self.version,
-            swarm_id=self.swarm.swarm_id,
-            address=self._address(),
+            swarm_id=swarm_id,
+            address=address,
             capabilities=list(CAPABILITIES),
-            members=[m.document for m in self.members.values()],
+            members=[m.document for m in self.members.values()] if gossip else [],
             now=self.clock(),
         )
 
@@ -224,16 +228,7 @@ class Membership:
 
     def joining_hello(self, swarm_id: str) -> dict[str, object]:
         """The hello a joiner sends with its token, before it is a member of anything."""
-        return hello.make(
-            self.identity,
-            name=self.name,
-            version=self.version,
-            swarm_id=swarm_id,
-            address=self._address(),
-            capabilities=list(CAPABILITIES),
-            members=[],
-            now=self.clock(),
-        )
+        return self._greeting(swarm_id, self._address(), gossip=False)
 
     def joined(self, invite: invites.Invite, answer: object) -> list[Member]:
         """The joiner's side: open the sealed key, take the admitter's member list (it came over
@@ -283,6 +278,7 @@ class Membership:
             public_key=found.public_key,
             x25519_public_key=found.x25519_public_key,
             address=found.address,
+            # newer than the record it replaces even when that one's clock ran ahead of ours
             now=max(self.clock(), found.signed_at / 1000 + 0.001),
             revoked=True,
             certificate=found.certificate,
@@ -296,16 +292,7 @@ class Membership:
         own = self.swarm.members.get(self.identity.node_id)
         address = own.address if own is not None else self._address()
         self._merge([members.own_record(self.identity, self.name, address, self.clock(), revoked=True)])
-        return hello.make(
-            self.identity,
-            name=self.name,
-            version=self.version,
-            swarm_id=self.swarm.swarm_id,
-            address=address,
-            capabilities=list(CAPABILITIES),
-            members=[m.document for m in self.members.values()],
-            now=self.clock(),
-        )
+        return self._greeting(self.swarm.swarm_id, address, gossip=True)
 
     def forget(self) -> None:
         """Delete ``swarm.json``: this node belongs to no swarm any more."""
