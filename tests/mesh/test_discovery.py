@@ -3,15 +3,18 @@ the target list (members' addresses, static peers, Tailscale's online peers)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import time
 from pathlib import Path
 
 import pytest
 
-from roost.mesh import place, tailscale
+from roost.mesh import place, tailscale, tls
+from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
-from roost.mesh.rounds import targets
+from roost.mesh.rounds import Rounds, targets
 from roost.swarm import members
 from roost.swarm.identity import Identity
 from tests.conftest import REPO
@@ -94,3 +97,30 @@ def test_a_round_greets_members_static_peers_and_online_tailscale_peers_each_onc
         8791,
     )
     assert found == ["100.64.0.3:8791", "100.64.0.9:8791", "100.64.0.4:8791", "[fd7a:115c:a1e0::5]:8791"]
+
+
+def test_rounds_run_at_start_on_the_timer_and_when_woken(tmp_path: Path) -> None:
+    me = Identity.generate("me")
+    membership = Membership(tmp_path, me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
+    membership.invite(60)
+    rounds = Rounds(
+        membership,
+        Dialer(membership, tls.Trust(me)),
+        static_peers=(),
+        port=8791,
+        clock=time.time,
+        use_tailscale=False,
+    )
+
+    async def go() -> tuple[int, int]:
+        task = asyncio.create_task(rounds.every(interval=3600))
+        await asyncio.sleep(0.05)
+        at_start = rounds.completed
+        rounds.wake()
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return at_start, rounds.completed
+
+    assert asyncio.run(go()) == (1, 2)

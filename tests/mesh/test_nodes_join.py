@@ -103,6 +103,12 @@ def test_a_refused_token_changes_nothing_and_says_why(network: Network, tmp_path
     assert "did not answer" in done.stderr
     c.ok("join", a.address, "--token", fresh)
 
+    # and a node that leaves is revoked everywhere by its own word, and forgets the swarm
+    left = json.loads(c.ok("leave", "--json"))
+    assert left["left"] == swarm.swarm_id and left["nodes"] == []
+    assert not (c.config_dir / "swarm.json").exists()
+    assert names(a)["n3"]["revoked"] is True and names(b)["n3"]["revoked"] is True
+
 
 def network_gateway(node: SwarmNode) -> str:
     """The bridge's own address on the nodes' network, where nothing listens."""
