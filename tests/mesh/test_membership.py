@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.errors import PeerRefused, TargetGone, UsageError
+from roost.errors import Conflict, PeerRefused, TargetGone
 from roost.mesh.membership import Membership, NotInSwarm
 from roost.swarm import canonical, invites, state
 from roost.swarm.identity import Identity, b64, unb64
@@ -78,7 +78,7 @@ def test_revoke_and_leave(tmp_path: Path) -> None:
     a, b = membership(tmp_path, "a"), membership(tmp_path, "bb")
     token = a.invite(60).token
     b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
-    with pytest.raises(UsageError):
+    with pytest.raises(Conflict):
         a.revoke("a")
     with pytest.raises(TargetGone):
         a.revoke("nosuch")

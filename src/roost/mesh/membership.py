@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost.errors import Conflict, PeerRefused, TargetGone, UsageError
+from roost.errors import Conflict, PeerRefused, TargetGone
 from roost.swarm import hello, invites, members, sealing, signing, state
 from roost.swarm.hello import Hello
 from roost.swarm.identity import Identity, b64
@@ -234,6 +234,8 @@ class Membership:
         """The joiner's side: open the sealed key, take the admitter's member list (it came over
         a connection pinned to the key the invite names), check that it holds this node's record
         signed by the admitter, and write ``swarm.json``. Returns the members to greet."""
+        if self.state is not None:  # an invite made while the join was on its way
+            raise Conflict(f"this node is already in swarm {self.state.swarm_id}: `rosterd leave` first")
         if not isinstance(answer, dict):
             raise PeerRefused("the admitter's answer is not a join", code="malformed")
         if answer.get("swarm_id") != invite.swarm_id:
@@ -263,9 +265,7 @@ class Membership:
     def revoke(self, node_id: str) -> Member:
         """Sign the revocation of another member; it travels in the next hellos."""
         if node_id == self.identity.node_id:
-            raise UsageError(
-                "usage: a node does not revoke itself: `rosterd leave` takes it out of the swarm"
-            )
+            raise Conflict("a node does not revoke itself: `rosterd leave` takes it out of the swarm")
         found = self.swarm.members.get(node_id)
         if found is None:
             raise TargetGone(f"no member {node_id} in this swarm (see `rosterd nodes`)")

@@ -126,7 +126,7 @@ def test_invite_makes_the_swarm_once_and_revoke_refuses_itself_and_strangers(dae
 
     before = (daemon.config_dir / "swarm.json").read_bytes()
     assert fails(daemon, 1, "revoke", own["node_id"]) == (
-        "usage: a node does not revoke itself: `rosterd leave` takes it out of the swarm\n"
+        "rosterd revoke: a node does not revoke itself: `rosterd leave` takes it out of the swarm\n"
     )
     assert fails(daemon, 2, "revoke", "nosuch") == (
         "rosterd revoke: no member nosuch in this swarm (see `rosterd nodes`)\n"
