@@ -9,7 +9,9 @@ namespace's first process ends every process in it.
 
 Every bridge, veth pair and namespace is named with a per-network prefix and deleted at
 teardown whatever happened; ``pytest_sessionfinish`` fails the run if any is left (a name with
-:data:`PREFIX`), as the leak guard does for processes.
+:data:`PREFIX` and a tag this test run made), as the leak guard does for processes. Only
+this run's tags: namespace names are the machine's, and another run beside this one (another
+checkout's suite) has its own nodes up.
 
 Needs root (or the user namespace ``scripts/test`` makes when not run as root).
 """
@@ -17,8 +19,10 @@ Needs root (or the user namespace ``scripts/test`` makes when not run as root).
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,6 +32,8 @@ import pytest
 PREFIX = "rst"
 """Every namespace and link a test makes starts with this (interface names are 15 bytes at most)."""
 IP = shutil.which("ip") or "/usr/sbin/ip"
+STOP_GRACE = 3.0
+"""Seconds a node's process may take to end on SIGTERM before it is killed."""
 
 
 def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -72,15 +78,48 @@ class Node:
         return [line.split()[3] for line in done.stdout.splitlines() if line.strip()]
 
     def stop(self) -> None:
+        """SIGTERM to each namespace's first process (``unshare`` itself ignores SIGTERM while
+        it waits for it), so a daemon ends as it would on a machine; its namespace ends with it.
+        A first process with no handler of its own ignores SIGTERM (it is its namespace's init),
+        so after :data:`STOP_GRACE` it is killed."""
+        self.terminate()
+        self.wait()
+
+    def end(self, proc: subprocess.Popen[bytes]) -> int:
+        """End one of the node's processes as :meth:`stop` ends them all; its exit status."""
+        self._signal(proc, signal.SIGTERM)
+        try:
+            return proc.wait(STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            self._signal(proc, signal.SIGKILL)
+            return proc.wait(10)
+
+    def terminate(self) -> None:
         for proc in self.procs:
-            if proc.poll() is None:
-                proc.terminate()
+            self._signal(proc, signal.SIGTERM)
+
+    def wait(self) -> None:
         for proc in self.procs:
             try:
-                proc.wait(10)
+                proc.wait(STOP_GRACE)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                self._signal(proc, signal.SIGKILL)
                 proc.wait(10)
+
+    @staticmethod
+    def _signal(proc: subprocess.Popen[bytes], signum: int) -> None:
+        if proc.poll() is None:
+            for pid in _children(proc.pid) or [proc.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signum)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listed:
+            return [int(child) for child in listed.read().split()]
+    except OSError:
+        return []
 
 
 class Network:
@@ -88,7 +127,7 @@ class Network:
 
     def __init__(self, subnet: int = 77) -> None:
         self.tag = secrets.token_hex(3)
-        _TAGS.add(self.tag)
+        TAGS.add(self.tag)
         self.bridge = f"{PREFIX}b{self.tag}"
         self.subnet = subnet
         self.nodes: list[Node] = []
@@ -111,9 +150,12 @@ class Network:
         return node
 
     def close(self) -> None:
+        for node in self.nodes:  # every node told at once, so they end together
+            with contextlib.suppress(Exception):
+                node.terminate()
         for node in self.nodes:
             with contextlib.suppress(Exception):
-                node.stop()
+                node.wait()
             ip("link", "del", node.link, check=False)
             ip("netns", "del", node.namespace, check=False)
         ip("link", "del", self.bridge, check=False)
@@ -121,20 +163,19 @@ class Network:
         assert not [name for name in left if self.tag in name], f"left behind: {left}"
 
 
-_TAGS: set[str] = set()
-"""The tag of every network this test process made. Namespace names are the machine's, not the
-test's network namespace's, so another run's (a second checkout's suite, at the same time) are
-seen too: only this process's own are its to judge and delete."""
+TAGS: set[str] = set()
+"""The tag of every network this test run made (per process: each worker checks its own)."""
 
 
 def made() -> list[str]:
-    """Every namespace and link on this machine that a network of this process made."""
+    """Every namespace and link on this machine that this test run made (by :data:`PREFIX`
+    and its :data:`TAGS`)."""
     spaces = ip("netns", "list", check=False).stdout.split()
     links = [
         line.split(":")[1].strip().split("@")[0] for line in ip("-o", "link", check=False).stdout.splitlines()
     ]
     return sorted(
-        name for name in [*spaces, *links] if name.startswith(PREFIX) and any(tag in name for tag in _TAGS)
+        name for name in [*spaces, *links] if name.startswith(PREFIX) and any(tag in name for tag in TAGS)
     )
 
 

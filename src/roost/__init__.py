@@ -9,6 +9,8 @@ Layers, top to bottom; a module imports its own package and rows below, never up
 - ``daemon``: ``rosterd daemon``, the one composition root that builds and wires the rest.
 - ``api``, ``mcpserver``: the HTTP, SSE and WebSocket routes over the roster; the MCP server
   (rosterd's tools for agents), served by the daemon beside them.
+- ``mesh``: the swarm on the wire: its listener (TLS pinned to the members, a signed door),
+  the signed dialer, membership and ``swarm.json`` while the daemon runs, discovery rounds.
 - ``actions``: what every face (the API, MCP, the CLIs through the API) does to a session,
   through one door that finds it once and alone knows its lane (a headless session or a tmux
   pane): prompting it, raw input, the headless verbs, naming, answering a permission, a

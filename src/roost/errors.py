@@ -177,6 +177,15 @@ class NoServer(Unavailable):
     """No roost tmux server answers on this socket."""
 
 
+class PeerUnreachable(RoostError):
+    """A node this call needs (an admitter, a session's owner) did not answer: it is off the
+    tailnet, its listener is down, or it is not the node it should be at the handshake. Nothing
+    is queued or retried. Raised with ``code="peer_unreachable"`` for a caller that branches."""
+
+    exit_code = 3
+    status = 502
+
+
 class TimedOut(RoostError):
     """The thing waited for did not happen within the bound (a wait, an agent's exit)."""
 
@@ -212,6 +221,7 @@ FAILURES: tuple[type[RoostError], ...] = (
     TmuxError,
     Unavailable,
     NoServer,
+    PeerUnreachable,
     TimedOut,
     DeliveredNoTurn,
 )

@@ -72,7 +72,6 @@ def test_the_specifications_example_loads_with_every_key_taken(tmp_path: Path) -
     assert found.harness["claude"].adapter == "claude-agent-acp"
     assert found.harness["codex"].adapter == "codex-acp"
     assert found.harness["pi"] == config.Harness(adapter="pi-acp", extension=True, gate_timeout_s=3600)
-    assert found.dormant == ("[node] port", "[node] listen", "[swarm] static_peers")
 
 
 @pytest.mark.parametrize(
@@ -143,9 +142,3 @@ def test_a_harness_table_amends_its_default_key_by_key(tmp_path: Path) -> None:
     found = loaded(tmp_path, "[harness.pi]\ngate_timeout_s = 60\n")
     assert found.harness["pi"] == config.Harness(adapter="pi-acp", extension=True, gate_timeout_s=60)
     assert loaded(tmp_path, "[harness.pi]\nextension = false\n").harness["pi"].extension is False
-
-
-def test_only_the_swarm_keys_a_file_sets_are_dormant(tmp_path: Path) -> None:
-    assert loaded(tmp_path, "[node]\nloopback_port = 9000\n").dormant == ()
-    assert loaded(tmp_path, "[node]\nport = 9001\n").dormant == ("[node] port",)
-    assert config.Config(tmp_path / "rosterd.toml").dormant == ()

@@ -7,7 +7,7 @@ import pytest
 
 from roost.errors import PeerRefused
 from roost.swarm import canonical, hello, members
-from roost.swarm.identity import Identity
+from roost.swarm.identity import Identity, b64
 from tests.swarm.helpers import NOW, SWARM_ID, admit, founded, node
 
 
@@ -56,12 +56,27 @@ def test_its_fields_are_the_documented_ones() -> None:
         "capabilities",
         "members",
         "signed_at",
+        "certificate",
         "signature",
     }
 
 
+def test_a_hello_carries_the_senders_certificate_and_refuses_another_nodes() -> None:
+    beta = node("beta")
+    said = hello.verify(greeting(), swarm_id=SWARM_ID, members=founded("alpha", "beta"))
+    assert said.certificate == beta.certificate()
+    fields = {k: v for k, v in greeting().items() if k != canonical.SIGNATURE}
+    swapped = canonical.sign({**fields, "certificate": b64(node("gamma").certificate())}, beta)
+    assert code(swapped) == "malformed"
+
+
 def test_a_joiners_hello_with_another_key_is_refused() -> None:
-    document = {**greeting(node("gamma")), "public_key": node("mallory").public_b64}
+    mallory = node("mallory")
+    document = {
+        **greeting(node("gamma")),
+        "public_key": mallory.public_b64,
+        "certificate": b64(mallory.certificate()),
+    }
     assert code(document) == "bad_signature"
 
 

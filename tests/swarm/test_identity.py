@@ -74,11 +74,13 @@ def test_signatures_verify_only_for_their_key_and_data() -> None:
 
 def test_the_certificate_carries_the_node_key_and_names_the_node() -> None:
     ident = node("alpha")
-    der = ident.certificate(NOW)
+    der = ident.certificate()
     cert = x509.load_der_x509_certificate(der)
     assert certificate_key(der) == ident.public_key
     assert cert.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value == "alpha"
     assert cert.not_valid_before_utc.timestamp() < NOW < cert.not_valid_after_utc.timestamp()
+    assert ident.certificate() == der  # the same bytes every time: peers pin it once
+    assert node("beta").certificate() != der
     assert pinned(der, ident.public_key)
     pem = cert.public_bytes(serialization.Encoding.PEM)
     assert pinned(pem, ident.public_key)
@@ -86,14 +88,14 @@ def test_the_certificate_carries_the_node_key_and_names_the_node() -> None:
 
 def test_pinning_refuses_another_key() -> None:
     alpha, beta = node("alpha"), node("beta")
-    assert not pinned(alpha.certificate(NOW), beta.public_key)
-    assert not pinned(beta.certificate(NOW), alpha.public_key)
+    assert not pinned(alpha.certificate(), beta.public_key)
+    assert not pinned(beta.certificate(), alpha.public_key)
 
 
 def test_pinning_refuses_a_certificate_its_key_did_not_sign() -> None:
     alpha, beta = node("alpha"), node("beta")
     name = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "alpha")])
-    cert = x509.load_der_x509_certificate(alpha.certificate(NOW))
+    cert = x509.load_der_x509_certificate(alpha.certificate())
     forged = (
         x509.CertificateBuilder()
         .subject_name(name)

@@ -19,7 +19,7 @@ def test_a_join_from_invite_to_gossip() -> None:
 
     # the joiner: reads the invite, pins the admitter's certificate, says hello
     seen = invites.read(token)
-    assert pinned(alpha.certificate(NOW), seen.admitter_public_key)
+    assert pinned(alpha.certificate(), seen.admitter_public_key)
     greeting = hello.make(
         beta,
         name="beta",

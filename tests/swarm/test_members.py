@@ -269,3 +269,32 @@ def test_the_number_of_members_is_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(members, "MAX_MEMBERS", 2)
     merged = merge(founded("alpha", "beta"), [admit(alpha, gamma)], now=NOW)
     assert merged.dropped == [("gamma", "too_many")]
+
+
+def test_a_record_carries_its_nodes_certificate_and_refuses_another_nodes() -> None:
+    alpha, beta = node("alpha"), node("beta")
+    own = checked(members.own_record(alpha, "alpha", "100.64.0.11:8791", NOW))
+    assert own.certificate == alpha.certificate()
+    assert checked(admit(alpha, beta)).certificate is None  # a record made without one
+    wrong = members.record(
+        alpha,
+        node_id="beta",
+        name="beta",
+        public_key=beta.public_key,
+        x25519_public_key=beta.x25519_public_key,
+        address="100.64.0.12:8791",
+        now=NOW,
+        certificate=beta.certificate(),
+    )
+    assert checked(wrong).certificate == beta.certificate()
+    with pytest.raises(ValueError):
+        members.record(
+            alpha,
+            node_id="beta",
+            name="beta",
+            public_key=beta.public_key,
+            x25519_public_key=beta.x25519_public_key,
+            address="100.64.0.12:8791",
+            now=NOW,
+            certificate=alpha.certificate(),  # another node's key: not this record's
+        )

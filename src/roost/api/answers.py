@@ -360,3 +360,42 @@ class UsageSummary(Reply):
     since: DateTime | None
     rows: list[UsageRow]
     total: UsageSum
+
+
+class SwarmNode(Reply):
+    """One member as this node knows it, with the last word from it."""
+
+    node_id: str
+    name: str
+    address: str
+    self: bool
+    revoked: bool
+    signer: str
+    signed_at_ms: int
+    public_key: str
+    reachable: bool | None
+    answered_at_ms: int | None
+    error: str | None
+
+
+class SwarmNodes(Reply):
+    """This node, its swarm (null: none) and its members; ``listen_off`` says why no listener runs."""
+
+    node_id: str
+    name: str
+    swarm_id: str | None
+    listen: str | None
+    listen_off: str | None
+    discovery: Literal["tailscale", "static"]
+    rounds: int
+    refused: dict[str, int]
+    nodes: list[SwarmNode]
+
+
+class Invited(Reply):
+    """A single-use invite token and when it expires."""
+
+    token: str
+    swarm_id: str
+    expires_at: int
+    created: bool

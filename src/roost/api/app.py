@@ -27,6 +27,7 @@ from roost.api import (
     reads,
     rows,
     streams,
+    swarm,
     waits,
     webhooks,
 )
@@ -75,6 +76,11 @@ ROUTES = (
     Route("/hooks/{id}", webhooks.delete, methods=["DELETE"]),
     Route("/journal", ledger.journal, methods=["GET"]),
     Route("/usage", ledger.usage, methods=["GET"]),
+    Route("/swarm/nodes", swarm.nodes, methods=["GET"]),
+    Route("/swarm/invite", swarm.invite, methods=["POST"]),
+    Route("/swarm/join", swarm.join, methods=["POST"]),
+    Route("/swarm/revoke", swarm.revoke, methods=["POST"]),
+    Route("/swarm/leave", swarm.leave, methods=["POST"]),
 )
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from roost.agents.mcpconfig import StdioServer
     from roost.ledger.journal import Journal
     from roost.ledger.usage import Usage
+    from roost.mesh.node import Mesh
     from roost.notify.notifier import Notifier
     from roost.notify.webhooks import Webhooks
 
@@ -50,6 +51,9 @@ class Context:
     """Token usage and cost per turn (see :mod:`roost.ledger.usage`); None where none is kept."""
     mcp: StdioServer | None = None
     """rosterd's MCP server as a harness starts it: the launcher tells each CLI of it."""
+    swarm: Mesh | None = None
+    """This node on the swarm (see :mod:`roost.mesh.node`), for the operator's ``/swarm/*``
+    routes; None where no swarm is run."""
 
     @property
     def live(self) -> Live:

@@ -454,3 +454,22 @@ BODIES = (
     Hook,
 )
 """Every body model, for the OpenAPI document."""
+
+
+class Invite(Strict):
+    """``POST /swarm/invite``: how long the token lasts (the first invite makes the swarm)."""
+
+    ttl_minutes: integer(1, 7 * 24 * 60, "minutes the token lasts") = 60
+
+
+class Join(Strict):
+    """``POST /swarm/join``: the admitter's swarm listener and the token it printed."""
+
+    address: text(300, least=1, one_line=True, what="host:port of the admitter's swarm listener")
+    token: text(2048, least=1, one_line=True, what="the invite token")
+
+
+class Revoke(Strict):
+    """``POST /swarm/revoke``: the member to take out of the swarm."""
+
+    node_id: text(64, least=1, one_line=True, what="a member's node id")

@@ -7,10 +7,10 @@ this version does not know, or a value it cannot act on, is an error naming the 
 key rather than silently ignored: a misspelt ``loopback_port`` must not quietly bind the
 default port, and ``[sources] files = true`` must not seem to read files.
 
-``[swarm]`` and the swarm listener's ``[node] port`` and ``listen`` are read and checked now
-so that a file written for a swarm loads (the specification's own example does), and take
-effect with the swarm, which this version does not run yet: the daemon says so when it
-starts with any of them set (:attr:`Config.dormant`).
+``[node] port`` and ``listen`` place the swarm listener (``roost.mesh.place``); ``[node]
+name`` is the name the node goes by in its swarm (pinned here: a renamed machine keeps its id
+and takes the name this file gives it); ``[swarm] static_peers`` are dialled besides the
+members and Tailscale's peers.
 """
 
 from __future__ import annotations
@@ -44,15 +44,12 @@ LISTEN_WORDS = ("tailscale", "off")
 TAILNET = (ipaddress.ip_network("100.64.0.0/10"), ipaddress.ip_network("fd7a:115c:a1e0::/48"))
 """The addresses Tailscale gives its nodes: a listen address inside them is the tailnet's."""
 
-SWARM_KEYS = ("[node] port", "[node] listen", "[swarm] static_peers")
-"""The keys that take effect with the swarm (see :attr:`Config.dormant`)."""
-
 
 @dataclass(frozen=True)
 class Node:
     name: str = field(default_factory=socket.gethostname)
     port: int = 8791
-    """The swarm listener's port (takes effect with the swarm)."""
+    """The swarm listener's port."""
     listen: str = "tailscale"
     """Where the swarm listener binds: ``tailscale``, ``off``, or one loopback or Tailscale
     address (a static setup, a test). Never another interface: rosterd binds loopback, its
@@ -62,7 +59,7 @@ class Node:
 
 @dataclass(frozen=True)
 class Swarm:
-    """``[swarm]``: how this node finds its peers; takes effect with the swarm."""
+    """``[swarm]``: how this node finds its peers besides its members and Tailscale."""
 
     static_peers: tuple[str, ...] = ()
     """``host:port`` of peers to dial when Tailscale does not find them (the fallback
@@ -125,9 +122,6 @@ class Config:
     api: Api = field(default_factory=Api)
     mcp: Mcp = field(default_factory=Mcp)
     harness: dict[str, Harness] = field(default_factory=_default_harnesses)
-    dormant: tuple[str, ...] = field(default=(), compare=False)
-    """Keys the file sets that take effect only with the swarm (of :data:`SWARM_KEYS`), for
-    the daemon to say so rather than seem to act on them; not part of the settings' value."""
 
     @property
     def directory(self) -> Path:
@@ -263,16 +257,8 @@ def _integrated(harness: str) -> bool:
     return agent is not None and agent.hook.kind in KINDS
 
 
-def _sets(data: dict[str, Any], key: str) -> bool:
-    """Whether the file's ``data`` sets ``key`` (written ``[section] name``)."""
-    section, _, name = key[1:].partition("] ")
-    table = data.get(section)
-    return isinstance(table, dict) and name in table
-
-
 def _build(path: Path, data: dict[str, Any]) -> Config:
-    dormant = tuple(key for key in SWARM_KEYS if _sets(data, key))
-    sections: dict[str, Any] = {"path": path, "dormant": dormant}
+    sections: dict[str, Any] = {"path": path}
     for name, cls in _SECTIONS.items():
         if name in data:
             sections[name] = _section(cls, name, data.pop(name))
@@ -320,10 +306,11 @@ def load(path: Path | None = None) -> Config:
 
 NOTES: dict[str, tuple[str, ...]] = {
     "node": (
-        "port and listen are the swarm listener's: they take effect with the swarm.",
+        "port and listen are the swarm listener's; with no Tailscale address and none named, it stays off.",
         'listen: "tailscale", "off", or one loopback or Tailscale address; nothing else is bound.',
+        "name is this node's name in its swarm; the node id in node.key never changes.",
     ),
-    "swarm": ("the whole section takes effect with the swarm.",),
+    "swarm": ("static_peers: host:port of peers to greet besides the members and Tailscale's peers.",),
     "sources": ("only false is taken for files: this version reads no harness's session files.",),
 }
 """What ``default_text`` says under a section's header, beside its keys."""

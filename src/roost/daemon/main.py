@@ -15,12 +15,13 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
 from starlette.routing import Route
 
-from roost import integrate, mcpserver, paths
+from roost import __version__, integrate, mcpserver, paths
 from roost.actions import names
 from roost.actions.door import Door
 from roost.actions.gates import Gates
@@ -40,6 +41,8 @@ from roost.detect.selfreports import Reports
 from roost.ledger.follow import Ledger
 from roost.ledger.journal import Journal
 from roost.ledger.usage import Usage
+from roost.mesh import place, tailscale
+from roost.mesh.node import Mesh
 from roost.notify import vapid
 from roost.notify.notifier import Notifier
 from roost.notify.registrations import Registrations
@@ -48,6 +51,7 @@ from roost.notify.webhooks import Webhooks
 from roost.roster import Roster
 from roost.roster.live import Live
 from roost.runner.runner import Runner, settings_of
+from roost.swarm.identity import Identity
 from roost.tmux.server import Server
 from roost.tmux.tap import Taps
 from roost.tmux.topology import Topology
@@ -93,6 +97,7 @@ async def _serve(config: Config) -> int:
     bound = False
     reports_path = paths.reports_socket()
     reports_server: asyncio.Server | None = None
+    mesh: Mesh | None = None
     try:
         unix_sock = listen.unix(api_path)
         bound = True
@@ -154,6 +159,7 @@ async def _serve(config: Config) -> int:
             taps=taps,
             topology=topology,
         )
+        mesh = _mesh(config, clock)
         mcp = mcpserver.McpServer(
             mcpserver.Context(door, allow_always=config.mcp.allow_always), peer=peer_process
         )
@@ -170,6 +176,7 @@ async def _serve(config: Config) -> int:
                 journal=journal,
                 usage=usage,
                 mcp=bridge,
+                swarm=mesh,
             ),
             mounts=[Route("/mcp", mcp)],
         )
@@ -177,16 +184,22 @@ async def _serve(config: Config) -> int:
             server = _server(auth.via(app, peer))
             await server.startup(sockets=[sock])
             listeners.append((server, sock))
+        await mesh.start()
+        facts["listen"]["swarm"] = mesh.listening
+        facts["swarm"] = {
+            "listen": mesh.listening,
+            "off": mesh.off_because,
+            "discovery": mesh.nodes()["discovery"],
+        }
         sys.stderr.write(
             f"rosterd: serving unix:{api_path} and http://{facts['listen']['loopback']}; roster rebuilt "
             f"in {facts['rebuild']['ms']} ms ({facts['rebuild']['sessions']} sessions)\n"
         )
         sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
-        if config.dormant:
-            sys.stderr.write(
-                f"rosterd: {', '.join(config.dormant)} in {config.path} take effect with the swarm, "
-                "which this version does not run yet\n"
-            )
+        if mesh.listening:
+            sys.stderr.write(f"rosterd: swarm listener on {mesh.listening} (TLS, members only)\n")
+        else:
+            sys.stderr.write(f"rosterd: swarm listener off: {mesh.off_because}\n")
         sys.stderr.flush()
         runner.begin()
         async with (
@@ -197,6 +210,7 @@ async def _serve(config: Config) -> int:
             mcp.serving(),
         ):
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
+        await mesh.stop()
         await runner.close()
         live.close()
         topology.close()
@@ -204,6 +218,8 @@ async def _serve(config: Config) -> int:
             await server.shutdown(sockets=[sock])
         return 0
     finally:
+        if mesh is not None and mesh.listening:
+            await mesh.stop()
         if bound:
             _remove(api_path)
         if reports_server is not None:
@@ -221,6 +237,22 @@ async def _until(stop: asyncio.Event, observer: Observer, interval: float) -> No
         scanning.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await scanning
+
+
+def _mesh(config: Config, clock: Callable[[], float]) -> Mesh:
+    """This node on the swarm: its key from ``node.key``, its listener where ``[node] listen``
+    puts it (off when nowhere), Tailscale for discovery when the program is there."""
+    node_id, seed = secrets.node_key(config.directory)
+    return Mesh(
+        config.directory,
+        Identity.from_seed(node_id, seed),
+        name=config.node.name,
+        place=place.place(config.node.listen, config.node.port),
+        static_peers=config.swarm.static_peers,
+        use_tailscale=tailscale.available(),
+        version=__version__,
+        clock=clock,
+    )
 
 
 def _origin(config: Config) -> str:

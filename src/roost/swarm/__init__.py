@@ -18,6 +18,6 @@ Boundaries:
 ``invites`` the single-use join token; ``sealing`` the swarm key sealed to a joiner;
 ``members`` the signed member records, their merge rule and ``swarm.json``; ``peers`` the peers'
 rosters kept beside this node's; ``signing`` a signed request between nodes; ``hello`` the
-signed greeting. ``docs/swarm.md`` has the wire
-formats. Nothing is imported here, and neither the hook nor ``roost`` imports this package.
+signed greeting. ``docs/swarm.md`` has the wire formats. Nothing is imported here, and neither
+the hook nor ``roost`` imports this package.
 """

@@ -1,7 +1,7 @@
 """The hello: a node's signed greeting, sent when it joins and on every connection after.
 
 ``{node_id, name, public_key, x25519_public_key, version, swarm_id, address, capabilities,
-members, signed_at, signature}``, signed by the node's own Ed25519 key over its canonical
+members, signed_at, certificate, signature}``, signed by the node's own Ed25519 key over its canonical
 JSON (unknown fields kept and covered). It proves the sender holds ``public_key`` and binds
 its X25519 key to it; whether that key is a member's is the member records' question, and
 ``members`` carries the records the sender knows so membership gossips in every hello. A
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from roost.errors import PeerRefused
 from roost.swarm import canonical, fields
-from roost.swarm.identity import Identity
+from roost.swarm.identity import Identity, b64, certificate_key, unb64
 from roost.swarm.members import MAX_MEMBERS, MAX_NAME, Member
 
 MAX_CAPABILITIES = 64
@@ -37,6 +37,8 @@ class Hello:
     """The member records as sent, unchecked: :func:`roost.swarm.members.merge` judges them."""
     signed_at: int
     document: dict[str, object] = field(repr=False, compare=False)
+    certificate: bytes | None = field(default=None, repr=False)
+    """The sender's TLS certificate (DER), which its admitter copies into its member record."""
 
 
 def make(
@@ -62,6 +64,7 @@ def make(
         "capabilities": list(capabilities),
         "members": list(members),
         "signed_at": int(now * 1000),
+        "certificate": b64(identity.certificate()),
     }
     signed = canonical.sign(document, identity)
     if _parse(signed) is None:
@@ -82,6 +85,9 @@ def _parse(document: object) -> Hello | None:
     capabilities = document.get("capabilities")
     records = document.get("members")
     signed_at = fields.integer(document.get("signed_at"))
+    cert = unb64(document["certificate"]) if "certificate" in document else None
+    if "certificate" in document and cert is None:
+        return None
     if (
         node_id is None
         or name is None
@@ -110,6 +116,7 @@ def _parse(document: object) -> Hello | None:
         records,
         signed_at,
         document,
+        cert,
     )
 
 
@@ -128,4 +135,6 @@ def verify(document: object, *, swarm_id: str, members: Mapping[str, Member]) ->
         raise PeerRefused(code="wrong_key", message=f"node {hello.node_id} is a member with another key")
     if not canonical.verified(hello.document, hello.public_key):
         raise PeerRefused(code="bad_signature", message="the hello's signature is not its node's")
+    if hello.certificate is not None and certificate_key(hello.certificate) != hello.public_key:
+        raise PeerRefused(code="malformed", message="the hello's certificate is not its node's key")
     return hello

@@ -9,8 +9,9 @@ certificate.
   record, both signed by the Ed25519 key, so a peer knows it belongs to that node.
 - The node id is the one ``node.key`` already stores (it is part of every session key, so it
   never changes); the ``fingerprint`` names the public key itself.
-- The certificate is self-signed by the node key, for TLS between nodes. No CA: a peer's
-  certificate is accepted when its key is a member's (:func:`pinned`).
+- The certificate is self-signed by the node key, for TLS between nodes, and the same bytes
+  every time it is made. No CA: a peer's certificate is accepted when its key is a member's
+  (:func:`pinned`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ SEED_BYTES = 32
 KEY_BYTES = 32
 X25519_INFO = b"roost swarm x25519 v1"
 """HKDF's ``info`` for the sealing key: no other derivation from the seed may use it."""
-CERTIFICATE_DAYS = 3650
-"""A pinned certificate is trusted for its key, not its dates; ten years keeps TLS libraries quiet."""
+CERTIFICATE_FROM = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
+CERTIFICATE_UNTIL = datetime.datetime(2125, 1, 1, tzinfo=datetime.UTC)
+"""A pinned certificate is trusted for its key, not its dates: fixed dates make it the same
+bytes on every start, so a member's certificate, once published, stays the one it presents."""
 
 
 def b64(data: bytes) -> str:
@@ -135,19 +138,21 @@ class Identity:
         """The Ed25519 signature of ``data``."""
         return self.signing_key.sign(data)
 
-    def certificate(self, now: float) -> bytes:
-        """A self-signed X.509 certificate (DER) for this node's key, valid from a day before
-        ``now`` (clocks differ) for ``CERTIFICATE_DAYS``; its subject names the node id."""
-        start = datetime.datetime.fromtimestamp(now, datetime.UTC) - datetime.timedelta(days=1)
+    def certificate(self) -> bytes:
+        """This node's self-signed X.509 certificate (DER) for TLS between nodes; its subject
+        names the node id. The same bytes on every call and every start: the dates are fixed,
+        the serial comes from the key and Ed25519 signatures are deterministic, so peers can
+        pin it once (it travels in the node's member record and hello)."""
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, self.node_id)])
+        serial = int.from_bytes(hashlib.sha256(self.public_key).digest()[:16], "big") >> 1 | 1
         built = (
             x509.CertificateBuilder()
             .subject_name(name)
             .issuer_name(name)
             .public_key(self.signing_key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(start)
-            .not_valid_after(start + datetime.timedelta(days=CERTIFICATE_DAYS))
+            .serial_number(serial)
+            .not_valid_before(CERTIFICATE_FROM)
+            .not_valid_after(CERTIFICATE_UNTIL)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .sign(self.signing_key, None)
         )

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from roost.errors import PeerRefused
 from roost.swarm import canonical, fields
-from roost.swarm.identity import Identity, b64
+from roost.swarm.identity import Identity, b64, certificate_key, unb64
 
 FUTURE_MS = 5 * 60 * 1000
 MAX_MEMBERS = 1024
@@ -51,6 +51,16 @@ class Member:
     signer: str
     revoked: bool
     document: dict[str, object] = field(repr=False, compare=False)
+    certificate: bytes | None = field(default=None, repr=False)
+    """The node's TLS certificate (DER) when the record carries one: what peers pin at the
+    handshake. Its key is the record's ``public_key``, or the record is not parsed."""
+
+
+def certificate(value: object, public_key: bytes) -> bytes | None:
+    """A certificate field's DER when it is base64url of a self-signed certificate of exactly
+    ``public_key``; None otherwise."""
+    der = unb64(value)
+    return der if der is not None and certificate_key(der) == public_key else None
 
 
 def record(
@@ -63,8 +73,10 @@ def record(
     address: str,
     now: float,
     revoked: bool = False,
+    certificate: bytes | None = None,
 ) -> dict[str, object]:
-    """A member record for ``node_id``, signed by ``signer`` at ``now`` (Unix seconds)."""
+    """A member record for ``node_id``, signed by ``signer`` at ``now`` (Unix seconds), with the
+    node's TLS ``certificate`` when it is known."""
     document: dict[str, object] = {
         "node_id": node_id,
         "name": name,
@@ -75,6 +87,8 @@ def record(
         "signer": signer.node_id,
         "revoked": revoked,
     }
+    if certificate is not None:
+        document["certificate"] = b64(certificate)
     signed = canonical.sign(document, signer)
     if parse(signed) is None:
         raise ValueError("a member record needs a node id, a name and an address of one line")
@@ -94,6 +108,7 @@ def own_record(
         address=address,
         now=now,
         revoked=revoked,
+        certificate=identity.certificate(),
     )
 
 
@@ -110,6 +125,11 @@ def parse(document: object) -> Member | None:
     signed_at = fields.integer(document.get("signed_at"))
     signer = fields.node_id(document.get("signer"))
     revoked = document.get("revoked")
+    cert = None
+    if "certificate" in document and public_key is not None:
+        cert = certificate(document["certificate"], public_key)
+        if cert is None:
+            return None
     if (
         node_id is None
         or name is None
@@ -121,7 +141,7 @@ def parse(document: object) -> Member | None:
         or not isinstance(revoked, bool)
     ):
         return None
-    return Member(node_id, name, public_key, x25519, address, signed_at, signer, revoked, document)
+    return Member(node_id, name, public_key, x25519, address, signed_at, signer, revoked, document, cert)
 
 
 def _rank(member: Member) -> tuple[int, bool, bytes]:

@@ -90,6 +90,8 @@ KINDS = (
     Kind("node key", daemonrows.node_key, setup=False),
     Kind("socket", daemonrows.socket, setup=False),
     Kind("loopback", daemonrows.loopback, setup=False),
+    Kind("swarm", daemonrows.swarm, setup=False),
+    Kind("swarm.json", daemonrows.swarm_file, setup=False, applies=daemonrows.in_swarm),
     Kind("manifests", daemonrows.manifests, setup=False),
     Kind("tmux", daemonrows.tmux, setup=False),
     Kind("IS_SANDBOX", daemonrows.sandbox, setup=False, applies=daemonrows.sandbox_set),

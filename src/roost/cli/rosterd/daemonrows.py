@@ -89,6 +89,40 @@ def loopback(machine: Machine, _: str) -> Finding:
     return Finding(OK, f"port {port} is bound on {LOOPBACK} only")
 
 
+def swarm(machine: Machine, _: str) -> Finding:
+    """Where the swarm listener is (the running daemon's word, else what the config would give)
+    and how peers are found. Off is ``skip``, no failure: everything but the swarm works
+    without it, and the detail says why it is off."""
+    from roost.mesh import place, tailscale
+
+    discovery = (
+        "discovery: Tailscale's online peers, [swarm] static_peers and the members' addresses"
+        if tailscale.available()
+        else "discovery: static peers and the members' addresses only (no `tailscale` on PATH)"
+    )
+    found = machine.daemon
+    facts = found.get("swarm") if isinstance(found, dict) else None
+    if isinstance(facts, dict):
+        if facts.get("listen"):
+            return Finding(OK, f"listens on {facts['listen']} (TLS, members only); {discovery}")
+        return Finding(SKIP, f"off: {facts.get('off')}; {discovery}")
+    settings = machine.settings
+    if not isinstance(settings, config.Config):
+        return Finding(SKIP, "no usable config: nothing to place")
+    where = place.place(settings.node.listen, settings.node.port)
+    if where.address is None:
+        return Finding(SKIP, f"off when the daemon starts: {where.why}; {discovery}")
+    return Finding(OK, f"will listen on {where.address} ({where.why}); {discovery}")
+
+
+def swarm_file(machine: Machine, _: str) -> Finding:
+    return _private(machine, _directory(machine) / "swarm.json", stat.S_ISREG)
+
+
+def in_swarm(machine: Machine, _: str) -> bool:
+    return (_directory(machine) / "swarm.json").exists()
+
+
 def manifests(machine: Machine, _: str) -> Finding:
     """Every manifest file usable: one that is not is left out (the packaged one is used), and
     said here with the file and the field."""

@@ -1,0 +1,242 @@
+"""``Mesh``: this node on the swarm — its listener, its rounds, and the operator's verbs.
+
+The daemon makes one and starts it; the local API's ``/swarm/*`` operator routes call its
+verbs (``invite``, ``join``, ``revoke``, ``leave``, ``nodes``). With the listener off (no
+Tailscale address and none named) it still answers ``nodes`` and says why it is off, and the
+verbs that need peers to reach this node refuse with that reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import uvicorn
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute
+
+from roost.errors import Conflict, PeerRefused
+from roost.mesh import dialer, listener, tls
+from roost.mesh.dialer import Dialer
+from roost.mesh.membership import Invited, Membership, listener_off
+from roost.mesh.place import Place
+from roost.mesh.rounds import Rounds
+from roost.swarm import canonical, invites
+from roost.swarm.identity import Identity, pinned
+
+log = logging.getLogger("rosterd.swarm")
+
+JOIN_TIMEOUT = 20.0
+"""Seconds a joiner waits for its admitter, which greets every member before it answers."""
+GRACE = 1.0
+"""Seconds a stopping listener gives open requests; peers' idle connections are not waited for."""
+
+
+def _document(data: bytes) -> dict[str, object]:
+    try:
+        document = canonical.parse(data)
+    except ValueError:
+        raise PeerRefused("the body is not JSON roost sends", code="malformed") from None
+    if not isinstance(document, dict):
+        raise PeerRefused("the body is not a JSON object", code="malformed")
+    return document
+
+
+class Mesh:
+    """This node's part in the swarm, built once by the daemon."""
+
+    def __init__(
+        self,
+        directory: Path,
+        identity: Identity,
+        *,
+        name: str,
+        place: Place,
+        static_peers: tuple[str, ...],
+        use_tailscale: bool,
+        version: str,
+        clock: Callable[[], float],
+        routes: Sequence[BaseRoute] = (),
+    ) -> None:
+        self.place = place
+        self.use_tailscale = use_tailscale
+        self.membership = Membership(
+            directory, identity, name=name, address=place.address, version=version, clock=clock
+        )
+        self.trust = tls.Trust(identity, self.membership.certificates())
+        self.membership.listeners.append(lambda: self.trust.update(self.membership.certificates()))
+        self.dialer = Dialer(self.membership, self.trust)
+        self.rounds = Rounds(
+            self.membership,
+            self.dialer,
+            static_peers=static_peers,
+            port=place.port,
+            clock=clock,
+            use_tailscale=use_tailscale,
+        )
+        self.refusals = listener.Refusals()
+        table = [
+            listener.route(listener.HELLO, self._hello),
+            listener.route(listener.JOIN, self._join),
+            *routes,
+        ]
+        self.app = listener.app(self.membership, table, self.refusals)
+        self.listening: str | None = None
+        """``host:port`` the listener is bound to, None while it is off."""
+        self.off_because: str | None = None if place.host is not None else place.why
+        self._server: uvicorn.Server | None = None
+        self._socket: socket.socket | None = None
+        self._rounds: asyncio.Task[None] | None = None
+
+    # -- the listener and the rounds -------------------------------------------------------
+
+    def _bind(self) -> socket.socket | None:
+        host = self.place.host
+        assert host is not None
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        # IPPROTO_TCP by name: asyncio turns Nagle off only on a socket that says it is TCP, and
+        # with Nagle a hello waited 40 ms for a delayed ACK between its headers and its body
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, self.place.port))
+        except OSError as error:
+            sock.close()
+            self.off_because = f"cannot bind {self.place.address}: {error.strerror}"
+            return None
+        return sock
+
+    async def start(self) -> None:
+        """Bind the listener's one address (when there is one) and begin the rounds."""
+        if self.place.host is None:
+            return
+        sock = self._bind()
+        if sock is None:
+            self.membership.address = None
+            log.warning("rosterd: the swarm listener is off: %s", self.off_because)
+            return
+        config = uvicorn.Config(
+            self.app,
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            proxy_headers=False,
+            server_header=False,
+            timeout_graceful_shutdown=GRACE,
+        )
+        config.load()
+        config.ssl = self.trust.server
+        server = uvicorn.Server(config)
+        server.lifespan = config.lifespan_class(config)
+        await server.startup(sockets=[sock])
+        self._server, self._socket, self.listening = server, sock, self.place.address
+        self._rounds = asyncio.create_task(self.rounds.every())
+
+    async def stop(self) -> None:
+        if self._rounds is not None:
+            self._rounds.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._rounds
+        await self.dialer.close()
+        if self._server is not None and self._socket is not None:
+            await self._server.shutdown(sockets=[self._socket])
+            self._socket.close()
+        self._server = self._socket = None
+        self.listening = None
+
+    def _listening(self) -> None:
+        if self.listening is None:
+            raise listener_off(self.off_because)
+
+    # -- routes peers reach ----------------------------------------------------------------
+
+    async def _hello(self, request: Request) -> JSONResponse:
+        """``POST /swarm/hello``: take a member's hello, answer with this node's."""
+        sender = listener.peer(request)
+        said = self.membership.greeted(_document(await request.body()), sender.node_id)
+        self.rounds.heard(said.node_id, sender.address)
+        return JSONResponse(self.membership.hello())
+
+    async def _join(self, request: Request) -> JSONResponse:
+        """``POST /swarm/join``: admit the token's holder, tell every member, then answer it."""
+        document = _document(await request.body())
+        answer = self.membership.admit(document.get("token"), document.get("hello"))
+        await self.rounds.round()
+        return JSONResponse(answer)
+
+    # -- the operator's verbs ----------------------------------------------------------------
+
+    def invite(self, ttl_minutes: int) -> Invited:
+        self._listening()
+        return self.membership.invite(ttl_minutes)
+
+    async def join(self, address: str, token: str) -> dict[str, object]:
+        """Enter the swarm of the invite ``token``, admitted by the node at ``address``."""
+        self._listening()
+        invite = invites.read(token)
+        if self.membership.state is not None:
+            raise Conflict(
+                f"this node is already in swarm {self.membership.state.swarm_id}: `rosterd leave` first"
+            )
+        certificate = await dialer.certificate_at(address)
+        if not pinned(certificate, invite.admitter_public_key):
+            raise PeerRefused(
+                f"the node at {address} is not the one that made this invite (another key)", code="wrong_key"
+            )
+        body = {"token": token, "hello": self.membership.joining_hello(invite.swarm_id)}
+        answer = await dialer.join(address, certificate, body, timeout=JOIN_TIMEOUT)
+        if answer.status_code != 200:
+            said = _document(answer.content)
+            code = said.get("code")
+            raise PeerRefused(
+                f"{address} refused the invite: {said.get('error')}",
+                code=code if isinstance(code, str) else None,
+            )
+        self.membership.joined(invite, _document(answer.content))
+        await self.rounds.round()
+        return self.nodes()
+
+    async def revoke(self, node_id: str) -> dict[str, object]:
+        """Revoke a member and tell every other member in the same round."""
+        self.membership.revoke(node_id)
+        await self.rounds.round()
+        return self.nodes()
+
+    async def leave(self) -> dict[str, object]:
+        """Revoke this node, tell every member, and forget the swarm."""
+        farewell = self.membership.leave()
+        await self.rounds.round(farewell)
+        left = self.membership.swarm.swarm_id
+        self.membership.forget()
+        self.rounds.contacts.clear()
+        return {"left": left, **self.nodes()}
+
+    def nodes(self) -> dict[str, object]:
+        """This node, its swarm and every member with the last word from it: ``rosterd nodes``."""
+        membership = self.membership
+        swarm = membership.state
+        rows = []
+        for member in membership.members.values():
+            row = membership.describe(member)
+            contact = self.rounds.contacts.get(member.node_id)
+            row["reachable"] = None if row["self"] or member.revoked else bool(contact and contact.reachable)
+            answered = contact.answered_at if contact else None
+            row["answered_at_ms"] = int(answered * 1000) if answered is not None else None
+            row["error"] = contact.error if contact else None
+            rows.append(row)
+        return {
+            "node_id": membership.identity.node_id,
+            "name": membership.name,
+            "swarm_id": swarm.swarm_id if swarm is not None else None,
+            "listen": self.listening,
+            "listen_off": None if self.listening else self.off_because,
+            "discovery": "tailscale" if self.use_tailscale else "static",
+            "rounds": self.rounds.completed,
+            "refused": dict(sorted(self.refusals.items())),
+            "nodes": sorted(rows, key=lambda row: (not row["self"], str(row["name"]), str(row["node_id"]))),
+        }

@@ -1,0 +1,132 @@
+"""Rounds: find the peers and greet each with a signed hello, at start, every 30 s, and at once
+when membership changes.
+
+Whom a round greets (:func:`targets`): every current member at the address its record
+gives, every ``[swarm] static_peers`` entry and every online Tailscale peer at this node's
+swarm port. A target that is no member fails at the handshake (the dialer pins members'
+certificates) and is left alone; a member answers with its own hello, so one request carries
+the news both ways, and within one round every reachable member knows every admission and
+revocation either side knew.
+
+What each greeting found is kept per node (:class:`Contact`) for ``rosterd nodes``; it is a
+note, not a gate: nothing waits on a peer, and a peer that did not answer is tried again next
+round and never queued for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from roost.errors import PeerRefused, PeerUnreachable
+from roost.mesh import listener, tailscale
+from roost.mesh.dialer import Dialer
+from roost.mesh.membership import Membership
+from roost.swarm import canonical
+
+log = logging.getLogger("rosterd.swarm")
+
+INTERVAL = 30.0
+"""Seconds between rounds."""
+
+
+@dataclass
+class Contact:
+    """The last word from one peer: when it answered, or what went wrong."""
+
+    address: str
+    answered_at: float | None = None
+    tried_at: float | None = None
+    error: str | None = None
+
+    @property
+    def reachable(self) -> bool:
+        return self.error is None and self.answered_at is not None
+
+
+def targets(
+    membership: Membership, static_peers: Iterable[str], online: Iterable[str], port: int
+) -> list[str]:
+    """Every address a round greets, each once, this node's own left out."""
+    found: list[str] = [m.address for m in membership.peers()]
+    found += list(static_peers)
+    found += [f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}" for ip in online]
+    own = membership.address
+    return [address for index, address in enumerate(found) if address != own and address not in found[:index]]
+
+
+class Rounds:
+    """Greets the swarm on a timer and on demand."""
+
+    def __init__(
+        self,
+        membership: Membership,
+        dialer: Dialer,
+        *,
+        static_peers: tuple[str, ...],
+        port: int,
+        clock: Callable[[], float],
+        use_tailscale: bool,
+    ) -> None:
+        self.membership = membership
+        self.dialer = dialer
+        self.static_peers = static_peers
+        self.port = port
+        self.clock = clock
+        self.use_tailscale = use_tailscale
+        self.contacts: dict[str, Contact] = {}
+        """By node id, or by address for a target that never said who it is."""
+        self.completed = 0
+        self._wake = asyncio.Event()
+
+    async def greet(self, address: str, document: dict[str, object] | None = None) -> str | None:
+        """Say hello to ``address`` and take its hello back; the node id that answered, or None."""
+        by_address = next((m.node_id for m in self.membership.peers() if m.address == address), address)
+        contact = self.contacts.setdefault(by_address, Contact(address))
+        contact.tried_at = self.clock()
+        try:
+            answer = await self.dialer.send(
+                address, "POST", listener.HELLO, document or self.membership.hello()
+            )
+            if answer.status_code != 200:
+                raise PeerRefused(f"{address} answered {answer.status_code}", code="refused")
+            said = self.membership.greeted(canonical.parse(answer.content))
+        except (PeerUnreachable, PeerRefused, ValueError) as error:
+            contact.error = str(error) if not isinstance(error, ValueError) else "its answer is not a hello"
+            return None
+        if by_address != said.node_id:
+            self.contacts.pop(by_address, None)
+        self.contacts[said.node_id] = Contact(address, self.clock(), contact.tried_at)
+        return said.node_id
+
+    def heard(self, node_id: str, address: str) -> None:
+        """A member greeted this node: that is a word from it too."""
+        self.contacts[node_id] = Contact(address, self.clock(), self.clock())
+
+    async def round(self, document: dict[str, object] | None = None) -> list[str | None]:
+        """Greet every target at once; the node ids that answered (None where none did)."""
+        if self.membership.state is None or self.membership.address is None:
+            return []
+        online = (await tailscale.status_async()).peers if self.use_tailscale else ()
+        found = targets(self.membership, self.static_peers, online, self.port)
+        answered = await asyncio.gather(*(self.greet(address, document) for address in found))
+        self.completed += 1
+        return list(answered)
+
+    def wake(self) -> None:
+        """Run a round now rather than at the next tick."""
+        self._wake.set()
+
+    async def every(self, interval: float = INTERVAL) -> None:
+        """Rounds until cancelled: one at start, then every ``interval`` or when woken."""
+        while True:
+            self._wake.clear()
+            try:
+                await self.round()
+            except Exception:  # a round must never end the loop: the next one tries again
+                log.exception("a swarm round failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), interval)

@@ -1,0 +1,126 @@
+"""Where the listener binds and whom a round greets: ``place``, Tailscale's status document, and
+the target list (members' addresses, static peers, Tailscale's online peers)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from roost.mesh import place, tailscale, tls
+from roost.mesh.dialer import Dialer
+from roost.mesh.membership import Membership
+from roost.mesh.rounds import Rounds, targets
+from roost.swarm import members
+from roost.swarm.identity import Identity
+from tests.conftest import REPO
+
+STATUS = REPO / "tests" / "fixtures" / "tailscale" / "status.json"
+FAKE = REPO / "tests" / "fakes" / "tailscale.py"
+
+
+def stand_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, document: Path | None = STATUS) -> None:
+    """A ``tailscale`` on PATH that prints ``document`` (None: no tailscale at all)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if document is not None:
+        (bin_dir / "tailscale").symlink_to(FAKE)
+        monkeypatch.setenv("FAKE_TAILSCALE_STATUS", str(document))
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+
+
+def test_the_status_document_gives_this_machines_addresses_and_its_online_peers() -> None:
+    found = tailscale.parse(json.loads(STATUS.read_text()))
+    assert found.addresses == ("100.64.77.2", "fd7a:115c:a1e0::2")  # IPv4 first
+    assert found.peers == ("100.64.77.3", "fd7a:115c:a1e0::5")  # the offline server left out
+
+
+@pytest.mark.parametrize(
+    "document", [None, [], {"Self": "x", "Peer": []}, {"Peer": {"k": {"Online": "yes"}}}]
+)
+def test_a_document_of_another_shape_gives_nothing(document: object) -> None:
+    assert tailscale.parse(document) == tailscale.Status((), ())
+
+
+def test_listen_tailscale_binds_the_address_tailscale_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_in(tmp_path, monkeypatch)
+    found = place.place("tailscale", 8791)
+    assert (found.address, found.why) == ("100.64.77.2:8791", "this machine's Tailscale address")
+
+
+def test_without_tailscale_the_listener_is_off_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_in(tmp_path, monkeypatch, None)
+    found = place.place("tailscale", 8791)
+    assert found.address is None
+    assert found.why.startswith("no `tailscale` on PATH and [node] listen names no address")
+
+
+def test_a_tailscale_with_no_address_leaves_it_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "down.json"
+    empty.write_text('{"BackendState": "Stopped", "Self": {"TailscaleIPs": []}}')
+    stand_in(tmp_path, monkeypatch, empty)
+    assert place.place("tailscale", 8791).why.startswith("tailscale reports no address for this machine")
+
+
+def test_off_and_a_named_address() -> None:
+    assert place.place("off", 8791).address is None
+    assert place.place("100.64.0.7", 9000).address == "100.64.0.7:9000"
+    assert place.place("fd7a:115c:a1e0::7", 9000).address == "[fd7a:115c:a1e0::7]:9000"
+
+
+def test_a_round_greets_members_static_peers_and_online_tailscale_peers_each_once(tmp_path: Path) -> None:
+    me, other = Identity.generate("me"), Identity.generate("other")
+    membership = Membership(tmp_path, me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
+    membership.invite(60)
+    record = members.record(
+        me,
+        node_id="other",
+        name="other",
+        public_key=other.public_key,
+        x25519_public_key=other.x25519_public_key,
+        address="100.64.0.3:8791",
+        now=time.time(),
+    )
+    membership.swarm.members = members.merge(membership.swarm.members, [record], now=time.time()).members
+    found = targets(
+        membership,
+        ["100.64.0.3:8791", "100.64.0.9:8791", "100.64.0.2:8791"],
+        ["100.64.0.3", "100.64.0.4", "fd7a:115c:a1e0::5"],
+        8791,
+    )
+    assert found == ["100.64.0.3:8791", "100.64.0.9:8791", "100.64.0.4:8791", "[fd7a:115c:a1e0::5]:8791"]
+
+
+def test_rounds_run_at_start_on_the_timer_and_when_woken(tmp_path: Path) -> None:
+    me = Identity.generate("me")
+    membership = Membership(tmp_path, me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
+    membership.invite(60)
+    rounds = Rounds(
+        membership,
+        Dialer(membership, tls.Trust(me)),
+        static_peers=(),
+        port=8791,
+        clock=time.time,
+        use_tailscale=False,
+    )
+
+    async def go() -> tuple[int, int]:
+        task = asyncio.create_task(rounds.every(interval=3600))
+        await asyncio.sleep(0.05)
+        at_start = rounds.completed
+        rounds.wake()
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return at_start, rounds.completed
+
+    assert asyncio.run(go()) == (1, 2)

@@ -1,0 +1,64 @@
+"""The listener's door, in process: a member's signed request reaches its route with the member
+in ``request.state``; anything else gets the same 401 before routing, counted by its reason;
+the join path is the one open door."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from roost.mesh import listener
+from roost.mesh.membership import Membership
+from roost.swarm import signing
+from roost.swarm.identity import Identity
+
+REFUSED = (401, {"error": "refused"})
+
+
+async def _whoami(request: Request) -> JSONResponse:
+    return JSONResponse({"peer": listener.peer(request).node_id, "body": (await request.body()).decode()})
+
+
+async def _join(request: Request) -> JSONResponse:
+    return JSONResponse({"open": True})
+
+
+def _exchange(app: object, method: str, target: str, body: bytes = b"", headers: dict | None = None) -> tuple:
+    async def go() -> tuple:
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="https://node") as client:
+            answer = await client.request(method, target, content=body, headers=headers or {})
+        return answer.status_code, answer.json()
+
+    return asyncio.run(go())
+
+
+def test_only_a_members_signed_request_reaches_a_route(tmp_path: Path) -> None:
+    me = Identity.generate("me")
+    membership = Membership(tmp_path, me, name="me", address="127.0.0.1:8791", version="t", clock=time.time)
+    membership.invite(60)
+    refusals = listener.Refusals()
+    app = listener.app(
+        membership,
+        [listener.route("/echo", _whoami), listener.route(listener.JOIN, _join)],
+        refusals,
+    )
+    key = membership.swarm.swarm_key
+    signed = signing.sign(me, key, "POST", "/echo?x=1", b"hi", now=time.time())
+    assert _exchange(app, "POST", "/echo?x=1", b"hi", signed) == (200, {"peer": "me", "body": "hi"})
+    assert _exchange(app, "POST", "/echo?x=1", b"hi", signed) == REFUSED  # replayed
+    assert _exchange(app, "POST", "/echo", b"") == REFUSED  # unsigned
+    assert _exchange(app, "GET", "/nowhere") == REFUSED  # unsigned, and no such route: the same
+    stranger = Identity.generate("stranger")
+    assert _exchange(
+        app, "POST", "/echo", b"", signing.sign(stranger, key, "POST", "/echo", b"", now=time.time())
+    ) == (REFUSED)
+    assert _exchange(app, "POST", "/echo", b"x" * (listener.MAX_BODY + 1)) == REFUSED
+    assert _exchange(app, "POST", listener.JOIN, b"{}") == (200, {"open": True})
+    assert _exchange(app, "GET", listener.JOIN) == REFUSED  # open to a POST only
+    assert dict(refusals) == {"replayed": 1, "malformed": 3, "unknown_node": 1, "too_large": 1}

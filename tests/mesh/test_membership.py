@@ -1,0 +1,105 @@
+"""``swarm.json`` and every change to it, without a network: admitting, joining, revoking,
+leaving, and the refusals on either side of a join that change nothing."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from roost.errors import Conflict, PeerRefused, TargetGone
+from roost.mesh.membership import Membership, NotInSwarm
+from roost.swarm import canonical, invites, state
+from roost.swarm.identity import Identity, b64, unb64
+
+
+def membership(root: Path, name: str, identity: Identity | None = None, address: str = "") -> Membership:
+    directory = root / name
+    directory.mkdir(mode=0o700, exist_ok=True)
+    return Membership(
+        directory,
+        identity or Identity.generate(name),
+        name=name,
+        address=address or f"100.64.0.{len(name)}:8791",
+        version="t",
+        clock=time.time,
+    )
+
+
+def code(call: object, *args: object) -> str | None:
+    with pytest.raises(PeerRefused) as refused:
+        call(*args)  # type: ignore[operator]
+    return refused.value.code
+
+
+def test_a_join_from_token_to_swarm_json(tmp_path: Path) -> None:
+    a, b = membership(tmp_path, "a"), membership(tmp_path, "bb")
+    token = a.invite(60).token
+    invite = invites.read(token)
+    answer = a.admit(token, b.joining_hello(invite.swarm_id))
+    to_greet = b.joined(invite, answer)
+    assert [m.node_id for m in to_greet] == ["a"]
+    assert sorted(b.members) == sorted(a.members) == ["a", "bb"]
+    assert b.swarm.swarm_key == a.swarm.swarm_key
+    assert a.members["bb"].certificate == b.identity.certificate()  # pinned by every member from now on
+    assert state.load(b.directory) is not None
+    assert code(a.admit, token, membership(tmp_path, "ccc").joining_hello(invite.swarm_id)) == "used"
+
+
+def test_a_refused_join_burns_nothing_and_writes_nothing(tmp_path: Path) -> None:
+    a, b = membership(tmp_path, "a"), membership(tmp_path, "bb")
+    token = a.invite(60).token
+    invite = invites.read(token)
+    saved = (a.directory / state.FILE).read_bytes()
+    hello = b.joining_hello(invite.swarm_id)
+    bare = canonical.sign(
+        {k: v for k, v in hello.items() if k not in ("signature", "certificate")}, b.identity
+    )
+    assert code(a.admit, token, bare) == "malformed"  # no certificate to pin
+    assert code(a.admit, token, a.joining_hello(invite.swarm_id)) == "malformed"  # itself
+    assert code(a.admit, token, b.joining_hello("0" * 32)) == "other_swarm"
+    assert code(a.admit, token + "0", hello) == "malformed"
+    assert (a.directory / state.FILE).read_bytes() == saved
+    answer = a.admit(token, hello)  # the token still admits, once
+
+    assert code(b.joined, invite, {**answer, "swarm_id": "0" * 32}) == "other_swarm"
+    liar = invites.Invite(**{**invite.__dict__, "admitter_public_key": Identity.generate("x").public_key})
+    assert code(b.joined, liar, answer) == "wrong_key"
+    without = [r for r in answer["members"] if r["node_id"] != "bb"]  # type: ignore[union-attr]
+    assert code(b.joined, invite, {**answer, "members": without}) == "malformed"
+    raw = bytearray(unb64(answer["sealed_key"]) or b"")
+    raw[-1] ^= 1
+    assert code(b.joined, invite, {**answer, "sealed_key": b64(bytes(raw))}) == "unsealable"
+    assert b.state is None and not (b.directory / state.FILE).exists()
+
+
+def test_revoke_and_leave(tmp_path: Path) -> None:
+    a, b = membership(tmp_path, "a"), membership(tmp_path, "bb")
+    token = a.invite(60).token
+    b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
+    with pytest.raises(Conflict):
+        a.revoke("a")
+    with pytest.raises(TargetGone):
+        a.revoke("nosuch")
+    assert a.revoke("bb").revoked and [m.node_id for m in a.peers()] == []
+    assert a.certificates() == [a.identity.certificate()]
+    farewell = b.leave()
+    assert b.members["bb"].revoked
+    b.forget()
+    assert b.state is None and not (b.directory / state.FILE).exists()
+    with pytest.raises(NotInSwarm):
+        b.leave()
+    assert farewell["node_id"] == "bb"
+
+
+def test_a_renamed_node_keeps_its_id_and_signs_its_new_name(tmp_path: Path) -> None:
+    identity = Identity.generate("a")
+    first = membership(tmp_path, "a", identity)
+    first.invite(60)
+    again = Membership(
+        first.directory, identity, name="gibson", address="100.64.0.9:8791", version="t", clock=time.time
+    )
+    own = again.members["a"]
+    assert (own.node_id, own.name, own.address) == ("a", "gibson", "100.64.0.9:8791")
+    assert state.load(first.directory).members["a"].name == "gibson"  # type: ignore[union-attr]
