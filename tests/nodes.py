@@ -19,11 +19,13 @@ Needs root (or the user namespace ``scripts/test`` makes when not run as root).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
 import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -122,17 +124,35 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+SUBNETS = range(64, 250)
+"""The third octet of each network's 100.64.X.0/24: one a test process takes is free of every
+other bridge in this network namespace, which parallel workers share."""
+
+
+@contextlib.contextmanager
+def _subnets() -> Iterator[set[int]]:
+    """The subnets bridges here use now, held under a lock across workers until the caller
+    has put its own address on its bridge (two bridges on one /24 would make the host's route
+    to a node's address a coin toss)."""
+    with open(os.path.join(tempfile.gettempdir(), "roost-test-subnets.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        listed = ip("-o", "-4", "addr", "show", check=False).stdout.split()
+        taken = {int(word.split(".")[2]) for word in listed if word.startswith("100.64.") and "/" in word}
+        yield taken
+
+
 class Network:
     """A bridge and the nodes on it; everything it made is gone after :meth:`close`."""
 
-    def __init__(self, subnet: int = 77) -> None:
+    def __init__(self, subnet: int | None = None) -> None:
         self.tag = secrets.token_hex(3)
         TAGS.add(self.tag)
         self.bridge = f"{PREFIX}b{self.tag}"
-        self.subnet = subnet
         self.nodes: list[Node] = []
-        ip("link", "add", self.bridge, "type", "bridge")
-        ip("addr", "add", f"100.64.{subnet}.1/24", "dev", self.bridge)
+        with _subnets() as taken:
+            self.subnet = subnet if subnet is not None else min(set(SUBNETS) - taken)
+            ip("link", "add", self.bridge, "type", "bridge")
+            ip("addr", "add", f"100.64.{self.subnet}.1/24", "dev", self.bridge)
         ip("link", "set", self.bridge, "up")
 
     def add(self) -> Node:

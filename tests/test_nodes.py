@@ -67,7 +67,7 @@ def test_a_partitioned_node_goes_silent_and_comes_back_when_healed(network: Netw
 
 
 def test_closing_a_network_deletes_every_namespace_link_and_bridge_and_ends_its_processes() -> None:
-    network = Network(subnet=78)
+    network = Network()
     nodes = [network.add() for _ in range(3)]
     procs = [serve(node) for node in nodes]
     assert len([name for name in made() if network.tag in name]) == 7  # a bridge, 3 veths, 3 namespaces
