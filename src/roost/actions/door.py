@@ -28,6 +28,7 @@ from roost.tmux.topology import Topology
 if TYPE_CHECKING:
     from roost.actions.permission import Permissions
     from roost.runner.runner import Runner
+    from roost.swarm.peers import Peers
     from roost.tmux.server import Server
     from roost.tmux.tap import Taps
 
@@ -54,8 +55,9 @@ class Found:
 @dataclass(frozen=True)
 class Door:
     """The live roster and what acts on its sessions, handed in by the daemon: the runner of
-    headless sessions, roost's tmux server, the permission answerer, the panes' output taps and
-    the tmux structure's version (each None, or empty, where the daemon runs none)."""
+    headless sessions, roost's tmux server, the permission answerer, the panes' output taps,
+    the tmux structure's version and the peers' rosters (each None, or empty, where the daemon
+    runs none)."""
 
     live: Live
     clock: Clock = time.time
@@ -67,6 +69,9 @@ class Door:
     ``%output`` from its own control client."""
     topology: Topology = field(default_factory=Topology)
     """Bumped when tmux's panes, windows or sessions change (the web page's terminal list)."""
+    peers: Peers | None = None
+    """The swarm's other nodes' rosters as last heard, kept beside this node's (None: no swarm
+    face wants them, as in tests of one node)."""
 
     @property
     def socket(self) -> str | None:

@@ -52,6 +52,7 @@ from roost.roster import Roster
 from roost.roster.live import Live
 from roost.runner.runner import Runner, settings_of
 from roost.swarm.identity import Identity
+from roost.swarm.peers import Peers
 from roost.tmux.server import Server
 from roost.tmux.tap import Taps
 from roost.tmux.topology import Topology
@@ -158,6 +159,7 @@ async def _serve(config: Config) -> int:
             permissions=permissions,
             taps=taps,
             topology=topology,
+            peers=Peers(keys.node_id),
         )
         mesh = _mesh(config, clock)
         mcp = mcpserver.McpServer(
