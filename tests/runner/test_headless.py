@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import psutil
 import pytest
@@ -585,3 +586,42 @@ def test_the_adapter_runs_with_the_daemons_socket_its_env_and_no_is_sandbox_but_
     headless.daemon.start()
     key = headless.start()["session_key"]
     assert headless.prompt(key, "ENV IS_SANDBOX", wait="idle").json()["record"]["recap"] == "IS_SANDBOX=1"
+
+
+def test_an_adapter_that_cannot_load_a_session_is_never_suspended_nor_resumed(headless: Headless) -> None:
+    """``[acp] resumes = false`` (Gemini CLI's: its load overwrites the history it looks for):
+    the idle timer passes it by, a suspend is refused, and after a reboot a prompt is refused
+    with ``cannot_resume`` before any holder starts."""
+    roost = headless.daemon.roost
+    agents = Path(roost.env["XDG_CONFIG_HOME"]) / "roost" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "fake.toml").write_text('[acp]\ncommand = ["fake-acp"]\nresumes = false\n')
+    headless.daemon.settings["runner"] = {"idle_timeout_s": 1}
+    headless.daemon.start()
+    key = headless.start(name="tests: unloadable")["session_key"]
+    headless.prompt(key, "remember this", wait="idle")
+    holders = headless.holder_pids()
+    time.sleep(3)  # past the idle timeout, checked every second
+    assert headless.record(key)["liveness"] == "live"
+    run = subprocess.run(
+        [str(BIN / "rosterd"), "suspend", key], env=headless.daemon.env, capture_output=True, text=True
+    )
+    refusal = (
+        "fake's adapter cannot load a session back (its manifest says [acp] resumes = false): "
+        "the session stays live until it is stopped"
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (1, "", f"rosterd suspend: {refusal}\n")
+    assert headless.record(key)["liveness"] == "live" and headless.holder_pids() == holders
+    headless.daemon.stop(signal.SIGKILL)
+    for pid in headless.holder_pids():  # the machine goes down
+        for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
+            proc.kill()
+    end_holders(headless)
+    shutil.rmtree(headless.daemon.runtime / "roost")
+    headless.daemon.start()
+    assert headless.record(key)["liveness"] == "suspended"
+    answer = headless.prompt(key, "after the reboot")
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["code"] == "cannot_resume"
+    assert "start a new session" in answer.json()["error"]
+    assert headless.holder_pids() == []

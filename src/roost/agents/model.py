@@ -166,19 +166,23 @@ class Gate(_Value):
 class Acp(_Value):
     """``[acp]``: the adapter a headless session runs between its holder and the agent."""
 
-    __slots__ = ("command", "extension", "package")
+    __slots__ = ("command", "extension", "package", "resumes")
     command: tuple[str, ...]
     """The adapter's argv; it speaks ACP on its stdin and stdout."""
     package: str | None
     """The npm package that provides ``command``, when it is not the agent's own binary."""
     extension: bool
     """The adapter lacks claims and a permission gate: roost's hook adapter supplies them."""
+    resumes: bool
+    """The adapter loads a session back (``session/load``) with its history. Where it cannot, a
+    session of it is never suspended (it could not come back) and is not resumed."""
 
     def __init__(self, table: dict) -> None:
         self._set(
             command=tuple(table["command"]),
             package=table.get("package"),
             extension=table.get("extension", False),
+            resumes=table.get("resumes", True),
         )
 
 

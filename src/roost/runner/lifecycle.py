@@ -16,6 +16,10 @@ The rules, all of them here (``docs/architecture.md`` tables them beside a resta
   ``max_resumes_per_hour`` a session stays suspended (or, after a crash, is not resumed) and
   the record says why.
 - **Stopped**: its holder and every process under it end, then its record.
+
+A harness whose adapter cannot load a session back (``[acp] resumes = false``: a failed load
+may cost the history) is never suspended, by the timer or on request, and is not resumed after
+a crash or a reboot: a refusal (``cannot_resume``) says so, and the history stays the harness's.
 """
 
 from __future__ import annotations
@@ -152,6 +156,8 @@ class Lifecycle:
         async with h.lock:
             if h.entry.suspended:
                 return
+            if h.entry.harness in self._settings.unloadable:
+                raise Conflict(_CANNOT_LOAD.format(h.entry.harness), code="cannot_resume")
             if h.traffic.pending is not None and not (
                 idle and self._settings.runner.suspend_on_needs_attention
             ):
@@ -170,6 +176,8 @@ class Lifecycle:
     async def resume(self, h: Headless) -> None:
         """A suspended session on a new holder, its stored id loaded; the caller holds its lock."""
         entry = h.entry
+        if entry.harness in self._settings.unloadable:
+            raise Conflict(_CANNOT_RESUME.format(entry.harness), code="cannot_resume")
         if not entry.session_id:
             raise Conflict("the session has no stored id to load", code="no_session_id")
         now = self._clock()
@@ -250,6 +258,9 @@ class Lifecycle:
         self.end(h, reason)
         if reason != "crash" or not self._settings.runner.resume_on_crash or not entry.session_id:
             return
+        if entry.harness in self._settings.unloadable:
+            log.warning("headless session %s crashed; its adapter cannot load it back", entry.key)
+            return
         now = self._clock()
         if any(now - at < CRASH_WINDOW for at in entry.crashes):
             log.warning("headless session %s crashed twice within five minutes: not resumed", entry.key)
@@ -282,6 +293,7 @@ class Lifecycle:
                     or h.stopping  # starting, resuming or stopping: not idle, whatever the clock says
                     or h.link is None
                     or h.lock.locked()
+                    or h.entry.harness in self._settings.unloadable
                     or (h.traffic.running and not h.traffic.pending)
                 ):
                     continue
@@ -289,6 +301,16 @@ class Lifecycle:
                     continue
                 with contextlib.suppress(RoostError):
                     await self.suspend(h, idle=True)
+
+
+_CANNOT_LOAD = (
+    "{}'s adapter cannot load a session back (its manifest says [acp] resumes = false): "
+    "the session stays live until it is stopped"
+)
+_CANNOT_RESUME = (
+    "{}'s adapter cannot load a session back (its manifest says [acp] resumes = false): "
+    "start a new session; this one's history stays in the harness's own files"
+)
 
 
 def _times(count: int) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from roost.agents import manifest
 from roost.agents.mcpconfig import StdioServer
 from roost.errors import AdapterFailed, Conflict, TargetGone, UsageError
 from roost.roster import Record, records
@@ -323,7 +324,10 @@ def settings_of(runner: RunnerSection, harness: dict[str, Any], folder: Path) ->
     and ``folder``, the one the config was read from."""
     adapters = {name: shlex.split(h.adapter) for name, h in harness.items() if h.adapter}
     extensions = frozenset(name for name, h in harness.items() if h.extension)
-    return Settings(adapters, runner, folder, extensions)
+    unloadable = frozenset(
+        name for name in harness if (found := manifest.load(name)) and found.acp and not found.acp.resumes
+    )
+    return Settings(adapters, runner, folder, extensions, unloadable)
 
 
 def _live_link(h: Headless) -> Link:

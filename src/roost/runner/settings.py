@@ -40,3 +40,6 @@ class Settings:
     extensions: frozenset[str] = frozenset()
     """Harnesses whose adapter has no claims or permission gate of its own and relies on roost's
     integration for them (``[harness.NAME] extension``): one starts only while it is in place."""
+    unloadable: frozenset[str] = frozenset()
+    """Harnesses whose adapter cannot load a session back (their manifest's ``[acp] resumes =
+    false``): a session of one is never suspended, and one found suspended is not resumed."""
