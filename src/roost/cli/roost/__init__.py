@@ -44,6 +44,8 @@ VERBS = {
     "doctor": "doctor",
     "ssh": "ssh",
     "api": "api",
+    "completion": "completion",
+    "__complete": "completion",
     "help": "helptext",
     "--help": "helptext",
     "-h": "helptext",

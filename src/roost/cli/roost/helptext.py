@@ -28,6 +28,7 @@ VERBS = (
     ("kill [SESSION]", "end one session, or the whole server"),
     ("ssh HOST [VERB …]", "run roost on another machine"),
     ("api VERB …", "status rows, waits and fenced prompts via rosterd (roost api help)"),
+    ("completion bash|zsh|fish", "print the shell's completion script (set-up installs it)"),
     ("help", "this list; roost --version prints the version"),
 )
 

@@ -55,6 +55,8 @@ VERBS = {
     "service": "service",
     "ui": "ui",
     "open": "ui",
+    "completion": "completion",
+    "__complete": "completion",
     "version": "version",
     "--version": "version",
     "help": "helptext",
