@@ -98,8 +98,9 @@ class Roost:
         input: bytes | str | None = None,
         env: dict[str, str] | None = None,
         timeout: float = 60,
+        cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run ``roost ARGS`` as a real process; stdout/stderr as text."""
+        """Run ``roost ARGS`` as a real process (in ``cwd``, or here); stdout/stderr as text."""
         full_env = {**self.env, **(env or {})}
         data = input.encode() if isinstance(input, str) else input
         proc = subprocess.run(
@@ -108,6 +109,7 @@ class Roost:
             capture_output=True,
             env=full_env,
             timeout=timeout,
+            cwd=cwd,
         )
         return subprocess.CompletedProcess(
             proc.args,

@@ -301,6 +301,14 @@ def label(server: Server, pane_id: str, name: str, *, view: bool = False) -> boo
     return server.run(*args, check=False).returncode == 0
 
 
+def worktree(server: Server, pane_id: str, path: str, branch: str) -> bool:
+    """Say on the pane which git worktree and branch its agent was given (``status --json``
+    reads them back; ``close`` knows what it may leave)."""
+    args = ["set-option", "-p", "-t", pane_id, w.WORKTREE, path, THEN]
+    args += ["set-option", "-p", "-t", pane_id, w.BRANCH, branch]
+    return server.run(*args, check=False).returncode == 0
+
+
 def mark_seen(server: Server, p: Pane) -> bool:
     """A person looked at a finished pane: done becomes idle."""
     if p.opt(w.STATE) != w.DONE:

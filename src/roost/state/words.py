@@ -36,6 +36,8 @@ TRANSCRIPT = "@roost-transcript-path"
 DIALOG = "@roost-transcript"  # "<epoch> <transcript path>": when a dialog opened, for declines
 JOB = "@roost-job"  # process group holding the pane's terminal while the agent is busy
 NAME = "@roost-name"
+WORKTREE = "@roost-worktree"  # the git worktree `roost spawn --worktree` made for the pane's agent
+BRANCH = "@roost-branch"  # and its branch
 VIEW = "@roost-view"  # "1" on a pane `roost view` opened: the only panes a later view replaces
 
 PANE_OPTIONS = (

@@ -25,6 +25,8 @@ PANE_KEYS = [
     "cwd",
     "harness",
     "transcript",
+    "worktree",
+    "branch",
 ]
 
 
@@ -70,6 +72,8 @@ def test_plain_shell_pane_has_four_identity_nulls(roost):
         "cwd": None,
         "harness": None,
         "transcript": None,
+        "worktree": None,
+        "branch": None,
     }
 
 

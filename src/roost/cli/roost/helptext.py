@@ -8,7 +8,7 @@ from roost.errors import UsageError
 VERBS = (
     ("", "attach to session main, starting the server if needed"),
     ("new [-d] [-s NAME] [-n WINDOW] [cmd]", "a new session; prints its %N"),
-    ("spawn NAME [cmd]", "a co-agent window, not attached; prints its %N"),
+    ("spawn [--worktree [--branch B]] NAME [cmd]", "a co-agent window, not attached; prints its %N"),
     ("split [-h|-v] [-t P] [-n NAME] [cmd]", "a helper pane in your window; prints its %N"),
     ("view [-n NAME] cmd…", "show cmd to a person, without stealing focus"),
     ("send [--force] [--from L] TARGET TEXT", "paste a prompt, submit it, name the turn"),

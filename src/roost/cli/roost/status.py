@@ -25,6 +25,7 @@ _PANE = (
     "#{pane_index}",
     "#{pane_current_command}",
     *(f"#{{{name}}}" for name in (w.NAME, w.STATE, w.SINCE, w.SESSION_ID, w.CWD, w.HARNESS, w.TRANSCRIPT)),
+    *(f"#{{{name}}}" for name in (w.WORKTREE, w.BRANCH)),
 )
 
 
@@ -75,6 +76,7 @@ def _listing(server: Server) -> tuple[bool, list[dict], list[dict]]:
 def _pane(values: list[str]) -> dict:
     pane_id, session, window_id, window_index, window_name, pane_index, command = values[:7]
     name, state, since, session_id, cwd, harness, transcript = (v or None for v in values[7:14])
+    worktree, branch = (v or None for v in values[14:16])
     return {
         "id": pane_id,
         "session": session,
@@ -90,6 +92,8 @@ def _pane(values: list[str]) -> dict:
         "cwd": cwd,
         "harness": harness,
         "transcript": transcript,
+        "worktree": worktree,
+        "branch": branch,
     }
 
 

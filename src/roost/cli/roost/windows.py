@@ -25,7 +25,7 @@ from roost.tmux.panes import Pane, list_panes, list_sessions, pane
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import DEFAULT_SESSION, resolve
 
-SPAWN_USAGE = "usage: roost spawn NAME [cmd…]"
+SPAWN_USAGE = "usage: roost spawn [--worktree [--branch B]] NAME [cmd…]"
 SPLIT_USAGE = "usage: roost split [-h|-v] [-t PANE] [-n NAME] [cmd…]"
 VIEW_USAGE = "usage: roost view [-n NAME] cmd…"
 VIEW_NAME = "view"
@@ -164,9 +164,12 @@ def _flag_value(flag: str, rest: list[str], usage: str) -> str:
     return rest.pop(0)
 
 
-def _open_window(server: Server, session: str, name: str, command: str | None) -> placement.Opened:
-    """A new window in ``session``, creating the session (and server) when it is missing."""
-    cwd = os.getcwd()
+def _open_window(
+    server: Server, session: str, name: str, command: str | None, cwd: str | None = None
+) -> placement.Opened:
+    """A new window in ``session`` (in ``cwd``, or here), creating the session (and server)
+    when it is missing."""
+    cwd = cwd or os.getcwd()
     if sessions.has_session(server, session):
         return placement.new_window(server, session, name, command, cwd, newpane.birth())
     birth = newpane.birth()
@@ -182,15 +185,37 @@ def _split(server: Server, pane_id: str, *, beside: bool, command: str | None) -
 
 
 def spawn(args: list[str]) -> int:
-    """``roost spawn NAME [cmd…]``: a co-agent in its own window, never attached to."""
-    if not args or args[0].startswith("-"):
+    """``roost spawn [--worktree [--branch B]] NAME [cmd…]``: a co-agent in its own window,
+    never attached to; with ``--worktree``, in a git worktree and branch of its own."""
+    worktree, branch, rest = False, None, list(args)
+    while rest and rest[0].startswith("-"):
+        flag = rest.pop(0)
+        if flag == "--worktree":
+            worktree = True
+        elif flag == "--branch":
+            branch = _flag_value(flag, rest, SPAWN_USAGE)
+        else:
+            raise UsageError(f"{SPAWN_USAGE} (unknown {flag})")
+    if not rest:
         raise UsageError(SPAWN_USAGE)
-    name = _name(args[0], SPAWN_USAGE)
-    command = _command(args[1:])
+    if branch is not None and not worktree:
+        raise UsageError(f"{SPAWN_USAGE} (--branch goes with --worktree)")
+    name = _name(rest[0], SPAWN_USAGE)
+    command = _command(rest[1:])
+    planned = None
+    if worktree:
+        from roost.state import worktrees
+
+        planned = worktrees.plan(os.getcwd(), name, branch)
     server = Server.from_env()
     caller = _caller(server)
-    opened = _open_window(server, caller.session if caller else DEFAULT_SESSION, name, command)
+    if planned is not None:
+        worktrees.create(planned)
+    where = planned.path if planned is not None else None
+    opened = _open_window(server, caller.session if caller else DEFAULT_SESSION, name, command, where)
     panestate.label(server, opened.pane, name)
+    if planned is not None:
+        panestate.worktree(server, opened.pane, planned.path, planned.branch)
     print(opened.pane)
     return 0
 
