@@ -7,6 +7,7 @@ own count before and after), and a launch is checked in tmux itself (name, folde
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,15 @@ def test_a_custom_command_opens_a_named_window_in_the_folder(web: Web, tmp_path:
     assert response.status_code == 201, response.text
     doc = response.json()
     pane = doc["pane"]
-    assert doc == {"pane": pane, "session": "main", "name": "from web", "agent": None, "cwd": str(folder)}
+    assert doc == {
+        "pane": pane,
+        "session": "main",
+        "name": "from web",
+        "agent": None,
+        "cwd": str(folder),
+        "worktree": None,
+        "branch": None,
+    }
     assert windows(roost) == before + 1
     assert roost.option(pane, "@roost-name") == "from web"
     assert roost.option(pane, "window_name") == "from web"
@@ -180,6 +189,8 @@ def bad_bodies(tmp_path: Path) -> list[tuple[str, Any]]:
         ("empty command", {"command": "", "cwd": here}),
         ("control character in the command", {"command": "sh\x03", "cwd": here}),
         ("unknown field", {"command": "sh", "cwd": here, "session": "other"}),
+        ("a branch without a worktree", {"command": "sh", "cwd": here, "branch": "b"}),
+        ("a worktree that is not a boolean", {"command": "sh", "cwd": here, "worktree": "yes"}),
     ]
 
 
@@ -280,3 +291,66 @@ def test_the_panel_shows_missing_agents_disabled_and_server_errors(chromium: Any
         assert windows(roost) == before
     finally:
         context.close()
+
+
+def _repo(where: Path) -> Path:
+    """A git repository with one commit, for a launch to make a worktree of."""
+    where.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-C", str(where)]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(where)], check=True, capture_output=True)
+    (where / "README").write_text("hi\n")
+    subprocess.run([*git, "add", "."], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True, capture_output=True)
+    return where
+
+
+def test_a_launch_in_a_worktree_gets_a_folder_and_branch_of_its_own(web: Web, tmp_path: Path) -> None:
+    roost = web.roost
+    roost.start()
+    repo = _repo(tmp_path / "app")
+    response = launch(web, {"command": "sh", "cwd": str(repo), "name": "fixer", "worktree": True})
+    assert response.status_code == 201, response.text
+    doc = response.json()
+    made = tmp_path / "app.worktrees" / "fixer"
+    assert (doc["cwd"], doc["worktree"], doc["branch"]) == (str(made), str(made), "fixer")
+    assert (made / "README").read_text() == "hi\n"
+    roost.wait_for(lambda: roost.option(doc["pane"], "pane_current_path") == str(made), what="the worktree")
+    assert (roost.option(doc["pane"], "@roost-worktree"), roost.option(doc["pane"], "@roost-branch")) == (
+        str(made),
+        "fixer",
+    )
+    before = windows(roost)
+    again = launch(
+        web, {"command": "sh", "cwd": str(repo), "name": "other", "worktree": True, "branch": "fixer"}
+    )
+    assert again.status_code == 409, again.text
+    assert "branch fixer already exists" in again.json()["error"]
+    plain = launch(web, {"command": "sh", "cwd": str(tmp_path), "name": "x", "worktree": True})
+    assert plain.status_code == 400, plain.text
+    assert "needs a git repository" in plain.json()["error"]
+    assert windows(roost) == before
+
+
+@pytest.mark.browser
+def test_the_panel_launches_into_a_worktree(page: Any, web: Web, tmp_path: Path) -> None:
+    roost = web.roost
+    roost.start()
+    repo = _repo(tmp_path / "app")
+    log_in(page, web)
+    page.click("#sidebar .new-session")
+    page.wait_for_selector('dialog#launcher[open] .choice[data-agent="claude"]')
+    assert page.locator("#launch-branch").is_hidden()
+    page.fill("#launch-command", "sh")
+    page.fill("#launch-cwd", str(repo))
+    page.fill("#launch-name", "tidy")
+    page.check("#launch-worktree")
+    page.fill("#launch-branch", "chore/tidy")
+    page.click("#launch-go")
+    page.wait_for_selector('li.session:has-text("tidy")')
+    pane = page.locator('li.session:has-text("tidy")').get_attribute("data-pane")
+    assert pane
+    made = tmp_path / "app.worktrees" / "tidy"
+    assert (roost.option(pane, "@roost-worktree"), roost.option(pane, "@roost-branch")) == (
+        str(made),
+        "chore/tidy",
+    )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from roost.actions.door import Door
 from roost.errors import Unavailable
-from roost.state import newpane, panestate
+from roost.state import newpane, panestate, worktrees
 from roost.tmux import placement, sessions
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import DEFAULT_SESSION
@@ -22,10 +22,14 @@ from roost.tmux.targets import DEFAULT_SESSION
 
 @dataclass(frozen=True)
 class Launched:
-    """The new window's pane (``%N``) and the tmux session it is in."""
+    """The new window's pane (``%N``), the tmux session it is in, the folder it runs in, and
+    the git worktree and branch it was given (None without one)."""
 
     pane: str
     session: str
+    cwd: str
+    worktree: str | None = None
+    branch: str | None = None
 
 
 def _open_window(server: Server, name: str, command: str, cwd: str) -> str:
@@ -39,13 +43,29 @@ def _open_window(server: Server, name: str, command: str, cwd: str) -> str:
     return pane
 
 
-async def launch(door: Door, name: str, command: str, cwd: str) -> Launched:
-    """Run ``command`` in ``cwd`` in a new window called ``name``; Unavailable when the daemon
-    watches no tmux server or tmux could not open it."""
+def _open(server: Server, name: str, command: str, cwd: str, planned: worktrees.Planned | None) -> str:
+    if planned is None:
+        return _open_window(server, name, command, cwd)
+    worktrees.create(planned)
+    pane = _open_window(server, name, command, planned.path)
+    panestate.worktree(server, pane, planned.path, planned.branch)
+    return pane
+
+
+async def launch(
+    door: Door, name: str, command: str, cwd: str, *, worktree: bool = False, branch: str | None = None
+) -> Launched:
+    """Run ``command`` in ``cwd`` in a new window called ``name`` (with ``worktree``, in a new
+    git worktree and branch from ``cwd``'s repository, as ``roost spawn --worktree``);
+    Unavailable when the daemon watches no tmux server or tmux could not open it, and the
+    worktree's refusals (no repository, a branch or folder that exists) before anything is made."""
     if door.tmux is None:
         raise Unavailable("this daemon watches no tmux server")
+    planned = await asyncio.to_thread(worktrees.plan, cwd, name, branch) if worktree else None
     try:
-        pane = await asyncio.to_thread(_open_window, door.tmux, name, command, cwd)
+        pane = await asyncio.to_thread(_open, door.tmux, name, command, cwd, planned)
     except TmuxError as error:
         raise Unavailable(f"tmux could not open the window: {error}") from None
-    return Launched(pane, DEFAULT_SESSION)
+    if planned is None:
+        return Launched(pane, DEFAULT_SESSION, cwd)
+    return Launched(pane, DEFAULT_SESSION, planned.path, planned.path, planned.branch)

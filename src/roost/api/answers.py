@@ -223,6 +223,9 @@ class Launched(Reply):
     name: str
     agent: str | None
     cwd: str
+    worktree: str | None
+    """The git worktree the window runs in, when one was asked for (its folder); else null."""
+    branch: str | None
 
 
 class Terminal(Reply):

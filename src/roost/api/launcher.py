@@ -127,13 +127,23 @@ def told_of(agent: str, server: StdioServer | None) -> list[str]:
 )
 async def launch(request: Request) -> JSONResponse:
     daemon = context.of(request)
-    wanted = plan(await read(request, schemas.Launch), daemon.mcp)
-    opened = await windows.launch(daemon.door, wanted["name"], wanted["command"], wanted["cwd"])
-    body = {
+    body = await read(request, schemas.Launch)
+    wanted = plan(body, daemon.mcp)
+    opened = await windows.launch(
+        daemon.door,
+        wanted["name"],
+        wanted["command"],
+        wanted["cwd"],
+        worktree=body.worktree,
+        branch=body.branch,
+    )
+    answer = {
         "pane": opened.pane,
         "session": opened.session,
         "name": wanted["name"],
         "agent": wanted["agent"],
-        "cwd": wanted["cwd"],
+        "cwd": opened.cwd,
+        "worktree": opened.worktree,
+        "branch": opened.branch,
     }
-    return JSONResponse(body, status_code=201)
+    return JSONResponse(answer, status_code=201)

@@ -201,11 +201,19 @@ class Launch(Strict):
     command: text(1024, least=1, one_line=True, what="a command line") | None = None
     cwd: folder("(?:/|~(?:/|$))", "an absolute path, ~ or ~/… (the daemon's home)")
     name: text(WINDOW_NAME, least=1, one_line=True, what="a window name") | None = None
+    worktree: bool = Field(
+        default=False, description="run it in a new git worktree and branch of its own, as spawn --worktree"
+    )
+    branch: text(255, least=1, one_line=True, what="a branch name") | None = Field(
+        default=None, description="the worktree's new branch (default: the window's name); only with worktree"
+    )
 
     @model_validator(mode="after")
     def _one_thing(self) -> Launch:
         if (self.agent is None) == (self.command is None):
             raise refuse("give exactly one of agent (an agent's name) or command (a command line)")
+        if self.branch is not None and not self.worktree:
+            raise refuse("branch goes with worktree")
         return self
 
 

@@ -3,6 +3,9 @@
 // agent whose binary is not on the daemon's PATH is listed as "not installed" and cannot be
 // picked: launching it would only show "command not found" (rosterd refuses it too).
 //
+// "In a git worktree of its own" runs it, as `roost spawn --worktree` does, in a new worktree and
+// branch of the folder's repository (the branch named after the window unless one is typed).
+//
 // Run headless, the panel lists instead the harnesses rosterd's runner has an ACP adapter for
 // (the listing's `headless`) and a permission policy; Launch starts a session with no terminal
 // (POST /sessions), which the page then shows in a tab of its own.
@@ -30,6 +33,9 @@ export class Launcher {
     for (const radio of dialog.querySelectorAll('input[name="lane"]')) {
       radio.addEventListener("change", () => this.render());
     }
+    $("launch-worktree").addEventListener("change", () => {
+      $("launch-branch").hidden = !$("launch-worktree").checked;
+    });
   }
 
   lane() {
@@ -61,6 +67,7 @@ export class Launcher {
     custom.hidden = lane === "headless";
     if (custom.hidden) custom.querySelector('input[type="radio"]').checked = false;
     $("launch-policy-field").hidden = lane !== "headless";
+    $("launch-worktree-field").hidden = lane === "headless";
     $("launch-name").placeholder = NAMED[lane];
     $("launch-agents").replaceChildren(...(lane === "headless" ? this.harnessRows() : this.agentRows()));
   }
@@ -97,6 +104,11 @@ export class Launcher {
     body.cwd = $("launch-cwd").value;
     const name = $("launch-name").value.trim();
     if (name) body.name = name;
+    if (this.lane() === "terminal" && $("launch-worktree").checked) {
+      body.worktree = true;
+      const branch = $("launch-branch").value.trim();
+      if (branch) body.branch = branch;
+    }
     return body;
   }
 
