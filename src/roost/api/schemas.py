@@ -443,27 +443,6 @@ class Hook(Strict):
     ]
 
 
-BODIES = (
-    Register,
-    Name,
-    Wait,
-    Prompt,
-    Input,
-    Launch,
-    Subscribe,
-    Unsubscribe,
-    Viewing,
-    Start,
-    Spawn,
-    HeadlessPrompt,
-    Permission,
-    Gate,
-    NoBody,
-    Hook,
-)
-"""Every body model, for the OpenAPI document."""
-
-
 class Invite(Strict):
     """``POST /swarm/invite``: how long the token lasts (the first invite makes the swarm)."""
 
@@ -481,3 +460,27 @@ class Revoke(Strict):
     """``POST /swarm/revoke``: the member to take out of the swarm."""
 
     node_id: text(64, least=1, one_line=True, what="a member's node id")
+
+
+BODIES = (
+    Register,
+    Name,
+    Wait,
+    Prompt,
+    Input,
+    Launch,
+    Subscribe,
+    Unsubscribe,
+    Viewing,
+    Start,
+    Spawn,
+    HeadlessPrompt,
+    Permission,
+    Gate,
+    NoBody,
+    Hook,
+    Invite,
+    Join,
+    Revoke,
+)
+"""Every body model, for the OpenAPI document."""
