@@ -1,0 +1,94 @@
+"""Real daemons in namespaces exchange their rosters: a claim on one node reaches every other
+node's ``/swarm/snapshot`` and ``/swarm/changes``; a node behind a pulled cable is served stale
+with its age within 15 s and fresh again within 15 s of its return; a revoked node's sessions
+leave every union at once."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.mesh.unionnodes import changes, cursor, first, session, snapshot, standing, swarm
+from tests.nodes import Network
+
+WITHIN = 15.0
+"""Seconds the specification allows for a silent peer to be found out, and for its return."""
+
+
+def test_a_claim_on_one_node_reaches_every_other_nodes_union_and_change_stream(
+    network: Network, tmp_path: Path
+) -> None:
+    a, b, c = swarm(network, tmp_path, 3)
+    for node in (a, b, c):
+        node.wait_for(lambda node=node: len(snapshot(node)["nodes"]) == 3, f"{node.name} hears every node")
+    since = {node.name: cursor(node) for node in (b, c)}
+    key = session(a)
+    for node in (b, c):
+        frame = first(changes(node, since[node.name]), lambda f: f.get("session_key") == key)
+        assert (frame["event"], frame["node"], frame["node_id"]) == (
+            "session_started",
+            "n1",
+            a.identity().node_id,
+        )
+        assert frame["record"]["peer_state"] == "reachable" and frame["record"]["activity"] == "active"
+        (record,) = [r for r in snapshot(node)["records"] if r["session_key"] == key]
+        assert (
+            record["node"] == "n1" and record["peer_state"] == "reachable" and record["peer_age_ms"] < 15_000
+        )
+    own = [r for r in snapshot(a)["records"] if r["session_key"] == key]
+    assert own[0]["peer_state"] == "local" and own[0]["peer_age_ms"] == 0
+    rows = {row["node"]: row["peer_state"] for row in snapshot(b)["nodes"]}
+    assert rows == {"n2": "local", "n1": "reachable", "n3": "reachable"}
+
+
+def test_a_pulled_cable_is_served_stale_with_its_age_and_a_return_is_fresh_again(
+    network: Network, tmp_path: Path
+) -> None:
+    a, b, c = swarm(network, tmp_path, 3)
+    key = session(c)
+    for node in (a, b):
+        node.wait_for(
+            lambda node=node: any(r["session_key"] == key for r in snapshot(node)["records"]), "c's session"
+        )
+    c.node.partition()
+    pulled = time.monotonic()
+    for node in (a, b):
+        node.wait_for(
+            lambda node=node: (standing(node, "n3") or {}).get("peer_state") == "unreachable",
+            "c is lost",
+            WITHIN,
+        )
+    assert time.monotonic() - pulled < WITHIN
+    (stale,) = [r for r in snapshot(a)["records"] if r["session_key"] == key]
+    assert stale["peer_state"] == "unreachable" and stale["peer_age_ms"] >= 5_000
+    since = cursor(b)
+    c.node.heal()
+    healed = time.monotonic()
+    for node in (a, b):
+        node.wait_for(
+            lambda node=node: (standing(node, "n3") or {}).get("peer_state") == "reachable",
+            "c is back",
+            WITHIN,
+        )
+    assert time.monotonic() - healed < WITHIN
+    (fresh,) = [r for r in snapshot(a)["records"] if r["session_key"] == key]
+    assert fresh["peer_state"] == "reachable" and fresh["peer_age_ms"] < 5_000
+    said = [f for f in changes(b, since, timeout=2) if f["event"] == "node"]
+    assert [(f["node"], f["peer_state"]) for f in said][-1] == ("n3", "reachable")
+
+
+def test_a_revoked_node_leaves_every_union_at_once(network: Network, tmp_path: Path) -> None:
+    a, b, c = swarm(network, tmp_path, 3)
+    key = session(c)
+    for node in (a, b):
+        node.wait_for(
+            lambda node=node: any(r["session_key"] == key for r in snapshot(node)["records"]), "c's session"
+        )
+    since = cursor(b)
+    a.ok("revoke", c.identity().node_id)
+    for node in (a, b):  # no waiting: the revoking round told b before `revoke` returned
+        union = snapshot(node)
+        assert [row["node"] for row in union["nodes"]] == [node.name, "n1" if node is b else "n2"]
+        assert not [r for r in union["records"] if r["session_key"] == key]
+    left = first(changes(b, since, timeout=3), lambda f: f["event"] == "node_left")
+    assert (left["node"], left["reason"]) == ("n3", "revoked")
