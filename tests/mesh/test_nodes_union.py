@@ -5,6 +5,7 @@ leave every union at once."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -61,6 +62,11 @@ def test_a_pulled_cable_is_served_stale_with_its_age_and_a_return_is_fresh_again
     assert time.monotonic() - pulled < WITHIN
     (stale,) = [r for r in snapshot(a)["records"] if r["session_key"] == key]
     assert stale["peer_state"] == "unreachable" and stale["peer_age_ms"] >= 5_000
+    listed = a.rosterd("list", "--node", "n3", "--json")  # served stale, and exit 3 says so
+    assert listed.returncode == 3 and "n3 is unreachable" in listed.stderr, listed.stderr
+    assert [r["session_key"] for r in json.loads(listed.stdout)["records"]] == [key]
+    table = a.ok("list", "--swarm").splitlines()
+    assert table[0].split()[0] == "n1" and table[2].split()[0] == "n3" and "stale" in table[2]
     since = cursor(b)
     c.node.heal()
     healed = time.monotonic()
