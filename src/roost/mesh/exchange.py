@@ -45,7 +45,7 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from roost.errors import PeerRefused, PeerUnreachable
+from roost.errors import PeerRefused, PeerUnreachable, Unavailable
 from roost.mesh import events, listener
 from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
@@ -223,8 +223,11 @@ class Exchange:
 
     async def _serve(self, request: Request) -> PeerStream:
         """``GET /swarm/roster``: this node's roster to the member that signed the request. A
-        second stream to the same member replaces the first."""
+        second stream to the same member replaces the first; a stopping node serves none (its
+        listener is waiting for open requests to end)."""
         member = listener.peer(request)
+        if not self._running:
+            raise Unavailable("this node is stopping")
         earlier = self.served.pop(member.node_id, None)
         if earlier is not None:
             earlier.close()
