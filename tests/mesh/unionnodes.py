@@ -33,8 +33,9 @@ def daemon_pid(node: SwarmNode) -> int:
     return pid
 
 
-def session(node: SwarmNode, **fields: Any) -> str:
-    """A process inside ``node``'s namespaces and a hook's claim about it; its session key."""
+def process(node: SwarmNode) -> dict[str, int]:
+    """A process inside ``node``'s namespaces, ended with the node; its pid (as the node sees
+    it) and start ticks, what a claim names it by."""
     proc = subprocess.Popen(["nsenter", "-t", str(daemon_pid(node)), "-p", "-m", "-n", "sleep", "600"])
     node.node.procs.append(proc)
     deadline = time.monotonic() + 10
@@ -43,11 +44,20 @@ def session(node: SwarmNode, **fields: Any) -> str:
     (host_pid,) = children
     status = Path(f"/proc/{host_pid}/status").read_text()
     inner = int(next(line for line in status.splitlines() if line.startswith("NSpid:")).split()[-1])
-    body = {"pid": inner, "start_ticks": pid_start_ticks(host_pid), "activity": "working", **fields}
-    with httpx.Client(
-        transport=httpx.HTTPTransport(uds=str(node.socket)), base_url="http://rosterd"
-    ) as client:
-        answer = client.post("/claim", json=body, timeout=10)
+    return {"pid": inner, "start_ticks": pid_start_ticks(host_pid)}
+
+
+def client(node: SwarmNode) -> httpx.Client:
+    """A client of ``node``'s unix socket."""
+    return httpx.Client(
+        transport=httpx.HTTPTransport(uds=str(node.socket)), base_url="http://rosterd", timeout=10
+    )
+
+
+def session(node: SwarmNode, **fields: Any) -> str:
+    """A hook's claim about a new process in ``node``; its session key."""
+    with client(node) as talk:
+        answer = talk.post("/claim", json={**process(node), "activity": "working", **fields})
     assert answer.status_code == 200, answer.text
     return str(answer.json()["session_key"])
 
