@@ -1,15 +1,21 @@
 """Real daemons in namespaces exchange their rosters: a claim on one node reaches every other
 node's ``/swarm/snapshot`` and ``/swarm/changes``; a node behind a pulled cable is served stale
 with its age within 15 s and fresh again within 15 s of its return; a revoked node's sessions
-leave every union at once."""
+leave every union at once; a member that turns hostile gets none of its bad records into any
+union."""
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from roost.roster import records
 from tests.api.sse import Events
+from tests.conftest import REPO
 from tests.mesh.unionnodes import changes, client, cursor, first, process, session, snapshot, standing, swarm
 from tests.nodes import Network
 
@@ -26,6 +32,7 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
+@pytest.mark.alone  # a bound on time
 def test_a_claim_reaches_every_other_nodes_change_stream_within_a_bound(
     network: Network, tmp_path: Path
 ) -> None:
@@ -136,3 +143,48 @@ def test_a_revoked_node_leaves_every_union_at_once(network: Network, tmp_path: P
         assert not [r for r in union["records"] if r["session_key"] == key]
     left = first(changes(b, since, timeout=3), lambda f: f["event"] == "node_left")
     assert (left["node"], left["reason"]) == ("n3", "revoked")
+
+
+def test_a_hostile_members_bad_records_never_reach_the_union(network: Network, tmp_path: Path) -> None:
+    a, b, c = swarm(network, tmp_path, 3)
+    mine = session(a)
+    for node in (a, b):
+        node.wait_for(lambda node=node: len(snapshot(node)["nodes"]) == 3, f"{node.name} hears c")
+    a_id, c_id = a.identity().node_id, c.identity().node_id
+    c.stop()  # its key stays on disk: the hostile server below is a member by every check
+
+    def made(node_id: str, pid: int, **fields: object) -> dict[str, object]:
+        record = records.Record(
+            "n3", node_id, f"{node_id}:{pid}:5", pid, 5, time.time() - 60, activity="active"
+        )
+        return records.to_json(record.replace(**fields))
+
+    hostile = [
+        made(c_id, 78, name="evil\x1b]52;c;aGk=\x07"),  # a control sequence for every terminal
+        made(c_id, 79, session_key=mine),  # c's record under a's session key
+        made(a_id, 80, session_key=mine, activity="needs_attention"),  # a's own session, rewritten
+        made(c_id, 81, activity="dancing"),
+    ]
+    frames = [
+        ["frame", {"schema": records.SCHEMA, "node": "n1", "node_id": a_id, "records": [hostile[2]]}],
+        [
+            "frame",
+            {"schema": records.SCHEMA, "node": "n3", "node_id": c_id, "records": [made(c_id, 77), *hostile]},
+        ],
+        ["change", {"event": "attention", "record": hostile[2]}],
+    ]
+    said = tmp_path / "hostile.json"
+    said.write_text(json.dumps(frames))
+    c.node.start(sys.executable, "-m", "tests.fakes.hostile_peer", str(c.config_dir), c.node.address, "8791",
+                 str(said), cwd=str(REPO), env=c.env)  # fmt: skip
+    for node in (a, b):
+        row = node.wait_for(
+            lambda node=node: (standing(node, "n3") or {}).get("dropped"), "the frame", WITHIN
+        )
+        assert row >= 3
+        union = snapshot(node)
+        assert [r["session_key"] for r in union["records"] if r["node_id"] == c_id] == [f"{c_id}:77:5"]
+        (kept,) = [r for r in union["records"] if r["session_key"] == mine]
+        assert (kept["node_id"], kept["activity"]) == (a_id, "active")
+        assert kept["peer_state"] == ("local" if node is a else "reachable")
+        assert not [r for r in union["records"] if "\x1b" in str(r.get("name"))]
