@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -165,3 +166,51 @@ def test_the_event_reader_frames_events_and_refuses_a_flood() -> None:
         asyncio.run(_read(b"data: " + b"x" * 200))  # a line that never ends
     with pytest.raises(events.TooLarge):
         asyncio.run(_read(*[b"data: xxxxxxxxxx\n"] * 20))  # an event that never ends
+
+
+class Members:
+    """As much of :class:`Membership` as ``Exchange.sync`` reads: the current peers and every
+    record, revoked ones too."""
+
+    def __init__(self, **revoked_by: str) -> None:
+        self.members = {
+            node_id: SimpleNamespace(node_id=node_id, signer=signer, revoked=True)
+            for node_id, signer in revoked_by.items()
+        }
+
+    def peers(self) -> list[object]:
+        return []
+
+
+def test_a_revocation_ends_the_served_stream_and_drops_the_peer_at_once() -> None:
+    found, _ = exchange()
+    found.membership = Members(**{PEER: OWN})  # type: ignore[assignment]
+    take(found, "frame", frame(record(pid=10)))
+
+    async def revoke() -> tuple[bool, bool]:
+        served = found.live.subscribe(replay=False, own=True)
+        found.served[PEER] = served
+        link = asyncio.ensure_future(asyncio.sleep(3600))
+        found.links[PEER] = link
+        found.sync()
+        await asyncio.sleep(0)
+        return served.closed, link.cancelled()
+
+    assert asyncio.run(revoke()) == (True, True)
+    assert found.served == {} and found.links == {} and found.peers.get(PEER) is None
+    last = found.feed.since(0, None)[-1]  # type: ignore[index]
+    assert (last.event, last.detail) == ("node_left", {"reason": "revoked"})
+    assert found.feed.snapshot()["records"] == []
+
+
+def test_a_node_that_revoked_itself_left() -> None:
+    found, _ = exchange()
+    found.membership = Members(**{PEER: PEER})  # type: ignore[assignment]
+    take(found, "frame", frame(record(pid=10)))
+    found.sync()
+    assert found.feed.since(0, None)[-1].detail == {"reason": "left"}  # type: ignore[index]
+
+
+def test_the_swarm_cursor_is_never_the_rosters() -> None:
+    found, _ = exchange()
+    assert found.feed.epoch == found.live.roster.status_epoch + 1

@@ -130,7 +130,7 @@ class Exchange:
         self.keepalive = keepalive
         self.timeout = httpx.Timeout(CONNECT, read=silence)
         roster = live.roster
-        self.feed = Feed(roster.node_id, roster.node, self._union, clock)
+        self.feed = Feed(roster.node_id, roster.node, self._union, clock, epoch=roster.status_epoch + 1)
         self.links: dict[str, asyncio.Task[None]] = {}
         self.served: dict[str, Stream] = {}
         self.refused: Counter[str] = Counter()

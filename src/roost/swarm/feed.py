@@ -16,7 +16,8 @@ Every change carries ``node`` and ``node_id``, and a record carries ``peer_state
 ``peer_age_ms`` as ``GET /swarm/snapshot`` serves it.
 
 **The cursor.** The sequence is this node's own: ``seq`` counts up from 1 within one *feed
-epoch* (the daemon's start, in Unix milliseconds), so a change's SSE id is ``EPOCH:SEQ``.
+epoch* (the daemon's start, in Unix milliseconds, one past the roster's own status epoch so a
+``/changes`` cursor is never taken for one of these), so a change's SSE id is ``EPOCH:SEQ``.
 Peers' own sequence numbers are not used, because a change of theirs reaches each node at a
 different moment and one cursor per node would make a client merge the order itself; the
 cost is that a cursor means something only to the node that gave it: another node's cursor,
@@ -156,11 +157,12 @@ class Feed:
         *,
         ring: int = RING_SIZE,
         backlog: int = BACKLOG,
+        epoch: int | None = None,
     ) -> None:
         self.own_id, self.own_name = own_id, own_name
         self._union = union
         self._clock = clock
-        self.epoch = int(clock() * 1000)
+        self.epoch = int(clock() * 1000) if epoch is None else epoch
         self._ring: deque[SwarmChange] = deque(maxlen=ring)
         self._backlog = backlog
         self._subscribers: set[Subscription] = set()
