@@ -13,7 +13,16 @@ own round trip. Cases:
 - ``join``: from ``invite`` to the joiner's ``join`` returning (the admitter greets every
   member first), with 1 and 9 members already in;
 - ``revoke``: from ``revoke`` to its return, when every other member has been told, with 3
-  and 10 nodes.
+  and 10 nodes;
+- ``claim to every union``: a hook claim applied on one node until the change is in every
+  other node's swarm feed (what ``/swarm/changes`` sends), with 3 and 10 nodes, beside the
+  same change reaching the claiming node's own feed (the baseline: no network, no peer);
+- ``idle, per peer``: CPU and memory a node spends per peer on keep-alives, streams and
+  rounds, against the same nodes idle in no swarm;
+- ``union of 100 x 50``: ``/swarm/snapshot``'s document (built and JSON-encoded) with 100
+  simulated peers of 50 sessions each, against this node's own ``/snapshot`` of 50; and what
+  a frame and a change weigh on the wire, which is why the stream sends a frame once and
+  changes after.
 
 Run: ``.venv/bin/python bench/swarm.py [--runs N]``
 """
@@ -22,16 +31,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
+import psutil
+
 from roost.mesh import listener
 from roost.mesh.node import Mesh
 from roost.mesh.place import Place
+from roost.roster import Claim, ProcessId, Roster, records
+from roost.roster.live import Live
 from roost.swarm import canonical, signing
+from roost.swarm.feed import Feed, Subscription
 from roost.swarm.identity import Identity
+from roost.swarm.peers import Peers
 
 PORT = 18791
 
@@ -48,18 +64,21 @@ class Swarm:
     def __init__(self, root: Path, count: int, first: int = 2) -> None:
         self.nodes = []
         for index in range(count):
-            directory = root / f"n{first + index}"
+            name = f"n{first + index}"
+            directory = root / name
             directory.mkdir(mode=0o700)
             self.nodes.append(
                 Mesh(
                     directory,
-                    Identity.generate(f"n{first + index}"),
-                    name=f"n{first + index}",
+                    Identity.generate(name),
+                    name=name,
                     place=Place(f"127.0.0.{first + index}", PORT, "bench"),
                     static_peers=(),
                     use_tailscale=False,
                     version="bench",
                     clock=time.time,
+                    live=Live(Roster(name, name, time.time), time.time),
+                    peers=Peers(name),
                 )
             )
 
@@ -156,12 +175,154 @@ async def revokes(runs: int, count: int) -> list[float]:
     return times
 
 
+def _exchange(node: Mesh):  # type: ignore[no-untyped-def]
+    assert node.exchange is not None
+    return node.exchange
+
+
+async def linked(swarm: Swarm, timeout: float = 60.0) -> None:
+    """Until every node holds a reachable frame of every other node."""
+    deadline = time.monotonic() + timeout
+    want = len(swarm.nodes) - 1
+    while time.monotonic() < deadline:
+        if all(sum(p.reachable for p in _exchange(n).peers.all()) == want for n in swarm.nodes):
+            return
+        await asyncio.sleep(0.05)
+    raise SystemExit("the nodes did not link in time")
+
+
+async def _arrival(subscription: Subscription, key: str) -> float:
+    while True:
+        batch = await subscription.next(5.0)
+        if batch is None:
+            raise SystemExit("a feed closed")
+        if any((change.record or {}).get("session_key") == key for change in batch):
+            return time.perf_counter()
+
+
+async def propagation(runs: int, count: int) -> tuple[list[float], list[float], list[float]]:
+    """(own feed, each other node's feed, the slowest other node) per claim, in seconds."""
+    own, each, slowest = [], [], []
+    with tempfile.TemporaryDirectory() as root:
+        swarm = Swarm(Path(root), count)
+        await swarm.start()
+        await swarm.form()
+        await linked(swarm)
+        feeds: list[Feed] = [_exchange(node).feed for node in swarm.nodes]
+        subscriptions = [feed.subscribe(feed.head, feed.epoch) for feed in feeds]
+        claimer = _exchange(swarm.nodes[0]).live
+        for run in range(runs):
+            process = ProcessId(10_000 + run, 1)
+            key = records.session_key(claimer.roster.node_id, process.pid, 1)
+            waiting = [asyncio.ensure_future(_arrival(sub, key)) for sub in subscriptions]
+            await asyncio.sleep(0)
+            began = time.perf_counter()
+            claimer.apply(Claim(source="hook", received_at=time.time(), process=process, activity="working"))
+            arrived = await asyncio.gather(*waiting)
+            own.append(arrived[0] - began)
+            each += [at - began for at in arrived[1:]]
+            slowest.append(max(arrived[1:]) - began)
+        for sub in subscriptions:
+            sub.__exit__()
+        await swarm.stop()
+    return own, each, slowest
+
+
+async def idle(count: int, seconds: float) -> None:
+    """CPU and memory per peer, each node's links against the same nodes in no swarm."""
+    me = psutil.Process()
+    with tempfile.TemporaryDirectory() as root:
+        swarm = Swarm(Path(root), count)
+        await swarm.start()
+        before_rss, began = me.memory_info().rss, me.cpu_times()
+        await asyncio.sleep(seconds)
+        after = me.cpu_times()
+        alone = (after.user + after.system - began.user - began.system) / seconds
+        await swarm.form()
+        await linked(swarm)
+        await asyncio.sleep(1.0)
+        linked_rss, began = me.memory_info().rss, me.cpu_times()
+        await asyncio.sleep(seconds)
+        after = me.cpu_times()
+        busy = (after.user + after.system - began.user - began.system) / seconds
+        pairs = count * (count - 1)
+        print(
+            f"idle, {count} nodes, per peer     CPU {max(0.0, busy - alone) / pairs * 100:6.3f} % of a core "
+            f"(no swarm: {alone * 100:.3f} % for all {count})   "
+            f"memory {(linked_rss - before_rss) / pairs / 1024:6.1f} KiB   (over {seconds:.0f} s)"
+        )
+        await swarm.stop()
+
+
+def _frame(node_id: str, sessions: int) -> dict[str, object]:
+    listed = [
+        records.to_json(
+            records.Record(
+                f"peer-{node_id}", node_id, f"{node_id}:{pid}:7", pid, 7, time.time() - 60,
+                harness="claude", lane="headless", name=f"task {pid}", activity="active",
+                cwd=f"/home/u/p{pid}",
+                sources=("hook", "scan"), activity_event="PreToolUse", activity_at=time.time(), revision=3,
+            )
+        )
+        for pid in range(100, 100 + sessions)
+    ]  # fmt: skip
+    return {"schema": records.SCHEMA, "node": f"peer-{node_id}", "node_id": node_id, "status_epoch": 1,
+            "seq": 1, "generated_at": None, "records": listed}  # fmt: skip
+
+
+def union(runs: int, peers: int = 100, sessions: int = 50) -> None:
+    kept = Peers("self")
+    began = time.perf_counter()
+    for index in range(peers):
+        kept.frame(f"p{index:04d}", _frame(f"p{index:04d}", sessions), time.time())
+    taking = (time.perf_counter() - began) / peers
+    roster = Roster("self", "self", time.time)
+    for pid in range(100, 100 + sessions):
+        roster.apply(
+            Claim(source="hook", received_at=time.time(), process=ProcessId(pid, 7), activity="working")
+        )
+
+    def whole(epoch: int, seq: int) -> dict[str, object]:
+        from roost.swarm import union
+
+        return union.document("self", "self", roster.records(), kept, epoch=epoch, seq=seq, now=time.time())
+
+    feed = Feed("self", "self", whole, time.time)
+    swarm_times, local_times, size = [], [], 0
+    for _ in range(runs):
+        began = time.perf_counter()
+        size = len(json.dumps(feed.snapshot(), separators=(",", ":")))
+        swarm_times.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        json.dumps(roster.snapshot(), separators=(",", ":"))
+        local_times.append(time.perf_counter() - began)
+    ratio = statistics.median(swarm_times) / statistics.median(local_times)
+    print(
+        f"union of {peers} x {sessions}          {ms(swarm_times)}   {size / 1e6:.1f} MB   {ratio:.0f}x local"
+    )
+    print(f"local /snapshot of {sessions}         {ms(local_times)}")
+    print(f"a peer frame of {sessions} taken      {taking * 1000:7.2f} ms (every record checked)")
+    frame = len(json.dumps(_frame("p0000", sessions), separators=(",", ":")))
+    change = len(json.dumps({"seq": 1, "event": "activity", "record": _frame("p0000", 1)["records"][0]}))  # type: ignore[index]
+    print(f"on the wire: a frame of {sessions} {frame / 1024:6.1f} KiB, a change {change / 1024:.1f} KiB "
+          f"({frame / change:.0f}x): frames on connect, changes after")  # fmt: skip
+
+
 async def main(runs: int) -> None:
     await hellos(runs)
     for members in (1, 9):
         print(f"join, {members} member(s) in      {ms(await joins(max(3, runs // 100), members))}")
     for count in (3, 10):
         print(f"revoke, {count:2d} nodes            {ms(await revokes(max(5, runs // 50), count))}")
+    for count in (3, 10):
+        own, each, slowest = await propagation(max(50, runs // 3), count)
+        ratio = statistics.median(slowest) / statistics.median(own)
+        print(f"claim, own feed ({count:2d})       {ms(own)}")
+        print(f"claim to one peer ({count:2d})     {ms(each)}")
+        print(f"claim to every peer ({count:2d})   {ms(slowest)}   {ratio:.0f}x own feed")
+    for count in (3, 10):
+        await idle(count, 20.0)
+    union(max(5, runs // 30))
 
 
 if __name__ == "__main__":

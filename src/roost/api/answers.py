@@ -21,6 +21,8 @@ from roost.api import rows, schemas, waits
 from roost.ledger import journal
 from roost.roster import pending, records
 from roost.roster.changes import EVENTS
+from roost.swarm import feed, union
+from roost.swarm.peers import PEER_STATES
 
 DateTime = typing.Annotated[str, Field(json_schema_extra={"format": "date-time"})]
 
@@ -393,6 +395,60 @@ class SwarmNodes(Reply):
     rounds: int
     refused: dict[str, int]
     nodes: list[SwarmNode]
+
+
+SwarmRecord = create_model(
+    "SwarmRecord",
+    __base__=Record,
+    __doc__="One session in the union roster: its record, and how its node stands.",
+    peer_state=(Literal[PEER_STATES], ...),
+    peer_age_ms=(int, ...),
+)
+
+
+class SwarmNodeState(Reply):
+    """One node in the union roster: this node (``local``) or a peer as last heard."""
+
+    node: str
+    node_id: str
+    peer_state: Literal[PEER_STATES]  # type: ignore[valid-type]
+    peer_age_ms: int
+    sessions: int
+    dropped: int
+
+
+class SwarmSnapshot(Reply):
+    """The union roster: this node's records and every peer's, stamped with the swarm feed's
+    epoch and head."""
+
+    schema_: Literal[union.SCHEMA] = Field(alias="schema")
+    node: str
+    node_id: str
+    status_epoch: int
+    seq: int
+    generated_at: DateTime
+    nodes: list[SwarmNodeState]
+    records: list[SwarmRecord]  # type: ignore[valid-type]
+
+
+class SwarmChange(Reply):
+    """One frame of ``GET /swarm/changes``: a session's change, a node's (``node``, with its
+    standing; ``node_left``, with ``reason``), or the whole union (``snapshot``)."""
+
+    seq: int
+    event: Literal[feed.EVENTS]  # type: ignore[valid-type]
+    at: DateTime
+    status_epoch: int
+    node: str
+    node_id: str
+    session_key: str | None = None
+    record: SwarmRecord | None = None  # type: ignore[valid-type]
+    peer_state: Literal[PEER_STATES] | None = None  # type: ignore[valid-type]
+    peer_age_ms: int | None = None
+    sessions: int | None = None
+    dropped: int | None = None
+    reason: Literal[feed.REASONS] | None = None  # type: ignore[valid-type]
+    snapshot: SwarmSnapshot | None = None
 
 
 class Invited(Reply):

@@ -28,6 +28,7 @@ from roost.api import (
     rows,
     streams,
     swarm,
+    swarmroster,
     waits,
     webhooks,
 )
@@ -77,6 +78,9 @@ ROUTES = (
     Route("/journal", ledger.journal, methods=["GET"]),
     Route("/usage", ledger.usage, methods=["GET"]),
     Route("/swarm/nodes", swarm.nodes, methods=["GET"]),
+    Route("/swarm/snapshot", swarmroster.snapshot, methods=["GET"]),
+    Route("/swarm/events", swarmroster.events, methods=["GET"]),
+    Route("/swarm/changes", swarmroster.changes, methods=["GET"]),
     Route("/swarm/invite", swarm.invite, methods=["POST"]),
     Route("/swarm/join", swarm.join, methods=["POST"]),
     Route("/swarm/revoke", swarm.revoke, methods=["POST"]),

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 from starlette.requests import Request
@@ -48,9 +49,10 @@ refuses a string of thousands (ValueError) rather than reading it."""
 
 
 class EventStream(StreamingResponse):
-    """An SSE response that gives its subscription back however the connection ends."""
+    """An SSE response that gives its subscription back however the connection ends (a
+    roster's :class:`Stream`, or the swarm feed's subscription)."""
 
-    def __init__(self, frames: AsyncIterator[str], stream: Stream) -> None:
+    def __init__(self, frames: AsyncIterator[str], stream: AbstractContextManager[object]) -> None:
         super().__init__(
             frames,
             media_type="text/event-stream",

@@ -151,6 +151,7 @@ async def _serve(config: Config) -> int:
             ),
             gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
         )
+        peers = Peers(keys.node_id)
         door = Door(
             live,
             clock,
@@ -159,9 +160,9 @@ async def _serve(config: Config) -> int:
             permissions=permissions,
             taps=taps,
             topology=topology,
-            peers=Peers(keys.node_id),
+            peers=peers,
         )
-        mesh = _mesh(config, clock)
+        mesh = _mesh(config, clock, live, peers)
         mcp = mcpserver.McpServer(
             mcpserver.Context(door, allow_always=config.mcp.allow_always), peer=peer_process
         )
@@ -241,7 +242,7 @@ async def _until(stop: asyncio.Event, observer: Observer, interval: float) -> No
             await scanning
 
 
-def _mesh(config: Config, clock: Callable[[], float]) -> Mesh:
+def _mesh(config: Config, clock: Callable[[], float], live: Live, peers: Peers) -> Mesh:
     """This node on the swarm: its key from ``node.key``, its listener where ``[node] listen``
     puts it (off when nowhere), Tailscale for discovery when the program is there."""
     node_id, seed = secrets.node_key(config.directory)
@@ -254,6 +255,8 @@ def _mesh(config: Config, clock: Callable[[], float]) -> Mesh:
         use_tailscale=tailscale.available(),
         version=__version__,
         clock=clock,
+        live=live,
+        peers=peers,
     )
 
 

@@ -12,12 +12,15 @@ Boundaries:
   invite names, pinned to that invite's key).
 - Nothing waits on a peer: a peer that does not answer is tried again next round, never
   queued for, and a verb that needs it fails at once (``PeerUnreachable``, exit 3).
+- The mesh reads this node's roster to serve peers and writes what peers send into
+  :class:`~roost.swarm.peers.Peers`, beside the roster, never into it.
 - :mod:`roost.swarm` decides what is valid (pure, no sockets); this package decides what to
   do with it and owns ``swarm.json`` while the daemon runs.
 
 ``place`` says where the listener binds; ``tailscale`` reads ``tailscale status --json``;
 ``tls`` makes the pinned contexts; ``membership`` is ``swarm.json`` and every change to it;
 ``listener`` the signed door and route table; ``dialer`` signed requests to members and the
-join; ``rounds`` discovery and hellos; ``node`` puts them together as :class:`Mesh`.
+join; ``rounds`` discovery and hellos; ``exchange`` one roster stream per peer, each way, and
+``events`` the bounded reader of a peer's stream; ``node`` puts them together as :class:`Mesh`.
 ``docs/swarm.md`` has the wire formats and the verbs.
 """

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+from collections.abc import AsyncIterator
 
 import httpx
 
@@ -78,6 +79,22 @@ class Dialer:
         try:
             client = await self._current()
             return await client.request(method, f"https://{address}{path}", content=body, headers=headers)
+        except (httpx.TransportError, ssl.SSLError, OSError) as error:
+            raise _unreachable(address, error) from None
+
+    @contextlib.asynccontextmanager
+    async def stream(self, address: str, path: str, timeout: httpx.Timeout) -> AsyncIterator[httpx.Response]:
+        """A signed ``GET path`` whose answer does not end (a peer's roster stream), on a client
+        of its own: a change of membership makes a new shared client, and must not cut a
+        stream the exchange ends itself when it should. Any failure to connect or read,
+        ``timeout.read`` of silence included, is :class:`PeerUnreachable`."""
+        headers = self.membership.sign("GET", path, b"")
+        try:
+            async with (
+                httpx.AsyncClient(verify=self.trust.client, timeout=timeout, trust_env=False) as client,
+                client.stream("GET", f"https://{address}{path}", headers=headers) as response,
+            ):
+                yield response
         except (httpx.TransportError, ssl.SSLError, OSError) as error:
             raise _unreachable(address, error) from None
 

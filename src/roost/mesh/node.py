@@ -23,11 +23,14 @@ from starlette.routing import BaseRoute
 from roost.errors import Conflict, PeerRefused
 from roost.mesh import dialer, listener, tls
 from roost.mesh.dialer import Dialer
+from roost.mesh.exchange import Exchange
 from roost.mesh.membership import Invited, Membership, listener_off
 from roost.mesh.place import Place
 from roost.mesh.rounds import Rounds
+from roost.roster.live import Live
 from roost.swarm import canonical, invites
 from roost.swarm.identity import Identity, pinned
+from roost.swarm.peers import Peers
 
 log = logging.getLogger("rosterd.swarm")
 
@@ -35,6 +38,11 @@ JOIN_TIMEOUT = 20.0
 """Seconds a joiner waits for its admitter, which greets every member before it answers."""
 GRACE = 1.0
 """Seconds a stopping listener gives open requests; peers' idle connections are not waited for."""
+USER_TIMEOUT_MS = 12_000
+"""Milliseconds a peer's connection may leave this node's writes unacknowledged before the
+kernel ends it: a roster stream to a peer behind a pulled cable ends within 15 s, since the
+stream sends a keep-alive every few seconds (``TCP_USER_TIMEOUT``, which accepted sockets
+take from the listening one)."""
 
 
 def _document(data: bytes) -> dict[str, object]:
@@ -62,6 +70,8 @@ class Mesh:
         version: str,
         clock: Callable[[], float],
         routes: Sequence[BaseRoute] = (),
+        live: Live | None = None,
+        peers: Peers | None = None,
     ) -> None:
         self.place = place
         self.use_tailscale = use_tailscale
@@ -80,11 +90,19 @@ class Mesh:
             use_tailscale=use_tailscale,
         )
         self.refusals = listener.Refusals()
+        self.exchange = (
+            Exchange(self.membership, self.dialer, peers, live, clock)
+            if live is not None and peers is not None
+            else None
+        )
         table = [
             listener.route(listener.HELLO, self._hello),
             listener.route(listener.JOIN, self._join),
+            *([self.exchange.route()] if self.exchange is not None else []),
             *routes,
         ]
+        if self.exchange is not None:
+            self.membership.listeners.append(self.exchange.sync)
         self.app = listener.app(self.membership, table, self.refusals)
         self.listening: str | None = None
         """``host:port`` the listener is bound to, None while it is off."""
@@ -103,6 +121,8 @@ class Mesh:
         # with Nagle a hello waited 40 ms for a delayed ACK between its headers and its body
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "TCP_USER_TIMEOUT"):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, USER_TIMEOUT_MS)
         try:
             sock.bind((host, self.place.port))
         except OSError as error:
@@ -112,7 +132,10 @@ class Mesh:
         return sock
 
     async def start(self) -> None:
-        """Bind the listener's one address (when there is one) and begin the rounds."""
+        """Start the exchange, bind the listener's one address (when there is one) and begin
+        the rounds."""
+        if self.exchange is not None:
+            self.exchange.start()
         if self.place.host is None:
             return
         sock = self._bind()
@@ -138,6 +161,8 @@ class Mesh:
         self._rounds = asyncio.create_task(self.rounds.every())
 
     async def stop(self) -> None:
+        if self.exchange is not None:
+            await self.exchange.stop()
         if self._rounds is not None:
             self._rounds.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -17,7 +17,9 @@ Boundaries:
 ``identity`` is a node's keys and certificate; ``canonical`` the bytes a signature covers;
 ``invites`` the single-use join token; ``sealing`` the swarm key sealed to a joiner;
 ``members`` the signed member records, their merge rule and ``swarm.json``; ``peers`` the peers'
-rosters kept beside this node's; ``signing`` a signed request between nodes; ``hello`` the
-signed greeting. ``docs/swarm.md`` has the wire formats. Nothing is imported here, and neither
+rosters kept beside this node's; ``union`` this node's records and theirs as one document;
+``feed`` the swarm's numbered change stream (the one piece here with a queue per subscriber,
+and still no socket); ``signing`` a signed request between nodes; ``hello`` the signed
+greeting. ``docs/swarm.md`` has the wire formats. Nothing is imported here, and neither
 the hook nor ``roost`` imports this package.
 """

@@ -47,6 +47,16 @@ class Peer:
     records: dict[str, records.Record] = field(default_factory=dict)
     dropped: int = 0
     """Records refused from this peer since it was first heard (a buggy or hostile sender)."""
+    wire: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    """Each kept record as JSON, made on first serving: a peer's records change rarely and the
+    union serves every one of them on every request (100 peers of 50 sessions: 5000)."""
+
+    def served(self, record: records.Record) -> dict[str, Any]:
+        """``record`` (one of this peer's) as JSON, made once per revision kept."""
+        found = self.wire.get(record.session_key)
+        if found is None:
+            found = self.wire[record.session_key] = records.to_json(record)
+        return found
 
     def state(self) -> str:
         return REACHABLE if self.reachable else UNREACHABLE
@@ -108,6 +118,7 @@ class Peers:
         if kept is not None and kept.status_epoch == record.status_epoch and kept.revision > record.revision:
             return kept  # an older revision arriving late never replaces a newer one
         peer.records[record.session_key] = record
+        peer.wire.pop(record.session_key, None)
         peer.heard_at, peer.reachable = now, True
         return record
 
@@ -147,7 +158,7 @@ class Peers:
         for peer in self.all():
             state, age = peer.state(), peer.age_ms(now)
             for record in peer.records.values():
-                out.append({**records.to_json(record), "peer_state": state, "peer_age_ms": age})
+                out.append({**peer.served(record), "peer_state": state, "peer_age_ms": age})
         return out
 
     def find(self, name: str) -> list[records.Record]:

@@ -1,6 +1,9 @@
-"""``rosterd changes [--json] [--since SEQ]``: one line per change, as they happen.
+"""``rosterd changes [--json] [--since SEQ] [--swarm | --node N]``: one line per change, as
+they happen.
 
-Follows ``GET /changes``. Without ``--since`` the first frame is a ``snapshot`` (where the
+Follows ``GET /changes``; with ``--swarm`` the swarm's ``GET /swarm/changes`` (``seq event
+node …``, ``node`` and ``node_left`` among the events, ``--since EPOCH:SEQ`` as its frames' ids
+give it), with ``--node N`` only N's changes. Without ``--since`` the first frame is a ``snapshot`` (where the
 roster stands); with it, every change after SEQ is replayed first, or a snapshot when SEQ is
 too old or from before the daemon restarted. A line for people is ``seq event key name
 activity``; ``--json`` prints each frame's JSON as received.
@@ -11,7 +14,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from roost.cli.daemonclient import Client
-from roost.cli.rosterd import printing
+from roost.cli.rosterd import printing, swarmview
 from roost.cli.rosterd.options import parse
 from roost.errors import UsageError
 
@@ -19,8 +22,13 @@ TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2
 if TYPE_CHECKING:
     from typing import Any
 
-USAGE = (("changes [--json] [--since SEQ]", "one line per change (attention is the one to notify on)"),)
-_USAGE = "usage: rosterd changes [--json] [--since SEQ]"
+USAGE = (
+    (
+        "changes [--json] [--since SEQ] [--swarm | --node N]",
+        "one line per change, here or across the swarm (attention is the one to notify on)",
+    ),
+)
+_USAGE = "usage: rosterd changes [--json] [--since SEQ] [--swarm | --node N]"
 
 
 def describe(change: dict[str, Any]) -> str:
@@ -34,16 +42,19 @@ def describe(change: dict[str, Any]) -> str:
 
 
 def run(verb: str, args: list[str]) -> int:
-    options = parse(args, _USAGE, flags=("--json",), valued=("--since",))
+    options = parse(args, _USAGE, flags=("--json", *swarmview.FLAGS), valued=("--since", *swarmview.VALUED))
     since = options.values.get("--since")
     if since == "":
         raise UsageError(_USAGE)
-    path = "/changes" if since is None else f"/changes?since={quote(since)}"
+    path, _ = swarmview.route(options, "/changes", "/swarm/changes", _USAGE)
+    if since is not None:
+        path = swarmview.joined(path, f"since={quote(since)}")
+    lines = describe if path.startswith("/changes") else swarmview.describe
     as_json = "--json" in options.flags
     with Client() as client:
-        for frame in client.stream(path):
+        for frame in swarmview.stream(client, path):
             if as_json:
                 printing.raw(frame.data)
             else:
-                printing.line(describe(frame.json()))
+                printing.line(lines(frame.json()))
     return 0

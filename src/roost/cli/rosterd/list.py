@@ -1,7 +1,10 @@
-"""``rosterd list [--json]``: the roster now, one row per session.
+"""``rosterd list [--json] [--swarm | --node N]``: the roster now, one row per session.
 
 Reads ``GET /snapshot`` only, so it answers even while the daemon's other parts are busy.
-``--json`` prints that body as sent; the table is for people.
+``--swarm`` reads the union roster (``GET /swarm/snapshot``) and heads the table with a line
+per node; ``--node N`` only N's part of it, and exits 3 after printing when N is unreachable
+(:mod:`roost.cli.rosterd.swarmview`). ``--json`` prints the body as sent; the table is for
+people.
 """
 
 from __future__ import annotations
@@ -9,19 +12,31 @@ from __future__ import annotations
 import json
 
 from roost.cli.daemonclient import Client
-from roost.cli.rosterd import printing
+from roost.cli.rosterd import printing, swarmview
 from roost.cli.rosterd.options import parse
 
-USAGE = (("list [--json]", "one row per session: name, harness, activity, age, lane, node, pid"),)
+USAGE = (
+    (
+        "list [--json] [--swarm | --node N]",
+        "one row per session: name, harness, activity, age, lane, node, pid",
+    ),
+)
+_USAGE = "usage: rosterd list [--json] [--swarm | --node N]"
 
 
 def run(verb: str, args: list[str]) -> int:
-    options = parse(args, "usage: rosterd list [--json]", flags=("--json",))
+    options = parse(args, _USAGE, flags=("--json", *swarmview.FLAGS), valued=swarmview.VALUED)
+    path, node = swarmview.route(options, "/snapshot", "/swarm/snapshot", _USAGE)
     with Client() as client:
-        body = client.get("/snapshot")
+        body = swarmview.get(client, path)
+    document = json.loads(body)
     if "--json" in options.flags:
         printing.raw(body)
     else:
-        for text in printing.roster(json.loads(body)):
+        lines = swarmview.table(document) if path != "/snapshot" else printing.roster(document)
+        for text in lines:
             printing.line(text)
+    failure = swarmview.unreachable(document) if node is not None else None
+    if failure is not None:
+        raise failure
     return 0

@@ -1,8 +1,11 @@
-"""``rosterd watch [--json]``: the roster, printed again after every change, until interrupted.
+"""``rosterd watch [--json] [--swarm | --node N]``: the roster, printed again after every
+change, until interrupted.
 
-Follows ``GET /events``, whose every frame is the whole roster: nothing is diffed or kept here.
-``--json`` prints each frame's data line as received; on a terminal the table redraws in
-place, into a pipe each table is followed by a blank line.
+Follows ``GET /events`` (``GET /swarm/events`` with ``--swarm``, narrowed by ``?node=`` with
+``--node N``), whose every frame is the whole roster: nothing is diffed or kept here. A node
+that goes quiet stays on screen, its header line saying ``stale`` and for how long; watch goes
+on, since the node may come back. ``--json`` prints each frame's data line as received; on a
+terminal the table redraws in place, into a pipe each table is followed by a blank line.
 """
 
 from __future__ import annotations
@@ -10,24 +13,26 @@ from __future__ import annotations
 import sys
 
 from roost.cli.daemonclient import Client
-from roost.cli.rosterd import printing
+from roost.cli.rosterd import printing, swarmview
 from roost.cli.rosterd.options import parse
 
-USAGE = (("watch [--json]", "the list again on every change, until interrupted"),)
+USAGE = (("watch [--json] [--swarm | --node N]", "the list again on every change, until interrupted"),)
+_USAGE = "usage: rosterd watch [--json] [--swarm | --node N]"
 
 CLEAR = "\x1b[H\x1b[2J"
 
 
 def run(verb: str, args: list[str]) -> int:
-    options = parse(args, "usage: rosterd watch [--json]", flags=("--json",))
+    options = parse(args, _USAGE, flags=("--json", *swarmview.FLAGS), valued=swarmview.VALUED)
+    path, _ = swarmview.route(options, "/events", "/swarm/events", _USAGE)
     as_json = "--json" in options.flags
     redraw = not as_json and sys.stdout.isatty()
     with Client() as client:
-        for frame in client.stream("/events"):
+        for frame in swarmview.stream(client, path):
             if as_json:
                 printing.raw(frame.data)
                 continue
-            lines = printing.roster(frame.json())
+            lines = swarmview.table(frame.json()) if path != "/events" else printing.roster(frame.json())
             if redraw:
                 sys.stdout.write(CLEAR)
             printing.line("\n".join([*lines, ""] if not redraw else lines))

@@ -1,0 +1,120 @@
+"""What ``list``, ``watch`` and ``changes`` read and print with ``--swarm`` or ``--node N``.
+
+``--swarm`` reads the union roster (``/swarm/snapshot``, ``/swarm/events``,
+``/swarm/changes``); ``--node N`` the same routes with ``?node=N``, one node's part of it. The
+table gains one header line per node, its counts and how it stands (``stale 41s`` for a node
+served from its last frame), as the specification's ``list --swarm`` shows. ``list --node N``
+prints what is known of N and then exits 3 when N is unreachable: the rows are its last frame,
+and a script that needed N now must not take them for the present.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from roost.cli.daemonclient import Client, Frame, Refused
+from roost.cli.rosterd import printing
+from roost.errors import PeerUnreachable, TargetGone, UsageError
+from roost.text import shown
+
+TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from roost.cli.rosterd.options import Parsed
+
+FLAGS = ("--swarm",)
+VALUED = ("--node",)
+COUNTED = ("active", "idle", "needs_attention", "unknown", "suspended", "stale", "ended")
+"""The words a node's header line counts, in this order."""
+
+
+def route(options: Parsed, local: str, swarm: str, usage: str) -> tuple[str, str | None]:
+    """``(path, node)``: the local route, or the swarm's (narrowed by ``?node=`` when named)."""
+    node = options.values.get("--node")
+    if node == "" or (node is not None and "--swarm" in options.flags):
+        raise UsageError(usage)
+    if node is not None:
+        return f"{swarm}?node={quote(node, safe='')}", node
+    return (swarm if "--swarm" in options.flags else local), None
+
+
+def joined(path: str, query: str) -> str:
+    return f"{path}{'&' if '?' in path else '?'}{query}"
+
+
+def _refusal(refused: Refused) -> Exception:
+    if refused.status == 404:
+        return TargetGone(refused.message)
+    return refused
+
+
+def get(client: Client, path: str) -> bytes:
+    """The daemon's answer; a node the union does not hold is ``TargetGone`` (exit 2)."""
+    try:
+        return client.get(path)
+    except Refused as refused:
+        raise _refusal(refused) from None
+
+
+def stream(client: Client, path: str) -> Iterator[Frame]:
+    try:
+        yield from client.stream(path)
+    except Refused as refused:
+        raise _refusal(refused) from None
+
+
+def _counts(records: list[dict[str, Any]]) -> str:
+    words = [printing.activity(record) for record in records]
+    return "  ".join(f"{words.count(word)} {word.replace('_', ' ')}" for word in COUNTED if word in words)
+
+
+def standing(row: dict[str, Any]) -> str:
+    if row.get("peer_state") == "unreachable":
+        return f"stale {printing.age((row.get('peer_age_ms') or 0) / 1000)}"
+    return "reachable"
+
+
+def table(union: dict[str, Any], now: float | None = None) -> list[str]:
+    """One header line per node, a blank line, then one row per session (with its node)."""
+    records = union.get("records", [])
+    heads = [
+        [
+            shown(str(row.get("node"))),
+            _counts([r for r in records if r.get("node_id") == row.get("node_id")]),
+            standing(row),
+        ]
+        for row in union.get("nodes", [])
+    ]
+    rows = printing.roster(union, now)
+    return [*printing.columns(heads), *([""] if rows else []), *rows]
+
+
+def unreachable(union: dict[str, Any]) -> PeerUnreachable | None:
+    """The failure to exit with when a node asked for by name is served stale."""
+    for row in union.get("nodes", []):
+        if row.get("peer_state") == "unreachable":
+            return PeerUnreachable(
+                f"{row.get('node')} is unreachable: its sessions as last heard "
+                f"{printing.age((row.get('peer_age_ms') or 0) / 1000)} ago",
+                code="peer_unreachable",
+            )
+    return None
+
+
+def describe(change: dict[str, Any]) -> str:
+    """One line per swarm change: ``seq event node …``."""
+    seq, event, node = change.get("seq"), change.get("event"), change.get("node")
+    record = change.get("record")
+    if record is not None:
+        key = record.get("session_key")
+        return f"{seq} {event} {node} {key} {printing.label(record)} {printing.activity(record)}"
+    if event == "node":
+        return f"{seq} node {node} {standing(change)}"
+    if event == "node_left":
+        return f"{seq} node_left {node} {change.get('reason')}"
+    snapshot = change.get("snapshot") or {}
+    return (
+        f"{seq} {event} {len(snapshot.get('records', []))} sessions on {len(snapshot.get('nodes', []))} nodes"
+    )

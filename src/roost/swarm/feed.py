@@ -1,0 +1,224 @@
+"""The swarm's change stream as this node serves it: its own changes and its peers', one
+numbered sequence.
+
+A peer's changes are not taken on its word: :mod:`roost.mesh.exchange` keeps each peer's
+records in :class:`~roost.swarm.peers.Peers` (checked there) and names what changed by
+comparing the record it kept with the one that replaced it (:func:`changes_between`, the
+same rule the roster names its own changes by). This node's own changes pass through as its
+roster named them. Two more events say how a node stands:
+
+- ``node``: a peer was heard from for the first time, came back, or went quiet
+  (``peer_state`` says which, ``peer_age_ms`` how long since its last word);
+- ``node_left``: a peer's records are gone from the union (``reason``: ``revoked``, ``left``
+  or ``expired``).
+
+Every change carries ``node`` and ``node_id``, and a record carries ``peer_state`` and
+``peer_age_ms`` as ``GET /swarm/snapshot`` serves it.
+
+**The cursor.** The sequence is this node's own: ``seq`` counts up from 1 within one *feed
+epoch* (the daemon's start, in Unix milliseconds, one past the roster's own status epoch so a
+``/changes`` cursor is never taken for one of these), so a change's SSE id is ``EPOCH:SEQ``.
+Peers' own sequence numbers are not used, because a change of theirs reaches each node at a
+different moment and one cursor per node would make a client merge the order itself; the
+cost is that a cursor means something only to the node that gave it: another node's cursor,
+or one older than the ring holds, is answered with a ``snapshot`` (the whole union) to start
+over from, never with a guess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from roost.roster import changes as roster_changes
+from roost.roster.records import Record
+from roost.roster.times import to_wire
+
+SNAPSHOT = roster_changes.SNAPSHOT
+NODE = "node"
+NODE_LEFT = "node_left"
+EVENTS = (*roster_changes.EVENTS, NODE, NODE_LEFT)
+REASONS = ("revoked", "left", "expired")
+"""Why a node's records left the union."""
+RING_SIZE = 4096
+"""Changes kept for ``?since=``: a swarm's nodes share one ring, so it is larger than a node's."""
+BACKLOG = 4096
+"""Changes a slow subscriber may fall behind by; past that it is sent one fresh snapshot."""
+
+
+@dataclass(frozen=True)
+class SwarmChange:
+    """One entry of the swarm's stream; ``detail`` holds a ``node`` or ``node_left`` event's
+    fields, ``snapshot`` a snapshot's whole union."""
+
+    seq: int
+    event: str
+    at: float
+    epoch: int
+    node_id: str
+    node: str
+    record: Mapping[str, Any] | None = None
+    detail: Mapping[str, Any] | None = None
+    snapshot: Mapping[str, Any] | None = None
+
+    @property
+    def ident(self) -> str:
+        """The SSE id: the cursor a client hands back as ``since`` or ``Last-Event-ID``."""
+        return f"{self.epoch}:{self.seq}"
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "seq": self.seq,
+            "event": self.event,
+            "at": to_wire(self.at),
+            "status_epoch": self.epoch,
+            "node": self.node,
+            "node_id": self.node_id,
+        }
+        if self.record is not None:
+            doc["session_key"] = self.record.get("session_key")
+            doc["record"] = dict(self.record)
+        if self.detail is not None:
+            doc.update(self.detail)
+        if self.snapshot is not None:
+            doc["snapshot"] = dict(self.snapshot)
+        return doc
+
+
+def changes_between(old: Mapping[str, Record], new: Mapping[str, Record]) -> list[tuple[str, Record]]:
+    """What happened between two of a peer's frames (or a kept record and its change): each
+    record's change names by the roster's own rule, in the new frame's order."""
+    found = []
+    for key, record in new.items():
+        for name in roster_changes.transitions(old.get(key), record):
+            found.append((name, record))
+    return found
+
+
+class Subscription:
+    """One client's queue; one that falls :data:`BACKLOG` behind gets a snapshot instead."""
+
+    def __init__(self, feed: Feed, backlog: int) -> None:
+        self._feed = feed
+        self._backlog = backlog
+        self._pending: deque[SwarmChange] = deque()
+        self._wake = asyncio.Event()
+        self._behind = False
+        self.closed = False
+
+    def push(self, batch: Iterable[SwarmChange]) -> None:
+        self._pending.extend(batch)
+        if len(self._pending) > self._backlog:
+            self._pending.clear()
+            self._behind = True
+        self._wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake.set()
+
+    async def next(self, timeout: float) -> tuple[SwarmChange, ...] | None:
+        """The changes waiting (after at most ``timeout`` seconds: possibly none), or None once
+        the feed is closed."""
+        if not self._pending and not self._behind and not self.closed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+        self._wake.clear()
+        if self.closed:
+            return None
+        if self._behind:
+            self._behind = False
+            self._pending.clear()
+            return (self._feed.snapshot_change(),)
+        batch = tuple(self._pending)
+        self._pending.clear()
+        return batch
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._feed.unsubscribe(self)
+
+
+class Feed:
+    """Numbers the swarm's changes, keeps the newest for replay, and hands them to subscribers."""
+
+    def __init__(
+        self,
+        own_id: str,
+        own_name: str,
+        union: Callable[[int, int], dict[str, Any]],
+        clock: Callable[[], float],
+        *,
+        ring: int = RING_SIZE,
+        backlog: int = BACKLOG,
+        epoch: int | None = None,
+    ) -> None:
+        self.own_id, self.own_name = own_id, own_name
+        self._union = union
+        self._clock = clock
+        self.epoch = int(clock() * 1000) if epoch is None else epoch
+        self._ring: deque[SwarmChange] = deque(maxlen=ring)
+        self._backlog = backlog
+        self._subscribers: set[Subscription] = set()
+        self.head = 0
+
+    @property
+    def subscribers(self) -> int:
+        return len(self._subscribers)
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole union now, stamped with this feed's epoch and head (``GET /swarm/snapshot``)."""
+        return self._union(self.epoch, self.head)
+
+    def snapshot_change(self) -> SwarmChange:
+        at, whole = self._clock(), self.snapshot()
+        return SwarmChange(self.head, SNAPSHOT, at, self.epoch, self.own_id, self.own_name, snapshot=whole)
+
+    def append(
+        self,
+        event: str,
+        node_id: str,
+        node: str,
+        *,
+        record: Mapping[str, Any] | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> SwarmChange:
+        """Number one change, keep it, and hand it to every subscriber."""
+        self.head += 1
+        change = SwarmChange(self.head, event, self._clock(), self.epoch, node_id, node, record, detail)
+        self._ring.append(change)
+        for subscriber in self._subscribers:
+            subscriber.push((change,))
+        return change
+
+    def since(self, seq: int | None, epoch: int | None) -> tuple[SwarmChange, ...] | None:
+        """Every change after ``seq`` of ``epoch``, or None when they cannot all be given."""
+        if seq is None or epoch not in (None, self.epoch) or seq > self.head:
+            return None
+        oldest = self._ring[0].seq if self._ring else self.head + 1
+        if seq < oldest - 1:
+            return None
+        return tuple(change for change in self._ring if change.seq > seq)
+
+    def subscribe(self, seq: int | None = None, epoch: int | None = None) -> Subscription:
+        """A subscription holding first the replay after ``seq`` (or a snapshot when that
+        cannot be given), then every change as it is appended."""
+        subscription = Subscription(self, self._backlog)
+        replay = self.since(seq, epoch)
+        subscription.push(replay if replay is not None else (self.snapshot_change(),))
+        self._subscribers.add(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        self._subscribers.discard(subscription)
+
+    def close(self) -> None:
+        for subscriber in list(self._subscribers):
+            subscriber.close()
+        self._subscribers.clear()

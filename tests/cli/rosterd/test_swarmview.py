@@ -1,0 +1,91 @@
+"""What ``list``, ``watch`` and ``changes`` print with ``--swarm`` or ``--node N``, and when
+they refuse: the node header lines, the stale marking, exit 3 for an unreachable named node."""
+
+from __future__ import annotations
+
+import pytest
+
+from roost.cli.rosterd import swarmview
+from roost.cli.rosterd.options import parse
+from roost.errors import UsageError
+
+NOW = 1_796_000_000.0
+USAGE = "usage: rosterd list [--json] [--swarm | --node N]"
+
+
+def record(node: str, pid: int, activity: str, liveness: str = "live") -> dict[str, object]:
+    return {
+        "node": node,
+        "node_id": f"{node}-id",
+        "session_key": f"{node}-id:{pid}:1",
+        "name": f"s{pid}",
+        "harness": "claude",
+        "activity": activity,
+        "liveness": liveness,
+        "started_at": "2026-12-01T00:00:00+00:00",
+        "lane": "headless",
+        "pid": pid,
+    }
+
+
+UNION = {
+    "nodes": [
+        {"node": "gibson", "node_id": "gibson-id", "peer_state": "local", "peer_age_ms": 0},
+        {"node": "arch", "node_id": "arch-id", "peer_state": "unreachable", "peer_age_ms": 41_500},
+    ],
+    "records": [
+        record("gibson", 1, "active"),
+        record("gibson", 2, "needs_attention"),
+        record("gibson", 3, "active"),
+        record("arch", 4, "idle"),
+        record("arch", 5, "idle", "suspended"),
+    ],
+}
+
+
+def route(*args: str) -> tuple[str, str | None]:
+    options = parse(list(args), USAGE, flags=("--json", *swarmview.FLAGS), valued=swarmview.VALUED)
+    return swarmview.route(options, "/snapshot", "/swarm/snapshot", USAGE)
+
+
+def test_the_flags_choose_the_route() -> None:
+    assert route() == ("/snapshot", None)
+    assert route("--swarm") == ("/swarm/snapshot", None)
+    assert route("--node", "my box") == ("/swarm/snapshot?node=my%20box", "my box")
+    assert swarmview.joined("/swarm/changes?node=a", "since=1:2") == "/swarm/changes?node=a&since=1:2"
+    for bad in (["--swarm", "--node", "a"], ["--node="], ["--node"]):
+        with pytest.raises(UsageError):
+            route(*bad)
+
+
+def test_the_table_heads_each_node_with_its_counts_and_standing() -> None:
+    lines = swarmview.table(UNION, NOW)
+    assert lines[0].split() == ["gibson", "2", "active", "1", "needs", "attention", "reachable"]
+    assert lines[1].split() == ["arch", "1", "idle", "1", "suspended", "stale", "41s"]
+    assert lines[2] == ""
+    assert [line.split()[0] for line in lines[3:]] == ["s1", "s2", "s3", "s4", "s5"]
+    assert [line.split()[5] for line in lines[3:]] == ["gibson"] * 3 + ["arch"] * 2
+
+
+def test_an_unreachable_named_node_is_exit_3_and_a_reachable_one_is_not() -> None:
+    failure = swarmview.unreachable({"nodes": UNION["nodes"][1:]})
+    assert failure is not None and failure.exit_code == 3
+    assert str(failure) == "arch is unreachable: its sessions as last heard 41s ago"
+    assert swarmview.unreachable({"nodes": UNION["nodes"][:1]}) is None
+
+
+def test_a_line_per_swarm_change() -> None:
+    said = [
+        {"seq": 7, "event": "attention", "node": "gibson", "record": record("gibson", 2, "needs_attention")},
+        {"seq": 8, "event": "node", "node": "arch", "peer_state": "unreachable", "peer_age_ms": 12_000},
+        {"seq": 9, "event": "node", "node": "arch", "peer_state": "reachable", "peer_age_ms": 0},
+        {"seq": 10, "event": "node_left", "node": "arch", "reason": "revoked"},
+        {"seq": 10, "event": "snapshot", "node": "gibson", "snapshot": UNION},
+    ]
+    assert [swarmview.describe(change) for change in said] == [
+        "7 attention gibson gibson-id:2:1 s2 needs_attention",
+        "8 node arch stale 12s",
+        "9 node arch reachable",
+        "10 node_left arch revoked",
+        "10 snapshot 5 sessions on 2 nodes",
+    ]

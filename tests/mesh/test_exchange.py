@@ -1,0 +1,216 @@
+"""The exchange's reading of a peer's stream, one event at a time: what passes into the union,
+what is refused and counted, and the swarm changes it names. No sockets: ``Exchange.take``
+is where every byte a peer sends arrives once it is framed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from roost.mesh import events
+from roost.mesh.exchange import BACKOFF_CAP, Exchange, backoff
+from roost.roster import Roster
+from roost.roster.live import Live
+from roost.swarm.peers import Peers
+from tests.swarm.test_peers import NOW, OWN, PEER, frame, record
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def exchange() -> tuple[Exchange, Clock]:
+    clock = Clock()
+    live = Live(Roster("desk", OWN, clock), clock)
+    return Exchange(None, None, Peers(OWN), live, clock), clock  # type: ignore[arg-type]
+
+
+def take(found: Exchange, event: str, document: Any) -> bool:
+    return found.take(PEER, event, document if isinstance(document, str) else json.dumps(document))
+
+
+def feed_events(found: Exchange) -> list[tuple[str, str | None]]:
+    return [(c.event, (c.record or {}).get("session_key")) for c in found.feed.since(0, None) or ()]
+
+
+def test_a_frame_enters_the_union_and_names_the_node_and_each_session_once() -> None:
+    found, _ = exchange()
+    assert take(found, "frame", frame(record(pid=10), record(pid=11))) is True
+    union = found.feed.snapshot()
+    assert [(r["session_key"], r["peer_state"]) for r in union["records"]] == [
+        (f"{PEER}:10:5", "reachable"),
+        (f"{PEER}:11:5", "reachable"),
+    ]
+    assert feed_events(found) == [
+        ("node", None),
+        ("session_started", f"{PEER}:10:5"),
+        ("session_started", f"{PEER}:11:5"),
+    ]
+    take(found, "frame", frame(record(pid=10), record(pid=11)))  # the same frame again: nothing new
+    assert len(feed_events(found)) == 3
+
+
+def test_a_hostile_frame_loses_its_bad_records_and_they_never_reach_the_union() -> None:
+    found, _ = exchange()
+    bad = [
+        record(pid=12, name="evil\x1b]52;c;aGk=\x07"),
+        record(pid=13, session_key=f"{OWN}:13:5"),
+        record(pid=14, activity="dancing"),
+    ]
+    take(found, "frame", frame(record(pid=10), *bad))
+    union = found.feed.snapshot()
+    assert [r["session_key"] for r in union["records"]] == [f"{PEER}:10:5"]
+    assert union["nodes"][1]["dropped"] == 3
+    assert all(key in (None, f"{PEER}:10:5") for _, key in feed_events(found))
+
+
+@pytest.mark.parametrize(
+    ("event", "document", "why"),
+    [
+        ("frame", frame(record(pid=10), node_id=OWN), "a frame speaking for another node"),
+        ("frame", {"schema": "something else"}, "not a snapshot document"),
+        ("frame", "[[[[", "not JSON"),
+        ("change", {"record": record(pid=10)}, "a change before any frame"),
+        ("change", [1, 2], "a change that is no object"),
+    ],
+)
+def test_a_refused_event_changes_nothing_and_is_counted(event: str, document: Any, why: str) -> None:
+    found, _ = exchange()
+    assert take(found, event, document) is False, why
+    assert found.feed.snapshot()["records"] == [] and found.feed.head == 0
+    assert sum(found.refused.values()) == 1
+
+
+def test_an_unknown_event_is_left_alone_for_a_newer_peer() -> None:
+    found, _ = exchange()
+    assert take(found, "something_new", {"x": 1}) is False
+    assert found.feed.head == 0 and not found.refused
+
+
+def test_a_change_after_the_frame_is_named_by_this_nodes_rule_and_a_bad_one_is_dropped() -> None:
+    found, clock = exchange()
+    take(found, "frame", frame(record(pid=10)))
+    clock.now += 3
+    take(
+        found,
+        "change",
+        {"event": "made up", "record": record(pid=10, activity="idle", activity_seq=2, revision=2)},
+    )
+    take(found, "change", {"record": record(pid=10, activity="dancing", revision=3)})
+    take(found, "change", {"record": record(pid=10, activity="active", activity_seq=1, revision=1)})  # late
+    assert feed_events(found)[-1] == ("activity", f"{PEER}:10:5")
+    (kept,) = found.feed.snapshot()["records"]
+    assert (kept["activity"], kept["revision"]) == ("idle", 2)
+    assert found.peers.get(PEER).dropped == 1  # type: ignore[union-attr]
+
+
+def test_a_keepalive_is_a_word_and_a_lost_link_is_a_node_change_with_its_age() -> None:
+    found, clock = exchange()
+    take(found, "frame", frame(record(pid=10)))
+    clock.now += 4
+    found.take(PEER, events.KEEPALIVE, "")
+    clock.now += 6
+    found._lost(PEER)
+    last = found.feed.since(0, None)[-1]  # type: ignore[index]
+    assert (last.event, last.detail["peer_state"], last.detail["peer_age_ms"]) == (
+        "node",
+        "unreachable",
+        6000,
+    )  # type: ignore[index]
+    (stale,) = found.feed.snapshot()["records"]
+    assert (stale["peer_state"], stale["peer_age_ms"]) == ("unreachable", 6000)
+    clock.now += 1
+    take(found, "frame", frame(record(pid=10, activity="idle", activity_seq=4, revision=4)))
+    assert [c.event for c in found.feed.since(0, None)][-2:] == ["node", "activity"]  # type: ignore[union-attr]
+    (fresh,) = found.feed.snapshot()["records"]
+    assert (fresh["peer_state"], fresh["peer_age_ms"], fresh["activity"]) == ("reachable", 0, "idle")
+
+
+def test_a_day_unheard_drops_the_peer_with_a_node_left() -> None:
+    found, clock = exchange()
+    take(found, "frame", frame(record(pid=10)))
+    clock.now += 24 * 3600
+    assert found.expire() == [PEER]
+    last = found.feed.since(0, None)[-1]  # type: ignore[index]
+    assert (last.event, last.node, last.detail) == ("node_left", "laptop", {"reason": "expired"})
+    assert found.feed.snapshot()["records"] == []
+
+
+def test_backoff_doubles_to_its_cap_with_jitter() -> None:
+    assert [round(backoff(n, lambda: 0.5), 2) for n in range(6)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
+    assert backoff(50, lambda: 0.0) == pytest.approx(BACKOFF_CAP * 0.8)
+    assert backoff(50, lambda: 1.0) == pytest.approx(BACKOFF_CAP * 1.2)
+
+
+async def _read(*parts: bytes, limit: int = 100) -> list[tuple[str, str]]:
+    async def chunks() -> AsyncIterator[bytes]:
+        for part in parts:
+            yield part
+
+    return [found async for found in events.read(chunks(), limit)]
+
+
+def test_the_event_reader_frames_events_and_refuses_a_flood() -> None:
+    said = asyncio.run(_read(b'event: frame\ndata: {"a"', b":1}\n\n: keepalive\n\n"))
+    assert said == [("frame", '{"a":1}'), (events.KEEPALIVE, "")]
+    with pytest.raises(events.TooLarge):
+        asyncio.run(_read(b"data: " + b"x" * 200))  # a line that never ends
+    with pytest.raises(events.TooLarge):
+        asyncio.run(_read(*[b"data: xxxxxxxxxx\n"] * 20))  # an event that never ends
+
+
+class Members:
+    """As much of :class:`Membership` as ``Exchange.sync`` reads: the current peers and every
+    record, revoked ones too."""
+
+    def __init__(self, **revoked_by: str) -> None:
+        self.members = {
+            node_id: SimpleNamespace(node_id=node_id, signer=signer, revoked=True)
+            for node_id, signer in revoked_by.items()
+        }
+
+    def peers(self) -> list[object]:
+        return []
+
+
+def test_a_revocation_ends_the_served_stream_and_drops_the_peer_at_once() -> None:
+    found, _ = exchange()
+    found.membership = Members(**{PEER: OWN})  # type: ignore[assignment]
+    take(found, "frame", frame(record(pid=10)))
+
+    async def revoke() -> tuple[bool, bool]:
+        served = found.live.subscribe(replay=False, own=True)
+        found.served[PEER] = served
+        link = asyncio.ensure_future(asyncio.sleep(3600))
+        found.links[PEER] = link
+        found.sync()
+        await asyncio.sleep(0)
+        return served.closed, link.cancelled()
+
+    assert asyncio.run(revoke()) == (True, True)
+    assert found.served == {} and found.links == {} and found.peers.get(PEER) is None
+    last = found.feed.since(0, None)[-1]  # type: ignore[index]
+    assert (last.event, last.detail) == ("node_left", {"reason": "revoked"})
+    assert found.feed.snapshot()["records"] == []
+
+
+def test_a_node_that_revoked_itself_left() -> None:
+    found, _ = exchange()
+    found.membership = Members(**{PEER: PEER})  # type: ignore[assignment]
+    take(found, "frame", frame(record(pid=10)))
+    found.sync()
+    assert found.feed.since(0, None)[-1].detail == {"reason": "left"}  # type: ignore[index]
+
+
+def test_the_swarm_cursor_is_never_the_rosters() -> None:
+    found, _ = exchange()
+    assert found.feed.epoch == found.live.roster.status_epoch + 1
