@@ -181,6 +181,7 @@ def test_set_up_writes_each_shells_script_where_it_looks_once(roost: Roost, tmp_
     ]
     for path in written:
         assert path.is_file(), first.stdout
+    first_text = written[0].read_text()
     assert (
         written[0].read_text()
         == subprocess.run(
@@ -188,4 +189,4 @@ def test_set_up_writes_each_shells_script_where_it_looks_once(roost: Roost, tmp_
         ).stdout
     )
     again = subprocess.run([str(repo / "scripts" / "link-commands")], env=env, capture_output=True, text=True)
-    assert "completion" not in again.stdout
+    assert "completion" not in again.stdout and written[0].read_text() == first_text
