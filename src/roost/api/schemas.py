@@ -30,7 +30,7 @@ from pydantic import (
 
 from roost import agentrow, paths
 from roost.errors import UsageError
-from roost.notify import destinations, registrations
+from roost.notify import destinations, registrations, urlshape
 from roost.roster import pending
 from roost.roster.changes import EVENTS
 from roost.roster.claimschema import COUNT_MAX, ClaimFields, Pid, Ticks
@@ -400,7 +400,9 @@ class Hook(Strict):
         Field(
             min_length=1,
             max_length=destinations.LONGEST,
-            description=f"an http(s) URL on {destinations.WHERE}, with no user or password",
+            description=f"an http(s) URL on {destinations.WHERE}, with no user or password; a name "
+            "must resolve, when the webhook is registered, only to addresses there",
+            json_schema_extra={"pattern": urlshape.PATTERN, "x-resolved-host": True},
         ),
         BeforeValidator(_not_too_long),
         AfterValidator(writable),
