@@ -8,6 +8,10 @@ declaration stops the document (and its test), and one declared describes itself
 of another face mounted beside the routes (``/mcp``) and the terminal WebSocket and static
 files are described in words.
 
+Two things a JSON Schema cannot say are said with keywords of roost's own, each a number the
+daemon refuses past with 413: ``x-max-bytes`` on a request body (its bytes as sent) or on a
+string (its UTF-8 bytes), and ``x-max-decoded-bytes`` on base64 text (the bytes it decodes to).
+
 Built on the first request and kept on the app: every part of it is fixed when the app is.
 """
 
@@ -24,8 +28,7 @@ from starlette.routing import BaseRoute, Route
 
 from roost import __version__
 from roost.api import answers, gate, operations
-from roost.api.body import LIMIT
-from roost.api.operations import Operation, Shape
+from roost.api.operations import LIMIT, Operation, Shape
 
 REF = "#/components/schemas/{model}"
 SSE = "text/event-stream"
@@ -119,7 +122,12 @@ def _operation(path: str, method: str, op: Operation) -> dict[str, Any]:
     if op.params:
         doc["parameters"] = [dict(param) for param in op.params]
     if op.body is not None:
-        doc["requestBody"] = {"required": True, "content": {"application/json": {"schema": _ref(op.body)}}}
+        doc["requestBody"] = {
+            "required": True,
+            "description": f"JSON of at most {op.limit} bytes: a larger body is a 413",
+            "x-max-bytes": op.limit,
+            "content": {"application/json": {"schema": _ref(op.body)}},
+        }
     return doc
 
 

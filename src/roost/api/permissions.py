@@ -71,12 +71,13 @@ async def permission(request: Request) -> JSONResponse:
     answers={200: ("GateDecision", "the decision, or null: fall back to the dialog")},
     fails=(400, 409, 413),
     body=schemas.Gate,
+    limit=GATE_BODY_LIMIT,
 )
 async def gate(request: Request) -> JSONResponse:
     """Claim the wait, hold the request open, answer the hook with the decision (or none)."""
     daemon = context.of(request)
     permissions = _permissions(request)
-    body = await read(request, schemas.Gate, GATE_BODY_LIMIT)
+    body = await read(request, schemas.Gate)
     try:
         claim = parse(body.claim, daemon.clock())
     except BadClaim as error:

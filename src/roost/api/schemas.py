@@ -3,8 +3,9 @@ description are both read from here (the claim's model is the roster's own,
 :class:`roost.roster.claimschema.ClaimBody`).
 
 What a model cannot know stays with its route: whether a session or an agent exists, whether a
-folder does, whether the text fits in its byte limit (a 413, not a 400). Deadlines are checked
-against the daemon's clock, handed in as the validation context's ``now``.
+folder does, whether the text fits in its byte limit (a 413, not a 400, declared to the document
+as ``x-max-bytes``). Deadlines are checked against the daemon's clock, handed in as the
+validation context's ``now``.
 
 It is one module past 400 lines on purpose: it is the door's whole list, each model short, and
 the field shapes they share (a folder, a one-line name, a deadline) are defined once here, so
@@ -29,6 +30,7 @@ from pydantic import (
 )
 
 from roost import agentrow, paths
+from roost.actions.prompt import TEXT_LIMIT
 from roost.errors import UsageError
 from roost.notify import destinations, registrations, urlshape
 from roost.roster import pending
@@ -37,6 +39,8 @@ from roost.roster.claimschema import COUNT_MAX, ClaimFields, Pid, Ticks
 from roost.text import REFUSED_CLASS
 from roost.validation import Strict, integer, refuse, text, words, writable
 
+DATA_LIMIT = 65_536
+"""Bytes one raw input may write."""
 LONGEST_MS = 300_000
 """A wait, or a prompt's wait for its turn, lasts at most five minutes."""
 WINDOW_NAME = 64
@@ -127,6 +131,13 @@ class PromptWait(Strict):
     until: Until
 
 
+NOT_ONLY_ESCAPES = "[^\x1b]"
+"""What a regular expression can say of a terminal's prompt having something left to send: a
+character other than ESC. The rest (a text of nothing but bracketed-paste markers, which are
+stripped however deeply nested) is no regular language, so the description says it; the check
+is the prompt's own (:func:`roost.actions.prompt.encoded`), for its words."""
+
+
 class Prompt(Strict):
     """``POST /sessions/{key}/prompt``: one fenced prompt, pinned to the row that was read."""
 
@@ -138,7 +149,14 @@ class Prompt(Strict):
     )
 
     text: Annotated[
-        str, Field(min_length=1, description="the prompt: nonempty text"), AfterValidator(writable)
+        str,
+        Field(
+            min_length=1,
+            description=f"the prompt: nonempty text of at most {TEXT_LIMIT} UTF-8 bytes (more is a 413), "
+            "with something left once bracketed-paste markers and ESC are stripped",
+            json_schema_extra={"pattern": NOT_ONLY_ESCAPES, "x-max-bytes": TEXT_LIMIT},
+        ),
+        AfterValidator(writable),
     ]
     status_epoch: Epoch
     occupant_id: Occupant
@@ -172,7 +190,10 @@ class Input(Strict):
 
     data: Annotated[
         str,
-        Field(description="the bytes to write, base64-encoded", json_schema_extra={"pattern": BASE64}),
+        Field(
+            description=f"the bytes to write, base64-encoded: at most {DATA_LIMIT} (more is a 413)",
+            json_schema_extra={"pattern": BASE64, "x-max-decoded-bytes": DATA_LIMIT},
+        ),
         AfterValidator(_base64),
     ]
 
