@@ -33,9 +33,10 @@ from roost import agentrow, paths
 from roost.actions.prompt import TEXT_LIMIT
 from roost.errors import UsageError
 from roost.notify import destinations, registrations, urlshape
-from roost.roster import pending
+from roost.roster import pending, records
 from roost.roster.changes import EVENTS
-from roost.roster.claimschema import COUNT_MAX, ClaimFields, Pid, Ticks
+from roost.roster.claimschema import CLAIMABLE_WORDS, COUNT_MAX, WHOLE, ClaimBody, ClaimFields, Pid, Ticks
+from roost.roster.precedence import HOOK
 from roost.text import REFUSED_CLASS
 from roost.validation import Strict, integer, refuse, text, words, writable
 
@@ -373,16 +374,45 @@ class Permission(Strict):
     occupant_id: Occupant | None = None
 
 
+WAITING = tuple(sorted(w for w in CLAIMABLE_WORDS if records.to_activity(w) == records.NEEDS_ATTENTION))
+"""The activity words a gate's claim may say: those that mean the session waits on a person."""
+HELD = {
+    "required": ["activity", "fields"],
+    "properties": {
+        "source": {"const": HOOK},
+        "activity": {"enum": list(WAITING)},
+        "fields": {"required": ["pending"], "properties": {"pending": {"type": "object"}}},
+    },
+    "description": "a hook's claim that the session waits on a person, with its pending request",
+}
+
+
+def _held_schema(schema: dict[str, Any]) -> None:
+    schema.setdefault("allOf", []).extend((*WHOLE, HELD))
+
+
+class GateClaim(ClaimBody):
+    """A gate's claim: the hook's word that the session waits on a person, and what it waits on."""
+
+    model_config = ConfigDict(json_schema_extra=_held_schema)
+
+    @model_validator(mode="after")
+    def _held(self) -> GateClaim:
+        if self.source != HOOK or self.activity not in WAITING or self.fields.pending is None:
+            raise refuse("must be a hook's claim that the session waits on a person, with its request")
+        return self
+
+
 class Gate(Strict):
     """``POST /gate``: a harness's permission request, held open for an answer from anywhere.
 
-    ``claim`` is the hook's claim of the wait (as ``POST /claim`` takes it); ``always`` says
-    whether the harness offered a way to always allow this request."""
+    ``claim`` is the hook's claim of the wait (as ``POST /claim`` takes it, and no other);
+    ``always`` says whether the harness offered a way to always allow this request."""
 
     model_config = ConfigDict(extra="forbid")
 
-    claim: dict[str, Any] = Field(description="the hook's claim that the session waits on a person")
     always: bool = False
+    claim: GateClaim = Field(description="the hook's claim that the session waits on a person")
 
 
 def _destination(url: str) -> str:
