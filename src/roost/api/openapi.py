@@ -11,6 +11,8 @@ files are described in words.
 Two things a JSON Schema cannot say are said with keywords of roost's own, each a number the
 daemon refuses past with 413: ``x-max-bytes`` on a request body (its bytes as sent) or on a
 string (its UTF-8 bytes), and ``x-max-decoded-bytes`` on base64 text (the bytes it decodes to).
+What this daemon's config decides is filled in as the document is built: which harnesses a
+headless session may run (:data:`roost.api.schemas.CONFIGURED`).
 
 Built on the first request and kept on the app: every part of it is fixed when the app is.
 """
@@ -27,7 +29,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from roost import __version__
-from roost.api import answers, gate, operations
+from roost.actions import headless
+from roost.api import answers, context, gate, operations, schemas
 from roost.api.operations import LIMIT, Operation, Shape
 
 REF = "#/components/schemas/{model}"
@@ -161,10 +164,32 @@ def _models(ops: Iterable[Operation]) -> list[tuple[type[BaseModel], str]]:
     return sorted(pairs, key=lambda pair: pair[0].__name__)
 
 
-def document(routes: Iterable[BaseRoute], mounts: Collection[str] = ()) -> dict[str, Any]:
-    """The document of ``routes``."""
+def _configured(node: Any, choices: Mapping[str, Collection[str]]) -> None:
+    """Each schema marked :data:`roost.api.schemas.CONFIGURED` narrowed to the values this daemon's
+    config allows, in the mark's place (left marked where the config names none: a daemon that
+    runs no headless session refuses every start, whatever it names)."""
+    if isinstance(node, dict):
+        name = node.get(schemas.CONFIGURED)
+        if choices.get(name):
+            del node[schemas.CONFIGURED]
+            node["enum"] = sorted(choices[name])
+        for value in node.values():
+            _configured(value, choices)
+    elif isinstance(node, list):
+        for value in node:
+            _configured(value, choices)
+
+
+def document(
+    routes: Iterable[BaseRoute],
+    mounts: Collection[str] = (),
+    choices: Mapping[str, Collection[str]] | None = None,
+) -> dict[str, Any]:
+    """The document of ``routes``; ``choices`` are what the daemon's config allows where a
+    schema is marked :data:`roost.api.schemas.CONFIGURED` (``{"harnesses": […]}``)."""
     ops = described(routes, mounts)
     _, defs = models_json_schema(_models(op for _, _, op in ops), ref_template=REF)
+    _configured(defs, choices or {})
     paths: dict[str, dict[str, Any]] = {}
     for path, method, op in ops:
         paths.setdefault(path, {})[method] = _operation(path, method, op)
@@ -184,5 +209,6 @@ async def route(request: Request) -> JSONResponse:
     """The app's document, built on its first request."""
     state = request.app.state
     if getattr(state, "openapi", None) is None:
-        state.openapi = document(request.app.routes, getattr(state, "mounts", ()))
+        choices = {schemas.HARNESSES: headless.harnesses(context.of(request).door)}
+        state.openapi = document(request.app.routes, getattr(state, "mounts", ()), choices)
     return JSONResponse(state.openapi)

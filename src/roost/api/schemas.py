@@ -5,7 +5,8 @@ description are both read from here (the claim's model is the roster's own,
 What a model cannot know stays with its route: whether a session or an agent exists, whether a
 folder does, whether the text fits in its byte limit (a 413, not a 400, declared to the document
 as ``x-max-bytes``). Deadlines are checked against the daemon's clock, handed in as the
-validation context's ``now``.
+validation context's ``now``; which harnesses may start is the daemon's config, which the
+document fills in where a field is marked :data:`CONFIGURED`.
 
 It is one module past 400 lines on purpose: it is the door's whole list, each model short, and
 the field shapes they share (a folder, a one-line name, a deadline) are defined once here, so
@@ -40,6 +41,11 @@ from roost.roster.precedence import HOOK
 from roost.text import REFUSED_CLASS
 from roost.validation import Strict, integer, refuse, text, words, writable
 
+CONFIGURED = "x-roost-configured"
+"""Marks a field whose values the daemon's config decides: the document is built with them
+(:func:`roost.api.openapi.document`), as an ``enum`` in this key's place."""
+HARNESSES = "harnesses"
+"""The config's harnesses with an ACP adapter: what a headless session may run."""
 DATA_LIMIT = 65_536
 """Bytes one raw input may write."""
 LONGEST_MS = 300_000
@@ -94,6 +100,7 @@ DeadlineMs = Annotated[
         ge=0,
         le=COUNT_MAX,
         description="when the caller stops caring: Unix milliseconds, at most five minutes ahead",
+        json_schema_extra={"x-most-ahead-ms": LONGEST_MS},
     ),
     AfterValidator(_ahead),
 ]
@@ -312,8 +319,14 @@ class Start(Strict):
 
     model_config = ConfigDict(extra="forbid")
 
-    harness: text(64, least=1, one_line=True, what="a harness's name")
-    cwd: folder("/", "an absolute path")
+    harness: Annotated[
+        text(64, least=1, one_line=True, what="a harness's name"),
+        Field(json_schema_extra={CONFIGURED: HARNESSES}),
+    ]
+    cwd: Annotated[
+        folder("/", "an absolute path"),
+        Field(json_schema_extra={"x-existing-folder": True}),
+    ]
     name: text(200, least=1, one_line=True, what="non-empty text") | None = None
     policy: words(("auto", "attention")) | None = None
     model: text(200, least=1, one_line=True, what="a model's name") | None = None
