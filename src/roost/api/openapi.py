@@ -47,6 +47,7 @@ ERRORS = {
     502: "a headless session's holder or ACP adapter failed (code holder_failed or adapter_failed, "
     "with the adapter's last words)",
     503: "tmux could not do it, or push notifications, webhooks or the ledger are not running",
+    504: "what the call waited for did not happen in time: an agent that did not leave its pane",
 }
 DESCRIPTION = (
     "The roster of agent sessions on this node, and the web app over it. Served on a 0600 unix "

@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from roost import agentrow, paths
+from roost.actions.leaving import DEFAULT_TIMEOUT
 from roost.actions.prompt import TEXT_LIMIT
 from roost.errors import UsageError
 from roost.notify import destinations, registrations, urlshape
@@ -365,6 +366,20 @@ class HeadlessPrompt(Strict):
     timeout_s: integer(1, HEADLESS_LONGEST_S, f"seconds from 1 to {HEADLESS_LONGEST_S}") = 600
 
 
+CLOSE_LONGEST_S = 300
+"""Seconds a close may wait for an agent to leave its pane."""
+
+
+class Close(Strict):
+    """``POST /sessions/{key}/close``: whether to close a pane whose agent is busy, blocked or
+    unknown without asking it, and how long its agent has to leave."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    force: bool = False
+    timeout_s: integer(0, CLOSE_LONGEST_S, f"whole seconds from 0 to {CLOSE_LONGEST_S}") = DEFAULT_TIMEOUT
+
+
 class NoBody(Strict):
     """An action that takes nothing but the session: its body is ``{}``."""
 
@@ -514,6 +529,7 @@ BODIES = (
     Start,
     Spawn,
     HeadlessPrompt,
+    Close,
     Permission,
     Gate,
     NoBody,
