@@ -5,8 +5,10 @@ how to act on a session itself: it parses, calls one action here, and renders wh
 :mod:`~roost.actions.door` finds what a caller named, once, and is the one place that knows
 its lane (a headless session the runner drives, or a pane of roost's tmux server); the actions
 are :mod:`~roost.actions.prompt` (a fenced prompt to a pane), :mod:`~roost.actions.headless`
-(start, spawn, prompt, cancel, suspend, resume, stop), :mod:`~roost.actions.rawinput`,
-:mod:`~roost.actions.names`, :mod:`~roost.actions.permission`, :mod:`~roost.actions.windows`
+(start, spawn, prompt, cancel, suspend, resume, stop), :mod:`~roost.actions.close` (either
+lane; a pane's steps are :mod:`~roost.actions.leaving`, which ``roost close`` shares),
+:mod:`~roost.actions.rawinput`, :mod:`~roost.actions.names`, :mod:`~roost.actions.permission`,
+:mod:`~roost.actions.holding` (a gate's request, held open), :mod:`~roost.actions.windows`
 (the launcher's window) and :mod:`~roost.actions.waits`, with the terminals read through
 :mod:`~roost.actions.terminals`. Boundaries: actions read the roster and act through the runner
 and the terminal layer; they never apply a claim but through the live roster, and they never

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from roost import agentrow
 from roost.actions.occupants import STATE_OF_ACTIVITY, occupants, pane_of
@@ -161,12 +161,17 @@ class Wait:
         return SESSION_CLOSED if seen is None or seen.dead else OCCUPANT_CHANGED
 
 
-Awaiter = Callable[[Awaitable[Ending]], Awaitable[Ending | None]]
-"""How a face awaits a wait's outcome: the API lets go of it when its caller hangs up (None:
-nobody is left to tell)."""
+T = TypeVar("T")
 
 
-async def whole(work: Awaitable[Ending]) -> Ending | None:
+class Awaiter(Protocol):
+    """How a face awaits an outcome it was asked for (a wait's, a gate's decision): the API lets
+    go of it when its caller hangs up (None: nobody is left to tell)."""
+
+    def __call__(self, work: Awaitable[T], /) -> Awaitable[T | None]: ...
+
+
+async def whole(work: Awaitable[T]) -> T | None:
     """Await the outcome to its end: a caller that cannot hang up midway (MCP, a test)."""
     return await work
 

@@ -179,6 +179,19 @@ class HeadlessAnswer(Reply):
     wait: HeadlessWait | None = None
 
 
+class Closed(Reply):
+    """A closed session: its record after (a headless one's ended; a pane's ends once the roster
+    sees the pane gone), and how its pane was left (the pane, its badge as found, the agent, what
+    was typed, whether ``force`` closed it unasked), each null for a headless session."""
+
+    record: Record | None  # type: ignore[valid-type]
+    pane: str | None
+    state: str | None
+    harness: str | None
+    exit_command: str | None
+    forced: bool
+
+
 class GateDecision(Reply):
     """What a gate tells its hook: the answer given from rosterd, or null (the hook decides
     nothing, and the harness's own dialog stays the person's to answer)."""

@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute, Route
 
 from roost.api import (
     claims,
+    close,
     errors,
     headless,
     input,
@@ -60,6 +61,7 @@ ROUTES = (
     Route("/sessions/{key}/suspend", headless.suspend, methods=["POST"]),
     Route("/sessions/{key}/resume", headless.resume, methods=["POST"]),
     Route("/sessions/{key}/stop", headless.stop, methods=["POST"]),
+    Route("/sessions/{key}/close", close.close, methods=["POST"]),
     Route("/sessions/{key}/explain", reads.explain, methods=["GET"]),
     Route("/sessions/{key}/name", claims.name, methods=["POST"]),
     Route("/sessions/{key}/input", input.raw_input, methods=["POST"]),

@@ -1,6 +1,9 @@
-"""Reading a request's JSON body: refusing anything larger than the limit, or nested deeper than
-any request of the API is, before parsing it; then holding it to its model
-(:mod:`roost.api.schemas`), so a route only ever sees the values it declared."""
+"""Reading a request's JSON body: refusing anything larger than its route's limit, or nested
+deeper than any request of the API is, before parsing it; then holding it to its model
+(:mod:`roost.api.schemas`), so a route only ever sees the values it declared.
+
+The limit is the one the serving route declares (:class:`roost.api.operations.Operation`), so
+the number the document states and the number refused past are one."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 
+from roost.api import operations
 from roost.api.errors import BadRequest, Conflict, TooLarge
 from roost.validation import NESTING, Invalid, too_deep, validated
 
@@ -17,12 +21,16 @@ if TYPE_CHECKING:
 
 M = TypeVar("M", bound="BaseModel")
 
-LIMIT = 4096
-"""Bytes a POST body may hold: a claim or a registration is a few hundred."""
+
+def limit_of(request: Request) -> int:
+    """Bytes the body of ``request`` may hold: what its route declares."""
+    declared = operations.of(request.scope.get("endpoint"))
+    return declared.limit if declared is not None else operations.LIMIT
 
 
-async def read_json(request: Request, limit: int = LIMIT) -> Any:
-    """The body as JSON; 413 past ``limit`` bytes (declared or streamed), 400 when not JSON."""
+async def read_json(request: Request) -> Any:
+    """The body as JSON; 413 past the route's limit (declared or streamed), 400 when not JSON."""
+    limit = limit_of(request)
     declared = request.headers.get("content-length")
     if declared is not None:
         if not (declared.isascii() and declared.isdigit()):
@@ -52,9 +60,9 @@ def number(text: str) -> float | int:
     return int(value) if value.is_integer() else value
 
 
-async def read_object(request: Request, limit: int = LIMIT) -> dict[str, Any]:
+async def read_object(request: Request) -> dict[str, Any]:
     """The body as a JSON object."""
-    doc = await read_json(request, limit)
+    doc = await read_json(request)
     if not isinstance(doc, dict):
         raise BadRequest("the body must be a JSON object")
     return doc
@@ -63,7 +71,6 @@ async def read_object(request: Request, limit: int = LIMIT) -> dict[str, Any]:
 async def read(
     request: Request,
     model: type[M],
-    limit: int = LIMIT,
     context: dict[str, Any] | None = None,
     other: tuple[type[BaseModel], str] | None = None,
 ) -> M:
@@ -72,7 +79,17 @@ async def read(
     ``other`` is the model of the route's other kind of body and why this session takes it not
     (a terminal's prompt sent to a headless session): a body of that kind is well formed, so it
     is refused with 409, saying so, rather than 400 for a field ``model`` lacks."""
-    doc = await read_object(request, limit)
+    return held(await read_object(request), model, context, other)
+
+
+def held(
+    doc: dict[str, Any],
+    model: type[M],
+    context: dict[str, Any] | None = None,
+    other: tuple[type[BaseModel], str] | None = None,
+) -> M:
+    """A body already read (:func:`read_object`) held to ``model``, as :func:`read` does: for a
+    route that looks at the document first, to refuse something in words of its own."""
     try:
         return validated(model, doc, context)
     except Invalid as refused:

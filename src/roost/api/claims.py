@@ -2,6 +2,9 @@
 
 None of them changes a session directly: each builds a claim and hands it to the live roster,
 which accepts or refuses it by precedence. A refusal is a 409 carrying the roster's reasons.
+A client's claim is held to :class:`~roost.roster.claimschema.ClaimBody`, which speaks as no
+source rosterd keeps for itself and sets no part of a pending request only rosterd may set;
+those two are looked for first, for words that say why.
 """
 
 from __future__ import annotations
@@ -19,16 +22,11 @@ from roost.api.errors import BadRequest, Conflict, NotFound
 from roost.api.operations import KEY, operation
 from roost.detect import procs
 from roost.roster import BadClaim, Claim, Outcome, check, parse, pending, records, to_json
-from roost.roster.claimschema import ClaimBody
-from roost.roster.precedence import ACP, INTEGRATION, LAUNCHER
+from roost.roster.claimschema import ROSTERD_SOURCES, ClaimBody
+from roost.roster.precedence import LAUNCHER
 
-NOT_POSTED = (LAUNCHER, ACP, INTEGRATION)
-"""Sources no ``POST /claim`` may speak as, whoever sends it. rosterd itself speaks for its
-launcher (its runner, and :func:`register` and :func:`name`, which build the claim with only
-the fields they allow) and for the ACP stream it drives; an integration reports on the reports
-socket, whose peer credentials prove which process it is. These sources outrank a hook's, so a
-client that could post as one would set what no agent said and no later hook could undo: a
-headless session pinned at needs_attention after its turn ended, until the daemon restarted."""
+NOT_POSTED = ROSTERD_SOURCES
+"""Sources no ``POST /claim`` may speak as, whoever sends it (:data:`ROSTERD_SOURCES` says why)."""
 
 
 def _answer(roster_head: int, outcome: Outcome, status: int = 200, **extra: Any) -> JSONResponse:
@@ -45,6 +43,16 @@ def _answer(roster_head: int, outcome: Outcome, status: int = 200, **extra: Any)
     return JSONResponse(body, status_code=status)
 
 
+def refuse_rosterd_only(claim: object, where: str) -> None:
+    """A 400 for a claim (``where`` says which part of the body it is) whose pending request sets
+    what only rosterd may say, in words that name that key."""
+    fields = claim.get("fields") if isinstance(claim, dict) else None
+    taken = pending.rosterd_only(fields.get("pending") if isinstance(fields, dict) else None)
+    if taken:
+        name = f"{where}fields.pending.{taken}"
+        raise BadRequest(f"{name} is rosterd's to say, not a claim's", field=name)
+
+
 @operation(
     "send one claim (source defaults to hook; launcher, acp and integration are refused over HTTP)",
     answers={200: ("ClaimResult", "accepted")},
@@ -59,15 +67,11 @@ async def claim(request: Request) -> JSONResponse:
     source = payload.get("source")
     if source in NOT_POSTED:
         raise BadRequest(f"{source} claims are not accepted over HTTP", field="source")
+    refuse_rosterd_only(payload, "")
     try:
         parsed = parse(payload, daemon.clock())
     except BadClaim as error:
         raise BadRequest(str(error), field=error.field) from None
-    taken = pending.rosterd_only(parsed.fields.get("pending"))
-    if taken:
-        raise BadRequest(
-            f"fields.pending.{taken} is rosterd's to say, not a claim's", field=f"fields.pending.{taken}"
-        )
     key = parsed.session_key
     if key is not None and roster.record(key) is None:
         process = parsed.process

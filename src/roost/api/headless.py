@@ -21,9 +21,6 @@ from roost.api.body import read
 from roost.api.operations import KEY, H, operation
 from roost.roster import Record, to_json
 
-PROMPT_BODY_LIMIT = 6 * 65_536 + 4096
-"""A body holding a long prompt with every character escaped, and its options."""
-
 
 def _answer(record: Record | None, status: int = 200, **extra: Any) -> JSONResponse:
     return JSONResponse({"record": to_json(record) if record else None, **extra}, status_code=status)
@@ -65,7 +62,7 @@ async def prompt(request: Request, found: Found) -> JSONResponse:
     the answer comes when the session reaches that state or ``timeout_s`` passes, and says
     whether the record's recap is ``stale``: not this prompt's turn's, which had not ended."""
     other = (schemas.Prompt, "a headless session's prompt is its text and what to wait for, with no pins")
-    body = await read(request, schemas.HeadlessPrompt, PROMPT_BODY_LIMIT, other=other)
+    body = await read(request, schemas.HeadlessPrompt, other=other)
     sent = await headless.prompt(context.of(request).door, found, body.text, body.wait, body.timeout_s)
     if sent.waited is None:
         return _answer(sent.record, input="accepted")

@@ -17,9 +17,8 @@ from roost.api import context, schemas
 from roost.api.body import read
 from roost.api.errors import TooLarge
 from roost.api.operations import KEY, operation
+from roost.api.schemas import DATA_LIMIT
 
-DATA_LIMIT = 65_536
-"""Bytes one call may write."""
 BODY_LIMIT = DATA_LIMIT * 4 // 3 + 4096
 
 
@@ -37,8 +36,9 @@ def decode(body: schemas.Input) -> bytes:
     fails=(400, 404, 409, 413, 503),
     body=schemas.Input,
     params=(KEY,),
+    limit=BODY_LIMIT,
 )
 async def raw_input(request: Request) -> JSONResponse:
-    data = decode(await read(request, schemas.Input, BODY_LIMIT))
+    data = decode(await read(request, schemas.Input))
     written = await rawinput.write(context.of(request).door, request.path_params["key"], data)
     return JSONResponse({"session_id": written.pane, "written_bytes": written.written_bytes})

@@ -8,6 +8,12 @@ declaration stops the document (and its test), and one declared describes itself
 of another face mounted beside the routes (``/mcp``) and the terminal WebSocket and static
 files are described in words.
 
+Two things a JSON Schema cannot say are said with keywords of roost's own, each a number the
+daemon refuses past with 413: ``x-max-bytes`` on a request body (its bytes as sent) or on a
+string (its UTF-8 bytes), and ``x-max-decoded-bytes`` on base64 text (the bytes it decodes to).
+What this daemon's config decides is filled in as the document is built: which harnesses a
+headless session may run (:data:`roost.api.schemas.CONFIGURED`).
+
 Built on the first request and kept on the app: every part of it is fixed when the app is.
 """
 
@@ -23,9 +29,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from roost import __version__
-from roost.api import answers, gate, operations
-from roost.api.body import LIMIT
-from roost.api.operations import Operation, Shape
+from roost.actions import headless
+from roost.api import answers, context, gate, operations, schemas
+from roost.api.operations import LIMIT, Operation, Shape
 
 REF = "#/components/schemas/{model}"
 SSE = "text/event-stream"
@@ -41,6 +47,7 @@ ERRORS = {
     502: "a headless session's holder or ACP adapter failed (code holder_failed or adapter_failed, "
     "with the adapter's last words)",
     503: "tmux could not do it, or push notifications, webhooks or the ledger are not running",
+    504: "what the call waited for did not happen in time: an agent that did not leave its pane",
 }
 DESCRIPTION = (
     "The roster of agent sessions on this node, and the web app over it. Served on a 0600 unix "
@@ -119,7 +126,12 @@ def _operation(path: str, method: str, op: Operation) -> dict[str, Any]:
     if op.params:
         doc["parameters"] = [dict(param) for param in op.params]
     if op.body is not None:
-        doc["requestBody"] = {"required": True, "content": {"application/json": {"schema": _ref(op.body)}}}
+        doc["requestBody"] = {
+            "required": True,
+            "description": f"JSON of at most {op.limit} bytes: a larger body is a 413",
+            "x-max-bytes": op.limit,
+            "content": {"application/json": {"schema": _ref(op.body)}},
+        }
     return doc
 
 
@@ -153,10 +165,32 @@ def _models(ops: Iterable[Operation]) -> list[tuple[type[BaseModel], str]]:
     return sorted(pairs, key=lambda pair: pair[0].__name__)
 
 
-def document(routes: Iterable[BaseRoute], mounts: Collection[str] = ()) -> dict[str, Any]:
-    """The document of ``routes``."""
+def _configured(node: Any, choices: Mapping[str, Collection[str]]) -> None:
+    """Each schema marked :data:`roost.api.schemas.CONFIGURED` narrowed to the values this daemon's
+    config allows, in the mark's place (left marked where the config names none: a daemon that
+    runs no headless session refuses every start, whatever it names)."""
+    if isinstance(node, dict):
+        name = node.get(schemas.CONFIGURED)
+        if choices.get(name):
+            del node[schemas.CONFIGURED]
+            node["enum"] = sorted(choices[name])
+        for value in node.values():
+            _configured(value, choices)
+    elif isinstance(node, list):
+        for value in node:
+            _configured(value, choices)
+
+
+def document(
+    routes: Iterable[BaseRoute],
+    mounts: Collection[str] = (),
+    choices: Mapping[str, Collection[str]] | None = None,
+) -> dict[str, Any]:
+    """The document of ``routes``; ``choices`` are what the daemon's config allows where a
+    schema is marked :data:`roost.api.schemas.CONFIGURED` (``{"harnesses": […]}``)."""
     ops = described(routes, mounts)
     _, defs = models_json_schema(_models(op for _, _, op in ops), ref_template=REF)
+    _configured(defs, choices or {})
     paths: dict[str, dict[str, Any]] = {}
     for path, method, op in ops:
         paths.setdefault(path, {})[method] = _operation(path, method, op)
@@ -176,5 +210,6 @@ async def route(request: Request) -> JSONResponse:
     """The app's document, built on its first request."""
     state = request.app.state
     if getattr(state, "openapi", None) is None:
-        state.openapi = document(request.app.routes, getattr(state, "mounts", ()))
+        choices = {schemas.HARNESSES: headless.harnesses(context.of(request).door)}
+        state.openapi = document(request.app.routes, getattr(state, "mounts", ()), choices)
     return JSONResponse(state.openapi)

@@ -23,6 +23,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+LIMIT = 4096
+"""Bytes a POST body may hold unless its route declares more: a claim or a registration is a few
+hundred."""
+
 Shape = str | tuple[str, ...] | None
 """What an answer holds: a model of :mod:`roost.api.answers` by name, one of several, a media
 type (it has a ``/``: ``text/html``), or None for no body."""
@@ -39,6 +43,9 @@ class Operation:
     fails: tuple[int, ...] = ()
     body: type[BaseModel] | tuple[type[BaseModel], ...] | None = None
     """The body's model, or several a body may be one of (a terminal's prompt, a headless session's)."""
+    limit: int = LIMIT
+    """Bytes the body may hold: the one number :func:`roost.api.body.read` refuses past (413) and
+    the document declares, so no schema has to say what no JSON Schema can (a size in bytes)."""
     params: tuple[Mapping[str, Any], ...] = ()
     """OpenAPI parameter objects (:func:`parameter`): every ``{name}`` of the path, and the query
     parameters and headers the handler reads."""
@@ -57,9 +64,10 @@ def operation(
     body: type[BaseModel] | tuple[type[BaseModel], ...] | None = None,
     params: tuple[Mapping[str, Any], ...] = (),
     events: Mapping[str, str] | None = None,
+    limit: int = LIMIT,
 ) -> Callable[[H], H]:
     """Attach the route's :class:`Operation` to its handler; the handler itself is unchanged."""
-    declared = Operation(summary, answers, fails, body, params, events or {})
+    declared = Operation(summary, answers, fails, body, limit, params, events or {})
 
     def declare(handler: H) -> H:
         handler.operation = declared  # type: ignore[attr-defined]

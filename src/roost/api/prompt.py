@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.actions.prompt import DEFAULT_DEADLINE, REJECTED, TEXT_LIMIT, Ask, encoded, fenced
+from roost.actions.prompt import DEFAULT_DEADLINE, REJECTED, Ask, encoded, fenced
 from roost.actions.waits import Pin
 from roost.api import context, headless, schemas, waits
 from roost.api.body import read
@@ -23,8 +23,10 @@ from roost.api.errors import Conflict
 from roost.api.operations import KEY, operation
 
 PINNED = "a terminal's prompt pins the row that was read (status_epoch, occupant_id, revision)"
-BODY_LIMIT = 6 * TEXT_LIMIT + 4096
-"""A body holding the longest text, every byte of it escaped (``\\u0001``), and the pins."""
+BODY_LIMIT = 6 * 65_536 + 4096
+"""A body holding a long headless prompt with every character escaped (``\\u0001``), and its
+options; a terminal's text is held to its own limit after
+(:data:`roost.actions.prompt.TEXT_LIMIT`)."""
 
 
 def ask_of(body: schemas.Prompt, now: float) -> Ask:
@@ -49,6 +51,7 @@ def ask_of(body: schemas.Prompt, now: float) -> Ask:
     fails=(400, 404, 409, 413, 429, 502),
     body=(schemas.Prompt, schemas.HeadlessPrompt),
     params=(KEY,),
+    limit=BODY_LIMIT,
 )
 async def prompt(request: Request) -> JSONResponse:
     daemon = context.of(request)
@@ -57,7 +60,7 @@ async def prompt(request: Request) -> JSONResponse:
         return await headless.prompt(request, found)
     now = daemon.clock()
     other = (schemas.HeadlessPrompt, f"{request.path_params['key']!r} is no headless session: {PINNED}")
-    ask = ask_of(await read(request, schemas.Prompt, BODY_LIMIT, {"now": now}, other), now)
+    ask = ask_of(await read(request, schemas.Prompt, {"now": now}, other), now)
     sent = await fenced(daemon.door, found, ask, limit=daemon.max_streams, watch=waits.watch(request))
     body: dict[str, Any] = {
         "session_id": sent.pane,

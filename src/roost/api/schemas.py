@@ -3,8 +3,10 @@ description are both read from here (the claim's model is the roster's own,
 :class:`roost.roster.claimschema.ClaimBody`).
 
 What a model cannot know stays with its route: whether a session or an agent exists, whether a
-folder does, whether the text fits in its byte limit (a 413, not a 400). Deadlines are checked
-against the daemon's clock, handed in as the validation context's ``now``.
+folder does, whether the text fits in its byte limit (a 413, not a 400, declared to the document
+as ``x-max-bytes``). Deadlines are checked against the daemon's clock, handed in as the
+validation context's ``now``; which harnesses may start is the daemon's config, which the
+document fills in where a field is marked :data:`CONFIGURED`.
 
 It is one module past 400 lines on purpose: it is the door's whole list, each model short, and
 the field shapes they share (a folder, a one-line name, a deadline) are defined once here, so
@@ -29,14 +31,24 @@ from pydantic import (
 )
 
 from roost import agentrow, paths
+from roost.actions.leaving import DEFAULT_TIMEOUT
+from roost.actions.prompt import TEXT_LIMIT
 from roost.errors import UsageError
-from roost.notify import destinations, registrations
-from roost.roster import pending
+from roost.notify import destinations, registrations, urlshape
+from roost.roster import pending, records
 from roost.roster.changes import EVENTS
-from roost.roster.claimschema import COUNT_MAX, ClaimFields, Pid, Ticks
+from roost.roster.claimschema import CLAIMABLE_WORDS, COUNT_MAX, WHOLE, ClaimBody, ClaimFields, Pid, Ticks
+from roost.roster.precedence import HOOK
 from roost.text import REFUSED_CLASS
 from roost.validation import Strict, integer, refuse, text, words, writable
 
+CONFIGURED = "x-roost-configured"
+"""Marks a field whose values the daemon's config decides: the document is built with them
+(:func:`roost.api.openapi.document`), as an ``enum`` in this key's place."""
+HARNESSES = "harnesses"
+"""The config's harnesses with an ACP adapter: what a headless session may run."""
+DATA_LIMIT = 65_536
+"""Bytes one raw input may write."""
 LONGEST_MS = 300_000
 """A wait, or a prompt's wait for its turn, lasts at most five minutes."""
 WINDOW_NAME = 64
@@ -89,6 +101,7 @@ DeadlineMs = Annotated[
         ge=0,
         le=COUNT_MAX,
         description="when the caller stops caring: Unix milliseconds, at most five minutes ahead",
+        json_schema_extra={"x-most-ahead-ms": LONGEST_MS},
     ),
     AfterValidator(_ahead),
 ]
@@ -127,6 +140,13 @@ class PromptWait(Strict):
     until: Until
 
 
+NOT_ONLY_ESCAPES = "[^\x1b]"
+"""What a regular expression can say of a terminal's prompt having something left to send: a
+character other than ESC. The rest (a text of nothing but bracketed-paste markers, which are
+stripped however deeply nested) is no regular language, so the description says it; the check
+is the prompt's own (:func:`roost.actions.prompt.encoded`), for its words."""
+
+
 class Prompt(Strict):
     """``POST /sessions/{key}/prompt``: one fenced prompt, pinned to the row that was read."""
 
@@ -138,7 +158,14 @@ class Prompt(Strict):
     )
 
     text: Annotated[
-        str, Field(min_length=1, description="the prompt: nonempty text"), AfterValidator(writable)
+        str,
+        Field(
+            min_length=1,
+            description=f"the prompt: nonempty text of at most {TEXT_LIMIT} UTF-8 bytes (more is a 413), "
+            "with something left once bracketed-paste markers and ESC are stripped",
+            json_schema_extra={"pattern": NOT_ONLY_ESCAPES, "x-max-bytes": TEXT_LIMIT},
+        ),
+        AfterValidator(writable),
     ]
     status_epoch: Epoch
     occupant_id: Occupant
@@ -172,7 +199,10 @@ class Input(Strict):
 
     data: Annotated[
         str,
-        Field(description="the bytes to write, base64-encoded", json_schema_extra={"pattern": BASE64}),
+        Field(
+            description=f"the bytes to write, base64-encoded: at most {DATA_LIMIT} (more is a 413)",
+            json_schema_extra={"pattern": BASE64, "x-max-decoded-bytes": DATA_LIMIT},
+        ),
         AfterValidator(_base64),
     ]
 
@@ -298,8 +328,14 @@ class Start(Strict):
 
     model_config = ConfigDict(extra="forbid")
 
-    harness: text(64, least=1, one_line=True, what="a harness's name")
-    cwd: folder("/", "an absolute path")
+    harness: Annotated[
+        text(64, least=1, one_line=True, what="a harness's name"),
+        Field(json_schema_extra={CONFIGURED: HARNESSES}),
+    ]
+    cwd: Annotated[
+        folder("/", "an absolute path"),
+        Field(json_schema_extra={"x-existing-folder": True}),
+    ]
     name: text(200, least=1, one_line=True, what="non-empty text") | None = None
     policy: words(("auto", "attention")) | None = None
     model: text(200, least=1, one_line=True, what="a model's name") | None = None
@@ -338,6 +374,20 @@ class HeadlessPrompt(Strict):
     timeout_s: integer(1, HEADLESS_LONGEST_S, f"seconds from 1 to {HEADLESS_LONGEST_S}") = 600
 
 
+CLOSE_LONGEST_S = 300
+"""Seconds a close may wait for an agent to leave its pane."""
+
+
+class Close(Strict):
+    """``POST /sessions/{key}/close``: whether to close a pane whose agent is busy, blocked or
+    unknown without asking it, and how long its agent has to leave."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    force: bool = False
+    timeout_s: integer(0, CLOSE_LONGEST_S, f"whole seconds from 0 to {CLOSE_LONGEST_S}") = DEFAULT_TIMEOUT
+
+
 class NoBody(Strict):
     """An action that takes nothing but the session: its body is ``{}``."""
 
@@ -360,16 +410,45 @@ class Permission(Strict):
     occupant_id: Occupant | None = None
 
 
+WAITING = tuple(sorted(w for w in CLAIMABLE_WORDS if records.to_activity(w) == records.NEEDS_ATTENTION))
+"""The activity words a gate's claim may say: those that mean the session waits on a person."""
+HELD = {
+    "required": ["activity", "fields"],
+    "properties": {
+        "source": {"const": HOOK},
+        "activity": {"enum": list(WAITING)},
+        "fields": {"required": ["pending"], "properties": {"pending": {"type": "object"}}},
+    },
+    "description": "a hook's claim that the session waits on a person, with its pending request",
+}
+
+
+def _held_schema(schema: dict[str, Any]) -> None:
+    schema.setdefault("allOf", []).extend((*WHOLE, HELD))
+
+
+class GateClaim(ClaimBody):
+    """A gate's claim: the hook's word that the session waits on a person, and what it waits on."""
+
+    model_config = ConfigDict(json_schema_extra=_held_schema)
+
+    @model_validator(mode="after")
+    def _held(self) -> GateClaim:
+        if self.source != HOOK or self.activity not in WAITING or self.fields.pending is None:
+            raise refuse("must be a hook's claim that the session waits on a person, with its request")
+        return self
+
+
 class Gate(Strict):
     """``POST /gate``: a harness's permission request, held open for an answer from anywhere.
 
-    ``claim`` is the hook's claim of the wait (as ``POST /claim`` takes it); ``always`` says
-    whether the harness offered a way to always allow this request."""
+    ``claim`` is the hook's claim of the wait (as ``POST /claim`` takes it, and no other);
+    ``always`` says whether the harness offered a way to always allow this request."""
 
     model_config = ConfigDict(extra="forbid")
 
-    claim: dict[str, Any] = Field(description="the hook's claim that the session waits on a person")
     always: bool = False
+    claim: GateClaim = Field(description="the hook's claim that the session waits on a person")
 
 
 def _destination(url: str) -> str:
@@ -408,7 +487,9 @@ class Hook(Strict):
         Field(
             min_length=1,
             max_length=destinations.LONGEST,
-            description=f"an http(s) URL on {destinations.WHERE}, with no user or password",
+            description=f"an http(s) URL on {destinations.WHERE}, with no user or password; a name "
+            "must resolve, when the webhook is registered, only to addresses there",
+            json_schema_extra={"pattern": urlshape.PATTERN, "x-resolved-host": True},
         ),
         BeforeValidator(_not_too_long),
         AfterValidator(writable),
@@ -475,6 +556,7 @@ BODIES = (
     Start,
     Spawn,
     HeadlessPrompt,
+    Close,
     Permission,
     Gate,
     NoBody,

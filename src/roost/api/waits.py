@@ -49,9 +49,10 @@ async def unless_disconnected(request: Request, work: Awaitable[T]) -> T:
 
 
 def watch(request: Request) -> Awaiter:
-    """How a wait of this request is awaited: to its outcome, or None once the caller hangs up."""
+    """How an outcome this request waits for (a wait's, a gate's decision) is awaited: to its
+    end, or None once the caller hangs up."""
 
-    async def awaited(work: Awaitable[Ending]) -> Ending | None:
+    async def awaited(work: Awaitable[T]) -> T | None:
         try:
             return await unless_disconnected(request, work)
         except ClientGone:

@@ -17,8 +17,10 @@ goes only into ``Host`` and TLS's server name), so a name that starts resolving 
 Every other name is refused without being looked up: which of them resolve where is not ours
 to vouch for.
 
-:func:`parse` is the part that needs no resolver (the request body's model calls it);
-:func:`addresses` the part that does (registration and every delivery call it).
+:func:`parse` is the part that needs no resolver (the request body's model calls it), and
+the last thing it checks is the URL's shape as one pattern (:mod:`roost.notify.urlshape`, which
+the OpenAPI document states); :func:`addresses` is the part that does (registration and every
+delivery call it).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from roost.errors import UsageError
+from roost.notify.urlshape import SHAPE
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -129,6 +132,11 @@ def parse(url: str) -> Destination:
             raise refused(f"points to {host}, which is not on {WHERE}")
     elif host != LOCALHOST and not TAILNET_NAME.fullmatch(host):
         raise refused(f"names the host {host}, which is not on {WHERE}")
+    if not SHAPE.fullmatch(url):
+        raise refused(
+            "is not scheme://HOST[:PORT] then a path: HOST an address (IPv6 in brackets, "
+            "nothing beside them), localhost or a ts.net name"
+        )
     default = 443 if parts.scheme == "https" else 80
     return Destination(url, parts.scheme, host, port or default, parts.path, parts.query)
 

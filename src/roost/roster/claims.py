@@ -79,7 +79,7 @@ class Claim:
         return reason
 
 
-def _validated(payload: object, received_at: float) -> ClaimBody:
+def _validated(payload: object, received_at: float, model: type[ClaimBody] | None = None) -> ClaimBody:
     # Loaded here, not above: a process (a test, a verb) may name a ProcessId or build a Claim
     # without ever checking one, and pydantic costs ~60 ms to import. The daemon loads the
     # schema when it starts (through the API), so no claim waits for it.
@@ -87,15 +87,17 @@ def _validated(payload: object, received_at: float) -> ClaimBody:
     from roost.validation import Invalid, validated
 
     try:
-        return validated(ClaimBody, payload, {"received_at": received_at}, UNKNOWN_FIELD)
+        return validated(model or ClaimBody, payload, {"received_at": received_at}, UNKNOWN_FIELD)
     except Invalid as refused:
         raise BadClaim(refused.field, str(refused)) from None
 
 
 def check(claim: Claim) -> str | None:
     """Why the claim is malformed, or None when it is well formed; the roster calls this first,
-    so a claim built in code is held to :class:`ClaimBody`, the rules a claim read off the wire
-    meets."""
+    so a claim built in code is held to the rules a claim read off the wire meets, widened only
+    by what rosterd's own sources may say (:class:`~roost.roster.claimschema.RosterdClaim`)."""
+    from roost.roster.claimschema import RosterdClaim
+
     if not isinstance(claim.received_at, int | float) or not math.isfinite(claim.received_at):
         return "received_at must be a finite number of seconds"
     process = claim.process
@@ -114,21 +116,26 @@ def check(claim: Claim) -> str | None:
         "started_at": claim.started_at,
     }
     try:
-        _validated(payload, claim.received_at)
+        _validated(payload, claim.received_at, RosterdClaim)
     except BadClaim as refused:
         return str(refused)
     return None
 
 
-def parse(payload: Mapping[str, Any], received_at: float) -> Claim:
-    """A claim from its JSON body (``POST /claim``), stamped with when it arrived.
+def parse(payload: Mapping[str, Any], received_at: float, model: type[ClaimBody] | None = None) -> Claim:
+    """A claim from its JSON body (``POST /claim``), stamped with when it arrived, held to
+    :class:`ClaimBody` (what a client may send) or a narrower ``model`` (a gate's claim).
 
     Unknown top-level keys are ignored, as everywhere in rosterd's wire formats; unknown
     record fields are refused, because a claim for a field nobody reads is a sender's bug.
     """
     if not isinstance(payload, Mapping):
         raise BadClaim("", "a claim is a JSON object")
-    body = _validated(dict(payload), received_at)
+    return from_body(_validated(dict(payload), received_at, model), received_at)
+
+
+def from_body(body: ClaimBody, received_at: float) -> Claim:
+    """The claim a checked body says, stamped with when it arrived."""
     given = body.fields.model_fields_set
     return Claim(
         source=body.source,

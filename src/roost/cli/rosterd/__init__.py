@@ -39,6 +39,7 @@ VERBS = {
     "allow": "answer",
     "deny": "answer",
     "spawn": "headless",
+    "close": "close",
     "journal": "ledger",
     "usage": "ledger",
     "nodes": "swarm",
