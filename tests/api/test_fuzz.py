@@ -37,11 +37,15 @@ PENDING = (
     "POST /sessions",
     "POST /sessions/{key}/prompt",
     "POST /sessions/{key}/wait",
+    "POST /swarm/{node}/sessions",
+    "POST /swarm/{node}/sessions/{key}/prompt",
+    "POST /swarm/{node}/sessions/{key}/wait",
 )
 """Operations whose document still says less than the code checks, so a valid-looking request
 may be refused (400): a claim's rules across fields (a session_key or a process, pid with
 start_ticks, …), a webhook URL's host rules, which harnesses this daemon has adapters for, a
-deadline at most five minutes past the daemon's clock (which no schema can say).
+deadline at most five minutes past the daemon's clock (which no schema can say); and the same
+routes under ``/swarm/{node}``, whose ``{node}`` is this daemon's own (its routes run here).
 Fuzzed with invalid requests only until their models say it all; the rest are held to both."""
 CONFIG = """\
 max-stream-events = 1
@@ -50,6 +54,7 @@ request-timeout = 10
 [parameters]
 "path.key" = "{key}"
 "path.pane" = "{pane}"
+"path.node" = "{node}"
 
 [generation]
 max-examples = {examples}
@@ -72,7 +77,11 @@ def test_the_document_and_the_routes_agree(roost: Roost, running: Daemon, tmp_pa
     )
     config = tmp_path / "schemathesis.toml"
     # Given encoded: schemathesis decodes a path value before it encodes it, and %N is a pane's id.
-    config.write_text(CONFIG.format(key=session["session_key"], pane=quote(pane, safe=""), examples=EXAMPLES))
+    config.write_text(
+        CONFIG.format(
+            key=session["session_key"], pane=quote(pane, safe=""), node=session["node"], examples=EXAMPLES
+        )
+    )
     st = Path(sys.executable).with_name("st")
     command = [str(st), "--config-file", str(config), "run", f"http://127.0.0.1:{running.port}/openapi.json"]
     command += [

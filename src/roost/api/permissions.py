@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 
 from roost.actions.gates import Hold
 from roost.actions.permission import Answer, Permissions, answer
-from roost.api import auth, context, schemas
+from roost.api import context, proxy, schemas
 from roost.api.body import read
 from roost.api.errors import BadRequest, NotFound
 from roost.api.operations import KEY, operation
@@ -38,17 +38,6 @@ def _permissions(request: Request) -> Permissions:
     return found
 
 
-def _who(request: Request) -> tuple[str, str]:
-    """Who answers and from where, as the journal keeps it: the unix socket's peer is the user
-    (the CLI says so in its User-Agent), a cookie is the web app, a bearer token a tool."""
-    if request.scope.get(auth.PEER) == auth.UNIX:
-        agent = request.headers.get("user-agent", "")
-        return "local user", "cli" if agent == "rosterd-cli" else "api"
-    if request.scope.get(auth.VOUCHED):
-        return "browser", "web"
-    return "token holder", "api"
-
-
 @operation(
     "answer the pending permission of a headless session or a gated pane; fenced by the request "
     "id, status_epoch and occupant_id it pins (409 with a code when they moved)",
@@ -59,8 +48,18 @@ def _who(request: Request) -> tuple[str, str]:
 )
 async def permission(request: Request) -> JSONResponse:
     body = await read(request, schemas.Permission)
-    by, via = _who(request)
-    given = Answer(body.option, body.reason, body.request_id, body.status_epoch, body.occupant_id, by, via)
+    by, via = proxy.who(request)
+    came = proxy.through(request)
+    given = Answer(
+        body.option,
+        body.reason,
+        body.request_id,
+        body.status_epoch,
+        body.occupant_id,
+        by,
+        via,
+        came.node if came is not None else None,
+    )
     record = answer(context.of(request).door, request.path_params["key"], given)
     return JSONResponse({"record": to_json(record)})
 
