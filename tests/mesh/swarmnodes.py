@@ -117,6 +117,12 @@ class SwarmNode:
         assert not check or answer.status_code == 200, answer.text
         return answer
 
+    def post(self, path: str, body: Any = None, timeout: float = 60) -> httpx.Response:
+        with httpx.Client(
+            transport=httpx.HTTPTransport(uds=str(self.socket)), base_url="http://rosterd"
+        ) as client:
+            return client.post(path, json=body if body is not None else {}, timeout=timeout)
+
     def nodes(self) -> dict[str, Any]:
         return self.get("/swarm/nodes").json()
 
