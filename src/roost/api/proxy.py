@@ -11,8 +11,9 @@ Both are on the unix socket and the loopback listener only, never the swarm list
 
 On the owner, :func:`dispatcher` runs a forwarded act through this very app, marked
 (:data:`FORWARDED`) with who asked and through which node: the same route, body model, fences
-and answers as for a caller here. A marked request acts on this node's sessions or is refused
-(``not_owner``): it is never forwarded again.
+and answers as for a caller here. A marked request names this node's sessions only, found by
+this node's own rules (a name is the one session of that name here, whatever the peers hold),
+and one naming a key of another node is refused (``not_owner``): it is never forwarded again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from starlette.types import ASGIApp, Message
 
 from roost.actions import remote
 from roost.actions.door import Door
+from roost.actions.lookup import resolve
 from roost.actions.remote import API, NOT_OWNER, Act, Reply, Through
 from roost.api import auth, context
 from roost.api.errors import BadRequest, Conflict, NotFound, TooLarge
@@ -91,8 +93,7 @@ async def _serve(request: Request, verb: str, endpoint: Handler) -> Response:
     door = context.of(request).door
     key = request.path_params["key"]
     if through(request) is not None:
-        _own(door, key)
-        return await endpoint(request)
+        return await _as_owner(request, door, key, endpoint)
     try:
         found = door.find(key)
     except RoostError:
@@ -100,6 +101,25 @@ async def _serve(request: Request, verb: str, endpoint: Handler) -> Response:
     if found.owner is None:
         return await endpoint(request)
     return await _forward(request, door, found.owner, verb, found.key)
+
+
+async def _as_owner(request: Request, door: Door, key: str, endpoint: Handler) -> Response:
+    """A forwarded request: the key is found among this node's sessions by this node's own rules
+    (a caller that named the node meant its session of that name), and the route is given the
+    exact key; a key of another node is refused, never forwarded again."""
+    owner = remote.owner_of(key)
+    if owner is not None and owner != door.live.roster.node_id:
+        raise Conflict(
+            f"{key} is not a session of this node: an owner acts on its own sessions, and an act "
+            "is never forwarded twice",
+            code=NOT_OWNER,
+        )
+    try:
+        exact = resolve(door.live.roster, key)
+    except RoostError:
+        return await endpoint(request)  # a pane id, or the route's own refusal
+    request.scope["path_params"] = {**request.path_params, "key": exact}
+    return await endpoint(request)
 
 
 def on_node(verb: str, endpoint: Handler) -> Handler:
@@ -111,25 +131,13 @@ def on_node(verb: str, endpoint: Handler) -> Handler:
         roster = door.live.roster
         key = request.path_params.get("key")
         if node in (roster.node_id, roster.node):
-            return await (endpoint(request) if key is None else _serve(request, verb, endpoint))
+            return await endpoint(request)  # this node's own sessions, and no other's
         owner = door.forwarder.member(node) if door.forwarder is not None else None
         if owner is None:
             raise NotFound(f"no node {node!r} in this node's swarm", code="no_such_node")
         return await _forward(request, door, owner, verb, key)
 
     return _declared(endpoint, handler, node=True)
-
-
-def _own(door: Door, key: str) -> None:
-    """A forwarded request names a session of this node, or a name this node resolves: never
-    a key of another node (the owner refuses it rather than forward it again)."""
-    owner = remote.owner_of(key)
-    if owner is not None and owner != door.live.roster.node_id:
-        raise Conflict(
-            f"{key} is not a session of this node: an owner acts on its own sessions, and an act "
-            "is never forwarded twice",
-            code=NOT_OWNER,
-        )
 
 
 async def _forward(request: Request, door: Door, owner: str, verb: str, session: str | None) -> Response:
