@@ -185,6 +185,11 @@ def test_an_unreachable_owner_is_refused_at_once_and_nothing_arrives_later(
         == 200
     )
     assert prompts(log) == ["before", "after"]
+    a.stop()  # a machine that is up with no daemon on it: the connection is refused, not lost
+    began = time.monotonic()
+    answer = b.post(f"/sessions/{key}/prompt", {"text": "no daemon"})
+    assert (answer.status_code, answer.json()["code"]) == (502, "peer_unreachable"), answer.text
+    assert time.monotonic() - began < 1.0
 
 
 def test_a_forwarded_act_naming_another_nodes_session_is_refused_by_the_receiver(
