@@ -16,10 +16,14 @@ owner never forwards an act again: it acts on its own sessions or refuses (``not
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from roost.errors import PeerUnreachable
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
 
 UNREACHABLE = "peer_unreachable"
 WAIT_DEFAULT_S = 600.0
@@ -68,9 +72,10 @@ class Through:
     by: str
     via: str
 
-    def label(self) -> str:
-        """Who acted, as one short line: ``local user via cli through laptop``."""
-        return f"{self.by} via {self.via} through {self.node}"
+
+Dispatch = Callable[[Act, Through, "Request"], Awaitable[Reply]]
+"""On the owner, one face doing an act another node forwarded, with the request it came in
+(whose hanging up ends a wait); its answer as that face gives it (:mod:`roost.mesh.acting`)."""
 
 
 class Forwarder(Protocol):

@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message
 from roost.actions import remote
 from roost.actions.door import Door
 from roost.actions.lookup import resolve
-from roost.actions.remote import API, NOT_OWNER, Act, Reply, Through
+from roost.actions.remote import API, NOT_OWNER, Act, Dispatch, Reply, Through
 from roost.api import auth, context
 from roost.api.errors import BadRequest, Conflict, NotFound, TooLarge
 from roost.api.operations import of, parameter
@@ -152,9 +152,6 @@ async def _forward(request: Request, door: Door, owner: str, verb: str, session:
     act = Act(session, API, verb, text, by, via, remote.waiting(text, time.time()))
     reply = await remote.forward(door.forwarder, owner, act)
     return Response(reply.body, reply.status, media_type="application/json")
-
-
-Dispatch = Callable[[Act, Through, Request], Awaitable[Reply]]
 
 
 def dispatcher(app: ASGIApp, verbs: Mapping[str, tuple[str, str]]) -> Dispatch:

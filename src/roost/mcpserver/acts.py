@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
 
-from roost.actions.remote import Act, Reply, Through
+from roost.actions.remote import Act, Dispatch, Reply, Through
 from roost.errors import TargetGone, UsageError
 from roost.mcpserver.caller import Caller
 from roost.mcpserver.tools import TOOLS, Context, call, failure
-
-Dispatch = Callable[[Act, Through, Request], Awaitable[Reply]]
 
 
 def dispatcher(context: Context) -> Dispatch:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from roost.actions.lookup import resolve
-from roost.actions.remote import FACES, NOT_OWNER, Act, Reply, Through, owner_of
+from roost.actions.remote import FACES, NOT_OWNER, Act, Dispatch, Reply, Through, owner_of
 from roost.errors import Conflict, RoostError, Unavailable, UsageError
 from roost.mesh import listener
 from roost.mesh.forwarding import ACT, WAIT_LIMIT_MS
@@ -34,8 +34,6 @@ from roost.swarm import canonical, fields
 
 log = logging.getLogger("rosterd.swarm")
 
-Dispatch = Callable[[Act, Through, Request], Awaitable[Reply]]
-"""One face doing an act for a caller on another node; its answer as it gives it."""
 Acted = Callable[[str, Act, Through, int], None]
 """Told of every act done for another node: the session's key, the act, who, the status."""
 
