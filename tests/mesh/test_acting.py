@@ -118,6 +118,8 @@ def test_an_act_is_done_by_its_face_answered_as_it_answered_and_journalled(tmp_p
     assert owner.acted == [(key(), act, came, 409)]
     unknown = owner.send({**GOOD, "session": "nobody"})
     assert unknown[0] == 409 and len(owner.acted) == 1  # nothing of this node's was acted on
+    assert owner.send({**GOOD, "verb": "read", "body": ""})[0] == 409
+    assert len(owner.acted) == 1  # a read is forwarded, and not journalled
 
 
 def test_an_act_naming_another_nodes_key_is_refused_and_never_reaches_a_face(tmp_path: Path) -> None:

@@ -61,14 +61,16 @@ def pair(network: Network, tmp_path: Path) -> Iterator[tuple[SwarmNode, SwarmNod
 
 
 def _pair(network: Network, root: Path, log: Path) -> Iterator[tuple[SwarmNode, SwarmNode, Path]]:
-    a, b = make(network, root, 2)
-    a.stop()
-    a.settings = {
-        "harness.fake": {"adapter": f"{sys.executable} {ADAPTER}"},
-        "runner": {"idle_timeout_s": 600},
-    }
-    a.extra_env = {"FAKE_ACP_LOG": str(log)}
-    a.start()
+
+    def owner(node: SwarmNode) -> None:
+        if node.name == "n1":
+            node.settings = {
+                "harness.fake": {"adapter": f"{sys.executable} {ADAPTER}"},
+                "runner": {"idle_timeout_s": 600},
+            }
+            node.extra_env = {"FAKE_ACP_LOG": str(log)}
+
+    a, b = make(network, root, 2, owner)
     b.ok("join", a.address, "--token", a.ok("invite").strip())
     try:
         yield a, b, log
@@ -155,6 +157,36 @@ def test_a_prompt_and_a_permission_answer_from_another_node_arrive_once_and_are_
     assert prompts(log) == ["first from b", "second from b", "third from b", "ASK", "fourth from mcp", "ASK"]
     [mcp_answer] = [line for line in journal(a) if line["kind"] == "answer" and line["via"] == "mcp"]
     assert (mcp_answer["answer"], mcp_answer["by"], mcp_answer["through"]) == ("reject", "token holder", "n2")
+
+
+def test_every_headless_verb_from_another_node_is_done_by_the_owner(
+    pair: tuple[SwarmNode, SwarmNode, Path], tmp_path: Path
+) -> None:
+    a, b, _ = pair
+    key = start(a, tmp_path, "worker")
+    assert json.loads(b.ok("read", key, "--json")) == a.get(f"/sessions/{key}").json()
+    b.ok("name", key, "renamed")
+    assert a.get(f"/sessions/{key}").json()["name"] == "renamed"
+    assert b.post(f"/sessions/{key}/suspend").json()["record"]["liveness"] == "suspended"
+    assert b.post(f"/sessions/{key}/resume").json()["record"]["liveness"] == "live"
+    assert b.post(f"/sessions/{key}/cancel").status_code == a.post(f"/sessions/{key}/cancel").status_code
+    spawned = b.post(f"/sessions/{key}/spawn", {"harness": "fake", "cwd": str(tmp_path), "name": "child"})
+    assert spawned.status_code == 201, spawned.text
+    child = spawned.json()["record"]
+    assert (child["node"], child["parent_session_key"]) == ("n1", key)
+    for session in (child["session_key"], key):
+        assert b.post(f"/sessions/{session}/stop").json()["record"]["liveness"] == "ended"
+    acts = [(line["action"], line["by"], line["through"]) for line in journal(a) if line["kind"] == "act"]
+    assert [action for action, _, _ in acts] == [
+        "name",
+        "suspend",
+        "resume",
+        "cancel",
+        "spawn",
+        "stop",
+        "stop",
+    ]
+    assert {(by, through) for _, by, through in acts} == {("local user", "n2")}
 
 
 def test_an_unreachable_owner_is_refused_at_once_and_nothing_arrives_later(

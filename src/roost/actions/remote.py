@@ -32,6 +32,9 @@ WAIT_LIMIT_S = 24 * 3600.0
 NOT_OWNER = "not_owner"
 API, MCP = "api", "mcp"
 FACES = (API, MCP)
+READS = frozenset({"read", "explain", "wait", "session.find", "session.read_state"})
+"""Verbs and tools that only read a session: forwarded like the rest, never journalled (the
+journal says what happened to sessions, not who looked)."""
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ hostile member cannot make two nodes bounce a prompt between them.
 The act is then done by the face it was asked in (``faces``, handed in by the daemon: the API
 runs its own route for the verb, the MCP server its own tool), with this node's rules, fences
 and validation exactly as for a caller of its own; the answer goes back as that face gave it.
-Every act that named one of this node's sessions is journalled with who asked, from where,
-and through which node (``acted``).
+Every act that named one of this node's sessions (or started one) is journalled with who
+asked, from where, and through which node (``acted``); one that only reads is not.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from roost.actions.lookup import resolve
-from roost.actions.remote import FACES, NOT_OWNER, Act, Dispatch, Reply, Through, owner_of
+from roost.actions.remote import FACES, NOT_OWNER, READS, Act, Dispatch, Reply, Through, owner_of
 from roost.errors import Conflict, RoostError, Unavailable, UsageError
 from roost.mesh import listener
 from roost.mesh.forwarding import ACT, WAIT_LIMIT_MS
@@ -108,7 +108,7 @@ class Acting:
             raise Unavailable("this node is still starting", code="starting")
         reply = await face(act, through, request)
         key = self._key(act, reply)
-        if key is not None and self.acted is not None:
+        if key is not None and self.acted is not None and act.verb not in READS:
             self.acted(key, act, through, reply.status)
         log.info("act %s %s from %s: %d", act.face, act.verb, sender.name, reply.status)
         return Response(reply.body, reply.status, media_type="application/json")
