@@ -112,8 +112,13 @@ def test_refusals_before_anything_is_sent() -> None:
     found = door()
     nowhere = request(found, "POST", "/swarm/nowhere/sessions/x/prompt", json={"text": "x"})
     assert (nowhere.status_code, nowhere.json()["code"]) == (404, "no_such_node")
-    ambiguous = request(found, "POST", "/sessions/twin/prompt", json={"text": "x"})
-    assert ambiguous.status_code == 409 and len(ambiguous.json()["nodes"]) == 2
+    for method, path in (
+        ("POST", "/sessions/twin/prompt"),
+        ("GET", "/sessions/twin"),
+        ("GET", "/sessions/twin/explain"),
+    ):
+        ambiguous = request(found, method, path, content=b"{}" if method == "POST" else b"")
+        assert ambiguous.status_code == 409 and len(ambiguous.json()["nodes"]) == 2, path
     large = request(found, "POST", f"/sessions/{REMOTE}/prompt", content=b'"' + b"x" * proxy.LIMIT + b'"')
     assert (large.status_code, large.json()["limit"]) == (413, proxy.LIMIT)
     binary = request(found, "POST", f"/sessions/{REMOTE}/prompt", content=b"\xff\xfe")
@@ -160,7 +165,7 @@ def test_the_owner_never_forwards_an_act_again() -> None:
     other = dispatched(found, Act(REMOTE, API, "prompt", '{"text": "x"}', "local user", "cli"))
     assert (other.status, b'"not_owner"' in other.body) == (409, True)
     by_name = dispatched(found, Act("builder", API, "read", "", "local user", "cli"))
-    assert by_name.status == 404  # a name is this node's session of that name, and it has none
+    assert (by_name.status, b'"owned_elsewhere"' in by_name.body) == (409, True)  # refused, not sent on
     assert sent(found) == []
 
 
