@@ -75,6 +75,11 @@ def test_the_owners_refusal_is_the_tools_with_its_status_and_code() -> None:
     refusal = {"error": "allow_always is a person's answer", "status": 409, "code": "allow_always_off"}
     found = context(Reply(409, json.dumps(refusal).encode()))
     assert called(found, "session.allow", name=REMOTE, always=True) == (refusal, True)
+    odd = context(Reply(409, b'{"message": "m", "status": "x", "code": "c"}'))
+    assert called(odd, "session.cancel", name=REMOTE) == (
+        {"error": "laptop answered 409", "status": 409, "code": "c"},
+        True,
+    )
     gone = context(None)
     answer, refused = called(gone, "session.send", name=REMOTE, prompt="hi")
     assert (refused, answer["status"], answer["code"]) == (True, 502, "peer_unreachable")

@@ -22,6 +22,8 @@ from roost.mcpserver import inputs
 from roost.mcpserver.caller import Caller
 
 VIA = "mcp"
+OWN_WORDS = ("error", "status", "message")
+"""Fields of an owner's refusal this node words itself: the message, and the status it answered."""
 
 
 async def relay(door: Door, caller: Caller, tool: str, args: inputs.Input, found: Found) -> dict[str, Any]:
@@ -32,7 +34,7 @@ async def relay(door: Door, caller: Caller, tool: str, args: inputs.Input, found
     reply = await remote.forward(door.forwarder, found.owner, act)
     answer: dict[str, Any] = json.loads(reply.body)  # an object: the forwarder checked it
     if reply.status != 200:
-        error = answer.pop("error", None)
-        answer.pop("status", None)
-        raise Relayed(str(error or f"{found.node} answered {reply.status}"), status=reply.status, **answer)
+        said = answer.get("error")
+        extra = {name: value for name, value in answer.items() if name not in OWN_WORDS}
+        raise Relayed(str(said or f"{found.node} answered {reply.status}"), status=reply.status, **extra)
     return answer
