@@ -27,6 +27,9 @@ session resumes before its prompt is sent); an act that waits is given its wait 
 MAX_ANSWER = 8 * 1024 * 1024
 """Bytes of an owner's answer this node reads: a record and its fields, with room to spare."""
 WAIT_LIMIT_MS = 24 * 3600 * 1000
+ANSWERED = (200, 201)
+"""The success statuses a session route answers; with the failures (4xx, 5xx), all an owner may
+give back: a 204 or a redirect with a body would not even be HTTP once passed on."""
 
 
 def document(act: Act) -> dict[str, object]:
@@ -78,7 +81,7 @@ class Forwarding:
                 code=UNREACHABLE,
                 address=member.address,
             )
-        if not 200 <= status <= 599 or not _an_object(body):
+        if not (status in ANSWERED or 400 <= status <= 599) or not _an_object(body):
             raise PeerUnreachable(
                 f"{member.name} ({member.address}) answered with something roost does not send",
                 code=UNREACHABLE,
