@@ -204,7 +204,15 @@ def test_an_act_goes_once_with_its_wait_on_top_and_the_answer_comes_back() -> No
 
 
 @pytest.mark.parametrize(
-    ("status", "body"), [(401, b'{"error": "refused"}'), (200, b"<html>"), (200, b"[1]")]
+    ("status", "body"),
+    [
+        (401, b'{"error": "refused"}'),
+        (200, b"<html>"),
+        (200, b"[1]"),
+        (204, b"{}"),
+        (302, b"{}"),
+        (101, b"{}"),
+    ],
 )
 def test_a_refusing_door_or_an_answer_roost_does_not_send_is_unreachable(status: int, body: bytes) -> None:
     forwarder, _ = forwarding(status, body)
