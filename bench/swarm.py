@@ -23,6 +23,11 @@ own round trip. Cases:
   simulated peers of 50 sessions each, against this node's own ``/snapshot`` of 50; and what
   a frame and a change weigh on the wire, which is why the stream sends a frame once and
   changes after.
+- ``prompt``: two real daemons (node ``a`` on 127.0.0.2, ``b`` on 127.0.0.3) and a headless
+  session on ``a`` over the fake ACP adapter; one prompt waited for idle, sent to ``a`` itself
+  and, in the same rounds, to ``b``, which forwards it to ``a`` (``POST /swarm/act``: a new
+  pinned TLS connection, the act run through ``a``'s own route). The ratio is the proxied
+  prompt's cost against the same prompt made locally.
 
 Run: ``.venv/bin/python bench/swarm.py [--runs N]``
 """
@@ -38,6 +43,8 @@ import time
 from pathlib import Path
 
 import psutil
+from common import PYTHON, ROOT, Sandbox
+from headless import Daemon, end_holders, free_port
 
 from roost.mesh import listener
 from roost.mesh.node import Mesh
@@ -306,6 +313,53 @@ def union(runs: int, peers: int = 100, sessions: int = 50) -> None:
     change = len(json.dumps({"seq": 1, "event": "activity", "record": _frame("p0000", 1)["records"][0]}))  # type: ignore[index]
     print(f"on the wire: a frame of {sessions} {frame / 1024:6.1f} KiB, a change {change / 1024:.1f} KiB "
           f"({frame / change:.0f}x): frames on connect, changes after")  # fmt: skip
+ADAPTER = ROOT / "tests" / "fakes" / "acp_adapter.py"
+
+
+def daemon(box: Sandbox, name: str, address: str) -> Daemon:
+    config = box.root / "config" / "roost"
+    config.mkdir(parents=True)
+    (config / "rosterd.toml").write_text(
+        f'[node]\nname = "{name}"\nlisten = "{address}"\nport = {PORT + 1}\nloopback_port = {free_port()}\n'
+        f'[harness.fake]\nadapter = "{PYTHON} {ADAPTER}"\n'
+    )
+    found = Daemon(box)
+    found.start()
+    return found
+
+
+def prompts(rounds: int) -> None:
+    """A prompt waited for idle, made on its session's node and through another, round by round
+    (the order rotating each round, so a noisy neighbour slows both alike)."""
+    with Sandbox() as a_box, Sandbox() as b_box:
+        started: list[Daemon] = []
+        try:
+            a = daemon(a_box, "a", "127.0.0.2")
+            started.append(a)
+            b = daemon(b_box, "b", "127.0.0.3")
+            started.append(b)
+            token = a.post("/swarm/invite", {"ttl_minutes": 60})["token"]
+            b.post("/swarm/join", {"address": f"127.0.0.2:{PORT + 1}", "token": token})
+            key = a.post("/sessions", {"harness": "fake", "cwd": str(a_box.root)})["record"]["session_key"]
+            times: dict[str, list[float]] = {"local": [], "proxied": []}
+            pair = [("local", a), ("proxied", b)]
+            for turn in range(rounds):
+                for name, via in pair if turn % 2 else reversed(pair):
+                    began = time.perf_counter()
+                    via.post(f"/sessions/{key}/prompt", {"text": "hello", "wait": "idle"})
+                    times[name].append(time.perf_counter() - began)
+            a.post(f"/sessions/{key}/stop", {})
+            print(f"prompt to idle, local       {ms(times['local'])}")
+            print(f"prompt to idle, proxied     {ms(times['proxied'])}")
+            ratio = statistics.median(times["proxied"]) / statistics.median(times["local"])
+            added = (statistics.median(times["proxied"]) - statistics.median(times["local"])) * 1000
+            print(f"proxied / local (p50)       {ratio:7.2f}x   (+{added:.1f} ms)")
+        finally:
+            for found in started:
+                if found.proc is not None and found.proc.poll() is None:
+                    found.proc.terminate()
+                    found.proc.wait()
+            end_holders(a_box)
 
 
 async def main(runs: int) -> None:
@@ -328,4 +382,6 @@ async def main(runs: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
-    asyncio.run(main(parser.parse_args().runs))
+    runs = parser.parse_args().runs
+    asyncio.run(main(runs))
+    prompts(max(10, runs // 10))

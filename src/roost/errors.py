@@ -186,6 +186,19 @@ class PeerUnreachable(RoostError):
     status = 502
 
 
+class Relayed(RoostError):
+    """Another node, the owner of the session, refused the act this node forwarded: its status,
+    message and fields (``code``…) are the owner's, passed on unchanged. Exit 1 (a CLI reads
+    the owner's status itself, through the API); the status is the owner's, 502 when unknown."""
+
+    exit_code = 1
+    status = 502
+
+    def __init__(self, message: str, *, status: int = 502, **extra: object) -> None:
+        super().__init__(message, **extra)
+        self.status = status
+
+
 class TimedOut(RoostError):
     """The thing waited for did not happen within the bound (a wait, an agent's exit)."""
 
@@ -222,6 +235,7 @@ FAILURES: tuple[type[RoostError], ...] = (
     Unavailable,
     NoServer,
     PeerUnreachable,
+    Relayed,
     TimedOut,
     DeliveredNoTurn,
 )

@@ -52,6 +52,7 @@ request-timeout = 10
 [parameters]
 "path.key" = "{key}"
 "path.pane" = "{pane}"
+"path.node" = "{node}"
 
 [generation]
 max-examples = {examples}
@@ -108,7 +109,11 @@ def test_the_document_and_the_routes_agree(roost: Roost, daemon: Daemon, tmp_pat
     )
     config = tmp_path / "schemathesis.toml"
     # Given encoded: schemathesis decodes a path value before it encodes it, and %N is a pane's id.
-    config.write_text(CONFIG.format(key=session["session_key"], pane=quote(pane, safe=""), examples=EXAMPLES))
+    config.write_text(
+        CONFIG.format(
+            key=session["session_key"], pane=quote(pane, safe=""), node=session["node"], examples=EXAMPLES
+        )
+    )
     st = Path(sys.executable).with_name("st")
     command = [str(st), "--config-file", str(config), "run", f"http://127.0.0.1:{daemon.port}/openapi.json"]
     command += [

@@ -43,6 +43,7 @@ def test_a_body_nested_thousands_deep_is_a_400_on_every_post_route(
     assert api.post("/claim", json=about(proc, activity="working", event="prompt")).status_code == 200
     before = api.get("/snapshot").json()["records"]
     target = path.replace("{key}", quote(before[0]["session_key"], safe=""))
+    target = target.replace("{node}", before[0]["node"])  # this node: the route's own refusal
     response = api.post(target, content=body, headers={"Content-Type": "application/json"})
     assert "deep" in refused(response)
     assert claimed(api.get("/snapshot").json()["records"]) == claimed(before)

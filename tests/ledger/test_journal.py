@@ -160,6 +160,7 @@ def test_answers_say_who_and_from_where_with_the_session_from_the_roster(tmp_pat
         "answer": "allow_always",
         "by": "uid 1000 pid 4242 (rosterd)",
         "via": "cli",
+        "through": None,
     }
     assert (unknown["session_key"], unknown["name"], unknown["lane"]) == ("n0de:9:9", None, None)
     assert unknown["by"].startswith("browser\\x1b[2J") and len(unknown["by"]) == 120
@@ -218,6 +219,7 @@ def test_the_kinds_and_reasons_are_the_ones_docs_contracts_tables() -> None:
         journal.SUSPEND: {*journal.SUSPENDED_BY.values(), None},
         journal.RESUME: {journal.RESUMED, journal.AFTER_CRASH},
         journal.ANSWER: {None},
+        journal.ACT: {None},
     }
     assert list(reasons) == list(journal.KINDS)
     answer = next(row["when"] for row in rows if row["kind"] == journal.ANSWER)
@@ -234,3 +236,46 @@ def test_an_answer_line_carries_the_documented_fields(tmp_path: Path) -> None:
         documents["journal entry (each of entries), every kind"]
         + documents["journal entry, kind answer, after those"]
     )
+
+
+def test_an_act_line_says_who_through_which_node_and_the_answer(tmp_path: Path) -> None:
+    documents = {row["document"]: names(row["fields"]) for row in table("`rosterd --json` documents")}
+    world = World(tmp_path, Clock())
+    world.journal = Journal(world.live.roster, world.clock, Lines(tmp_path / "journal.jsonl"))
+    world.journal.acted(
+        "n0de:1:1",
+        action="prompt",
+        by="local user",
+        via="cli",
+        through="laptop",
+        through_id="abc",
+        status=200,
+    )
+    world.journal.answered("n0de:1:1", answer="allow", by="local user", via="cli", through="laptop")
+    act, answer = lines(tmp_path)
+    assert list(act) == (
+        documents["journal entry (each of entries), every kind"]
+        + documents["journal entry, kind act, after those"]
+    )
+    assert (
+        act["kind"],
+        act["action"],
+        act["by"],
+        act["via"],
+        act["through"],
+        act["through_id"],
+        act["status"],
+    ) == (
+        "act",
+        "prompt",
+        "local user",
+        "cli",
+        "laptop",
+        "abc",
+        200,
+    )
+    assert answer["through"] == "laptop"
+    with pytest.raises(ValueError, match="via must be one of"):
+        world.journal.acted(
+            "n0de:1:1", action="x", by="a", via="carrier pigeon", through="t", through_id="t", status=1
+        )

@@ -117,6 +117,12 @@ class SwarmNode:
         assert not check or answer.status_code == 200, answer.text
         return answer
 
+    def post(self, path: str, body: Any = None, timeout: float = 60) -> httpx.Response:
+        with httpx.Client(
+            transport=httpx.HTTPTransport(uds=str(self.socket)), base_url="http://rosterd"
+        ) as client:
+            return client.post(path, json=body if body is not None else {}, timeout=timeout)
+
     def nodes(self) -> dict[str, Any]:
         return self.get("/swarm/nodes").json()
 
@@ -195,14 +201,19 @@ def handshake_refused(peer: Peer, address: str) -> bool:
     return False
 
 
-def make(network: Network, root: Path, count: int) -> list[SwarmNode]:
-    """``count`` nodes on ``network``, each with a daemon started."""
+def make(
+    network: Network, root: Path, count: int, prepare: Callable[[SwarmNode], None] | None = None
+) -> list[SwarmNode]:
+    """``count`` nodes on ``network``, each with a daemon started (after ``prepare`` has set its
+    settings or environment, when given)."""
     made = []
     for index in range(count):
         home = root / f"n{index + 1}"
         for directory in ("home", "config", "state", "run", "bin"):
             (home / directory).mkdir(parents=True, mode=0o700)
         found = SwarmNode(network.add(), home, f"n{index + 1}")
+        if prepare is not None:
+            prepare(found)
         found.start()
         made.append(found)
     return made

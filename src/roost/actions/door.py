@@ -5,9 +5,17 @@ The daemon builds one :class:`Door` and hands it to the API and the MCP server; 
 holds the runner or the tmux server itself. :meth:`Door.find` resolves what a caller typed (a
 session key, a pid, a unique name, or a pane id ``%N``) with :func:`roost.actions.lookup.resolve`
 and says in one :class:`Found` which lane the session is in: driven by the runner over ACP
-(headless), or in a pane of roost's tmux server. Every action takes what a caller typed or a
-``Found`` already made, so a key is resolved once however many steps an action takes, and this
-is the one place that learns the lanes (the next one, a session owned by another node, too).
+(headless), in a pane of roost's tmux server, or owned by another node of the swarm. Every
+action takes what a caller typed or a ``Found`` already made, so a key is resolved once however
+many steps an action takes, and this is the one place that learns the lanes.
+
+The third lane, owned by another node, is found three ways (:mod:`roost.actions.swarmlookup`):
+an exact session key whose node-id prefix is a member's; a display name that is unique across
+the swarm (this roster and the peers' rosters as last heard); never by a pid, which names a
+process on this node only. A name live on two nodes is ambiguous and lists its candidates with
+their nodes. This node acts on none of those sessions: the faces forward them to their owner
+(:mod:`roost.actions.remote`), and every action here refuses a ``Found`` of that lane
+(``owned_elsewhere``) rather than act on a record that is not this node's.
 """
 
 from __future__ import annotations
@@ -16,9 +24,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from roost.actions import swarmlookup
 from roost.actions.lookup import resolve
 from roost.actions.occupants import pane_of
-from roost.errors import TargetGone
+from roost.errors import Conflict, TargetGone
 from roost.roster import Record
 from roost.roster.live import Live
 from roost.roster.times import Clock
@@ -27,12 +36,14 @@ from roost.tmux.topology import Topology
 
 if TYPE_CHECKING:
     from roost.actions.permission import Permissions
+    from roost.actions.remote import Forwarder
     from roost.runner.runner import Runner
     from roost.swarm.peers import Peers
     from roost.tmux.server import Server
     from roost.tmux.tap import Taps
 
 NO_RUNNER = "this daemon runs no headless sessions"
+OWNED_ELSEWHERE = "owned_elsewhere"
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,9 @@ class Found:
     ``key`` and ``record`` are None for a bare pane id (which names a terminal, whether or not
     a session runs there); ``pane`` is the pane of roost's tmux server it is in, None for a
     session in no pane of it; ``headless`` says the runner drives it. ``name`` is what the
-    caller typed, for the refusals that quote it back.
+    caller typed, for the refusals that quote it back. ``owner`` is the id of the node that
+    owns the session when that is another node (its record, when the peers' rosters hold it,
+    is that node's as last heard), with that node's name in ``node``.
     """
 
     name: str
@@ -50,6 +63,8 @@ class Found:
     record: Record | None
     pane: str | None
     headless: bool
+    owner: str | None = None
+    node: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,9 @@ class Door:
     peers: Peers | None = None
     """The swarm's other nodes' rosters as last heard, kept beside this node's (None: no swarm
     face wants them, as in tests of one node)."""
+    forwarder: Forwarder | None = None
+    """The swarm's members and the one signed request to them (:mod:`roost.actions.remote`);
+    None: no session is owned by another node, as on a door that serves an act a peer sent."""
 
     @property
     def socket(self) -> str | None:
@@ -90,14 +108,33 @@ class Door:
             return name
         if pane_ids and is_pane_id(name):
             return Found(name, None, None, name if self.tmux is not None else None, False)
-        key = resolve(self.live.roster, name)
-        record = self.live.roster.record(key)
+        roster = self.live.roster
+        if roster.record(name) is None:
+            elsewhere = swarmlookup.find(roster, self.peers, self.forwarder, name)
+            if elsewhere is not None:
+                record, owner, node = elsewhere
+                return Found(name, record.session_key if record else name, record, None, False, owner, node)
+        key = resolve(roster, name)
+        record = roster.record(key)
         pane = pane_of(record, self.socket) if record is not None else None
         return Found(name, key, record, pane, self.is_headless(key))
 
+    def local(self, name: str | Found, *, pane_ids: bool = True) -> Found:
+        """What ``name`` names on this node; Conflict (``owned_elsewhere``) for a session of
+        another node, which only its owner acts on."""
+        found = self.find(name, pane_ids=pane_ids)
+        if found.owner is not None:
+            raise Conflict(
+                f"{found.name} is a session of node {found.node or found.owner}: its owner acts on it",
+                code=OWNED_ELSEWHERE,
+                node=found.node,
+                node_id=found.owner,
+            )
+        return found
+
     def session(self, name: str | Found) -> Record:
         """The record of the session ``name`` names (a pane id names none)."""
-        found = self.find(name, pane_ids=False)
+        found = self.local(name, pane_ids=False)
         if found.record is None:
             raise TargetGone(f"no session {found.name!r}")
         return found.record
@@ -106,7 +143,7 @@ class Door:
         """The pane ``name`` names: ``%N`` itself, or the pane of the session it resolves to.
         TargetGone when that is no pane of roost's tmux server (``%1;`` is none: only a whole
         pane id is passed to tmux as one)."""
-        found = self.find(name)
+        found = self.local(name)
         if found.pane is None:
             raise TargetGone(f"no session {found.name!r}")
         return found.pane
@@ -114,7 +151,7 @@ class Door:
     def headless(self, name: str | Found) -> tuple[Runner, str]:
         """The runner and the key of the headless session ``name`` names; TargetGone (code
         ``not_headless``) for a session of another lane."""
-        found = self.find(name, pane_ids=False)
+        found = self.local(name, pane_ids=False)
         if self.runner is None:
             raise TargetGone(NO_RUNNER)
         if not found.headless or found.key is None:

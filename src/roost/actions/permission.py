@@ -61,6 +61,8 @@ class Answer:
     occupant_id: int | None = None
     by: str = "unknown"
     via: str = "api"
+    through: str | None = None
+    """The node of the swarm the answer came through (its name), None for one given here."""
 
 
 Answered = Callable[[Record, Answer], None]

@@ -260,7 +260,7 @@ async def send(
     """A fenced prompt pinned to what the roster shows as the call arrives: the occupant of the
     session's pane now, and its revision (MCP's ``session.send``); with ``until``, its wait
     lasts up to ``wait_s`` seconds."""
-    found = door.find(target, pane_ids=False)
+    found = door.local(target, pane_ids=False)
     occupant = current(door.live.roster, door.socket, found.pane) if found.pane is not None else None
     if found.pane is None or occupant is None:
         raise TargetGone(f"no session {found.name!r}")

@@ -36,7 +36,7 @@ def _write(tmux: Server, pane: str, data: bytes) -> tuple[int, str]:
 async def write(door: Door, target: str | Found, data: bytes) -> Written:
     """Write ``data`` to the pane ``target`` names; TargetGone when that pane is gone,
     Unavailable when tmux failed otherwise."""
-    found = door.find(target)
+    found = door.local(target)
     pane = door.pane(found)
     assert door.tmux is not None, "a pane is only found on a door with roost's tmux server"
     code, error = await asyncio.to_thread(_write, door.tmux, pane, data)

@@ -25,6 +25,7 @@ from roost.api import (
     ledger,
     permissions,
     prompt,
+    proxy,
     reads,
     rows,
     streams,
@@ -49,24 +50,44 @@ async def _openapi(request: Request) -> Response:
     return await openapi.route(request)
 
 
+SESSION_VERBS = {
+    proxy.READ: ("GET", "", reads.session),
+    "spawn": ("POST", "/spawn", headless.spawn),
+    "permission": ("POST", "/permission", permissions.permission),
+    "cancel": ("POST", "/cancel", headless.cancel),
+    "suspend": ("POST", "/suspend", headless.suspend),
+    "resume": ("POST", "/resume", headless.resume),
+    "stop": ("POST", "/stop", headless.stop),
+    "close": ("POST", "/close", close.close),
+    "explain": ("GET", "/explain", reads.explain),
+    "name": ("POST", "/name", claims.name),
+    "input": ("POST", "/input", input.raw_input),
+    "prompt": ("POST", "/prompt", prompt.prompt),
+    "wait": ("POST", "/wait", waits.wait),
+}
+"""Every route on one session, by the verb an act names it with (``docs/swarm.md``): each is
+served for this node's sessions and forwarded for another node's (:mod:`roost.api.proxy`),
+at ``/sessions/{key}…`` and at ``/swarm/{node}/sessions/{key}…``."""
+VERBS = {
+    proxy.START: ("POST", ""),
+    **{verb: (method, suffix) for verb, (method, suffix, _) in SESSION_VERBS.items()},
+}
+"""What a forwarded act may ask of this node: a verb's method and path after ``/sessions/{key}``."""
+
 ROUTES = (
     Route("/snapshot", reads.snapshot, methods=["GET"]),
     Route("/events", streams.events, methods=["GET"]),
     Route("/changes", streams.changes, methods=["GET"]),
     Route("/sessions", headless.start, methods=["POST"]),
-    Route("/sessions/{key}", reads.session, methods=["GET"]),
-    Route("/sessions/{key}/spawn", headless.spawn, methods=["POST"]),
-    Route("/sessions/{key}/permission", permissions.permission, methods=["POST"]),
-    Route("/sessions/{key}/cancel", headless.cancel, methods=["POST"]),
-    Route("/sessions/{key}/suspend", headless.suspend, methods=["POST"]),
-    Route("/sessions/{key}/resume", headless.resume, methods=["POST"]),
-    Route("/sessions/{key}/stop", headless.stop, methods=["POST"]),
-    Route("/sessions/{key}/close", close.close, methods=["POST"]),
-    Route("/sessions/{key}/explain", reads.explain, methods=["GET"]),
-    Route("/sessions/{key}/name", claims.name, methods=["POST"]),
-    Route("/sessions/{key}/input", input.raw_input, methods=["POST"]),
-    Route("/sessions/{key}/prompt", prompt.prompt, methods=["POST"]),
-    Route("/sessions/{key}/wait", waits.wait, methods=["POST"]),
+    *(
+        Route(f"/sessions/{{key}}{suffix}", proxy.proxied(verb, endpoint), methods=[method])
+        for verb, (method, suffix, endpoint) in SESSION_VERBS.items()
+    ),
+    Route("/swarm/{node}/sessions", proxy.on_node(proxy.START, headless.start), methods=["POST"]),
+    *(
+        Route(f"/swarm/{{node}}/sessions/{{key}}{suffix}", proxy.on_node(verb, endpoint), methods=[method])
+        for verb, (method, suffix, endpoint) in SESSION_VERBS.items()
+    ),
     Route("/agents", rows.agents, methods=["GET"]),
     Route("/agents/{session}", rows.agent, methods=["GET"]),
     Route("/claim", claims.claim, methods=["POST"]),

@@ -15,7 +15,11 @@ from roost.api import errors
 from roost.errors import Unauthorized
 
 PEER = "rosterd.peer"
-UNIX, TCP = "unix", "tcp"
+UNIX, TCP, SWARM = "unix", "tcp", "swarm"
+"""How a request came in: the unix socket, the loopback listener, or another node of the swarm
+(an act its owner runs through the app in-process, :mod:`roost.api.proxy`, after the swarm
+listener's signed door let it in: no listener marks a request so)."""
+TRUSTED = (UNIX, SWARM)
 VOUCHED = "rosterd.vouched"
 """Set by an outer gate (the web face's session cookie, a public page): no bearer needed."""
 
@@ -29,6 +33,17 @@ def via(app: ASGIApp, peer: str) -> ASGIApp:
     return marked
 
 
+def who(scope: Scope) -> tuple[str, str]:
+    """Who calls and from where, as the journal keeps it: the unix socket's peer is the user
+    (the CLI says so in its User-Agent), a cookie is the web app, a bearer token a tool."""
+    if scope.get(PEER) == UNIX:
+        agent = dict(scope.get("headers", ())).get(b"user-agent", b"")
+        return "local user", "cli" if agent == b"rosterd-cli" else "api"
+    if scope.get(VOUCHED):
+        return "browser", "web"
+    return "token holder", "api"
+
+
 class BearerAuth:
     """ASGI middleware: a TCP request needs ``Authorization: Bearer <token>``."""
 
@@ -37,7 +52,7 @@ class BearerAuth:
         self._token = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope.get(PEER) == UNIX or scope.get(VOUCHED):
+        if scope["type"] not in ("http", "websocket") or scope.get(PEER) in TRUSTED or scope.get(VOUCHED):
             await self.app(scope, receive, send)
             return
         problem = self._problem(scope)

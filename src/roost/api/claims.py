@@ -142,7 +142,7 @@ async def name(request: Request) -> JSONResponse:
     (:mod:`roost.actions.names`)."""
     daemon = context.of(request)
     roster = daemon.live.roster
-    found = daemon.door.find(request.path_params["key"], pane_ids=False)
+    found = daemon.door.local(request.path_params["key"], pane_ids=False)
     label = (await read(request, schemas.Name)).name
     named = names.name(daemon.door, found, label)
     record = roster.record(named.key)

@@ -55,7 +55,7 @@ class WebGate:
         """Paths whose every request, whatever its method, must name this daemon's Origin if any."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope.get(auth.PEER) == auth.UNIX:
+        if scope["type"] not in ("http", "websocket") or scope.get(auth.PEER) in auth.TRUSTED:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)

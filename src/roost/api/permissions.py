@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 
 from roost.actions import holding
 from roost.actions.permission import Answer, answer
-from roost.api import auth, context, schemas, waits
+from roost.api import context, proxy, schemas, waits
 from roost.api.body import held, read, read_object
 from roost.api.claims import refuse_rosterd_only
 from roost.api.operations import KEY, operation
@@ -22,17 +22,6 @@ from roost.roster.claims import from_body
 
 GATE_BODY_LIMIT = 16_384
 """A gate's body: a claim (a dialog's summary, the ancestors) and its options."""
-
-
-def _who(request: Request) -> tuple[str, str]:
-    """Who answers and from where, as the journal keeps it: the unix socket's peer is the user
-    (the CLI says so in its User-Agent), a cookie is the web app, a bearer token a tool."""
-    if request.scope.get(auth.PEER) == auth.UNIX:
-        agent = request.headers.get("user-agent", "")
-        return "local user", "cli" if agent == "rosterd-cli" else "api"
-    if request.scope.get(auth.VOUCHED):
-        return "browser", "web"
-    return "token holder", "api"
 
 
 @operation(
@@ -45,8 +34,18 @@ def _who(request: Request) -> tuple[str, str]:
 )
 async def permission(request: Request) -> JSONResponse:
     body = await read(request, schemas.Permission)
-    by, via = _who(request)
-    given = Answer(body.option, body.reason, body.request_id, body.status_epoch, body.occupant_id, by, via)
+    by, via = proxy.who(request)
+    came = proxy.through(request)
+    given = Answer(
+        body.option,
+        body.reason,
+        body.request_id,
+        body.status_epoch,
+        body.occupant_id,
+        by,
+        via,
+        came.node if came is not None else None,
+    )
     record = answer(context.of(request).door, request.path_params["key"], given)
     return JSONResponse({"record": to_json(record)})
 

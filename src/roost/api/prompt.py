@@ -55,7 +55,7 @@ def ask_of(body: schemas.Prompt, now: float) -> Ask:
 )
 async def prompt(request: Request) -> JSONResponse:
     daemon = context.of(request)
-    found = daemon.door.find(request.path_params["key"])
+    found = daemon.door.local(request.path_params["key"])
     if found.headless:
         return await headless.prompt(request, found)
     now = daemon.clock()

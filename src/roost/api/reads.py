@@ -8,7 +8,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost import __version__
-from roost.actions.lookup import resolve
 from roost.api import context
 from roost.api.errors import NotFound
 from roost.api.operations import KEY, operation
@@ -23,11 +22,7 @@ async def snapshot(request: Request) -> JSONResponse:
 
 @operation("one session's record", answers={200: ("Record", "the record")}, fails=(404, 409), params=(KEY,))
 async def session(request: Request) -> JSONResponse:
-    roster = context.of(request).live.roster
-    record = roster.record(resolve(roster, request.path_params["key"]))
-    if record is None:
-        raise NotFound(f"no session {request.path_params['key']!r}")
-    return JSONResponse(to_json(record))
+    return JSONResponse(to_json(context.of(request).door.session(request.path_params["key"])))
 
 
 @operation(
@@ -37,8 +32,8 @@ async def session(request: Request) -> JSONResponse:
     params=(KEY,),
 )
 async def explain(request: Request) -> JSONResponse:
-    roster = context.of(request).live.roster
-    view = roster.explain(resolve(roster, request.path_params["key"]))
+    door = context.of(request).door
+    view = door.live.roster.explain(door.session(request.path_params["key"]).session_key)
     if view is None:
         raise NotFound(f"no session {request.path_params['key']!r}")
     return JSONResponse(view)

@@ -8,7 +8,8 @@ Three failures are told apart because callers branch on them:
 - :class:`Unreachable` (exit 2): nobody answered on the socket, and nothing was sent;
 - :class:`Lost` (an :class:`Unreachable`): the request went out and no answer came back, so
   whatever it asked may have happened (``roost api agent-prompt`` must never resend it);
-- :class:`Refused` (exit 1): the daemon answered with an error, in its own words.
+- :class:`Refused` (exit 1): the daemon answered with an error, in its own words; exit 3 when
+  its ``code`` is ``peer_unreachable`` (the session's owner, another node, did not answer).
 
 Each face keeps its own words for them and its own exit codes for the daemon's statuses
 (``rosterd``'s verbs exit 1 on any refusal, ``roost api`` 2 on a 404): those are their
@@ -25,7 +26,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from roost import cjson, paths
-from roost.errors import Conflict, Unavailable
+from roost.errors import Conflict, PeerUnreachable, Unavailable
 from roost.unixhttp import Connection, Response
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
@@ -52,6 +53,9 @@ class Lost(Unreachable):
     """The request was sent and no answer came back: whatever it asked may have happened."""
 
 
+UNREACHABLE = "peer_unreachable"
+
+
 class Refused(Conflict):
     """The daemon answered with an error: an unknown or ambiguous KEY, a bad argument.
 
@@ -70,6 +74,8 @@ class Refused(Conflict):
         super().__init__(message)
         self.status = status
         self.doc = doc
+        if (doc or {}).get("code") == UNREACHABLE:
+            self.exit_code = PeerUnreachable.exit_code
 
 
 class Frame:

@@ -22,12 +22,14 @@ import uvicorn
 from starlette.routing import Route
 
 from roost import __version__, integrate, mcpserver, paths
-from roost.actions import names
+from roost.actions import names, remote
 from roost.actions.door import Door
 from roost.actions.gates import Gates
 from roost.actions.permission import Permissions
+from roost.actions.remote import Act, Through
 from roost.agents import manifest
-from roost.api import Context, auth, create_app
+from roost.api import Context, auth, create_app, proxy
+from roost.api.app import VERBS
 from roost.api.logins import Logins
 from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
@@ -41,7 +43,10 @@ from roost.detect.selfreports import Reports
 from roost.ledger.follow import Ledger
 from roost.ledger.journal import Journal
 from roost.ledger.usage import Usage
+from roost.mcpserver import acts
 from roost.mesh import place, tailscale
+from roost.mesh.acting import Acted, Acting
+from roost.mesh.forwarding import Forwarding
 from roost.mesh.node import Mesh
 from roost.notify import vapid
 from roost.notify.notifier import Notifier
@@ -147,11 +152,13 @@ async def _serve(config: Config) -> int:
             clock,
             runner,
             answered=lambda record, given: journal.answered(
-                record.session_key, answer=given.option, by=given.by, via=given.via
+                record.session_key, answer=given.option, by=given.by, via=given.via, through=given.through
             ),
             gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
         )
         peers = Peers(keys.node_id)
+        acting = Acting(live.roster, _acted(journal))
+        mesh = _mesh(config, clock, live, peers, acting)
         door = Door(
             live,
             clock,
@@ -161,11 +168,10 @@ async def _serve(config: Config) -> int:
             taps=taps,
             topology=topology,
             peers=peers,
+            forwarder=Forwarding(mesh.membership, mesh.dialer),
         )
-        mesh = _mesh(config, clock, live, peers)
-        mcp = mcpserver.McpServer(
-            mcpserver.Context(door, allow_always=config.mcp.allow_always), peer=peer_process
-        )
+        tools = mcpserver.Context(door, allow_always=config.mcp.allow_always)
+        mcp = mcpserver.McpServer(tools, peer=peer_process)
         app = create_app(
             Context(
                 door,
@@ -183,6 +189,7 @@ async def _serve(config: Config) -> int:
             ),
             mounts=[Route("/mcp", mcp)],
         )
+        acting.faces.update({remote.API: proxy.dispatcher(app, VERBS), remote.MCP: acts.dispatcher(tools)})
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
             server = _server(auth.via(app, peer))
             await server.startup(sockets=[sock])
@@ -242,9 +249,20 @@ async def _until(stop: asyncio.Event, observer: Observer, interval: float) -> No
             await scanning
 
 
-def _mesh(config: Config, clock: Callable[[], float], live: Live, peers: Peers) -> Mesh:
+def _acted(journal: Journal) -> Acted:
+    """The journal's line for an act another node forwarded to this one."""
+
+    def acted(key: str, act: Act, came: Through, status: int) -> None:
+        who = {"by": act.by, "via": act.via, "through": came.node, "through_id": came.node_id}
+        journal.acted(key, action=act.verb, status=status, **who)
+
+    return acted
+
+
+def _mesh(config: Config, clock: Callable[[], float], live: Live, peers: Peers, acting: Acting) -> Mesh:
     """This node on the swarm: its key from ``node.key``, its listener where ``[node] listen``
-    puts it (off when nowhere), Tailscale for discovery when the program is there."""
+    puts it (off when nowhere), Tailscale for discovery when the program is there, and the
+    acts peers forward to it."""
     node_id, seed = secrets.node_key(config.directory)
     return Mesh(
         config.directory,
@@ -257,6 +275,7 @@ def _mesh(config: Config, clock: Callable[[], float], live: Live, peers: Peers) 
         clock=clock,
         live=live,
         peers=peers,
+        routes=[acting.route()],
     )
 
 

@@ -16,7 +16,11 @@ fed by :class:`roost.ledger.follow.Ledger`), for both lanes alike:
   continued under a new key (``after_crash``, after that key's own start).
 
 A start also says ``started_at``; an ``answer`` line (:meth:`Journal.answered`) says ``answer``,
-``by`` and ``via`` instead of a reason.
+``by`` and ``via`` instead of a reason, and ``through``: the node an answer came through from
+another node of the swarm (null for one given on this node). An ``act`` line
+(:meth:`Journal.acted`) is an action another node forwarded to this one, the session's owner:
+``action`` (the API verb or MCP tool), ``by``, ``via``, ``through`` and ``through_id`` (that
+node's name and id), and the ``status`` this node answered it with.
 
 A daemon restart rebuilds the roster, and every session in it appears again: the journal
 remembers which keys it journalled as started and not yet ended (:meth:`Journal.recall` reads
@@ -43,8 +47,8 @@ from roost.text import shown
 log = logging.getLogger("rosterd")
 
 FILE = "journal.jsonl"
-START, END, SUSPEND, RESUME, ANSWER = "start", "end", "suspend", "resume", "answer"
-KINDS = (START, END, SUSPEND, RESUME, ANSWER)
+START, END, SUSPEND, RESUME, ANSWER, ACT = "start", "end", "suspend", "resume", "answer", "act"
+KINDS = (START, END, SUSPEND, RESUME, ANSWER, ACT)
 NEW, FOUND = "new", "found"
 RESUMED, AFTER_CRASH = "resumed", "after_crash"
 SUSPENDED_BY = {"idle_timeout": "idle_timeout", "suspended": "requested"}
@@ -139,15 +143,44 @@ class Journal:
 
     # Writing: a permission answered.
 
-    def answered(self, session_key: str, *, answer: str, by: str, via: str) -> None:
+    def answered(
+        self, session_key: str, *, answer: str, by: str, via: str, through: str | None = None
+    ) -> None:
         """Someone answered a session's permission request: ``answer`` (``allow``,
         ``allow_always``, ``reject``), ``by`` whom (a short label: ``uid 1000 pid 4242
         (rosterd)``, ``browser``, ``bearer``, ``mcp``; control characters are escaped, and it is
         cut to 120 characters) and ``via`` what (``api``, ``cli``, ``mcp``, ``web``,
-        ``terminal``). The session's name, harness and lane come from the roster. ValueError
-        for an answer, ``via`` or key outside those rules, or an empty ``by``."""
+        ``terminal``), ``through`` which node when it came from another (its name). The
+        session's name, harness and lane come from the roster. ValueError for an answer,
+        ``via`` or key outside those rules, or an empty ``by``."""
         if answer not in ANSWERS:
             raise ValueError(f"answer must be one of {', '.join(ANSWERS)}; got {answer!r}")
+        about, who = self._who(ANSWER, session_key, by, via)
+        node = shown(through).strip()[:BY_LIMIT] if through else None
+        self.lines.append({**about, "answer": answer, "by": who, "via": via, "through": node})
+
+    def acted(
+        self, session_key: str, *, action: str, by: str, via: str, through: str, through_id: str, status: int
+    ) -> None:
+        """Another node forwarded an action on this node's session: ``action`` (the verb or
+        tool), ``by`` whom and ``via`` what on that node, ``through`` which node (its name and
+        ``through_id``), and the ``status`` it was answered with. The same rules as
+        :meth:`answered` for the key, ``by`` and ``via``."""
+        about, who = self._who(ACT, session_key, by, via)
+        self.lines.append(
+            {
+                **about,
+                "action": shown(action)[:BY_LIMIT],
+                "by": who,
+                "via": via,
+                "through": shown(through).strip()[:BY_LIMIT],
+                "through_id": shown(through_id)[:BY_LIMIT],
+                "status": status,
+            }
+        )
+
+    def _who(self, kind: str, session_key: str, by: str, via: str) -> tuple[dict[str, Any], str]:
+        """A line's fields about the session, and ``by`` as kept; ValueError for a bad one."""
         if via not in VIA:
             raise ValueError(f"via must be one of {', '.join(VIA)}; got {via!r}")
         if not isinstance(session_key, str) or not 0 < len(session_key) <= KEY_LIMIT:
@@ -156,8 +189,7 @@ class Journal:
         if not who:
             raise ValueError("by must name who answered")
         record = self._roster.record(session_key)
-        about = _about(shown(session_key), record, self._clock(), ANSWER)
-        self.lines.append({**about, "answer": answer, "by": who, "via": via})
+        return _about(shown(session_key), record, self._clock(), kind), who
 
     def _start(self, record: Record, at: float, reason: str) -> None:
         self._open.add(record.session_key)

@@ -34,14 +34,5 @@ def answer(
     ``found`` waits on; the record after."""
     grants.check_answer(allow=allow, always=always, always_allowed=always_allowed)
     option = (ALLOW_ALWAYS if always else ALLOW) if allow else REJECT
-    given = Answer(option, reason, request_id, by=_who(caller), via=VIA)
+    given = Answer(option, reason, request_id, by=caller.label(), via=VIA, through=caller.through)
     return permission.answer(door, found, given)
-
-
-def _who(caller: Caller) -> str:
-    """Who asked, as the journal keeps it: the calling session, else its process."""
-    if caller.session is not None:
-        return f"session {caller.session}"
-    if caller.process is not None:
-        return f"pid {caller.process.pid}"
-    return "token holder"

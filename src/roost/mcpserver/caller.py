@@ -8,6 +8,10 @@ is the harness, and the caller is the session that harness runs. Over the loopba
 there is no peer to name: the caller is anonymous (a script with the bearer token): a tool that
 would default to the caller's folder needs one named, and the caller's policy counts as the
 strictest (:mod:`roost.mcpserver.grants`).
+
+A call another node forwards (:mod:`roost.mcpserver.acts`) has no process here either: its
+caller is anonymous, held to the strictest policy, and named as that node said (``by``) and
+with the node it came through (``through``), for the journal.
 """
 
 from __future__ import annotations
@@ -20,13 +24,26 @@ from roost.roster import ProcessId, Record, Roster
 
 @dataclass(frozen=True)
 class Caller:
-    """The calling process (None: not known, over TCP) and its session's key (None: none)."""
+    """The calling process (None: not known, over TCP) and its session's key (None: none);
+    for a call forwarded by another node, who asked there and that node's name."""
 
     process: ProcessId | None = None
     session: str | None = None
+    by: str | None = None
+    through: str | None = None
 
     def record(self, roster: Roster) -> Record | None:
         return roster.record(self.session) if self.session else None
+
+    def label(self) -> str:
+        """Who asked, as the journal keeps it: the calling session, else its process."""
+        if self.by is not None:
+            return self.by
+        if self.session is not None:
+            return f"session {self.session}"
+        if self.process is not None:
+            return f"pid {self.process.pid}"
+        return "token holder"
 
 
 ANONYMOUS = Caller()

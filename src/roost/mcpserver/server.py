@@ -37,11 +37,11 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from roost import __version__
-from roost.errors import RoostError, Unavailable, UsageError
+from roost.errors import Unavailable, UsageError
 from roost.mcpserver.caller import identify
-from roost.mcpserver.tools import TOOLS, Context, failure
+from roost.mcpserver.tools import TOOLS, Context, call
 from roost.roster import ProcessId
-from roost.validation import NESTING, Invalid, too_deep, validated
+from roost.validation import NESTING, too_deep
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -58,13 +58,10 @@ INSTRUCTIONS = (
     "by its key, a pid, or its display name; send it work with session.send and wait_until "
     "idle, then read its recap. Nothing is scheduled: every prompt is sent by someone."
 )
-INTERNAL = {"error": "internal error; see the daemon's log", "status": 500}
 NOT_A_MESSAGE = (
     'the body is not one JSON-RPC 2.0 message: a request has "jsonrpc": "2.0", an id (a string '
     "or a number), a method, and params that are an object"
 )
-BAD_ARGUMENT = "bad_argument"
-"""The ``code`` of a tool's argument its input model refuses (the ``field`` names it)."""
 
 
 class McpServer:
@@ -166,16 +163,7 @@ class McpServer:
         request = ctx.request
         process = self._peer(request.scope) if request is not None else None
         caller = identify(self.context.door.live.roster, process)
-        try:
-            args = validated(tool.model, params.arguments or {})
-            result, is_error = await tool.body(self.context, caller, args), False
-        except Invalid as refused:
-            result, is_error = failure(UsageError(str(refused), code=BAD_ARGUMENT, field=refused.field)), True
-        except RoostError as error:
-            result, is_error = failure(error), True
-        except Exception:
-            log.exception("the MCP tool %s failed", tool.name)
-            result, is_error = dict(INTERNAL), True
+        result, is_error = await call(self.context, tool, caller, params.arguments or {})
         text = TextContent(type="text", text=json.dumps(result))
         return CallToolResult(content=[text], structured_content=result, is_error=is_error)
 

@@ -3,27 +3,35 @@
 A tool reads the roster and acts through :mod:`roost.actions` exactly as the API's routes do,
 so a refusal is the same failure (:mod:`roost.errors`) with the same ``code`` and message; the
 server turns it into a tool error (see :mod:`roost.mcpserver.server`). A session is named the
-way every face names one (:mod:`roost.actions.lookup`): its key, a pid on this node, or a unique
-display name.
+way every face names one (:meth:`roost.actions.door.Door.find`): its key, a pid on this node, or
+a display name unique across the swarm. A session another node owns is acted on by that node:
+the tool hands it the call (:mod:`roost.mcpserver.relay`) and answers with its answer, and
+``session.list`` lists the peers' sessions as last heard beside this node's.
 """
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from roost.actions import headless
-from roost.actions.door import Door
+from roost.actions.door import Door, Found
 from roost.errors import RoostError, UsageError
 from roost.mcpserver import grants, inputs, sending
 from roost.mcpserver.answer import answer
 from roost.mcpserver.caller import Caller
+from roost.mcpserver.relay import relay
 from roost.roster import Record, records, to_json
+from roost.validation import Invalid, validated
+
+log = logging.getLogger("rosterd")
 
 BRIEF = (
     "session_key",
+    "node",
     "name",
     "harness",
     "lane",
@@ -35,6 +43,9 @@ BRIEF = (
     "permission_policy",
 )
 """A session in a list: the record's own fields (its own words), enough to pick one."""
+INTERNAL = {"error": "internal error; see the daemon's log", "status": 500}
+BAD_ARGUMENT = "bad_argument"
+"""The ``code`` of a tool's argument its input model refuses (the ``field`` names it)."""
 
 
 @dataclass(frozen=True)
@@ -65,17 +76,30 @@ def brief(record: Record) -> dict[str, Any]:
 
 
 async def session_list(context: Context, caller: Caller, args: inputs.Listing) -> dict[str, Any]:
-    everyone = context.door.live.roster.records()
+    everyone = list(context.door.live.roster.records())
+    peers = context.door.peers
+    for peer in peers.all() if peers is not None else ():
+        everyone += peer.records.values()
     shown = [brief(r) for r in everyone if args.include_ended or r.liveness != records.ENDED]
     return {"caller": caller.session, "sessions": shown}
 
 
+def _found(context: Context, name: str) -> Found:
+    return context.door.find(name, pane_ids=False)
+
+
 async def session_find(context: Context, caller: Caller, args: inputs.Which) -> dict[str, Any]:
-    return brief(context.door.session(args.name))
+    found = _found(context, args.name)
+    if found.owner is not None:
+        return await relay(context.door, caller, "session.find", args, found)
+    return brief(context.door.session(found))
 
 
 async def read_state(context: Context, caller: Caller, args: inputs.Which) -> dict[str, Any]:
-    return to_json(context.door.session(args.name))
+    found = _found(context, args.name)
+    if found.owner is not None:
+        return await relay(context.door, caller, "session.read_state", args, found)
+    return to_json(context.door.session(found))
 
 
 def _folder(value: str | None, parent: Record | None) -> str:
@@ -103,18 +127,25 @@ async def spawn(context: Context, caller: Caller, args: inputs.Spawn) -> dict[st
 
 
 async def send(context: Context, caller: Caller, args: inputs.Send) -> dict[str, Any]:
-    found = context.door.find(args.name, pane_ids=False)
+    found = _found(context, args.name)
+    if found.owner is not None:
+        return await relay(context.door, caller, "session.send", args, found)
     if found.headless:
         return await sending.to_headless(context.door, found, args)
     return await sending.to_pane(context.door, found, args)
 
 
 async def cancel(context: Context, caller: Caller, args: inputs.Which) -> dict[str, Any]:
-    return {"record": to_json(await headless.cancel(context.door, args.name))}
+    found = _found(context, args.name)
+    if found.owner is not None:
+        return await relay(context.door, caller, "session.cancel", args, found)
+    return {"record": to_json(await headless.cancel(context.door, found))}
 
 
 async def allow(context: Context, caller: Caller, args: inputs.Allow) -> dict[str, Any]:
-    found = context.door.find(args.name, pane_ids=False)
+    found = _found(context, args.name)
+    if found.owner is not None:
+        return await relay(context.door, caller, "session.allow", args, found)
     answered = answer(
         context.door,
         caller,
@@ -128,7 +159,9 @@ async def allow(context: Context, caller: Caller, args: inputs.Allow) -> dict[st
 
 
 async def deny(context: Context, caller: Caller, args: inputs.Deny) -> dict[str, Any]:
-    found = context.door.find(args.name, pane_ids=False)
+    found = _found(context, args.name)
+    if found.owner is not None:
+        return await relay(context.door, caller, "session.deny", args, found)
     answered = answer(
         context.door, caller, found, allow=False, reason=args.reason, request_id=args.request_id
     )
@@ -205,3 +238,21 @@ TOOLS = {
 def failure(error: RoostError) -> dict[str, Any]:
     """A refusal as the API words it (``{"error": …, …extra}``), with the HTTP status it has there."""
     return {"error": error.message, "status": error.status, **error.extra}
+
+
+async def call(
+    context: Context, tool: Tool, caller: Caller, arguments: Mapping[str, Any]
+) -> tuple[dict[str, Any], bool]:
+    """``tool`` called with ``arguments``: its result, or its refusal, and whether it is one.
+    The MCP server's calls and the calls another node forwards (:mod:`roost.mcpserver.acts`)
+    are both this one, so a forwarded call is checked and refused exactly as a local one."""
+    try:
+        args = validated(tool.model, arguments)
+        return await tool.body(context, caller, args), False
+    except Invalid as refused:
+        return failure(UsageError(str(refused), code=BAD_ARGUMENT, field=refused.field)), True
+    except RoostError as error:
+        return failure(error), True
+    except Exception:
+        log.exception("the MCP tool %s failed", tool.name)
+        return dict(INTERNAL), True

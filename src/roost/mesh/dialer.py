@@ -72,10 +72,7 @@ class Dialer:
 
     async def send(self, address: str, method: str, path: str, document: object = None) -> httpx.Response:
         """``method path`` at ``address``, signed, with ``document`` as its JSON body."""
-        body = b"" if document is None else canonical.encode(document)
-        headers = self.membership.sign(method, path, body)
-        if body:
-            headers["content-type"] = "application/json"
+        body, headers = self._signed(method, path, document)
         try:
             client = await self._current()
             return await client.request(method, f"https://{address}{path}", content=body, headers=headers)
@@ -97,6 +94,38 @@ class Dialer:
                 yield response
         except (httpx.TransportError, ssl.SSLError, OSError) as error:
             raise _unreachable(address, error) from None
+
+    async def once(
+        self, address: str, method: str, path: str, document: object, *, read_s: float, limit: int
+    ) -> tuple[int, bytes]:
+        """One request on a connection of its own, answered within ``read_s`` seconds of being
+        sent (a connection within :attr:`timeout`): its status and body, at most ``limit``
+        bytes. A pooled connection to a peer whose cable was pulled still looks open, and a
+        request on it would wait the whole ``read_s``; a new one finds out in the connect."""
+        body, headers = self._signed(method, path, document)
+        timeout = httpx.Timeout(self.timeout, read=read_s)
+        try:
+            async with (
+                httpx.AsyncClient(verify=self.trust.client, timeout=timeout, trust_env=False) as client,
+                client.stream(method, f"https://{address}{path}", content=body, headers=headers) as answer,
+            ):
+                chunks, size = [], 0
+                async for chunk in answer.aiter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        too_long = f"{address} answered with more than {limit} bytes"
+                        raise PeerUnreachable(too_long, code=UNREACHABLE, address=address)
+                    chunks.append(chunk)
+                return answer.status_code, b"".join(chunks)
+        except (httpx.TransportError, ssl.SSLError, OSError) as error:
+            raise _unreachable(address, error) from None
+
+    def _signed(self, method: str, path: str, document: object) -> tuple[bytes, dict[str, str]]:
+        body = b"" if document is None else canonical.encode(document)
+        headers = self.membership.sign(method, path, body)
+        if body:
+            headers["content-type"] = "application/json"
+        return body, headers
 
     async def close(self) -> None:
         if self._client is not None:

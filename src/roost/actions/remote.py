@@ -1,0 +1,136 @@
+"""Acting on a session another node owns: one signed request to that node, answered as it answers.
+
+A face that finds a session in the third lane (:meth:`roost.actions.door.Door.find`: owned by
+another node) does not act on it here. It hands the owner an :class:`Act`, what the caller
+asked in its own face's words (an API verb and its body as sent, or an MCP tool and its
+arguments), and passes the owner's :class:`Reply` back untouched: the owner applies its own
+rules, fences and validation exactly as for a caller of its own, so nothing is decided twice
+or differently. The swarm itself (signing, TLS, the owner's address) is below the faces and
+above this package, so it is handed in as a :class:`Forwarder` the mesh implements.
+
+Boundaries: an act goes to its owner once, never queued or retried (an owner that does not
+answer is ``PeerUnreachable``, exit 3, at once, so a prompt is never delivered twice), and an
+owner never forwards an act again: it acts on its own sessions or refuses (``not_owner``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from roost.errors import PeerUnreachable
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+UNREACHABLE = "peer_unreachable"
+WAIT_DEFAULT_S = 600.0
+"""A headless prompt's wait when its body names none (``timeout_s``'s default)."""
+WAIT_LIMIT_S = 24 * 3600.0
+NOT_OWNER = "not_owner"
+API, MCP = "api", "mcp"
+FACES = (API, MCP)
+READS = frozenset({"read", "explain", "wait", "session.find", "session.read_state"})
+"""Verbs and tools that only read a session: forwarded like the rest, never journalled (the
+journal says what happened to sessions, not who looked)."""
+
+
+@dataclass(frozen=True)
+class Act:
+    """One action for the owner: ``session`` as the owner should find it (an exact key, or the
+    name a caller typed under ``/swarm/{node}/…``; None for a start, which names none),
+    ``face`` and ``verb`` (an API verb such as ``prompt``, or an MCP tool such as
+    ``session.send``), ``body`` the JSON text the caller sent, and who asked: ``by`` (the
+    person, token or session, as the journal names them) and ``via`` (``cli``, ``api``,
+    ``web``, ``mcp``)."""
+
+    session: str | None
+    face: str
+    verb: str
+    body: str
+    by: str
+    via: str
+    wait_s: float = 0.0
+    """How long the owner may take on purpose (a prompt's or a wait's own timeout): the
+    answer is awaited that much longer than a plain request."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The owner's answer as it gave it: the status and the JSON body."""
+
+    status: int
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Through:
+    """On the owner: an act that came from another node, and who asked there (for the journal,
+    never the agent)."""
+
+    node_id: str
+    node: str
+    by: str
+    via: str
+
+
+Dispatch = Callable[[Act, Through, "Request"], Awaitable[Reply]]
+"""On the owner, one face doing an act another node forwarded, with the request it came in
+(whose hanging up ends a wait); its answer as that face gives it (:mod:`roost.mesh.acting`)."""
+
+
+class Forwarder(Protocol):
+    """The swarm as the door needs it: which nodes are members, their names, and one signed
+    request to a member (:class:`roost.mesh.forwarding.Forwarding`)."""
+
+    def member(self, node: str) -> str | None:
+        """The id of the current member other than this node that ``node`` names (its id or its
+        name), or None."""
+        ...
+
+    def name(self, node_id: str) -> str:
+        """A member's name (its id when none is known)."""
+        ...
+
+    async def forward(self, node_id: str, act: Act) -> Reply:
+        """Send ``act`` to ``node_id`` once; PeerUnreachable when it does not answer."""
+        ...
+
+
+def owner_of(key: str) -> str | None:
+    """The node id a session key begins with (``<node_id>:<pid>:<start_ticks>``), or None for
+    text that is no session key."""
+    node_id, _, rest = key.partition(":")
+    pid, _, ticks = rest.partition(":")
+    if not node_id or not pid.isdigit() or not ticks.isdigit() or not pid.isascii() or not ticks.isascii():
+        return None
+    return node_id
+
+
+def waiting(body: str, now: float) -> float:
+    """Seconds an act's body asks its owner to wait on purpose before answering: a deadline
+    (``deadline_ms``), a ``timeout_s`` with something to wait for, a headless wait's default."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return 0.0
+    if not isinstance(doc, dict):
+        return 0.0
+    found = 0.0
+    deadline = doc.get("deadline_ms")
+    if isinstance(deadline, int | float) and not isinstance(deadline, bool):
+        found = deadline / 1000 - now
+    if doc.get("wait") is not None or doc.get("wait_until") is not None:
+        timeout = doc.get("timeout_s")
+        numeric = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+        found = max(found, float(timeout) if numeric else WAIT_DEFAULT_S)
+    return min(max(found, 0.0), WAIT_LIMIT_S)
+
+
+async def forward(forwarder: Forwarder | None, node_id: str, act: Act) -> Reply:
+    """The owner's answer to ``act``; PeerUnreachable when this node is in no swarm with it."""
+    if forwarder is None or forwarder.member(node_id) != node_id:
+        raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
+    return await forwarder.forward(node_id, act)

@@ -1,0 +1,97 @@
+"""Sending an act to the node that owns its session: :class:`roost.actions.remote.Forwarder`
+on the wire.
+
+One signed ``POST /swarm/act`` to the owner's listener, on a connection of its own (a pulled
+cable shows in the connect, within the dialer's timeout, instead of in a long read), answered
+as the owner answered. Nothing is queued or retried: an owner that does not answer, or that no
+longer takes this node as a member (its door's 401), is ``PeerUnreachable`` at once.
+
+What goes on the wire is :data:`ACT`'s document (``docs/swarm.md``, "Proxied actions"); what
+comes back is the owner's status and JSON body, which this node checks is a JSON object of
+bounded size before any face passes it on.
+"""
+
+from __future__ import annotations
+
+import json
+
+from roost.actions.remote import UNREACHABLE, Act, Reply
+from roost.errors import PeerUnreachable
+from roost.mesh.dialer import Dialer
+from roost.mesh.membership import Membership
+
+ACT = "/swarm/act"
+READ_S = 60.0
+"""Seconds an owner may take to answer an act that waits on nothing (a suspended headless
+session resumes before its prompt is sent); an act that waits is given its wait on top."""
+MAX_ANSWER = 8 * 1024 * 1024
+"""Bytes of an owner's answer this node reads: a record and its fields, with room to spare."""
+WAIT_LIMIT_MS = 24 * 3600 * 1000
+ANSWERED = (200, 201)
+"""The success statuses a session route answers; with the failures (4xx, 5xx), all an owner may
+give back: a 204 or a redirect with a body would not even be HTTP once passed on."""
+
+
+def document(act: Act) -> dict[str, object]:
+    """``act`` as the owner reads it (integers only: the swarm's JSON has no floats)."""
+    return {
+        "session": act.session,
+        "face": act.face,
+        "verb": act.verb,
+        "body": act.body,
+        "by": act.by,
+        "via": act.via,
+        "wait_ms": min(WAIT_LIMIT_MS, max(0, round(act.wait_s * 1000))),
+    }
+
+
+class Forwarding:
+    """The members this node may forward to, and the one request that forwards."""
+
+    def __init__(self, membership: Membership, dialer: Dialer) -> None:
+        self.membership = membership
+        self.dialer = dialer
+
+    def member(self, node: str) -> str | None:
+        own = self.membership.identity.node_id
+        members = self.membership.members
+        found = members.get(node)
+        if found is None:
+            named = [m for m in members.values() if m.name == node and not m.revoked]
+            found = named[0] if len(named) == 1 else None
+        if found is None or found.revoked or found.node_id == own:
+            return None
+        return found.node_id
+
+    def name(self, node_id: str) -> str:
+        found = self.membership.members.get(node_id)
+        return found.name if found is not None else node_id
+
+    async def forward(self, node_id: str, act: Act) -> Reply:
+        member = self.membership.members.get(node_id)
+        if member is None or member.revoked:
+            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
+        status, body = await self.dialer.once(
+            member.address, "POST", ACT, document(act), read_s=READ_S + act.wait_s, limit=MAX_ANSWER
+        )
+        if status == 401:
+            raise PeerUnreachable(
+                f"{member.name} ({member.address}) refused this node's request: it no longer takes "
+                "this node as a member",
+                code=UNREACHABLE,
+                address=member.address,
+            )
+        if not (status in ANSWERED or 400 <= status <= 599) or not _an_object(body):
+            raise PeerUnreachable(
+                f"{member.name} ({member.address}) answered with something roost does not send",
+                code=UNREACHABLE,
+                address=member.address,
+            )
+        return Reply(status, body)
+
+
+def _an_object(body: bytes) -> bool:
+    try:
+        return isinstance(json.loads(body), dict)
+    except ValueError:
+        return False
