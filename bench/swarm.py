@@ -313,6 +313,8 @@ def union(runs: int, peers: int = 100, sessions: int = 50) -> None:
     change = len(json.dumps({"seq": 1, "event": "activity", "record": _frame("p0000", 1)["records"][0]}))  # type: ignore[index]
     print(f"on the wire: a frame of {sessions} {frame / 1024:6.1f} KiB, a change {change / 1024:.1f} KiB "
           f"({frame / change:.0f}x): frames on connect, changes after")  # fmt: skip
+
+
 ADAPTER = ROOT / "tests" / "fakes" / "acp_adapter.py"
 
 
