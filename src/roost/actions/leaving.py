@@ -61,13 +61,16 @@ class Left:
     harness: str | None
     exit_command: str | None
     forced: bool
+    worktree: str | None = None
+    """The git worktree ``spawn --worktree`` made for the pane's agent, kept as it was."""
+    branch: str | None = None
 
 
 def leave(server: Server, target: str, *, force: bool = False, timeout: float = DEFAULT_TIMEOUT) -> Left:
     """Ask the agent in the one pane ``target`` names to leave, wait for it, close the pane.
     ``target`` is any tmux target roost reads (``%N``, a window, ``session:window``); TargetGone
     when it names nothing."""
-    p = _one_pane(target, resolve(server, target, w.PANE_OPTIONS).panes)
+    p = _one_pane(target, resolve(server, target, (*w.PANE_OPTIONS, w.WORKTREE, w.BRANCH)).panes)
     state = p.opt(w.STATE)
     # The agent fires no hook when a dialog is declined: that 🛑 is stale, and the agent behind
     # it sits at its prompt, to be asked to exit like any other.
@@ -80,7 +83,7 @@ def leave(server: Server, target: str, *, force: bool = False, timeout: float = 
         _type(server, p.id, typed)
         _wait_gone(server, p.id, timeout)
     placement.kill_pane(server, p.id)
-    return Left(p.id, state, harness, typed, force)
+    return Left(p.id, state, harness, typed, force, p.opt(w.WORKTREE), p.opt(w.BRANCH))
 
 
 def _foreground(p: Pane) -> list[str]:

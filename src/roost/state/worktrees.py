@@ -68,3 +68,30 @@ def create(planned: Planned) -> None:
     if made.returncode != 0:
         said = made.stderr.strip().splitlines()
         raise SetupError(f"git could not make the worktree: {said[-1] if said else 'no reason given'}")
+
+
+def unfinished(path: str, branch: str) -> str | None:
+    """Why the worktree at ``path`` still holds work (changes not committed, or commits of
+    ``branch`` its repository's checked-out branch does not have), or None when removing it
+    loses nothing."""
+    status = _git(path, "status", "--porcelain")
+    if status.returncode != 0:
+        return f"git cannot read it ({status.stderr.strip() or 'no reason given'})"
+    if status.stdout.strip():
+        return "it has changes that are not committed"
+    common = _git(path, "rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip()
+    repo = os.path.dirname(common) if common else path
+    if _git(repo, "merge-base", "--is-ancestor", branch, "HEAD").returncode != 0:
+        return f"branch {branch} has commits that {repo}'s HEAD does not"
+    return None
+
+
+def remove(path: str, branch: str) -> None:
+    """Remove the worktree at ``path`` and its branch (both already known to hold no work)."""
+    common = _git(path, "rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip()
+    repo = os.path.dirname(common) if common else path
+    gone = _git(repo, "worktree", "remove", path)
+    if gone.returncode != 0:
+        said = gone.stderr.strip().splitlines()
+        raise SetupError(f"git could not remove the worktree: {said[-1] if said else 'no reason given'}")
+    _git(repo, "branch", "-d", branch)

@@ -77,6 +77,10 @@ def test_close_json_document(roost: Roost) -> None:
         "harness": "claude",
         "exit_command": "/exit",
         "forced": False,
+        "worktree": None,
+        "branch": None,
+        "worktree_removed": False,
+        "worktree_kept": None,
     }
     assert not agent.alive()
 
@@ -258,6 +262,10 @@ def test_a_pane_with_no_badge_is_closed_without_typing(roost: Roost) -> None:
         "harness": None,
         "exit_command": None,
         "forced": False,
+        "worktree": None,
+        "branch": None,
+        "worktree_removed": False,
+        "worktree_kept": None,
     }
     assert pane not in panes(roost)
     assert log.read_bytes() == b""

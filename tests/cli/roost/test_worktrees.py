@@ -130,3 +130,45 @@ def test_a_pane_without_a_worktree_says_null(roost: Roost, repo: Path) -> None:
     assert done.returncode == 0, done.stderr
     found = pane_of(roost, done.stdout.strip())
     assert (found["worktree"], found["branch"]) == (None, None)
+
+
+def test_close_keeps_a_worktree_unless_asked_and_always_one_with_work(roost: Roost, repo: Path) -> None:
+    made = {
+        name: spawn(roost, repo, "--worktree", name, "sh").stdout.strip()
+        for name in ("kept", "dirty", "clean")
+    }
+    spawn(roost, repo, "other", "sh")  # the session keeps a pane: close never ends a session
+    where = repo.parent / "app.worktrees"
+    kept = roost.run("close", "--force", made["kept"])
+    assert (kept.returncode, kept.stderr) == (
+        0,
+        f"roost close: kept the worktree {where / 'kept'} (branch kept): --remove-worktree was not given\n",
+    )
+    (where / "dirty" / "notes.txt").write_text("half done\n")
+    dirty = roost.json("close", "--force", "--json", "--remove-worktree", made["dirty"])
+    assert (dirty["worktree"], dirty["branch"], dirty["worktree_removed"]) == (
+        str(where / "dirty"),
+        "dirty",
+        False,
+    )
+    assert dirty["worktree_kept"] == "it has changes that are not committed"
+    clean = roost.json("close", "--force", "--json", "--remove-worktree", made["clean"])
+    assert (clean["worktree_removed"], clean["worktree_kept"]) == (True, None)
+    assert (where / "kept").is_dir() and (where / "dirty" / "notes.txt").exists()
+    assert not (where / "clean").exists()
+    assert git(repo, "branch", "--list", "--format=%(refname:short)").split() == ["dirty", "kept", "main"]
+
+
+def test_close_keeps_a_worktree_whose_branch_has_commits_the_repository_lacks(
+    roost: Roost, repo: Path
+) -> None:
+    pane = spawn(roost, repo, "--worktree", "ahead", "sh").stdout.strip()
+    spawn(roost, repo, "other", "sh")  # the session keeps a pane: close never ends a session
+    where = repo.parent / "app.worktrees" / "ahead"
+    (where / "new.txt").write_text("x\n")
+    subprocess.run(["git", "-C", str(where), "add", "."], check=True, env=roost.env)
+    subprocess.run(["git", "-C", str(where), "commit", "-qm", "work"], check=True, env=roost.env)
+    done = roost.json("close", "--force", "--json", "--remove-worktree", pane)
+    assert done["worktree_removed"] is False
+    assert done["worktree_kept"] == f"branch ahead has commits that {repo}'s HEAD does not"
+    assert where.is_dir()

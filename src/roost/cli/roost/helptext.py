@@ -15,7 +15,7 @@ VERBS = (
     ("read [--render] [--turn N] TARGET", "the reply that agent just gave"),
     ("screen TARGET [LINES]", "what is on that pane's screen"),
     ("wait-done [--turn N] TARGET [TIMEOUT]", "block until the target is done"),
-    ("close [--force] TARGET [SECONDS]", "end one agent its own way, close its pane"),
+    ("close [--force] [--remove-worktree] TARGET [SECONDS]", "end one agent its own way, close its pane"),
     ("whoami", "this pane's own %N"),
     ("state STATE [REASON]", "badge this pane: working blocked done idle error"),
     ('reply "TEXT"', "record your reply, for another agent's read"),
