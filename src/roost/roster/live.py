@@ -8,11 +8,10 @@ for everything after seq N gets exactly that and then every later change, none t
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections import deque
 from collections.abc import Iterable
 
 from roost.roster import Change, Claim, Outcome, Roster
+from roost.roster.backlog import Backlog
 from roost.roster.changes import SNAPSHOT
 from roost.roster.times import Clock
 
@@ -20,45 +19,16 @@ STREAM_BACKLOG = 1024
 """Changes a slow subscriber may fall behind by; past that it is sent one fresh snapshot."""
 
 
-class Stream:
+class Stream(Backlog[Change]):
     """One subscriber's queue of changes. A subscriber that falls too far behind is not cut
     off: its backlog is dropped and its next read is a ``snapshot`` change to start over from."""
 
     def __init__(self, live: Live, backlog: int) -> None:
+        super().__init__(backlog)
         self._live = live
-        self._backlog = backlog
-        self._pending: deque[Change] = deque()
-        self._wake = asyncio.Event()
-        self._behind = False
-        self.closed = False
 
-    def push(self, changes: Iterable[Change]) -> None:
-        self._pending.extend(changes)
-        if len(self._pending) > self._backlog:
-            self._pending.clear()
-            self._behind = True
-        self._wake.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self._wake.set()
-
-    async def next(self, timeout: float) -> tuple[Change, ...] | None:
-        """The changes waiting (after at most ``timeout`` seconds: possibly none), or None once
-        the daemon is shutting down."""
-        if not self._pending and not self._behind and not self.closed:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
-        self._wake.clear()
-        if self.closed:
-            return None
-        if self._behind:
-            self._behind = False
-            self._pending.clear()
-            return self._live.roster.changes_since(None)
-        batch = tuple(self._pending)
-        self._pending.clear()
-        return batch
+    def catch_up(self) -> tuple[Change, ...]:
+        return self._live.roster.changes_since(None)
 
     def __enter__(self) -> Stream:
         return self

@@ -27,14 +27,13 @@ over from, never with a guess.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from roost.roster import changes as roster_changes
+from roost.roster.backlog import Backlog
 from roost.roster.records import Record
 from roost.roster.times import to_wire
 
@@ -99,44 +98,15 @@ def changes_between(old: Mapping[str, Record], new: Mapping[str, Record]) -> lis
     return found
 
 
-class Subscription:
+class Subscription(Backlog[SwarmChange]):
     """One client's queue; one that falls :data:`BACKLOG` behind gets a snapshot instead."""
 
     def __init__(self, feed: Feed, backlog: int) -> None:
+        super().__init__(backlog)
         self._feed = feed
-        self._backlog = backlog
-        self._pending: deque[SwarmChange] = deque()
-        self._wake = asyncio.Event()
-        self._behind = False
-        self.closed = False
 
-    def push(self, batch: Iterable[SwarmChange]) -> None:
-        self._pending.extend(batch)
-        if len(self._pending) > self._backlog:
-            self._pending.clear()
-            self._behind = True
-        self._wake.set()
-
-    def close(self) -> None:
-        self.closed = True
-        self._wake.set()
-
-    async def next(self, timeout: float) -> tuple[SwarmChange, ...] | None:
-        """The changes waiting (after at most ``timeout`` seconds: possibly none), or None once
-        the feed is closed."""
-        if not self._pending and not self._behind and not self.closed:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
-        self._wake.clear()
-        if self.closed:
-            return None
-        if self._behind:
-            self._behind = False
-            self._pending.clear()
-            return (self._feed.snapshot_change(),)
-        batch = tuple(self._pending)
-        self._pending.clear()
-        return batch
+    def catch_up(self) -> tuple[SwarmChange, ...]:
+        return (self._feed.snapshot_change(),)
 
     def __enter__(self) -> Subscription:
         return self
