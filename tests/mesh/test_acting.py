@@ -22,10 +22,12 @@ from roost.mesh import listener
 from roost.mesh.acting import Acting, read
 from roost.mesh.forwarding import ACT, READ_S, Forwarding, document
 from roost.mesh.membership import Membership
+from roost.roster import records
 from roost.roster.live import Live
 from roost.roster.precedence import LAUNCHER
 from roost.swarm import canonical, signing
 from roost.swarm.identity import Identity
+from roost.swarm.peers import Peers
 from tests.roster.helpers import ROOT, Clock, claim, key, roster
 
 GOOD: dict[str, Any] = {
@@ -163,6 +165,9 @@ class Dialer:
         return self.answer
 
 
+NOW = 1_800_000_000.0
+
+
 def member(node_id: str, name: str, revoked: bool = False) -> SimpleNamespace:
     return SimpleNamespace(node_id=node_id, name=name, address=f"{name}:8791", revoked=revoked)
 
@@ -174,7 +179,11 @@ def forwarding(status: int = 200, body: bytes = b"{}") -> tuple[Forwarding, Dial
         identity=SimpleNamespace(node_id="me"), members={found.node_id: found for found in members}
     )
     dialer = Dialer(status, body)
-    return Forwarding(membership, dialer), dialer  # type: ignore[arg-type]
+    peers = Peers("me")
+    for found in members[1:4]:
+        frame = {"schema": records.SCHEMA, "node_id": found.node_id, "node": found.name, "records": []}
+        peers.frame(found.node_id, frame, NOW - 12.5)
+    return Forwarding(membership, dialer, peers, lambda: NOW), dialer  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -219,6 +228,20 @@ def test_a_refusing_door_or_an_answer_roost_does_not_send_is_unreachable(status:
     with pytest.raises(PeerUnreachable) as refused:
         asyncio.run(forwarder.forward("a1", Act("a1:1:2", API, "read", "", "x", "api")))
     assert refused.value.extra["code"] == UNREACHABLE
+
+
+def test_an_owner_the_union_shows_unreachable_is_refused_at_once_with_its_age_and_not_dialled() -> None:
+    forwarder, dialer = forwarding()
+    forwarder.peers.lost("a1")
+    with pytest.raises(PeerUnreachable) as refused:
+        asyncio.run(forwarder.forward("a1", Act("a1:1:2", API, "prompt", "{}", "x", "api")))
+    assert refused.value.extra == {"code": UNREACHABLE, "address": "laptop:8791"}
+    said = "laptop (laptop:8791) did not answer: unreachable for 12 s, so nothing was sent"
+    assert str(refused.value) == said
+    assert dialer.sent == []
+    forwarder.peers.heard("a1", NOW)
+    assert asyncio.run(forwarder.forward("a1", Act("a1:1:2", API, "read", "", "x", "api"))).status == 200
+    assert len(dialer.sent) == 1
 
 
 def test_a_revoked_or_unknown_node_is_not_dialled() -> None:

@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from roost.swarm import canonical
 from tests.mcpserver.client import call
 from tests.mesh.swarmnodes import Peer, SwarmNode, make
+from tests.mesh.unionnodes import standing
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER
 
@@ -208,6 +209,12 @@ def test_an_unreachable_owner_is_refused_at_once_and_nothing_arrives_later(
         done = b.rosterd("prompt", key, "while down, by rosterd")
         assert done.returncode == 3, done.stderr
         assert "did not answer" in done.stderr
+        b.wait_for(lambda: (standing(b, "n1") or {}).get("peer_state") == "unreachable", "n1 seen gone")
+        began = time.monotonic()
+        known = b.post(f"/sessions/{key}/prompt", {"text": "known gone"})
+        took = time.monotonic() - began
+        assert (known.status_code, known.json()["code"]) == (502, "peer_unreachable"), known.text
+        assert "unreachable for" in known.json()["error"] and took < 0.5, (known.text, took)
     finally:
         a.node.heal()
     time.sleep(3)  # nothing was queued: once the cable is back, nothing more arrives

@@ -168,7 +168,7 @@ async def _serve(config: Config) -> int:
             taps=taps,
             topology=topology,
             peers=peers,
-            forwarder=Forwarding(mesh.membership, mesh.dialer),
+            forwarder=Forwarding(mesh.membership, mesh.dialer, peers, clock),
         )
         tools = mcpserver.Context(door, allow_always=config.mcp.allow_always)
         mcp = mcpserver.McpServer(tools, peer=peer_process)

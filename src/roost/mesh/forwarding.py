@@ -4,7 +4,10 @@ on the wire.
 One signed ``POST /swarm/act`` to the owner's listener, on a connection of its own (a pulled
 cable shows in the connect, within the dialer's timeout, instead of in a long read), answered
 as the owner answered. Nothing is queued or retried: an owner that does not answer, or that no
-longer takes this node as a member (its door's 401), is ``PeerUnreachable`` at once.
+longer takes this node as a member (its door's 401), is ``PeerUnreachable`` at once. An owner
+whose roster stream this node already lost (the union shows it ``unreachable``) is not even
+dialled: the refusal comes at once, with how long it has been gone, instead of after the
+dialer's connect timeout spent on a cable that is known to be out.
 
 What goes on the wire is :data:`ACT`'s document (``docs/swarm.md``, "Proxied actions"); what
 comes back is the owner's status and JSON body, which this node checks is a JSON object of
@@ -14,11 +17,13 @@ bounded size before any face passes it on.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from roost.actions.remote import UNREACHABLE, Act, Reply
 from roost.errors import PeerUnreachable
 from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
+from roost.swarm.peers import Peers
 
 ACT = "/swarm/act"
 READ_S = 60.0
@@ -48,9 +53,13 @@ def document(act: Act) -> dict[str, object]:
 class Forwarding:
     """The members this node may forward to, and the one request that forwards."""
 
-    def __init__(self, membership: Membership, dialer: Dialer) -> None:
+    def __init__(
+        self, membership: Membership, dialer: Dialer, peers: Peers, clock: Callable[[], float]
+    ) -> None:
         self.membership = membership
         self.dialer = dialer
+        self.peers = peers
+        self.clock = clock
 
     def member(self, node: str) -> str | None:
         own = self.membership.identity.node_id
@@ -71,6 +80,15 @@ class Forwarding:
         member = self.membership.members.get(node_id)
         if member is None or member.revoked:
             raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
+        known = self.peers.get(node_id)
+        if known is not None and not known.reachable:
+            gone_s = known.age_ms(self.clock()) // 1000
+            raise PeerUnreachable(
+                f"{member.name} ({member.address}) did not answer: unreachable for {gone_s} s, "
+                "so nothing was sent",
+                code=UNREACHABLE,
+                address=member.address,
+            )
         status, body = await self.dialer.once(
             member.address, "POST", ACT, document(act), read_s=READ_S + act.wait_s, limit=MAX_ANSWER
         )
