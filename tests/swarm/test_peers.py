@@ -156,3 +156,23 @@ def test_a_name_finds_peers_sessions_an_exact_key_finds_one() -> None:
     assert {r.node_id for r in peers.find("api")} == {PEER, other}
     assert [r.session_key for r in peers.find(f"{other}:12:5")] == [f"{other}:12:5"]
     assert peers.find("nobody") == []
+
+
+def test_a_peers_pending_request_keeps_the_id_and_answerable_its_owner_gave_it() -> None:
+    """A client may not claim a request's id; its owner's roster does, and a peer passes it on:
+    without the id nobody could answer a remote session's dialog from this node."""
+    asked = {
+        "summary": "Bash: git push origin main",
+        "tool": "Bash",
+        "id": "1a80cb91cb5d5021",
+        "answerable": True,
+        "options": [{"id": "allow", "name": "Allow", "kind": "allow_once"}],
+        "kind": "permission",
+        "opened_at": "2026-12-03T15:24:58.893Z",
+    }
+    peers = Peers(OWN)
+    waiting = record(activity="needs_attention", pending=asked)
+    assert peers.frame(PEER, frame(waiting), NOW).records[waiting["session_key"]].pending == asked
+    later = {**record(activity="needs_attention", pending={**asked, "id": "2b"}), "revision": 9}
+    changed = peers.change(PEER, later, NOW)
+    assert changed is not None and changed.pending == {**asked, "id": "2b"}
