@@ -102,7 +102,20 @@ def test_session_start_identifies_the_pane_and_tells_the_agent_its_id(roost: Roo
     assert roost.option(pane, "@roost-cwd") == "/tmp"
     assert roost.option(pane, "@roost-harness") == "claude"
     assert roost.option(pane, "@roost-transcript-path") == transcript
-    assert state(roost, pane) == ""  # starting a session is not a turn
+    assert state(roost, pane) == "idle"  # at its prompt, which only the agent can say so early
+    assert roost.option(pane, "@roost-turn") == ""  # starting a session is not a turn
+
+
+@pytest.mark.parametrize(
+    ("source", "badge"), [("resume", "idle"), ("clear", "idle"), ("compact", ""), (None, "")]
+)
+def test_a_session_start_is_ready_for_a_prompt_only_when_it_starts_at_the_prompt(
+    roost: Roost, pane: str, source: str | None, badge: str
+) -> None:
+    """Claude compacts mid-turn and then starts again: that start says who, not that it is idle."""
+    proc = hook(roost, pane, event("SessionStart", **({"source": source} if source else {})))
+    assert proc.returncode == 0 and pane in proc.stdout.decode()
+    assert (roost.option(pane, "@roost-session-id"), state(roost, pane)) == ("sess-1", badge)
 
 
 def test_a_relative_cwd_identifies_nothing(roost: Roost, pane: str) -> None:

@@ -141,10 +141,14 @@ def test_events_that_say_nothing_new_post_nothing(roost: Roost, running: Daemon,
         proc, _ = run_hook(roost, pane, quiet, running.env)
         assert proc.returncode == 0
     assert mine(running) is None
-    run_hook(roost, pane, event("SessionStart", source="startup"), running.env)
+    run_hook(roost, pane, event("SessionStart", source="compact"), running.env)
     started = mine(running)
     assert started is not None
     assert (started["activity"], started["session_id"]) == ("unknown", "sess-1")  # identity, no activity
+    run_hook(roost, pane, event("SessionStart", source="startup"), running.env)
+    ready = mine(running)
+    assert ready is not None and ready["activity"] == "idle"  # at its prompt: promptable at once
+    assert ready["activity_event"] == "SessionStart:startup"
 
 
 def test_a_fake_agents_hooks_reach_the_roster_as_its_own_process(roost: Roost, daemon: Daemon) -> None:
@@ -287,3 +291,20 @@ def test_an_agent_outside_roosts_tmux_is_in_the_roster_by_its_hook(roost: Roost,
     assert (record["activity"], record["session_id"], record["harness"]) == ("active", "outside-1", "claude")
     assert record["tmux"] is None
     assert record["sources"] == ["hook"]
+
+
+def test_a_turns_reply_is_the_records_recap_and_is_always_writable(
+    roost: Roost, running: Daemon, pane: str
+) -> None:
+    """A script reads a pane's last reply from the record, as a headless session's; a reply
+    that is not valid Unicode or is longer than a claim holds still ends the turn."""
+    run_hook(roost, pane, event("UserPromptSubmit", prompt="go"), running.env)
+    run_hook(roost, pane, event("Stop", last_assistant_message="3 passed\nall green"), running.env)
+    done = mine(running)
+    assert done is not None and (done["activity"], done["recap"]) == ("idle", "3 passed\nall green")
+    cases = (("bad \ud800 half", "bad ? half"), ("x" * 70_000, "x" * 65_536), ("😀" * 70_000, "😀" * 65_536))
+    for reply, kept in cases:
+        run_hook(roost, pane, event("UserPromptSubmit", prompt="again"), running.env)
+        run_hook(roost, pane, event("Stop", last_assistant_message=reply), running.env)
+        record = mine(running)
+        assert record is not None and (record["activity"], record["recap"]) == ("idle", kept)

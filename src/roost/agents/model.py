@@ -17,7 +17,9 @@ imports ``inspect`` and ``re``, about 11 ms, and each class compiles its methods
 from __future__ import annotations
 
 # What a hook event can make roost do; the engine knows these words and nothing per agent.
-ACTIONS = ("prompt", "working", "tool", "blocked", "done", "interrupt", "error", "identify", "ignore")
+ACTIONS = (
+    "prompt", "working", "tool", "blocked", "done", "interrupt", "error", "identify", "ready", "ignore",
+)  # fmt: skip
 # How an agent's hooks are installed: each kind but "none" is a module of roost.integrate.
 HOOK_KINDS = ("none", "claude-settings", "codex-hooks", "asset")
 
@@ -70,6 +72,7 @@ class Hook(_Value):
         "reports_dialogs",
         "reports_failures",
         "shared_process",
+        "starts",
         "summaries",
         "timeout",
     )
@@ -100,6 +103,10 @@ class Hook(_Value):
     dialog is no longer drawn, however late it arrives (:mod:`roost.roster.attention`)."""
     events: dict[str, str]
     notifications: dict[str, str]
+    starts: dict[str, str]
+    """A session start's ``source`` (why it started: ``startup``, ``resume``, ``clear``,
+    ``compact``) to its action, where it says more than the event: an agent that starts at its
+    prompt is ``ready`` for a prompt, one that restarts mid-turn after compacting is not."""
     fields: dict[str, str]
     summaries: dict[str, list]
     gate: Gate | None
@@ -125,6 +132,7 @@ class Hook(_Value):
             reminders=tuple(table.get("reminders", ())),
             events=dict(table.get("events", {})),
             notifications=dict(table.get("notifications", {})),
+            starts=dict(table.get("starts", {})),
             fields=dict(table.get("fields", {})),
             summaries=dict(table.get("summaries", {})),
             gate=Gate(table["gate"]) if "gate" in table else None,
@@ -317,10 +325,13 @@ class Manifest(_Value):
             files=tuple(table.get("files", ())),
         )
 
-    def action(self, event: str, notification: str | None = None) -> str:
-        """What ``event`` (a Notification's ``notification`` first) makes roost do."""
+    def action(self, event: str, notification: str | None = None, start: str | None = None) -> str:
+        """What ``event`` makes roost do: a Notification's ``notification`` first, then a session
+        start's ``start`` (its source), then the event's own mapping."""
         if notification is not None and notification in self.hook.notifications:
             return self.hook.notifications[notification]
+        if start is not None and start in self.hook.starts:
+            return self.hook.starts[start]
         return self.hook.events.get(event, "ignore")
 
     def matches(self, command: str) -> bool:

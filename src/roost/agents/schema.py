@@ -100,6 +100,7 @@ HOOK: dict[str, Check] = {
 HOOK_MAPS: dict[str, Check] = {
     "events": _action,
     "notifications": _action,
+    "starts": _action,
     "fields": _text,
     "summaries": _steps,
 }

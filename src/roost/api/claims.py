@@ -53,11 +53,19 @@ def refuse_rosterd_only(claim: object, where: str) -> None:
         raise BadRequest(f"{name} is rosterd's to say, not a claim's", field=name)
 
 
+CLAIM_LIMIT = 12 * 65536 + 4096
+"""Bytes a claim may hold: a turn's recap of 65,536 characters however it is escaped (the hook
+sends ASCII-only JSON, where a character outside the BMP is twelve bytes), and the few hundred
+the rest of a claim takes. A body cut at 4 KiB would lose a long reply's whole Stop claim, and
+the turn would never end on the roster."""
+
+
 @operation(
     "send one claim (source defaults to hook; launcher, acp and integration are refused over HTTP)",
     answers={200: ("ClaimResult", "accepted")},
     fails=(400, 404, 409, 413),
     body=ClaimBody,
+    limit=CLAIM_LIMIT,
 )
 async def claim(request: Request) -> JSONResponse:
     """A hook's claim (``source`` defaults to ``hook``), validated as the roster reads claims."""

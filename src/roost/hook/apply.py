@@ -67,7 +67,9 @@ def handle(heard: Heard) -> tuple[str | None, str | None]:
         panestate.interrupt_turn(server, pane)
     elif action == "error":
         panestate.fail_turn(server, pane, event.error or "the turn failed")
-    elif action == "identify":
+    elif action == "ready":
+        panestate.set_state(server, pane, w.IDLE)
+    if action in ("identify", "ready"):
         return (_context(pane.id) if agent.session_context else None), None
     return None, None
 

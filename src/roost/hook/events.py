@@ -57,7 +57,7 @@ def read(harness: str, payload: dict) -> Heard | None:
     if agent is None:
         return None
     event = from_hook(payload, agent.hook)
-    action = agent.action(event.name, event.notification)
+    action = agent.action(event.name, event.notification, event.start)
     if action == "ignore" or (event.agent_id and action not in SUBAGENT_ACTIONS):
         return None
     return Heard(agent, event, action)
@@ -124,6 +124,7 @@ class HookEvent:
     cwd: str | None
     transcript: str | None
     notification: str | None
+    start: str | None
     message: str | None
     tool: str | None
     tool_summary: str | None
@@ -138,6 +139,7 @@ class HookEvent:
         cwd: str | None,
         transcript: str | None,
         notification: str | None,
+        start: str | None,
         message: str | None,
         tool: str | None,
         tool_summary: str | None,
@@ -151,6 +153,7 @@ class HookEvent:
             "cwd": cwd,
             "transcript": transcript,
             "notification": notification,
+            "start": start,
             "message": message,
             "tool": tool,
             "tool_summary": tool_summary,
@@ -198,6 +201,7 @@ class HookEvent:
             cwd=exact("cwd"),
             transcript=exact("transcript_path"),
             notification=text("notification_type"),
+            start=text("source"),
             message=text("message"),
             tool=text("tool_name"),
             tool_summary=summary,

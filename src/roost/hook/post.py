@@ -30,9 +30,18 @@ if TYPE_CHECKING:
 
 TIMEOUT = 0.25
 """Seconds the whole exchange with the daemon may take; the hook's budget is 800 ms in all."""
-_WORDS = {"prompt": "working", "working": "working", "blocked": "blocked", "done": "done", "error": "error"}
+_WORDS = {
+    "prompt": "working",
+    "working": "working",
+    "blocked": "blocked",
+    "done": "done",
+    "error": "error",
+    "ready": "idle",
+}
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox"})
 _EVENT_LIMIT = 64
+_RECAP_LIMIT = 65536
+"""Characters of a turn's reply a claim carries as its recap (the claim schema's bound)."""
 _ANCESTORS_KEPT = 16
 
 
@@ -79,6 +88,10 @@ def claim(heard: Heard, reason: str | None = None) -> dict | None:
             fields["session_id"] = event.session_id
         if event.cwd and os.path.isabs(event.cwd):
             fields["cwd"] = event.cwd
+    if action == "done" and event.reply and not event.agent_id:
+        # The turn's last message, as a headless session's recap: a script or a peer reads it
+        # from the record (`GET /sessions/{key}`, MCP's read_state) wherever the pane runs.
+        fields["recap"] = event.reply[:_RECAP_LIMIT].encode("utf-8", "replace").decode("utf-8")
     if action == "blocked":
         fields["pending"] = {"summary": reason or event.dialog}
         if event.tool:
@@ -91,7 +104,8 @@ def claim(heard: Heard, reason: str | None = None) -> dict | None:
         "fields": fields,
     }
     if event.name:
-        name = f"{event.name}:{event.notification}" if event.notification else event.name
+        detail = event.notification or (event.start if event.start in agent.hook.starts else None)
+        name = f"{event.name}:{detail}" if detail else event.name
         body["event"] = name[:_EVENT_LIMIT]
     if action in _WORDS:
         body["activity"] = _WORDS[action]
