@@ -145,6 +145,26 @@ def _stop_strays(home: Path) -> None:
                 os.kill(int(proc.name), signal.SIGTERM)
 
 
+def claude_home(home: Path, project: Path) -> None:
+    """``home`` as Claude Code finds it after its first run: onboarded, our API key accepted,
+    ``project`` trusted, and permissions asked for (2.1.332 defaults to "auto" mode, which runs
+    `touch x` without asking)."""
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "hasSeenAutoDefaultNotice": True,
+                "hasSeenAutoDefaultNudge": True,
+                "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"defaultMode": "default"}}))
+
+
 def _start(roost: Roost, name: str, project: Path, command: str) -> str:
     proc = roost.run("new", "-d", "-s", "main", "-n", name, "-c", str(project), command)
     assert proc.returncode == 0, proc.stderr
@@ -188,21 +208,7 @@ def claude(
     home = Path(roost.env["HOME"])
     project = (roost.root / "project").resolve()
     project.mkdir()
-    (home / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "hasSeenAutoDefaultNotice": True,
-                "hasSeenAutoDefaultNudge": True,
-                "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-                "projects": {str(project): {"hasTrustDialogAccepted": True}},
-            }
-        )
-    )
-    settings = home / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    # Claude 2.1.332 defaults to "auto" mode, which runs `touch x` without asking.
-    settings.write_text(json.dumps({"permissions": {"defaultMode": "default"}}))
+    claude_home(home, project)
     _integrate(roost, "claude")
     if not hooks:
         _integrate(roost, "claude", "uninstall")

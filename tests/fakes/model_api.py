@@ -142,16 +142,18 @@ class Request:
 
 @dataclass
 class ModelAPI:
-    """A loopback server on a random port; ``url`` is its base, ``close()`` stops it."""
+    """A loopback server on a random port; ``url`` is its base, ``close()`` stops it. ``host``
+    may name another local address (a test bridge's, for agents on nodes in namespaces)."""
 
     script: Script = default_script
     requests: list[Request] = field(default_factory=list)
     streamed: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    host: str = "127.0.0.1"
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd = ThreadingHTTPServer((self.host, 0), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
