@@ -22,10 +22,11 @@ DIALOG = "Do you want to proceed?"
 
 
 def first_turn(roost: Roost, claude: AgentPane, prompt: str) -> None:
-    """A fresh pane has no badge, so its first prompt is not numbered: wait on the badge instead."""
+    """Claude's SessionStart badged the fresh pane idle, so even its first prompt is a numbered turn."""
+    assert claude.state() == "idle"
     proc = roost.run("send", claude.name, prompt)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == ""
+    assert proc.stdout == f"{claude.pane} 1\n"
     claude.wait_state("done")
 
 
