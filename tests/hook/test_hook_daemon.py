@@ -308,3 +308,12 @@ def test_a_turns_reply_is_the_records_recap_and_is_always_writable(
         run_hook(roost, pane, event("Stop", last_assistant_message=reply), running.env)
         record = mine(running)
         assert record is not None and (record["activity"], record["recap"]) == ("idle", kept)
+
+
+def test_no_recap_is_kept_when_the_config_says_so(roost: Roost, daemon: Daemon, pane: str) -> None:
+    daemon.settings["runner"] = {"recap": False}
+    daemon.start()
+    run_hook(roost, pane, event("UserPromptSubmit", prompt="go"), daemon.env)
+    run_hook(roost, pane, event("Stop", last_assistant_message="private words"), daemon.env)
+    done = mine(daemon)
+    assert done is not None and (done["activity"], done["recap"]) == ("idle", None)

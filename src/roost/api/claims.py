@@ -60,6 +60,11 @@ the rest of a claim takes. A body cut at 4 KiB would lose a long reply's whole S
 the turn would never end on the roster."""
 
 
+def _keeps_recaps(daemon: context.Context) -> bool:
+    runner = daemon.door.runner
+    return runner is None or runner.settings.runner.recap
+
+
 @operation(
     "send one claim (source defaults to hook; launcher, acp and integration are refused over HTTP)",
     answers={200: ("ClaimResult", "accepted")},
@@ -76,6 +81,9 @@ async def claim(request: Request) -> JSONResponse:
     if source in NOT_POSTED:
         raise BadRequest(f"{source} claims are not accepted over HTTP", field="source")
     refuse_rosterd_only(payload, "")
+    fields = payload.get("fields")
+    if isinstance(fields, dict) and "recap" in fields and not _keeps_recaps(daemon):
+        del fields["recap"]  # [runner] recap = false: no turn's reply is kept, a pane's neither
     try:
         parsed = parse(payload, daemon.clock())
     except BadClaim as error:
