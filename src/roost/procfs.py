@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import socket
+
 _STAT_BYTES = 4096
 """More than a stat line can be: 52 numbers and a name of at most 16 bytes."""
 
@@ -96,3 +100,32 @@ def children() -> list[int]:
         except (OSError, ValueError):
             continue
     return pids
+
+
+def peer(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a unix socket, as the kernel saw it
+    when the connection was made (for a client: the process that made the listening socket).
+    Imported here: the hook reads this module on every event and never a socket's peer."""
+    import socket
+    import struct
+
+    cred = struct.Struct("3i")
+    pid, uid, _gid = cred.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, cred.size))
+    return pid, uid
+
+
+def flock_owner(path: str) -> int | None:
+    """The pid holding an exclusive ``flock`` on ``path``, as the kernel's lock table says, or
+    None when nobody does. Unlike a pid written into the file, this cannot be forged."""
+    try:
+        st = os.stat(path)
+        with open("/proc/locks", encoding="ascii", errors="replace") as file:
+            table = file.read()
+    except OSError:
+        return None
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[3] == "WRITE" and fields[5] == device:
+            return int(fields[4]) if fields[4].isdigit() else None
+    return None

@@ -258,7 +258,7 @@ def test_check_names_a_bad_user_file_and_its_field_and_keeps_the_packaged_rules(
     assert proc.returncode == 1
     assert proc.stderr == (
         f"rosterd detect: {path} (claude): [hook.events]: Stop must be one of "
-        "prompt, working, tool, blocked, done, interrupt, error, identify, ignore, got 'finished'\n"
+        "prompt, working, tool, blocked, done, interrupt, error, identify, ready, ignore, got 'finished'\n"
     )
     claude = next(line for line in proc.stdout.splitlines() if line.startswith("claude: "))
     assert claude.endswith("agents/manifests/claude.toml)")  # the packaged rules, still used

@@ -439,3 +439,12 @@ def test_the_lock_holder_is_the_daemon_and_nobody_else(held: Held, tmp_path: Pat
         assert peer.file.readline() == b""  # and this process, no longer the daemon, is not
     finally:
         peer.close()
+
+
+def test_a_holder_starts_without_the_roster_or_psutil() -> None:
+    """A holder starts before every headless session's first turn (and every resume): what it
+    imports at start is on that path. The roster and psutil are a daemon's, or the tree's later."""
+    probe = "import sys, roost.holder.main; print(*sorted(sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    heavy = {"psutil", "roost.roster", "roost.detect", "pydantic", "httpx"}
+    assert not heavy & set(loaded.stdout.split())

@@ -30,8 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from roost import paths
-from roost.detect import procs
+from roost import paths, procfs
 from roost.holder import statefile, tree
 from roost.holder.adapter import LINE_LIMIT, SIGNAL_GRACE, Adapter
 from roost.holder.replay import Replay, key
@@ -206,8 +205,8 @@ def _from_daemon(writer: asyncio.StreamWriter) -> bool:
     sock = writer.get_extra_info("socket")
     if sock is None:
         return False
-    pid, uid = procs.peer(sock)
-    return uid == os.getuid() and pid == procs.flock_owner(str(paths.daemon_lock()))
+    pid, uid = procfs.peer(sock)
+    return uid == os.getuid() and pid == procfs.flock_owner(str(paths.daemon_lock()))
 
 
 def _parse(line: bytes) -> object:

@@ -4,6 +4,9 @@ An adapter's tools may run in process groups of their own (Claude's Bash tool do
 killing the adapter's group leaves them running, and once their parent exits they would be
 re-parented to init and lost. As a child subreaper the holder inherits every orphan below it
 instead, so its own children, walked recursively, are the whole tree.
+
+``psutil`` is imported on first use: a holder starts before every session's first turn, and
+the tree is first walked seconds later (the first reap), or when the session ends.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ import contextlib
 import ctypes
 import os
 import signal
+from typing import TYPE_CHECKING
 
-import psutil
+if TYPE_CHECKING:
+    import psutil
 
 PR_SET_CHILD_SUBREAPER = 36
 REAP_EVERY = 2.0
@@ -32,6 +37,8 @@ def become_subreaper() -> bool:
 
 def descendants() -> list[psutil.Process]:
     """Every live process below this one (orphans included, this being their subreaper)."""
+    import psutil
+
     try:
         return psutil.Process().children(recursive=True)
     except psutil.Error:
@@ -41,6 +48,8 @@ def descendants() -> list[psutil.Process]:
 def end_all(grace: float) -> None:
     """SIGTERM every descendant, then SIGKILL whatever still lives after ``grace`` seconds, and
     reap what it ended. Called once the adapter itself has exited and been reaped."""
+    import psutil
+
     tree = descendants()
     for proc in tree:
         _signal(proc, signal.SIGTERM)
@@ -58,6 +67,8 @@ def reap(skip: frozenset[int] = frozenset()) -> None:
 
     ``skip`` is for a child whose exit status someone else collects: reaped here, the adapter's
     would be lost to :mod:`roost.holder.adapter`'s ``Popen.wait``, which would then read a crash as exit 0."""
+    import psutil
+
     for proc in descendants():
         if proc.pid in skip:
             continue
@@ -77,5 +88,7 @@ async def keep_reaping(skip: frozenset[int], every: float = REAP_EVERY) -> None:
 
 
 def _signal(proc: psutil.Process, sig: int) -> None:
+    import psutil
+
     with contextlib.suppress(psutil.Error):
         proc.send_signal(sig)

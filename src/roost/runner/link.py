@@ -21,9 +21,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from roost import paths
+from roost import paths, procfs
 from roost.agents.mcpconfig import StdioServer
-from roost.detect import procs
 from roost.runner.traffic import Said, Traffic, stamp
 
 if TYPE_CHECKING:
@@ -81,7 +80,7 @@ async def ask(socket: Path, timeout: float = HANDSHAKE_TIMEOUT) -> Asked:
         )
     except (OSError, TimeoutError) as error:
         raise LinkError(f"the holder at {socket} does not answer: {error}") from None
-    peer, _ = procs.peer(writer.get_extra_info("socket"))
+    peer, _ = procfs.peer(writer.get_extra_info("socket"))
     request = {"jsonrpc": "2.0", "id": "roost-replay", "method": "_roost/replay", "params": {}}
     writer.write(json.dumps(request).encode() + b"\n")
     return Asked(reader, writer, peer)
