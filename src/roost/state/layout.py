@@ -1,0 +1,334 @@
+"""The layout record: what roost's tmux server held, kept so ``roost restore`` can bring it back.
+
+One JSON file per tmux socket under the state directory (``layout/``, mode 0600, written
+whole through :mod:`roost.files`): the server's sessions, windows and panes, their names,
+sizes and working directories, the command each pane was started with, and for a pane an
+agent runs in, the agent's harness, ``session_id``, its command line, the environment
+variables its manifest says matter (``resume_env``) and its working directory.
+
+It is written as the layout changes, never on a timer, and never by a hot path: tmux's own
+hooks (``roost.tmux.conf``) and the few state changes tmux fires no hook for (a pane named, an
+agent identified) ask the tmux server to run ``roost _layout`` in the background
+(:data:`SNAPSHOT`). Each run reads the whole server in one ``list-panes`` and writes the file;
+runs that pile up coalesce (:func:`snapshot`), so a burst of changes costs one or two reads.
+
+A record belongs to one server incarnation (``start_time-pid``). When a new server on the
+same socket writes its first record, the dead server's record becomes the *previous* one
+(``.previous.json``), so starting a fresh ``roost`` after a reboot never costs the layout a
+restore would bring back. Secrets are never written: ``resume_env`` names endpoints, models
+and config directories, never keys, which a restored pane takes from the environment it
+starts in, as any new pane does.
+"""
+
+from __future__ import annotations
+
+import os
+
+from roost import paths
+
+SCHEMA = 1
+SNAPSHOT = 'ROOST_SOCKET="#{socket_path}" "#{@roost-bin}" _layout'
+"""What tmux runs (``run-shell -b``) to rewrite the record; the packaged config's hooks say it too."""
+MAX_BYTES = 4 * 1024 * 1024
+"""A record larger than this is not one roost wrote: refused unread."""
+LIMITS = {"sessions": 200, "windows": 500, "panes": 2000}
+"""The most a record may hold of each; a tmux server of people's making holds far less."""
+
+_FIELDS = (
+    "session_name",
+    "window_index",
+    "window_name",
+    "automatic-rename",
+    "window_layout",
+    "window_width",
+    "window_height",
+    "window_active",
+    "pane_index",
+    "pane_id",
+    "pane_pid",
+    "pane_active",
+    "pane_current_path",
+    "pane_current_command",
+    "pane_start_command",
+    "@roost-name",
+    "@roost-harness",
+    "@roost-session-id",
+    "@roost-cwd",
+    "@roost-worktree",
+    "@roost-branch",
+)
+
+
+def _key(socket: str) -> str:
+    """A file name for a socket: its name as it is when it is a plain name, else a hash of it."""
+    if socket.replace("-", "").replace("_", "").replace(".", "").isalnum() and not socket.startswith("."):
+        return socket
+    import hashlib
+
+    return "sock-" + hashlib.sha256(socket.encode()).hexdigest()[:16]
+
+
+def record_path(socket: str) -> str:
+    return os.path.join(str(paths.state_home()), "layout", f"{_key(socket)}.json")
+
+
+def previous_path(socket: str) -> str:
+    return os.path.join(str(paths.state_home()), "layout", f"{_key(socket)}.previous.json")
+
+
+def lock_path(socket: str) -> str:
+    return os.path.join(str(paths.state_home()), "layout", f".{_key(socket)}.lock")
+
+
+class Locked:
+    """The record's write lock (``flock``), held by a snapshot while it reads and writes and by a
+    restore while it builds, so a snapshot of a half-built layout never lands in between."""
+
+    def __init__(self, socket: str, *, wait: bool = True, name: str | None = None) -> None:
+        import fcntl
+
+        path = name or lock_path(socket)
+        paths.private_mkdir(os.path.dirname(path))
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(self.fd)
+            raise
+
+    def release(self) -> None:
+        os.close(self.fd)
+
+
+def snapshot(socket: str) -> bool:
+    """Write the record of the server on ``socket`` as it is now; False when none runs (the
+    record of a server that has gone is what restore needs: it is kept).
+
+    Runs that pile up coalesce: a run that finds another already waiting for the write lock
+    leaves, since that one reads the server after this run's change happened.
+    """
+    try:
+        waiting = Locked(socket, wait=False, name=lock_path(socket) + ".next")
+    except BlockingIOError:
+        return False
+    try:
+        held = Locked(socket)
+    finally:
+        waiting.release()
+    try:
+        return _write(socket)
+    finally:
+        held.release()
+
+
+def _write(socket: str) -> bool:
+    from roost.tmux.server import SEP, Server
+
+    server = Server(socket)
+    fmt = SEP.join(["#{start_time}-#{pid}", *(f"#{{{name}}}" for name in _FIELDS)])
+    listed = server.run("list-panes", "-a", "-F", fmt, check=False)
+    if listed.returncode != 0:
+        return False
+    lines = listed.stdout.decode(errors="replace").splitlines()
+    if not lines:
+        return False
+    server_key = lines[0].split(SEP, 1)[0]
+    document = {"schema": SCHEMA, "socket": socket, "server": server_key, "sessions": _sessions(lines)}
+    import json
+
+    from roost import files
+
+    target = record_path(socket)
+    old = _server_of(target)
+    if old is not None and old != server_key:
+        os.replace(target, previous_path(socket))
+    files.replace(target, json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return True
+
+
+def _server_of(path: str) -> str | None:
+    """Which server the record at ``path`` describes, or None when there is none to keep (no
+    file, or one that is not a record)."""
+    try:
+        document = read(path)
+    except (OSError, ValueError):
+        return None
+    return document["server"] if document else None
+
+
+def _sessions(lines: list[str]) -> list[dict]:
+    from roost.tmux.server import SEP
+
+    sessions: dict[str, dict] = {}
+    windows: dict[tuple[str, str], dict] = {}
+    for line in lines:
+        values = dict(zip(_FIELDS, line.split(SEP)[1:], strict=False))
+        name = values.get("session_name", "")
+        session = sessions.setdefault(name, {"name": name, "windows": []})
+        where = (name, values.get("window_index", ""))
+        window = windows.get(where)
+        if window is None:
+            window = {
+                "index": _int(values.get("window_index")),
+                "name": values.get("window_name", ""),
+                "named": values.get("automatic-rename") != "1",
+                "layout": values.get("window_layout", ""),
+                "width": _int(values.get("window_width")),
+                "height": _int(values.get("window_height")),
+                "active": values.get("window_active") == "1",
+                "panes": [],
+            }
+            windows[where] = window
+            session["windows"].append(window)
+        window["panes"].append(_pane(values))
+    return list(sessions.values())
+
+
+def _pane(values: dict[str, str]) -> dict:
+    harness = values.get("@roost-harness") or None
+    session_id = values.get("@roost-session-id") or None
+    pane = {
+        "index": _int(values.get("pane_index")),
+        "active": values.get("pane_active") == "1",
+        "name": values.get("@roost-name") or None,
+        "cwd": values.get("pane_current_path") or None,
+        "command": _unquoted(values.get("pane_start_command") or "") or None,
+        "running": values.get("pane_current_command") or None,
+        "worktree": values.get("@roost-worktree") or None,
+        "branch": values.get("@roost-branch") or None,
+        "agent": None,
+    }
+    if harness and session_id:
+        pane["agent"] = _agent(harness, session_id, _int(values.get("pane_pid")), values.get("@roost-cwd"))
+    return pane
+
+
+def _agent(harness: str, session_id: str, pane_pid: int, cwd: str | None) -> dict:
+    """What the pane's agent was started with, read from its process: the command line, the
+    variables its manifest names, its working directory. A pane whose agent has left (its
+    shell is back) keeps the identity the hook gave it, with no command line."""
+    from roost.agents import manifest
+
+    agent = {"harness": harness, "session_id": session_id, "argv": None, "env": {}, "cwd": cwd or None}
+    try:
+        found = manifest.load(harness)
+    except (LookupError, ValueError, OSError):
+        return agent
+    if found is None:
+        return agent
+    process = _agent_process(found, pane_pid)
+    if process is None:
+        return agent
+    pid, argv = process
+    agent["argv"] = argv
+    environ = _environ(pid)
+    agent["env"] = {name: environ[name] for name in found.resume_env if name in environ}
+    try:
+        agent["cwd"] = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return agent  # gone since it was found: what the hook said stands
+    return agent
+
+
+def _agent_process(found: object, root: int) -> tuple[int, list[str]] | None:
+    """The outermost process of the pane's tree that is the agent, and its command line with
+    the program first: the agent's own binary, or the script an interpreter runs (a node CLI)."""
+    from roost import procfs
+
+    children: dict[int, list[int]] = {}
+    try:
+        every = procfs.pids()
+    except OSError:
+        return None
+    for pid in every:
+        stat = procfs.stat(pid)
+        if stat is not None:
+            children.setdefault(stat.ppid, []).append(pid)
+    queue = [root]
+    while queue:
+        pid = queue.pop(0)
+        argv = procfs.cmdline(pid)
+        for at in (0, 1):
+            if len(argv) > at and found.matches(os.path.basename(argv[at])):  # type: ignore[attr-defined]
+                return pid, argv[at:]
+        queue.extend(sorted(children.get(pid, ())))
+    return None
+
+
+def _environ(pid: int) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as file:
+            raw = file.read()
+    except OSError:
+        return {}
+    pairs = (item.decode(errors="replace").partition("=") for item in raw.split(b"\0") if item)
+    return {name: value for name, _, value in pairs}
+
+
+def _unquoted(command: str) -> str:
+    """A pane's start command as it was given: tmux shows one of several words in quotes."""
+    if len(command) > 1 and command[0] == command[-1] == '"':
+        return command[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return command
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() else None
+
+
+class Corrupt(ValueError):
+    """A record that is not one roost wrote: the message names the file and what is wrong."""
+
+
+def read(path: str) -> dict | None:
+    """The record at ``path``, checked field by field; None when there is none. A file that is
+    not a well-formed record raises :class:`Corrupt`, whatever is wrong with it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise Corrupt(f"{path}: {error.strerror or error}") from error
+    try:
+        info = os.fstat(fd)
+        problem = _unsafe(path, info)
+        if problem:
+            raise Corrupt(problem)
+        raw = os.read(fd, MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_BYTES:
+        raise Corrupt(f"{path}: larger than {MAX_BYTES} bytes")
+    import json
+
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError) as error:
+        raise Corrupt(f"{path}: not JSON ({error})") from None
+    from roost.state.layoutcheck import check
+
+    problem = check(document)
+    if problem:
+        raise Corrupt(f"{path}: {problem}")
+    return document
+
+
+def _unsafe(path: str, info: os.stat_result) -> str | None:
+    import stat
+
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path}: not a regular file"
+    from roost import files
+
+    return files.unsafe(path, info)
+
+
+def mark_restored(path: str, document: dict, into: str | None) -> None:
+    """Say in the record that it was restored (into which server), so it never is again."""
+    import json
+    import time
+
+    from roost import files
+
+    document = {**document, "restored": {"at": int(time.time()), "into": into}}
+    files.replace(path, json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
