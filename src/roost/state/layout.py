@@ -27,8 +27,10 @@ import os
 from roost import paths
 
 SCHEMA = 1
-SNAPSHOT = 'ROOST_SOCKET="#{socket_path}" "#{@roost-bin}" _layout'
-"""What tmux runs (``run-shell -b``) to rewrite the record; the packaged config's hooks say it too."""
+SNAPSHOT = 'ROOST_SOCKET="#{socket_path}" "#{@roost-bin}" _layout >/dev/null 2>&1 || true'
+"""What tmux runs (``run-shell -b``) to rewrite the record; the packaged config's hooks say it too.
+Silent and always successful: tmux shows a failing run-shell's words in the pane, over whatever
+program runs there (a hook that fires before the server knows ``@roost-bin`` would)."""
 MAX_BYTES = 4 * 1024 * 1024
 """A record larger than this is not one roost wrote: refused unread."""
 LIMITS = {"sessions": 200, "windows": 500, "panes": 2000}

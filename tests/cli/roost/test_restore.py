@@ -79,6 +79,8 @@ def test_the_record_follows_the_layout_and_is_private(roost: Roost) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert [p["name"] for p in recorded_panes(roost)] == [None, "helper"]
+    # Writing it shows nothing: a run-shell that failed would cover the pane with its words.
+    assert roost.tmux("list-panes", "-a", "-F", "#{pane_in_mode}").split() == ["0", "0"]
     roost.tmux("kill-pane", "-t", "main:2")
     wait_recorded(roost, 1)
 
