@@ -3,7 +3,8 @@
 One JSON file per tmux socket under the state directory (``layout/``, mode 0600, written
 whole through :mod:`roost.files`): the server's sessions, windows and panes, their names,
 sizes and working directories, the command each pane was started with, and for a pane an
-agent runs in, the agent's harness, ``session_id``, its command line, the environment
+agent runs in, the agent's harness, ``session_id``, and what
+:mod:`roost.actions.startedwith` reads of its process: its command line, the environment
 variables its manifest says matter (``resume_env``) and its working directory.
 
 It is written as the layout changes, never on a timer, and never by a hot path: tmux's own
@@ -25,6 +26,14 @@ from __future__ import annotations
 import os
 
 from roost import paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Describe = Callable[[str, int], dict]
+    """(harness, the pane's first pid) -> what its agent was started with: ``argv``, ``env``,
+    ``cwd``, each left out when unknown."""
 
 SCHEMA = 1
 SNAPSHOT = 'ROOST_SOCKET="#{socket_path}" "#{@roost-bin}" _layout >/dev/null 2>&1 || true'
@@ -102,9 +111,10 @@ class Locked:
         os.close(self.fd)
 
 
-def snapshot(socket: str) -> bool:
+def snapshot(socket: str, describe: Describe) -> bool:
     """Write the record of the server on ``socket`` as it is now; False when none runs (the
-    record of a server that has gone is what restore needs: it is kept).
+    record of a server that has gone is what restore needs: it is kept). ``describe`` says what
+    a pane's agent was started with (this layer knows nothing of agents: the caller does).
 
     Runs that pile up coalesce: a run that finds another already waiting for the write lock
     leaves, since that one reads the server after this run's change happened.
@@ -118,12 +128,12 @@ def snapshot(socket: str) -> bool:
     finally:
         waiting.release()
     try:
-        return _write(socket)
+        return _write(socket, describe)
     finally:
         held.release()
 
 
-def _write(socket: str) -> bool:
+def _write(socket: str, describe: Describe) -> bool:
     from roost.tmux.server import SEP, Server
 
     server = Server(socket)
@@ -135,7 +145,8 @@ def _write(socket: str) -> bool:
     if not lines:
         return False
     server_key = lines[0].split(SEP, 1)[0]
-    document = {"schema": SCHEMA, "socket": socket, "server": server_key, "sessions": _sessions(lines)}
+    sessions = _sessions(lines, describe)
+    document = {"schema": SCHEMA, "socket": socket, "server": server_key, "sessions": sessions}
     import json
 
     from roost import files
@@ -158,7 +169,7 @@ def _server_of(path: str) -> str | None:
     return document["server"] if document else None
 
 
-def _sessions(lines: list[str]) -> list[dict]:
+def _sessions(lines: list[str], describe: Describe) -> list[dict]:
     from roost.tmux.server import SEP
 
     sessions: dict[str, dict] = {}
@@ -182,11 +193,11 @@ def _sessions(lines: list[str]) -> list[dict]:
             }
             windows[where] = window
             session["windows"].append(window)
-        window["panes"].append(_pane(values))
+        window["panes"].append(_pane(values, describe))
     return list(sessions.values())
 
 
-def _pane(values: dict[str, str]) -> dict:
+def _pane(values: dict[str, str], describe: Describe) -> dict:
     harness = values.get("@roost-harness") or None
     session_id = values.get("@roost-session-id") or None
     pane = {
@@ -201,70 +212,11 @@ def _pane(values: dict[str, str]) -> dict:
         "agent": None,
     }
     if harness and session_id:
-        pane["agent"] = _agent(harness, session_id, _int(values.get("pane_pid")), values.get("@roost-cwd"))
+        agent = {"harness": harness, "session_id": session_id, "argv": None, "env": {}}
+        agent["cwd"] = values.get("@roost-cwd") or None
+        pid = _int(values.get("pane_pid"))
+        pane["agent"] = {**agent, **describe(harness, pid)} if pid else agent
     return pane
-
-
-def _agent(harness: str, session_id: str, pane_pid: int, cwd: str | None) -> dict:
-    """What the pane's agent was started with, read from its process: the command line, the
-    variables its manifest names, its working directory. A pane whose agent has left (its
-    shell is back) keeps the identity the hook gave it, with no command line."""
-    from roost.agents import manifest
-
-    agent = {"harness": harness, "session_id": session_id, "argv": None, "env": {}, "cwd": cwd or None}
-    try:
-        found = manifest.load(harness)
-    except (LookupError, ValueError, OSError):
-        return agent
-    if found is None:
-        return agent
-    process = _agent_process(found, pane_pid)
-    if process is None:
-        return agent
-    pid, argv = process
-    agent["argv"] = argv
-    environ = _environ(pid)
-    agent["env"] = {name: environ[name] for name in found.resume_env if name in environ}
-    try:
-        agent["cwd"] = os.readlink(f"/proc/{pid}/cwd")
-    except OSError:
-        return agent  # gone since it was found: what the hook said stands
-    return agent
-
-
-def _agent_process(found: object, root: int) -> tuple[int, list[str]] | None:
-    """The outermost process of the pane's tree that is the agent, and its command line with
-    the program first: the agent's own binary, or the script an interpreter runs (a node CLI)."""
-    from roost import procfs
-
-    children: dict[int, list[int]] = {}
-    try:
-        every = procfs.pids()
-    except OSError:
-        return None
-    for pid in every:
-        stat = procfs.stat(pid)
-        if stat is not None:
-            children.setdefault(stat.ppid, []).append(pid)
-    queue = [root]
-    while queue:
-        pid = queue.pop(0)
-        argv = procfs.cmdline(pid)
-        for at in (0, 1):
-            if len(argv) > at and found.matches(os.path.basename(argv[at])):  # type: ignore[attr-defined]
-                return pid, argv[at:]
-        queue.extend(sorted(children.get(pid, ())))
-    return None
-
-
-def _environ(pid: int) -> dict[str, str]:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as file:
-            raw = file.read()
-    except OSError:
-        return {}
-    pairs = (item.decode(errors="replace").partition("=") for item in raw.split(b"\0") if item)
-    return {name: value for name, _, value in pairs}
 
 
 def _unquoted(command: str) -> str:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from roost.actions.restore import _without, resume_argv
 from roost.agents.model import Manifest
 from roost.state import layout
-from roost.state.restoring import _without, resume_argv
 from tests.cli.roost.layoutrecord import reboot, record, record_file, recorded_panes, wait_recorded
 from tests.conftest import Roost
 from tests.contracts.tables import names, table

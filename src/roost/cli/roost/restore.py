@@ -25,9 +25,10 @@ def run(verb: str, args: list[str]) -> int:
 
     server = Server.from_env()
     if verb == "_layout":
+        from roost.actions.startedwith import describe
         from roost.state import layout
 
-        layout.snapshot(server.socket)
+        layout.snapshot(server.socket, describe)
         return 0
     unknown = [arg for arg in args if arg not in ("--dry-run", "--json")]
     if unknown:
@@ -36,7 +37,8 @@ def run(verb: str, args: list[str]) -> int:
 
 
 def restore(server: Server, *, dry_run: bool, as_json: bool) -> int:
-    from roost.state import layout, restoring
+    from roost.actions import restore as restoring
+    from roost.state import layout
 
     held = None if dry_run else layout.Locked(server.socket)
     try:

@@ -1,4 +1,5 @@
 """Bringing back the layout a record kept (:mod:`roost.state.layout`): the plan, then the panes.
+``roost restore`` is its face.
 
 Which record: the one of the socket's last server that is not running now (the current
 record, or the previous one when a new server has written since). A record whose server
