@@ -9,8 +9,11 @@ processes with it, no hook run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pty
+import select
 import stat
 import time
 from pathlib import Path
@@ -21,7 +24,7 @@ from roost.actions.restore import _without, resume_argv
 from roost.agents.model import Manifest
 from roost.state import layout
 from tests.cli.roost.layoutrecord import reboot, record, record_file, recorded_panes, wait_recorded
-from tests.conftest import Roost
+from tests.conftest import BIN, Roost
 from tests.contracts.tables import names, table
 
 FIELDS = {row["command"]: names(row["fields"]) for row in table("`roost --json` documents")}
@@ -303,3 +306,30 @@ def test_a_new_server_keeps_the_dead_ones_record_as_the_previous(roost: Roost) -
     assert previous is not None and previous["sessions"][0]["windows"][0]["name"] == "before"
     doc = roost.json("restore", "--json")
     assert [(p["session"], p["restored"]) for p in doc["panes"]] == [("main", True)]
+
+
+def test_with_roost_restore_set_the_first_roost_brings_the_layout_back_then_attaches(roost: Roost) -> None:
+    roost.start("sh", window="kept")
+    wait_recorded(roost, 1)
+    reboot(roost)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: bare `roost`, from a terminal
+        os.execve(str(BIN / "roost"), ["roost"], {**roost.env, "ROOST_RESTORE": "1", "TERM": "xterm"})
+    seen = b""
+    try:
+        deadline = time.monotonic() + 15
+        while not roost.tmux("list-clients", "-F", "#{session_name}", check=False).strip():
+            assert time.monotonic() < deadline, seen
+            if select.select([fd], [], [], 0.05)[0]:
+                seen += os.read(fd, 65536)
+        assert roost.tmux("list-clients", "-F", "#{session_name}").split() == ["main"]
+        windows = roost.tmux("list-windows", "-a", "-F", "#{session_name}:#{window_name}")
+        assert windows.split() == ["main:kept"]
+        assert b"restored %0 as main:1.1 (kept): a shell in " in seen
+    finally:
+        roost.tmux("detach-client", "-s", "main", check=False)
+        with contextlib.suppress(OSError):
+            while select.select([fd], [], [], 1)[0] and os.read(fd, 65536):
+                pass
+        os.waitpid(pid, 0)
+        os.close(fd)

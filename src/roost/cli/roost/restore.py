@@ -11,10 +11,14 @@ record whose server still runs, or tmux refused.
 
 from __future__ import annotations
 
+import sys
+
 from roost.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from roost.tmux.server import Server
 
 USAGE = "usage: roost restore [--dry-run] [--json]"
@@ -36,7 +40,9 @@ def run(verb: str, args: list[str]) -> int:
     return restore(server, dry_run="--dry-run" in args, as_json="--json" in args)
 
 
-def restore(server: Server, *, dry_run: bool, as_json: bool) -> int:
+def restore(server: Server, *, dry_run: bool, as_json: bool, report: TextIO | None = None) -> int:
+    """Restore (or with ``dry_run`` plan) and print the report: a ``--json`` document, or lines
+    for people on stdout (``report`` moves them: bare ``roost`` writes them to stderr)."""
     from roost.actions import restore as restoring
     from roost.state import layout
 
@@ -61,21 +67,25 @@ def restore(server: Server, *, dry_run: bool, as_json: bool) -> int:
             panes=panes,
         )
         return 0
-    _print(panes, dry_run)
+    _print(panes, dry_run, report or sys.stdout)
     return 0
 
 
-def _print(panes: list[dict], dry_run: bool) -> None:
-    from roost.cli.output import line
+def _print(panes: list[dict], dry_run: bool, report: TextIO) -> None:
+    from roost.text import shown
+
+    def line(text: str) -> None:
+        report.write(shown(text, lines=True) + "\n")
+        report.flush()
 
     for pane in panes:
         where = f"{pane['session']}:{pane['window']}.{pane['pane']}"
-        shown = pane["name"] or pane["window_name"]
+        label = pane["name"] or pane["window_name"]
         if pane["reason"]:
-            line(f"not restored {where} ({shown}): {pane['reason']}")
+            line(f"not restored {where} ({label}): {pane['reason']}")
             continue
         what = pane["command"] or "a shell"
         verb = "would restore" if dry_run else f"restored {pane['pane_id']} as"
-        line(f"{verb} {where} ({shown}): {what} in {pane['cwd'] or 'the default directory'}")
+        line(f"{verb} {where} ({label}): {what} in {pane['cwd'] or 'the default directory'}")
         if pane["note"]:
             line(f"  note: {pane['note']}")
