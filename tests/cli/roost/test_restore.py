@@ -24,8 +24,13 @@ from roost.actions.restore import _without, resume_argv
 from roost.agents.model import Manifest
 from roost.state import layout
 from tests.cli.roost.layoutrecord import reboot, record, record_file, recorded_panes, wait_recorded
+from tests.cli.rosterd.helpers import GENEROUS, session_of
 from tests.conftest import BIN, Roost
 from tests.contracts.tables import names, table
+from tests.daemon import fixture
+from tests.daemon.fixture import Daemon
+
+daemon = fixture.daemon  # the real daemon's fixture, for the test of what it sees
 
 FIELDS = {row["command"]: names(row["fields"]) for row in table("`roost --json` documents")}
 
@@ -333,3 +338,30 @@ def test_with_roost_restore_set_the_first_roost_brings_the_layout_back_then_atta
                 pass
         os.waitpid(pid, 0)
         os.close(fd)
+
+
+def test_the_daemon_sees_a_restored_agent_as_it_sees_any_agent(
+    roost: Roost, agents: Path, daemon: Daemon
+) -> None:
+    roost.env["XDG_RUNTIME_DIR"] = str(daemon.runtime)  # where panes find the daemon's sockets
+    daemon.start()
+    project = roost.root / "project"
+    project.mkdir()
+    roost.run("new", "-d", "-s", "main", "-n", "agent", "FAKE_SESSION=conv-9 exec resumable", cwd=project)
+    wait_recorded(roost, 1, agents=1)
+    before = session_of(daemon, roost.tmux("list-panes", "-a", "-F", "#{pane_id}").strip())
+    reboot(roost)
+    [pane] = roost.json("restore", "--json")["panes"]
+    after = daemon.wait_for(  # a new occupant of a new server's pane (which may reuse its %N)
+        lambda: daemon.record_where(
+            lambda r: (
+                (r.get("tmux") or {}).get("pane") == pane["pane_id"]
+                and r["session_key"] != before["session_key"]
+            )
+        ),
+        GENEROUS,
+        "the restored agent's session",
+    )
+    fields = ("harness", "session_id", "cwd", "lane", "liveness")
+    assert [after[name] for name in fields] == [before[name] for name in fields]
+    assert (after["harness"], after["cwd"], after["liveness"]) == ("resumable", str(project), "live")
