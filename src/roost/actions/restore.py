@@ -118,6 +118,7 @@ def plan(server: Server) -> Plan:
                 step = Step(session["name"], window, pane)
                 step.reason = reason
                 _decide(step)
+                _somewhere(step)
                 steps.append(step)
     return Plan(path, record, steps)
 
@@ -142,6 +143,16 @@ def _decide(step: Step) -> None:
     step.action = "start"
     step.argv = [_program(manifest, argv), *(argv[1:] if argv else [])]
     step.note = f"{manifest.display} has no resume command: started again, as a new conversation"
+
+
+def _somewhere(step: Step) -> None:
+    """A directory that is gone (a deleted worktree, an unmounted disk) is said, not hidden:
+    tmux would quietly start the pane elsewhere. It starts in the home directory instead."""
+    if step.cwd is None or os.path.isdir(step.cwd):
+        return
+    gone, step.cwd = step.cwd, os.path.expanduser("~")
+    said = f"its directory {gone} is gone: started in {step.cwd}"
+    step.note = f"{step.note}; {said}" if step.note else said
 
 
 def _manifest(name: str) -> Manifest | None:

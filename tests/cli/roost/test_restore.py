@@ -232,6 +232,20 @@ def test_a_program_that_is_no_agent_comes_back_as_a_shell_with_a_note(roost: Roo
     roost.wait_for(lambda: roost.tmux("list-panes", "-a", "-F", "#{pane_current_command}").strip() == "sh")
 
 
+def test_a_directory_that_is_gone_is_said_and_the_pane_starts_at_home(roost: Roost) -> None:
+    gone = roost.root / "gone"
+    gone.mkdir()
+    roost.run("new", "-d", "-s", "main", cwd=gone)
+    wait_recorded(roost, 1)
+    reboot(roost)
+    gone.rmdir()
+    [pane] = roost.json("restore", "--json")["panes"]
+    home = roost.env["HOME"]
+    assert (pane["restored"], pane["cwd"]) == (True, home)
+    assert pane["note"] == f"its directory {gone} is gone: started in {home}"
+    roost.wait_for(lambda: roost.tmux("list-panes", "-a", "-F", "#{pane_current_path}").strip() == home)
+
+
 HOSTILE = {
     "not JSON": b"{not json",
     "a list": b"[]",
