@@ -15,6 +15,7 @@ in its directory, with a note naming what it ran (a command is not run again una
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 
@@ -222,10 +223,10 @@ def _session(server: Server, name: str, steps: list[Step]) -> None:
             windows.append((step.window, []))
         windows[-1][1].append(step)
     active: list[str] = []
-    for w, (window, panes) in enumerate(windows):
+    for at, (window, panes) in enumerate(windows):
         first = panes[0]
         birth = _birth(first)
-        if w == 0:
+        if at == 0:
             size = [str(window.get("width") or 200), str(window.get("height") or 50)]
             first.pane_id = sessions.new_session(
                 server, name, _command(first), first.cwd, window["name"], birth=birth, size=size
@@ -233,17 +234,25 @@ def _session(server: Server, name: str, steps: list[Step]) -> None:
         else:
             opened = placement.new_window(server, name, window["name"], _command(first), first.cwd, birth)
             first.pane_id = opened.pane
-        for step in panes[1:]:
-            beside = first.pane_id or ""
-            opened = placement.split(
-                server, beside, beside=True, command=_command(step), cwd=step.cwd, birth=_birth(step)
+        for before, step in itertools.pairwise(panes):
+            opened = placement.split(  # beside the one before: a split pane is listed right after it
+                server,
+                before.pane_id or "",
+                beside=True,
+                command=_command(step),
+                cwd=step.cwd,
+                birth=_birth(step),
             )
             step.pane_id = opened.pane
-        args = ["select-layout", "-t", first.pane_id, window["layout"]] if window["layout"] else []
+            # Evened out after each split, or the first pane, halved again and again, runs out
+            # of room; the recorded layout is put back once all are there.
+            _chain(server, [["select-layout", "-t", opened.pane, "tiled"]])
+        finishing = (
+            [["select-layout", "-t", first.pane_id or "", window["layout"]]] if window["layout"] else []
+        )
         if not window["named"]:
-            args += [THEN, "set-option", "-w", "-t", first.pane_id, "automatic-rename", "on"]
-        if args:
-            server.run(*(args[1:] if args[0] == THEN else args), check=False)
+            finishing.append(["set-option", "-w", "-t", first.pane_id or "", "automatic-rename", "on"])
+        _chain(server, finishing)
         for step in panes:
             _stamp(server, step)
             if step.pane["active"] and window["active"]:
@@ -252,6 +261,18 @@ def _session(server: Server, name: str, steps: list[Step]) -> None:
                 server.run("select-pane", "-t", step.pane_id or "", check=False)
     for pane_id in active[:1]:
         server.run("select-window", "-t", pane_id, THEN, "select-pane", "-t", pane_id, check=False)
+
+
+def _chain(server: Server, commands: list[list[str]]) -> None:
+    """Run ``commands`` in one tmux call; a refusal (a layout that no longer fits) is left as is:
+    the panes are there, in tmux's own arrangement."""
+    from roost.tmux.server import THEN
+
+    args: list[str] = []
+    for command in commands:
+        args += [THEN, *command] if args else command
+    if args:
+        server.run(*args, check=False)
 
 
 def _birth(step: Step) -> Birth:

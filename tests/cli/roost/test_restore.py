@@ -74,7 +74,18 @@ def sessions(roost: Roost) -> list[str]:
 
 
 def panes(roost: Roost) -> list[list[str]]:
-    fields = ("session_name", "window_index", "window_name", "pane_index", "pane_current_path", "@roost-name")
+    fields = (
+        "session_name",
+        "window_index",
+        "window_name",
+        "pane_index",
+        "pane_current_path",
+        "@roost-name",
+        "pane_left",
+        "pane_top",
+        "pane_width",
+        "pane_height",
+    )
     fmt = "\t".join(f"#{{{name}}}" for name in fields)
     return [line.split("\t") for line in roost.tmux("list-panes", "-a", "-F", fmt).splitlines()]
 
@@ -101,18 +112,19 @@ def test_shells_come_back_in_their_cwd_with_their_names_and_a_second_restore_mak
     roost.run("new", "-d", "-s", "main", "-n", "editor", cwd=work)
     roost.run("spawn", "helper", cwd=work / "sub")
     roost.tmux("split-window", "-d", "-h", "-t", "main:1", "-c", str(work / "sub"))
+    roost.tmux("split-window", "-d", "-v", "-t", "main:1.2", "-c", "/")
     roost.run("new", "-d", "-s", "other", cwd=work)
-    wait_recorded(roost, 4)
+    wait_recorded(roost, 5)
     before = panes(roost)
     reboot(roost)
 
     doc = roost.json("restore", "--json")
     assert list(doc)[2:] == FIELDS["restore"]
     assert all(list(pane) == FIELDS["restore panes[]"] for pane in doc["panes"])
-    assert doc["dry_run"] is False and doc["restored"] == 4
+    assert doc["dry_run"] is False and doc["restored"] == 5
     assert [(p["kind"], p["action"], p["restored"], p["reason"]) for p in doc["panes"]] == [
         ("shell", "shell", True, None)
-    ] * 4
+    ] * 5
     assert panes(roost) == before
     assert all(p["pane_id"].startswith("%") for p in doc["panes"])
     again = roost.json("restore", "--json")
