@@ -71,8 +71,9 @@ _FIELDS = (
 
 
 def _key(socket: str) -> str:
-    """A file name for a socket: its name as it is when it is a plain name, else a hash of it."""
-    if socket.replace("-", "").replace("_", "").replace(".", "").isalnum() and not socket.startswith("."):
+    """A file name for a socket: its name as it is when it is a plain name (letters, digits, ``-``
+    and ``_``), else a hash of it (a path, or a name that could pass for another's file)."""
+    if socket.replace("-", "").replace("_", "").isalnum() and socket.isascii():
         return socket
     import hashlib
 
