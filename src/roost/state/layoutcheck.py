@@ -93,9 +93,14 @@ def _pane(pane: object, where: str) -> str | None:
         return f"{where} must be an object"
     if not _count(pane.get("index")) or not isinstance(pane.get("active"), bool):
         return f"{where}.index must be a whole number and .active true or false"
-    for field in ("name", "command", "running", "branch"):
+    for field in ("name", "branch"):
+        if pane.get(field) is not None and not (
+            isinstance(pane[field], str) and WINDOW_NAME.fullmatch(pane[field])
+        ):
+            return f"{where}.{field} must be one line of at most 200 characters, or null"
+    for field in ("command", "running"):
         if pane.get(field) is not None and not _text(pane[field]):
-            return f"{where}.{field} must be a string without NUL or null"
+            return f"{where}.{field} must be a string without NUL, or null"
     for field in ("cwd", "worktree"):
         if pane.get(field) is not None and not _path(pane[field]):
             return f"{where}.{field} must be an absolute path or null"
