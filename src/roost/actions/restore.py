@@ -119,6 +119,7 @@ def plan(server: Server) -> Plan:
                 step = Step(session["name"], window, pane)
                 step.reason = reason
                 _decide(step)
+                _installed(step)
                 _somewhere(step)
                 steps.append(step)
     return Plan(path, record, steps)
@@ -144,6 +145,17 @@ def _decide(step: Step) -> None:
     step.action = "start"
     step.argv = [_program(manifest, argv), *(argv[1:] if argv else [])]
     step.note = f"{manifest.display} has no resume command: started again, as a new conversation"
+
+
+def _installed(step: Step) -> None:
+    """An agent whose program is not there any more comes back as a shell, with a note: started
+    as a command, it would close its pane at once, and nobody would see why."""
+    import shutil
+
+    if not step.argv or shutil.which(step.argv[0]):
+        return
+    step.note = f"{step.argv[0]} is not installed here any more: a shell is started in its place"
+    step.action, step.argv, step.env = "shell", None, {}
 
 
 def _somewhere(step: Step) -> None:

@@ -146,28 +146,51 @@ def _write(socket: str, describe: Describe) -> bool:
     if not lines:
         return False
     server_key = lines[0].split(SEP, 1)[0]
-    sessions = _sessions(lines, describe)
-    document = {"schema": SCHEMA, "socket": socket, "server": server_key, "sessions": sessions}
-    import json
 
     from roost import files
 
     target = record_path(socket)
-    old = _server_of(target)
-    if old is not None and old != server_key:
-        os.replace(target, previous_path(socket))
-    files.replace(target, json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+    old = _record(target)
+    if old is not None and old["server"] != server_key:
+        # Copied, not moved: a reader of the record never finds it missing in between.
+        files.replace(previous_path(socket), _dumps(old))
+        old = None
+    sessions = _sessions(lines, describe)
+    if old is not None:
+        _keep_started(sessions, old)
+    document = {"schema": SCHEMA, "socket": socket, "server": server_key, "sessions": sessions}
+    files.replace(target, _dumps(document))
     return True
 
 
-def _server_of(path: str) -> str | None:
-    """Which server the record at ``path`` describes, or None when there is none to keep (no
-    file, or one that is not a record)."""
+def _dumps(document: dict) -> str:
+    import json
+
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _record(path: str) -> dict | None:
+    """The record at ``path``, or None when there is none to keep (no file, or one that is not a
+    record)."""
     try:
-        document = read(path)
+        return read(path)
     except (OSError, ValueError):
         return None
-    return document["server"] if document else None
+
+
+def _agents(sessions: list[dict]) -> list[dict]:
+    return [p["agent"] for s in sessions for w in s["windows"] for p in w["panes"] if p["agent"]]
+
+
+def _keep_started(sessions: list[dict], old: dict) -> None:
+    """An agent this run could not read (it is exiting, or its server is going down around it)
+    keeps what the last record of the same server read of it: the same conversation was started
+    the same way."""
+    known = {(a["harness"], a["session_id"]): a for a in _agents(old["sessions"]) if a["argv"]}
+    for agent in _agents(sessions):
+        before = known.get((agent["harness"], agent["session_id"]))
+        if agent["argv"] is None and before is not None:
+            agent.update(argv=before["argv"], env=before["env"], cwd=before["cwd"])
 
 
 def _sessions(lines: list[str], describe: Describe) -> list[dict]:
@@ -280,10 +303,8 @@ def _unsafe(path: str, info: os.stat_result) -> str | None:
 
 def mark_restored(path: str, document: dict, into: str | None) -> None:
     """Say in the record that it was restored (into which server), so it never is again."""
-    import json
     import time
 
     from roost import files
 
-    document = {**document, "restored": {"at": int(time.time()), "into": into}}
-    files.replace(path, json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+    files.replace(path, _dumps({**document, "restored": {"at": int(time.time()), "into": into}}))

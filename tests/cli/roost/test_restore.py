@@ -14,6 +14,7 @@ import json
 import os
 import pty
 import select
+import signal
 import stat
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from roost.agents.model import Manifest
 from roost.state import layout
 from tests.cli.roost.layoutrecord import reboot, record, record_file, recorded_panes, wait_recorded
 from tests.cli.rosterd.helpers import GENEROUS, session_of
-from tests.conftest import BIN, Roost
+from tests.conftest import BIN, Roost, naming
 from tests.contracts.tables import names, table
 from tests.daemon import fixture
 from tests.daemon.fixture import Daemon
@@ -97,7 +98,7 @@ def test_the_record_follows_the_layout_and_is_private(roost: Roost) -> None:
     path = Path(record_file(roost))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert [p["name"] for p in recorded_panes(roost)] == [None, "helper"]
+    roost.wait_for(lambda: [p["name"] for p in recorded_panes(roost)] == [None, "helper"], what="the name")
     # Writing it shows nothing: a run-shell that failed would cover the pane with its words.
     assert roost.tmux("list-panes", "-a", "-F", "#{pane_in_mode}").split() == ["0", "0"]
     roost.tmux("kill-pane", "-t", "main:2")
@@ -232,6 +233,30 @@ def test_a_harness_without_a_resume_command_comes_back_with_its_command_and_a_no
     assert pane["note"] == "oneshot has no resume command: started again, as a new conversation"
     roost.wait_for(lambda: agents.read_text().count("\n") == 2, what="the agent started again")
     assert agents.read_text().splitlines()[1].startswith("argv=--fast endpoint= ")
+
+
+def test_an_agent_that_has_left_its_pane_keeps_what_it_was_started_with(roost: Roost, agents: Path) -> None:
+    """Its identity stays on the pane; what the record read of its process stays in the record."""
+    roost.start("sh -c 'FAKE_SESSION=conv-3 resumable --model m3; exec sleep 600'", window="agent")
+    wait_recorded(roost, 1, agents=1)
+    [started] = [p["agent"] for p in recorded_panes(roost)]
+    program = str(roost.root / "bin" / "resumable").encode()
+    for pid in naming(program):
+        os.kill(pid, signal.SIGKILL)
+    roost.wait_for(lambda: not naming(program), what="the agent gone, its pane still there")
+    roost.tmux("rename-window", "-t", "main:1", "renamed")  # a change of layout: a new record
+    roost.wait_for(lambda: record(roost)["sessions"][0]["windows"][0]["name"] == "renamed")
+    assert [p["agent"] for p in recorded_panes(roost)] == [started]
+
+
+def test_an_agent_whose_program_is_gone_comes_back_as_a_shell_with_a_note(roost: Roost, agents: Path) -> None:
+    roost.start("FAKE_SESSION=conv-2 exec resumable", window="agent")
+    wait_recorded(roost, 1, agents=1)
+    reboot(roost)
+    (roost.root / "bin" / "resumable").unlink()
+    [pane] = roost.json("restore", "--json")["panes"]
+    assert (pane["kind"], pane["action"], pane["restored"], pane["command"]) == ("agent", "shell", True, None)
+    assert pane["note"] == "resumable is not installed here any more: a shell is started in its place"
 
 
 def test_a_program_that_is_no_agent_comes_back_as_a_shell_with_a_note(roost: Roost) -> None:
