@@ -218,8 +218,12 @@ def apply(server: Server, made: Plan) -> None:
     for step in made.steps:
         if step.reason is None:
             by_session.setdefault(step.session, []).append(step)
-    for name, steps in by_session.items():
-        _session(server, name, steps)
+    try:
+        for name, steps in by_session.items():
+            _session(server, name, steps)
+    finally:
+        if by_session:
+            layout.release(server)
     from roost.tmux.panes import server_key
 
     layout.mark_restored(made.path, made.record, server_key(server))
@@ -243,6 +247,7 @@ def _session(server: Server, name: str, steps: list[Step]) -> None:
             first.pane_id = sessions.new_session(
                 server, name, _command(first), first.cwd, window["name"], birth=birth, size=size
             )
+            layout.hold(server)  # the server may have started just now
         else:
             opened = placement.new_window(server, name, window["name"], _command(first), first.cwd, birth)
             first.pane_id = opened.pane

@@ -10,7 +10,7 @@ variables its manifest says matter (``resume_env``) and its working directory.
 It is written as the layout changes, never on a timer, and never by a hot path: tmux's own
 hooks (``roost.tmux.conf``) and the few state changes tmux fires no hook for (a pane named, an
 agent identified) ask the tmux server to run ``roost _layout`` in the background
-(:data:`SNAPSHOT`). Each run reads the whole server in one ``list-panes`` and writes the file;
+(:data:`REWRITE`). Each run reads the whole server in one ``list-panes`` and writes the file;
 runs that pile up coalesce (:func:`snapshot`), so a burst of changes costs one or two reads.
 
 A record belongs to one server incarnation (``start_time-pid``). When a new server on the
@@ -31,15 +31,25 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from roost.tmux.server import Server
+
     Describe = Callable[[str, int], dict]
     """(harness, the pane's first pid) -> what its agent was started with: ``argv``, ``env``,
     ``cwd``, each left out when unknown."""
 
 SCHEMA = 1
-SNAPSHOT = 'ROOST_SOCKET="#{socket_path}" "#{@roost-bin}" _layout >/dev/null 2>&1 || true'
-"""What tmux runs (``run-shell -b``) to rewrite the record; the packaged config's hooks say it too.
-Silent and always successful: tmux shows a failing run-shell's words in the pane, over whatever
-program runs there (a hook that fires before the server knows ``@roost-bin`` would)."""
+HOLD = "@roost-layout-hold"
+"""Set on the server while ``roost restore`` builds: no rewrite is started meanwhile (each would
+start a Python only to find the lock held), one is when it is done (:func:`release`)."""
+REWRITE = (
+    "if-shell",
+    "-F",
+    f"#{{?{HOLD},,1}}",
+    "run-shell -b 'ROOST_SOCKET=#{q:socket_path} #{q:@roost-bin} _layout >/dev/null 2>&1 || true'",
+)
+"""The tmux command that rewrites the record in the background; the packaged config's hooks say
+the same. Silent and always successful: tmux shows a failing run-shell's words in the pane, over
+whatever program runs there (a hook that fires before the server knows ``@roost-bin`` would)."""
 MAX_BYTES = 4 * 1024 * 1024
 """A record larger than this is not one roost wrote: refused unread."""
 LIMITS = {"sessions": 200, "windows": 500, "panes": 2000}
@@ -299,6 +309,18 @@ def _unsafe(path: str, info: os.stat_result) -> str | None:
     from roost import files
 
     return files.unsafe(path, info)
+
+
+def hold(server: Server) -> None:
+    """No rewrite while a restore builds (:data:`HOLD`)."""
+    server.run("set-option", "-g", HOLD, "1", check=False)
+
+
+def release(server: Server) -> None:
+    """Rewrites start again, and one runs now, for what was built meanwhile."""
+    from roost.tmux.server import THEN
+
+    server.run("set-option", "-gu", HOLD, THEN, *REWRITE, check=False)
 
 
 def mark_restored(path: str, document: dict, into: str | None) -> None:

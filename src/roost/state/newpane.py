@@ -20,7 +20,7 @@ import os
 import sys
 
 from roost import paths
-from roost.state.layout import SNAPSHOT
+from roost.state.layout import REWRITE
 from roost.tmux.placement import Birth
 
 SESSION_ID = "ROOST_SESSION_ID"
@@ -67,5 +67,5 @@ def birth() -> Birth:
         forget=(SESSION_ID,),
         pane_options={PANE_SESSION: session_id},
         server_options={BIN_OPTION: roost_bin()},
-        then=(("run-shell", "-b", SNAPSHOT),),
+        then=(REWRITE,),
     )

@@ -12,7 +12,7 @@ import time
 
 from roost import paths
 from roost.state import words as w
-from roost.state.layout import SNAPSHOT
+from roost.state.layout import REWRITE
 from roost.text import shown, well_formed
 from roost.tmux.panes import Pane, pane
 from roost.tmux.server import THEN, Server
@@ -23,7 +23,7 @@ DECLINED = "the dialog was declined or dismissed"
 DIALOG_SETTLE = 1.0
 
 
-_RELAYOUT = (THEN, "run-shell", "-b", SNAPSHOT)
+_RELAYOUT = (THEN, *REWRITE)
 """Chained onto a change tmux fires no hook for (a name, an identity): the server rewrites the
 layout record in the background, so the caller (the hook, a verb) waits for nothing."""
 
