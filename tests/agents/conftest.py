@@ -195,8 +195,19 @@ def responses_api() -> Iterator[ResponsesAPI]:
 
 
 @pytest.fixture
+def agent_flags() -> tuple[str, ...]:
+    """Flags the ``claude`` and ``codex`` fixtures start their agent with: none, unless a test
+    parametrizes this (``@pytest.mark.parametrize("agent_flags", [("--model", "m")])``)."""
+    return ()
+
+
+@pytest.fixture
 def claude(
-    request: pytest.FixtureRequest, roost: Roost, anthropic_api: AnthropicAPI, agent_bin: Path
+    request: pytest.FixtureRequest,
+    roost: Roost,
+    anthropic_api: AnthropicAPI,
+    agent_bin: Path,
+    agent_flags: tuple[str, ...],
 ) -> Iterator[AgentPane]:
     """Claude Code at its idle prompt in window ``claude``, hooks installed, first-run screens skipped.
 
@@ -215,7 +226,9 @@ def claude(
     if hooks == "gate":
         _integrate(roost, "claude", "install", "--gate")
     env = {"ANTHROPIC_BASE_URL": anthropic_api.url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_QUIET}
-    command = shlex.join(["exec", "env", *(f"{k}={v}" for k, v in env.items()), str(agent_bin / "claude")])
+    command = shlex.join(
+        ["exec", "env", *(f"{k}={v}" for k, v in env.items()), str(agent_bin / "claude"), *agent_flags]
+    )
     began = time.monotonic()
     pane = _start(roost, "claude", project, command)
     agent = AgentPane(roost, "claude", pane, project, anthropic_api)
@@ -233,7 +246,9 @@ def claude(
 
 
 @pytest.fixture
-def codex(roost: Roost, responses_api: ResponsesAPI, agent_bin: Path) -> Iterator[AgentPane]:
+def codex(
+    roost: Roost, responses_api: ResponsesAPI, agent_bin: Path, agent_flags: tuple[str, ...]
+) -> Iterator[AgentPane]:
     """Codex at its idle prompt in window ``codex``, hooks installed, the folder trusted."""
     home = Path(roost.env["HOME"])
     project = (roost.root / "project").resolve()
@@ -258,7 +273,7 @@ trust_level = "trusted"
 """
     )
     _integrate(roost, "codex")
-    command = shlex.join(["exec", str(agent_bin / "codex")])
+    command = shlex.join(["exec", str(agent_bin / "codex"), *agent_flags])
     began = time.monotonic()
     pane = _start(roost, "codex", project, command)
     agent = AgentPane(roost, "codex", pane, project, responses_api)

@@ -117,6 +117,9 @@ def test_bash_completes_verbs_flags_and_live_targets(panes: Roost) -> None:
     assert tab("roost send --j") == ["--json"]
     assert set(tab("roost send ")) >= {"%0", "api", "web", "main:api", "main:web"}
     assert tab("roost send main:w") == ["web"]  # bash's word starts after the colon
+    assert tab("roost rest") == ["restore"]
+    assert tab("roost restore --") == ["--dry-run", "--json"]
+    assert not any(tab("roost _la"))  # what tmux runs is no verb of a person's
 
 
 def test_zsh_loads_the_script_as_its_completion_for_each_program(panes: Roost) -> None:

@@ -10,7 +10,9 @@ lane; a pane's steps are :mod:`~roost.actions.leaving`, which ``roost close`` sh
 :mod:`~roost.actions.rawinput`, :mod:`~roost.actions.names`, :mod:`~roost.actions.permission`,
 :mod:`~roost.actions.holding` (a gate's request, held open), :mod:`~roost.actions.windows`
 (the launcher's window) and :mod:`~roost.actions.waits`, with the terminals read through
-:mod:`~roost.actions.terminals`. Boundaries: actions read the roster and act through the runner
+:mod:`~roost.actions.terminals`. :mod:`~roost.actions.restore` brings a gone tmux server's
+layout and agents back (``roost restore``), from the record whose agent parts
+:mod:`~roost.actions.startedwith` reads. Boundaries: actions read the roster and act through the runner
 and the terminal layer; they never apply a claim but through the live roster, and they never
 import a face.
 """

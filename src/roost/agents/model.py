@@ -285,6 +285,7 @@ class Manifest(_Value):
         "name",
         "rank",
         "resume_command",
+        "resume_env",
         "session_context",
         "transcript",
     )
@@ -296,6 +297,10 @@ class Manifest(_Value):
     aliases: tuple[str, ...]
     exit_command: str | None
     resume_command: str | None
+    resume_env: tuple[str, ...]
+    """The environment variables a resumed session needs as it was started with (an API
+    endpoint, a model, a config directory): ``roost restore`` carries them. Never a secret:
+    they are written to the layout record."""
     transcript: bool
     session_context: bool
     """Whether the hook tells the agent, as a session starts, which pane it runs in."""
@@ -316,6 +321,7 @@ class Manifest(_Value):
             aliases=tuple(table.get("aliases", ())),
             exit_command=table.get("exit_command"),
             resume_command=table.get("resume_command"),
+            resume_env=tuple(table.get("resume_env", ())),
             transcript=table.get("transcript", False),
             session_context=table.get("session_context", True),
             hook=Hook(table.get("hook", {})),

@@ -77,6 +77,7 @@ TOP: dict[str, Check] = {
     "aliases": _texts,
     "exit_command": _text,
     "resume_command": _text,
+    "resume_env": _texts,
     "transcript": _flag,
     "session_context": _flag,
 }

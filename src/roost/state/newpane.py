@@ -20,6 +20,7 @@ import os
 import sys
 
 from roost import paths
+from roost.state.layout import REWRITE
 from roost.tmux.placement import Birth
 
 SESSION_ID = "ROOST_SESSION_ID"
@@ -55,7 +56,10 @@ def birth() -> Birth:
 
     The id is forgotten from the session's environment once the pane has it: ``-e`` on
     new-session also writes the session's environment, and a pane opened later by plain tmux
-    must never carry another pane's id.
+    must never carry another pane's id. Once the options are set, the layout record is
+    rewritten in the background (:mod:`roost.state.layout`): the packaged config's hooks do
+    that for every later change, but a server's first session runs them before it knows
+    ``@roost-bin``.
     """
     session_id = fresh_id()
     return Birth(
@@ -63,4 +67,5 @@ def birth() -> Birth:
         forget=(SESSION_ID,),
         pane_options={PANE_SESSION: session_id},
         server_options={BIN_OPTION: roost_bin()},
+        then=(REWRITE,),
     )

@@ -12,6 +12,7 @@ import time
 
 from roost import paths
 from roost.state import words as w
+from roost.state.layout import REWRITE
 from roost.text import shown, well_formed
 from roost.tmux.panes import Pane, pane
 from roost.tmux.server import THEN, Server
@@ -20,6 +21,11 @@ DECLINED = "the dialog was declined or dismissed"
 # Claude Code and Codex write their transcript within ~20 ms of a dialog opening; a write
 # later than this is the dialog being answered or dismissed.
 DIALOG_SETTLE = 1.0
+
+
+_RELAYOUT = (THEN, *REWRITE)
+"""Chained onto a change tmux fires no hook for (a name, an identity): the server rewrites the
+layout record in the background, so the caller (the hook, a verb) waits for nothing."""
 
 
 def read(server: Server, pane_id: str) -> Pane | None:
@@ -237,8 +243,11 @@ def identify(
     change.set(w.SESSION_ID, session_id)
     change.set(w.CWD, cwd)
     change.set(w.HARNESS, harness)
+    relayout = change.pending  # a new identity is part of the layout record; a transcript is not
     if transcript or not same_session:
         change.set(w.TRANSCRIPT, transcript)
+    if relayout:
+        change.args += _RELAYOUT
     return change.commit(server)
 
 
@@ -298,7 +307,7 @@ def label(server: Server, pane_id: str, name: str, *, view: bool = False) -> boo
     args = ["set-option", "-p", "-t", pane_id, w.NAME, name]
     if view:
         args += [THEN, "set-option", "-p", "-t", pane_id, w.VIEW, "1"]
-    return server.run(*args, check=False).returncode == 0
+    return server.run(*args, *_RELAYOUT, check=False).returncode == 0
 
 
 def worktree(server: Server, pane_id: str, path: str, branch: str) -> bool:
@@ -306,7 +315,7 @@ def worktree(server: Server, pane_id: str, path: str, branch: str) -> bool:
     reads them back; ``close`` knows what it may leave)."""
     args = ["set-option", "-p", "-t", pane_id, w.WORKTREE, path, THEN]
     args += ["set-option", "-p", "-t", pane_id, w.BRANCH, branch]
-    return server.run(*args, check=False).returncode == 0
+    return server.run(*args, *_RELAYOUT, check=False).returncode == 0
 
 
 def mark_seen(server: Server, p: Pane) -> bool:

@@ -40,10 +40,12 @@ class Birth:
 
     ``env`` is the first process's environment; ``forget`` names the variables that must not
     stay in the session's environment afterwards (new-session's ``-e`` writes it there too);
-    ``pane_options`` and ``server_options`` are tmux user options, set right after the open.
+    ``pane_options`` and ``server_options`` are tmux user options, set right after the open;
+    ``then`` are commands chained after them (a first session's own hooks fire before its
+    server has the options they read, so what must follow a new pane is said here too).
     """
 
-    __slots__ = ("env", "forget", "pane_options", "server_options")
+    __slots__ = ("env", "forget", "pane_options", "server_options", "then")
 
     def __init__(
         self,
@@ -51,11 +53,13 @@ class Birth:
         forget: tuple[str, ...] = (),
         pane_options: Mapping[str, str] | None = None,
         server_options: Mapping[str, str] | None = None,
+        then: tuple[tuple[str, ...], ...] = (),
     ) -> None:
         self.env = env or {}
         self.forget = forget
         self.pane_options = pane_options or {}
         self.server_options = server_options or {}
+        self.then = then
 
     def env_args(self) -> list[str]:
         return [arg for name, value in self.env.items() for arg in ("-e", f"{name}={value}")]
@@ -68,6 +72,8 @@ class Birth:
             args += [THEN, "set-option", "-g", name, value]
         for name, value in self.pane_options.items():
             args += [THEN, "set-option", "-p", *target, name, value]
+        for command in self.then:
+            args += [THEN, *command]
         return args
 
 

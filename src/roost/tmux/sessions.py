@@ -14,18 +14,22 @@ def new_session(
     window_name: str | None = None,
     *,
     birth: Birth,
+    size: list[str] | None = None,
 ) -> str:
     """Create a detached session (starting the server if needed); returns its first ``%N``.
 
     What the pane is born with is written in the same tmux call. ``-e`` on new-session also
     writes the session's environment, and a server inherits its starter's: both forget
-    ``birth.forget`` again.
+    ``birth.forget`` again. ``size`` (columns, rows) is the detached session's, where the
+    default would not do (a restored layout wants the size it was recorded at).
     """
     args = ["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", name, *birth.env_args()]
     if cwd:
         args += ["-c", cwd]
     if window_name:
         args += ["-n", window_name]
+    if size:
+        args += ["-x", size[0], "-y", size[1]]
     if command:
         args.append(command)
     # Untargeted, these act on the session just created.

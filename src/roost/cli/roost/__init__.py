@@ -38,6 +38,8 @@ VERBS = {
     "ls": "windows",
     "attach": "windows",
     "close": "close",
+    "restore": "restore",
+    "_layout": "restore",
     "status": "status",
     "events": "events",
     "forget": "forget",

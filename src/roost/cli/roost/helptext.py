@@ -26,6 +26,7 @@ VERBS = (
     ("doctor", "check the setup; names the fix for each problem"),
     ("ls", "list sessions"),
     ("kill [SESSION]", "end one session, or the whole server"),
+    ("restore [--dry-run] [--json]", "bring back the last server's sessions and resume its agents"),
     ("ssh HOST [VERB …]", "run roost on another machine"),
     ("api VERB …", "status rows, waits and fenced prompts via rosterd (roost api help)"),
     ("completion bash|zsh|fish", "print the shell's completion script (set-up installs it)"),

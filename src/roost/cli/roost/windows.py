@@ -44,12 +44,29 @@ def attach(args: list[str]) -> int:
     if not sys.stdin.isatty():
         raise UsageError("usage: roost attaches a terminal; run it from one")
     server = Server.from_env()
+    if not list_sessions(server) and os.environ.get("ROOST_RESTORE") == "1":
+        _restore_first(server)
     if not sessions.has_session(server, DEFAULT_SESSION) and not list_sessions(server):
         sessions.new_session(server, DEFAULT_SESSION, cwd=os.getcwd(), birth=newpane.birth())
     target = DEFAULT_SESSION if sessions.has_session(server, DEFAULT_SESSION) else None
     argv = server.argv("attach-session", *(["-t", target] if target else []))
     os.execvp(argv[0], argv)
     return 0  # not reached: exec replaces this process
+
+
+def _restore_first(server: Server) -> None:
+    """``ROOST_RESTORE=1``: the first ``roost`` after the server is gone brings its layout back
+    (``roost restore``) before attaching. Nothing to restore, or a record that is not usable,
+    is said on stderr and the person gets session ``main`` as always: a terminal comes first."""
+    from roost.cli.roost.restore import restore
+    from roost.errors import Conflict, NotRecorded, SetupError
+
+    try:
+        restore(server, dry_run=False, as_json=False, report=sys.stderr)
+    except NotRecorded:
+        return
+    except (Conflict, SetupError, TmuxError) as error:
+        notice("restore", error.message)
 
 
 def new(args: list[str]) -> int:

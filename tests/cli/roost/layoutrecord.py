@@ -1,0 +1,61 @@
+"""Reading the layout record ``roost restore`` works from, and ending a server as a reboot does:
+what the restore tests, with fake programs and with real agents, share."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from unittest import mock
+
+from roost import procfs
+from roost.state import layout
+from tests.conftest import Roost
+
+
+def record_file(roost: Roost, previous: bool = False) -> str:
+    """Where the sandbox's roost keeps its record (its state directory, not this process's)."""
+    with mock.patch.dict(os.environ, XDG_STATE_HOME=roost.env["XDG_STATE_HOME"]):
+        return (layout.previous_path if previous else layout.record_path)(roost.socket)
+
+
+def record(roost: Roost) -> dict | None:
+    try:
+        return layout.read(record_file(roost))
+    except (OSError, ValueError):
+        return None
+
+
+def recorded_panes(roost: Roost) -> list[dict]:
+    found = record(roost)
+    if not found:
+        return []
+    return [p for s in found["sessions"] for w in s["windows"] for p in w["panes"]]
+
+
+def wait_recorded(roost: Roost, count: int, agents: int = 0) -> None:
+    """Until the record holds ``count`` panes, ``agents`` of them with their command line."""
+    roost.wait_for(
+        lambda: (
+            len(panes := recorded_panes(roost)) == count
+            and sum(bool(p["agent"] and p["agent"]["argv"]) for p in panes) == agents
+        ),
+        what=f"a record of {count} panes ({agents} agents)",
+    )
+
+
+def reboot(roost: Roost) -> None:
+    """End the server as a power cut does: SIGKILL to it and to every process of its panes."""
+    server = int(roost.tmux("display-message", "-p", "#{pid}").strip())
+    roots = [int(pid) for pid in roost.tmux("list-panes", "-a", "-F", "#{pane_pid}").split()]
+    doomed = set(roots)
+    parents = {pid: st.ppid for pid in procfs.pids() if (st := procfs.stat(pid)) is not None}
+    grew = True
+    while grew:
+        more = {pid for pid, ppid in parents.items() if ppid in doomed} - doomed
+        grew = bool(more)
+        doomed |= more
+    for pid in [server, *doomed]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    roost.wait_for(lambda: procfs.stat(server) is None or procfs.stat(server).gone, what="the server gone")
