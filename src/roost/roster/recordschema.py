@@ -2,8 +2,9 @@
 
 A node never writes another's roster, but it keeps each peer's records beside its own and
 serves them on every face, so a record a peer sends is input like a claim: the fields a claim
-may set are checked by the claim's own types (:class:`~roost.roster.claimschema.ClaimFields`),
-and the fields only a roster writes (its key, revision, liveness, times) by the types here.
+may set are checked by the types of rosterd's own sources
+(:class:`~roost.roster.claimschema.RosterdFields`: a pending request with its identity, which
+the owner's rosterd gave it), and the fields only a roster writes (its key, revision, liveness, times) by the types here.
 Fields this node does not know are ignored, as everywhere in the wire format: a newer peer's
 record still reads. A record that fails is refused whole (:class:`~roost.validation.Invalid`),
 never published in part.
@@ -17,7 +18,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from roost.roster import precedence, records
-from roost.roster.claimschema import COUNT_MAX, EVENT_LIMIT, ClaimFields, Pid, Ticks
+from roost.roster.claimschema import COUNT_MAX, EVENT_LIMIT, Pid, RosterdFields, Ticks
 from roost.roster.times import from_wire
 from roost.validation import Invalid, integer, refuse, text, validated, words
 
@@ -25,7 +26,7 @@ Count = integer(0, COUNT_MAX, "a non-negative integer")
 MOMENTS = ("started_at", "activity_at", "ended_at")
 
 
-class RecordBody(ClaimFields):
+class RecordBody(RosterdFields):
     """One ``rosterd.snapshot.v1`` record as another node published it."""
 
     model_config = ConfigDict(extra="ignore")
