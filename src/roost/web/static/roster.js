@@ -213,7 +213,9 @@ export class Roster extends EventTarget {
   rows() {
     const own = this.swarm ? this.swarm.node_id : null;
     const local = this.localRows().map((row) => ({ ...row, node_id: own }));
-    return [...local, ...[...this.remote.values()].map((record) => this.remoteRow(record))];
+    // Another node's sessions that have somewhere to open, as this node's: a pane, or headless.
+    const shown = [...this.remote.values()].filter((r) => r.lane === "headless" || (r.tmux && r.tmux.pane));
+    return [...local, ...shown.map((record) => this.remoteRow(record))];
   }
 
   remoteRow(record) {
