@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from roost.api import answers
 from roost.roster.times import to_wire
 from tests.mesh.swarmnodes import Peer, SwarmNode
 from tests.mesh.unionnodes import session, snapshot, standing, swarm
@@ -67,6 +68,8 @@ def test_the_swarm_journal_and_usage_hold_every_nodes_lines_with_their_node(
     assert usage["total"]["turns"] == 3 and usage["total"]["tokens"]["input"] == 117
     assert usage["total"]["cost"] == {"USD": 1.75} and usage["total"]["sessions"] == 2
     assert [(n["node"], n["total"]["turns"]) for n in usage["nodes"]] == [("n2", 1), ("n1", 2)]
+    answers.SwarmJournal.model_validate(union)  # the answers are what /openapi.json says they are
+    answers.SwarmUsage.model_validate(usage)
 
     # ?since= is fixed on the asking node and sent as one moment: a future one holds nothing anywhere
     later = b.get("/swarm/usage?since=2099-01-01T00:00:00Z").json()

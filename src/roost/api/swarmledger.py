@@ -56,7 +56,11 @@ def _entry(found: object) -> dict[str, Any] | None:
     if not isinstance(found, dict) or found.get("kind") not in journal_rules.KINDS:
         return None
     key = found.get("session_key")
-    if from_wire(found.get("at")) is None or not isinstance(key, str) or not 0 < len(key) <= MAX_TEXT:
+    try:
+        at = from_wire(found.get("at"))
+    except ValueError:
+        return None
+    if at is None or not isinstance(key, str) or not 0 < len(key) <= MAX_TEXT:
         return None
     for value in found.values():
         if isinstance(value, str) and len(value) > MAX_TEXT:
