@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,27 +15,11 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.conftest import FAKE_AGENT
 from tests.mesh.swarmnodes import Peer, SwarmNode
-from tests.mesh.unionnodes import session, snapshot, swarm
+from tests.mesh.unionnodes import launched, session, snapshot, swarm
 from tests.nodes import Network
 
 UNREACHABLE_WITHIN = 8.0
-
-
-def launched(owner: SwarmNode, cwd: Path, log: Path) -> dict[str, Any]:
-    """The fake agent in a new window of ``owner``'s tmux server; its record."""
-    command = f"ROOST_AGENT=claude {sys.executable} {FAKE_AGENT} --start-hook --log {log}"
-    answer = owner.post("/launch", {"command": command, "cwd": str(cwd), "name": "far"})
-    assert answer.status_code == 201, answer.text
-    pane = answer.json()["pane"]
-    record = owner.wait_for(  # a claim from the agent's hook, stamped with its pane
-        lambda: next(
-            (r for r in snapshot(owner)["records"] if (r.get("tmux") or {}).get("pane") == pane), None
-        ),
-        "the agent's session",
-    )
-    return dict(record)
 
 
 async def until(socket: ClientConnection, wanted: bytes, timeout: float = 15) -> bytes:

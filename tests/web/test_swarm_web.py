@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FAKE_AGENT
 from tests.mesh.swarmnodes import SwarmNode, make
-from tests.mesh.unionnodes import snapshot
+from tests.mesh.unionnodes import launched, snapshot
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER
 from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
@@ -50,18 +49,7 @@ class Swarm:
     def pane(self, name: str, keys: Path) -> str:
         """The fake agent TUI in a new window of the owner's tmux server, named; its key once
         the node the browser is on holds it."""
-        command = f"ROOST_AGENT=claude {sys.executable} {FAKE_AGENT} --start-hook --log {keys}"
-        answer = self.owner.post("/launch", {"command": command, "cwd": str(self.root), "name": name})
-        assert answer.status_code == 201, answer.text
-        pane = answer.json()["pane"]
-
-        def mine() -> dict[str, Any] | None:
-            return next(
-                (r for r in snapshot(self.owner)["records"] if (r.get("tmux") or {}).get("pane") == pane),
-                None,
-            )
-
-        key = str(self.owner.wait_for(mine, "the agent's session")["session_key"])
+        key = str(launched(self.owner, self.root, keys, name)["session_key"])
         assert self.owner.post(f"/sessions/{key}/name", {"name": name}).status_code == 200
         self.here.wait_for(
             lambda: any(r["session_key"] == key for r in snapshot(self.here)["records"]), "n2 holds it"
