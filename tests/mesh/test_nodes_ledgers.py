@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from roost.api import answers
 from roost.roster.times import to_wire
 from tests.mesh.swarmnodes import Peer, SwarmNode
@@ -85,6 +87,7 @@ def test_the_swarm_journal_and_usage_hold_every_nodes_lines_with_their_node(
     assert json.loads(b.ok("usage", "--swarm", "--json"))["total"]["turns"] == 3
 
 
+@pytest.mark.alone  # bounds on time
 def test_a_node_behind_a_pulled_cable_is_listed_missing_at_once_and_the_verbs_exit_3(
     network: Network, tmp_path: Path
 ) -> None:
