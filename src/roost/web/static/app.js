@@ -29,7 +29,9 @@ let active = null;
 let phoneView = "deck";
 
 const $ = (id) => document.getElementById(id);
-const keys = new KeyRow($("keys"), { target: () => (active && roster.isTerminal(active) ? open.get(active).view : null) });
+const keys = new KeyRow($("keys"), {
+  target: () => (active && roster.isTerminal(active) ? open.get(active).view : null),
+});
 // A session counts as seen while it is this tab's active terminal and the tab is in view.
 const notifier = new Notifier(roster, {
   viewing: (id) => id === active && phoneView === "terminal" && document.visibilityState === "visible",
@@ -53,7 +55,8 @@ function render() {
   document.body.classList.toggle("phone", PHONE.matches);
   document.body.dataset.phoneView = phoneView;
   document.body.dataset.activeKind = active && !roster.isTerminal(active) ? "headless" : "terminal";
-  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered, nodes: roster.nodes() });
+  const nodes = roster.nodes();
+  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered, nodes });
   if (PHONE.matches) renderDeck();
   renderTabs();
   const link = $("link");

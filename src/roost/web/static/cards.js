@@ -77,7 +77,8 @@ export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, n
     deck.replaceChildren(all);
     return;
   }
-  renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, "No terminals yet: start one with New session.");
+  const empty = "No terminals yet: start one with New session.";
+  renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, empty);
 }
 
 function renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, empty) {

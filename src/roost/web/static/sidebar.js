@@ -114,7 +114,8 @@ export function renderSidebar(nav, rows, { active, onOpen, onAnswered, nodes = n
     nav.replaceChildren(all);
     return;
   }
-  renderFolders(nav, rows, { active, onOpen, onAnswered }, "No terminals yet: start one with New session or `roost new`.");
+  const empty = "No terminals yet: start one with New session or `roost new`.";
+  renderFolders(nav, rows, { active, onOpen, onAnswered }, empty);
 }
 
 // The folders of `rows` into `nav`; `empty` is what it says when there are none.
