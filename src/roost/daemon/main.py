@@ -191,6 +191,8 @@ async def _serve(config: Config) -> int:
         )
         acting.faces.update({remote.API: proxy.dispatcher(app, VERBS), remote.MCP: acts.dispatcher(tools)})
         mesh.relay.serve = terminal.serving(app.state.context)
+        if mesh.exchange is not None:  # another node's sessions are pushed about as this node's
+            mesh.exchange.listeners.append(notifier.observe)
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
             server = _server(auth.via(app, peer))
             await server.startup(sockets=[sock])

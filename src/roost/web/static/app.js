@@ -195,7 +195,7 @@ function activate(id) {
   phoneView = "terminal";
   notifier.seen(id);
   const record = roster.recordOf(id);
-  if (record && !roster.remote.has(record.session_key)) markSeen(record.session_key);
+  if (record) markSeen(record.session_key);
   showOnly(id);
   render();
   settings.viewing();
