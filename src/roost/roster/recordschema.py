@@ -2,10 +2,10 @@
 
 A node never writes another's roster, but it keeps each peer's records beside its own and
 serves them on every face, so a record a peer sends is input like a claim: the fields a claim
-may set are checked by the types of rosterd's own sources
-(:class:`~roost.roster.claimschema.RosterdFields`: a pending request with its identity, which
-the owner's rosterd gave it), and the fields only a roster writes (its key, revision,
-liveness, times) by the types here.
+may set are checked by the types of rosterd's own claims
+(:class:`~roost.roster.claimschema.RosterdFields`: a pending request keeps the id and the
+``answerable`` its owner gave it, which a client's claim may not set), and the fields only a
+roster writes (its key, revision, liveness, times) by the types here.
 Fields this node does not know are ignored, as everywhere in the wire format: a newer peer's
 record still reads. A record that fails is refused whole (:class:`~roost.validation.Invalid`),
 never published in part.
