@@ -177,6 +177,8 @@ def test_on_a_phone_the_cards_are_grouped_by_node_and_a_remote_request_is_answer
     pair: Swarm, browser: Any
 ) -> None:
     key = pair.start("helper")
+    keys = pair.root / "keys.log"
+    far = pair.pane("far", keys)
     page, errors = logged_in(browser, pair.here, {"width": 390, "height": 844})
     group = page.locator('.card-node[data-node="n1"]')
     card = group.locator(f'.card[data-session="{key}"]')
@@ -196,6 +198,17 @@ def test_on_a_phone_the_cards_are_grouped_by_node_and_a_remote_request_is_answer
     panel.locator("textarea").fill("from the phone")
     panel.locator("textarea").press("Control+Enter")
     pair.owner.wait_for(lambda: b"from the phone" in pair.log.read_bytes(), "the prompt reached n1")
+
+    # the pane on n1 opens full screen from its card, through n2, and the key row's keys reach it
+    page.locator("#back").click()
+    group.locator(f'.card[data-session="{far}"]').click()
+    view = page.locator(f'.view[data-session="{far}"]')
+    view.locator(".xterm-rows").get_by_text("fake agent ready").wait_for(timeout=WAIT_MS)
+    assert page.locator("#keys").is_visible()
+    page.keyboard.type("tapped")
+    page.keyboard.press("Enter")
+    view.locator(".xterm-rows").get_by_text("fake reply").wait_for(timeout=WAIT_MS)
+    assert b"tapped\r" in keys.read_bytes()
     page.context.close()
     assert not errors, errors
 
