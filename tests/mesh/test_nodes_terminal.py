@@ -134,3 +134,21 @@ def test_a_remote_terminal_of_an_unreachable_or_unknown_node_closes_at_once(
     assert time.monotonic() - began < UNREACHABLE_WITHIN
     assert code == 1013 and "did not answer" in (reason or ""), reason
     a.node.heal()
+
+
+def test_a_relayed_terminal_ends_when_the_owner_revokes_the_node_relaying_it(
+    network: Network, tmp_path: Path
+) -> None:
+    a, b = swarm(network, tmp_path, 2)
+    key = launched(a, tmp_path, tmp_path / "keys.log")["session_key"]
+
+    async def revoked() -> tuple[int | None, str | None]:
+        async with opened(b, f"/ws/swarm/n1/terminal/{quote(key, safe='')}") as socket:
+            await until(socket, b"fake agent ready")
+            await asyncio.to_thread(a.ok, "revoke", b.identity().node_id)
+            async with asyncio.timeout(10):
+                await socket.wait_closed()
+            return socket.close_code, socket.close_reason
+
+    code, reason = asyncio.run(revoked())
+    assert code == 1008 and reason == "n2 is no longer a member of this swarm", (code, reason)

@@ -116,6 +116,7 @@ class Mesh:
         ]
         if self.exchange is not None:
             self.membership.listeners.append(self.exchange.sync)
+        self.membership.listeners.append(self.relay.sync)
         self.app = listener.app(self.membership, table, self.refusals)
         self.listening: str | None = None
         """``host:port`` the listener is bound to, None while it is off."""

@@ -14,7 +14,9 @@ of the owner's own sessions: a key with another node's prefix is closed ``not_ow
 so a terminal is never relayed a second time. Past that the owner opens the pane exactly as
 for a browser of its own (``serve``, the API's own terminal, handed in by the daemon once the
 faces exist): the same view of the pane and the same check of every message before it
-reaches the pane. The relaying node checks nothing the owner checks, and decides nothing.
+reaches the pane. The relaying node checks nothing the owner checks, and decides nothing. A
+member revoked (or gone) while a terminal is open for it has it closed at once (1008), as its
+roster stream is.
 
 Nothing waits on a lost owner: the connection is opened within the dialer's bound and kept
 alive by pings; an owner that does not answer is :class:`~roost.errors.PeerUnreachable` at
@@ -71,6 +73,17 @@ class Relay:
         self.serve: Serve | None = None
         """Filled by the daemon once its API exists; a terminal asked for before is refused as a
         busy node's (1013, try again later)."""
+        self._served: dict[str, set[asyncio.Event]] = {}
+        """The terminals this node serves to each member, by the event that ends one."""
+
+    def sync(self) -> None:
+        """The membership changed: every terminal served to a node that is no current member
+        (revoked, or gone) ends now, as its roster stream does."""
+        current = {member.node_id for member in self.membership.peers()}
+        for node_id, ends in self._served.items():
+            if node_id not in current:
+                for end in ends:
+                    end.set()
 
     def route(self) -> WebSocketRoute:
         return WebSocketRoute(PATH, self._owner)
@@ -89,7 +102,24 @@ class Relay:
             await websocket.close(TRY_LATER, "this node is still starting")
             return
         log.info("terminal of %s opened for %s", key, sender.name)
-        await self.serve(websocket, key)
+        end = asyncio.Event()
+        self._served.setdefault(sender.node_id, set()).add(end)
+        serving, ending = asyncio.create_task(self.serve(websocket, key)), asyncio.create_task(end.wait())
+        try:
+            await asyncio.wait((serving, ending), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ends = self._served[sender.node_id]
+            ends.discard(end)
+            if not ends:
+                del self._served[sender.node_id]
+            for task in (serving, ending):
+                task.cancel()
+            for task in (serving, ending):
+                with contextlib.suppress(*ENDED):
+                    await task
+        if end.is_set():
+            with contextlib.suppress(*ENDED):
+                await websocket.close(POLICY, f"{sender.name} is no longer a member of this swarm")
 
     @contextlib.asynccontextmanager
     async def open(self, node_id: str, key: str, query: str) -> AsyncIterator[ClientConnection]:
