@@ -46,8 +46,11 @@ def verify_vapid(header: str, public_key: str) -> dict[str, Any]:
 class PushService:
     """One subscriber's push service: its endpoint and the browser-side keys to decrypt with."""
 
-    def __init__(self, vapid_public_key: str) -> None:
+    def __init__(self, vapid_public_key: str, host: str = "127.0.0.1") -> None:
+        """``host``: where it listens (a node in a namespace of its own reaches the test at the
+        bridge's address, a tailnet one)."""
         self.vapid_public_key = vapid_public_key
+        self.host = host
         self.private = ec.generate_private_key(ec.SECP256R1())
         self.auth = b"0123456789abcdef"
         self.status = 201
@@ -68,13 +71,13 @@ class PushService:
             def log_message(self, *_: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((host, 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"http://{self.host}:{self.server.server_address[1]}"
 
     def subscription(self, name: str = "sub") -> dict[str, Any]:
         """What a browser's ``PushSubscription.toJSON()`` would give for this service."""

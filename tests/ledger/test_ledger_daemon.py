@@ -194,7 +194,10 @@ def test_since_chooses_the_newer_lines_and_a_bad_one_is_exit_1(headless: Headles
         assert fails(headless.daemon, 1, verb, "--since", "2026-02-31T00:00:00Z").startswith(
             f"rosterd {verb}: --since"
         )
-        assert fails(headless.daemon, 1, verb, "--bogus") == f"usage: rosterd {verb} [--since T] [--json]\n"
+        assert (
+            fails(headless.daemon, 1, verb, "--bogus")
+            == f"usage: rosterd {verb} [--swarm] [--since T] [--json]\n"
+        )
         with headless.daemon.unix() as client:
             answer = client.get(f"/{verb}", params={"since": "<b>yesterday</b>"})
             assert answer.status_code == 400
@@ -226,8 +229,8 @@ def test_the_verbs_print_for_people_and_exit_2_without_a_daemon(headless: Headle
     assert table[1].split() == ["fake", "fake-small", "1", "1", "3", "5", "8", "1.5000", "USD"]
     assert table[2].split() == ["total", "1", "1", "3", "5", "8", "1.5000", "USD"]
     proc = rosterd(headless.daemon, "help")
-    assert b"rosterd journal [--since T] [--json]" in proc.stdout
-    assert b"rosterd usage [--since T] [--json]" in proc.stdout
+    assert b"rosterd journal [--swarm] [--since T] [--json]" in proc.stdout
+    assert b"rosterd usage [--swarm] [--since T] [--json]" in proc.stdout
 
 
 def test_the_documents_carry_the_fields_docs_contracts_tables(headless: Headless) -> None:

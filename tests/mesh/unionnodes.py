@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from tests.conftest import FAKE_AGENT
 from tests.daemon.fixture import pid_start_ticks
 from tests.mesh.swarmnodes import SwarmNode, make
 from tests.nodes import Network, _children
@@ -98,3 +100,19 @@ def first(frames: Iterator[dict[str, Any]], wanted: Callable[[dict[str, Any]], b
     found = next((frame for frame in frames if wanted(frame)), None)
     assert found is not None, "no such change in time"
     return found
+
+
+def launched(owner: SwarmNode, cwd: Path, log: Path, name: str = "far") -> dict[str, Any]:
+    """The fake agent TUI in a new window ``name`` of ``owner``'s tmux server (every key it
+    reads appended to ``log``); its record, once its hook's claim (stamped with its pane) is in."""
+    command = f"ROOST_AGENT=claude {sys.executable} {FAKE_AGENT} --start-hook --log {log}"
+    answer = owner.post("/launch", {"command": command, "cwd": str(cwd), "name": name})
+    assert answer.status_code == 201, answer.text
+    pane = answer.json()["pane"]
+
+    def mine() -> dict[str, Any] | None:
+        return next(
+            (r for r in snapshot(owner)["records"] if (r.get("tmux") or {}).get("pane") == pane), None
+        )
+
+    return dict(owner.wait_for(mine, "the agent's session"))

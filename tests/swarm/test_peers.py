@@ -136,6 +136,16 @@ def test_a_change_updates_one_record_and_a_late_older_revision_never_wins() -> N
     assert peer is not None and peer.dropped == 1 and peer.records[f"{PEER}:10:5"].revision == 6
 
 
+def test_a_request_the_peer_waits_on_keeps_the_identity_its_own_rosterd_gave_it() -> None:
+    peers = Peers(OWN)
+    peers.frame(PEER, frame(record(revision=4)), NOW)
+    asked = {"kind": "permission", "id": "320908547ec8f286", "answerable": True, "tool": "Bash"}
+    kept = peers.change(PEER, record(revision=5, activity="needs_attention", pending=asked), NOW + 1)
+    assert kept is not None and kept.pending == asked
+    peer = peers.get(PEER)
+    assert peer is not None and peer.dropped == 0
+
+
 def test_a_peer_is_dropped_after_a_day_unheard_or_at_once_when_forgotten() -> None:
     peers = Peers(OWN)
     peers.frame(PEER, frame(record()), NOW)

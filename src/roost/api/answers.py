@@ -464,6 +464,54 @@ class SwarmChange(Reply):
     snapshot: SwarmSnapshot | None = None
 
 
+class SwarmLedgerNode(Reply):
+    """One node's part in a union of ledgers: whether its ledger is in it, and why not."""
+
+    node: str
+    node_id: str
+    peer_state: Literal[PEER_STATES]  # type: ignore[valid-type]
+    answered: bool
+    error: str | None = Field(description="why its ledger is missing (its link is down, it did not answer)")
+    dropped: int = Field(description="lines it sent that are not what roost writes, left out")
+
+
+class SwarmJournalEntry(JournalEntry):
+    """One journal line of one node."""
+
+    node: str
+    node_id: str
+
+
+class SwarmJournal(Reply):
+    """Every node's journal since a moment, oldest first."""
+
+    since: DateTime | None
+    nodes: list[SwarmLedgerNode]
+    entries: list[SwarmJournalEntry]
+
+
+class SwarmUsageRow(UsageRow):
+    """One node's sums for one harness and model."""
+
+    node: str
+    node_id: str
+
+
+class SwarmUsageNode(SwarmLedgerNode):
+    """One node's part in the union of usage ledgers, with its own total (null: not heard)."""
+
+    total: UsageSum | None
+
+
+class SwarmUsage(Reply):
+    """Every node's token usage and cost since a moment, and their sum over the nodes heard."""
+
+    since: DateTime | None
+    nodes: list[SwarmUsageNode]
+    rows: list[SwarmUsageRow]
+    total: UsageSum
+
+
 class Invited(Reply):
     """A single-use invite token and when it expires."""
 

@@ -58,19 +58,29 @@ async def usage(request: Request) -> Response:
     return await _answer(request, kept.summary)
 
 
-async def _answer(request: Request, read: Callable[[float | None], dict[str, Any]]) -> Response:
+def since_of(request: Request) -> float | None:
+    """The moment ``?since=`` names (None: everything kept); BadRequest for any other parameter."""
     query = request.query_params
     unknown = sorted(set(query) - {"since"})
     if unknown or len(query.getlist("since")) > 1:
         raise BadRequest("the one parameter taken is since, once", field=unknown[0] if unknown else "since")
     given = query.get("since")
-    since = None if given is None else since_rule.parse(given, context.of(request).clock(), "since")
+    return None if given is None else since_rule.parse(given, context.of(request).clock(), "since")
 
-    def body() -> bytes:
-        doc = {"since": to_wire(since), **read(since)}
-        return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
+def encode(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+async def read_off_loop(read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``read()`` in a thread; Unavailable when a ledger file cannot be read."""
     try:
-        return Response(await run_in_threadpool(body), media_type="application/json")
+        return await run_in_threadpool(read)
     except OSError as error:
         raise Unavailable(f"the ledger could not be read: {error}") from None
+
+
+async def _answer(request: Request, read: Callable[[float | None], dict[str, Any]]) -> Response:
+    since = since_of(request)
+    doc = await read_off_loop(lambda: {"since": to_wire(since), **read(since)})
+    return Response(await run_in_threadpool(encode, doc), media_type="application/json")

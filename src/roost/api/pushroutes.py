@@ -4,6 +4,10 @@ acknowledging a session that was opened (see :mod:`roost.notify.notifier`).
 A subscription is what a browser's ``PushSubscription.toJSON()`` gives; its keys are checked
 for shape by its schema (a P-256 point and a 16-byte secret) so a bad one is refused now, not at the
 first push. The gate in front (:mod:`roost.api.gate`) decides who may call these.
+
+In a swarm the notifier pushes for another node's sessions too (their records as the roster
+exchange keeps them), so a device may view, and acknowledge, a session key of another node
+that this node holds in its union; such a key is taken as given, never resolved by name.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from roost.actions import lookup
+from roost.actions import lookup, remote
 from roost.api import context, schemas
 from roost.api.body import read
 from roost.api.errors import NotFound, Unavailable
 from roost.api.operations import KEY, operation
 from roost.notify.store import Subscription
+from roost.roster.records import Record
 
 if TYPE_CHECKING:
     from roost.notify.notifier import Notifier
@@ -31,11 +36,23 @@ def _notifier(request: Request) -> Notifier:
     return notifier
 
 
+def _held(request: Request, key: str) -> Record | None:
+    """The record of ``key``: this node's, or another node's as this node's union holds it."""
+    door = context.of(request).door
+    found = door.live.roster.record(key)
+    owner = remote.owner_of(key)
+    if found is None and owner is not None and door.peers is not None:
+        peer = door.peers.get(owner)
+        found = peer.records.get(key) if peer is not None else None
+    return found
+
+
 def _session(request: Request, value: str | None) -> str | None:
-    """A session key the roster knows, or None; 404 for one it does not."""
+    """A session key this node knows (its own, or a peer's in its union), or None; 404 for one
+    it does not."""
     if value is None:
         return None
-    if context.of(request).live.roster.record(value) is None:
+    if _held(request, value) is None:
         raise NotFound(f"no session {value!r}")
     return value
 
@@ -97,10 +114,13 @@ async def viewing(request: Request) -> Response:
 )
 async def seen(request: Request) -> JSONResponse:
     notifier = _notifier(request)
-    roster = context.of(request).live.roster
-    key = lookup.resolve(roster, request.path_params["key"])
-    record = roster.record(key)
+    given = request.path_params["key"]
+    record = _held(request, given)  # an exact key, of this node or another
     if record is None:
-        raise NotFound(f"no session {key!r}")
+        roster = context.of(request).live.roster
+        record = roster.record(lookup.resolve(roster, given))
+    if record is None:
+        raise NotFound(f"no session {given!r}")
+    key = record.session_key
     cancelled = notifier.seen(key, record.revision)
     return JSONResponse({"session_key": key, "revision": record.revision, "cancelled": cancelled})

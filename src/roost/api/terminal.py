@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,7 +118,7 @@ def parse(message: Message) -> Input | Resize:
     raise Closing(POLICY, "type must be input or resize")
 
 
-def _start_size(websocket: WebSocket) -> tuple[int | None, int | None]:
+def start_size(websocket: WebSocket) -> tuple[int | None, int | None]:
     values = []
     for name in ("cols", "rows"):
         text = websocket.query_params.get(name, "")
@@ -190,15 +191,30 @@ async def _keys(websocket: WebSocket, view: PaneView) -> None:
 async def terminal(websocket: WebSocket) -> None:
     daemon: Context = websocket.app.state.context
     await websocket.accept()
+    await serve(websocket, daemon, websocket.path_params["pane"])
+
+
+def serving(daemon: Context) -> Callable[[WebSocket, str], Awaitable[None]]:
+    """The terminal of this daemon for a WebSocket another node relays (:mod:`roost.mesh.relay`),
+    opened on ``pane`` exactly as for a browser of this node's own."""
+
+    async def relayed(websocket: WebSocket, pane: str) -> None:
+        await serve(websocket, daemon, pane)
+
+    return relayed
+
+
+async def serve(websocket: WebSocket, daemon: Context, pane: str) -> None:
+    """The terminal protocol on an accepted ``websocket``, for the pane ``pane`` names."""
     try:
-        view = terminals.view(daemon.door, websocket.path_params["pane"])
+        view = terminals.view(daemon.door, pane)
     except PaneGone as gone:
         await _closed(websocket, str(gone))
         return
     tasks: list[asyncio.Task[None]] = []
     try:  # however this ends (the pane, the browser, the daemon stopping), the view's client goes
         try:
-            await view.open(*_start_size(websocket))
+            await view.open(*start_size(websocket))
         except PaneGone as gone:
             await _closed(websocket, str(gone))
             return

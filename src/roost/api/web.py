@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from roost.api import launcher, page, panes, pushroutes, pwa, tail, terminal
+from roost.api import launcher, page, panes, pushroutes, pwa, relayed, tail, terminal
 
 ROUTES: tuple[BaseRoute, ...] = (
     Route("/", page.index, methods=["GET"]),
@@ -26,5 +26,6 @@ ROUTES: tuple[BaseRoute, ...] = (
     Route("/push/viewing", pushroutes.viewing, methods=["POST"]),
     Route("/sessions/{key}/seen", pushroutes.seen, methods=["POST"]),
     WebSocketRoute("/ws/terminal/{pane}", terminal.terminal),
+    WebSocketRoute("/ws/swarm/{node}/terminal/{key}", relayed.terminal),
     Mount("/static", app=page.static),
 )

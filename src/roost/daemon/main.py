@@ -28,7 +28,7 @@ from roost.actions.gates import Gates
 from roost.actions.permission import Permissions
 from roost.actions.remote import Act, Through
 from roost.agents import manifest
-from roost.api import Context, auth, create_app, proxy
+from roost.api import Context, auth, create_app, proxy, terminal
 from roost.api.app import VERBS
 from roost.api.logins import Logins
 from roost.daemon import listen, loglimit, secrets
@@ -158,7 +158,7 @@ async def _serve(config: Config) -> int:
         )
         peers = Peers(keys.node_id)
         acting = Acting(live.roster, _acted(journal))
-        mesh = _mesh(config, clock, live, peers, acting)
+        mesh = _mesh(config, clock, live, peers, acting, (journal, usage))
         door = Door(
             live,
             clock,
@@ -190,6 +190,9 @@ async def _serve(config: Config) -> int:
             mounts=[Route("/mcp", mcp)],
         )
         acting.faces.update({remote.API: proxy.dispatcher(app, VERBS), remote.MCP: acts.dispatcher(tools)})
+        mesh.relay.serve = terminal.serving(app.state.context)
+        if mesh.exchange is not None:  # another node's sessions are pushed about as this node's
+            mesh.exchange.listeners.append(notifier.observe)
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
             server = _server(auth.via(app, peer))
             await server.startup(sockets=[sock])
@@ -259,10 +262,17 @@ def _acted(journal: Journal) -> Acted:
     return acted
 
 
-def _mesh(config: Config, clock: Callable[[], float], live: Live, peers: Peers, acting: Acting) -> Mesh:
+def _mesh(
+    config: Config,
+    clock: Callable[[], float],
+    live: Live,
+    peers: Peers,
+    acting: Acting,
+    ledgers: tuple[Journal, Usage],
+) -> Mesh:
     """This node on the swarm: its key from ``node.key``, its listener where ``[node] listen``
-    puts it (off when nowhere), Tailscale for discovery when the program is there, and the
-    acts peers forward to it."""
+    puts it (off when nowhere), Tailscale for discovery when the program is there, the acts
+    peers forward to it and the ledgers they read."""
     node_id, seed = secrets.node_key(config.directory)
     return Mesh(
         config.directory,
@@ -276,6 +286,7 @@ def _mesh(config: Config, clock: Callable[[], float], live: Live, peers: Peers, 
         live=live,
         peers=peers,
         routes=[acting.route()],
+        ledgers=ledgers,
     )
 
 

@@ -49,6 +49,7 @@ from roost.errors import PeerRefused, PeerUnreachable, Unavailable
 from roost.mesh import events, listener
 from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
+from roost.roster import records
 from roost.roster.changes import transitions
 from roost.roster.live import Live, Stream
 from roost.swarm import union
@@ -137,6 +138,9 @@ class Exchange:
         """Events refused from peers, by why (a record refused alone is counted per peer)."""
         self.errors: dict[str, str] = {}
         """Why each link last ended, by node id."""
+        self.listeners: list[Callable[[records.Record], None]] = []
+        """Told of every peer record that changed, as kept (the daemon's notifier, which pushes
+        for another node's sessions as for this node's)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
 
@@ -310,8 +314,11 @@ class Exchange:
         if was != REACHABLE:
             self.feed.append(NODE, node_id, peer.node, detail=union.node_row(peer, now))
         for key, record in peer.records.items():
-            for name in transitions(old.get(key), record):
+            named = transitions(old.get(key), record)
+            for name in named:
                 self.feed.append(name, node_id, peer.node, record=union.served(record, REACHABLE, 0))
+            if named:
+                self._tell(record)
         return True
 
     def _change(self, node_id: str, document: object, now: float) -> None:
@@ -327,6 +334,11 @@ class Exchange:
             return
         for name in transitions(old, kept):
             self.feed.append(name, node_id, peer.node, record=union.served(kept, REACHABLE, 0))
+        self._tell(kept)
+
+    def _tell(self, record: records.Record) -> None:
+        for tell in self.listeners:
+            tell(record)
 
     def _lost(self, node_id: str) -> None:
         peer = self.peers.get(node_id)

@@ -8,6 +8,10 @@ gets the same 401 ``{"error": "refused"}`` before routing, so it learns nothing:
 whether the path exists, not whether a session does. Why is counted per code in
 :class:`Refusals`, for ``rosterd nodes`` and the daemon's log, never told to the caller.
 
+A WebSocket's opening request is signed the same way, as a ``GET`` with no body (a terminal
+relayed from the node a person is logged into, :mod:`roost.mesh.relay`); a refused one is
+closed before it is accepted.
+
 ``POST /swarm/join`` is the one open door: the joiner is no member yet, its invite token and
 its self-signed hello are its proof, and a refused token is told why (``used``, ``expired``…)
 so the person holding it knows what to ask for.
@@ -26,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -92,6 +96,9 @@ class Signed:
         self.refusals = refusals
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self._refuse(scope, receive, send, "malformed")
             return
@@ -110,6 +117,18 @@ class Signed:
         scope.setdefault("state", {})["peer"] = peer
         await self.app(scope, _replay(body, receive), send)
 
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A WebSocket's opening request is signed as a ``GET`` of its path and query with no
+        body (a relayed terminal, :mod:`roost.mesh.relay`); a refused one is closed before it
+        is accepted, which the client sees as a 403 and nothing more."""
+        try:
+            peer = self.membership.verify("GET", target(scope), Headers(scope=scope), b"")
+        except PeerRefused as refused:
+            await self._refuse(scope, receive, send, refused.code or "refused")
+            return
+        scope.setdefault("state", {})["peer"] = peer
+        await self.app(scope, receive, send)
+
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, code: str) -> None:
         self.refusals[code] += 1
         log.info("refused a peer request (%s) from %s", code, (scope.get("client") or ("?",))[0])
@@ -119,8 +138,8 @@ class Signed:
             await send({"type": "websocket.close", "code": 1008})
 
 
-def peer(request: Request) -> Member:
-    """The member that signed this request (every route but a join has one)."""
+def peer(request: HTTPConnection) -> Member:
+    """The member that signed this request or WebSocket (every route but a join has one)."""
     found: Member = request.state.peer
     return found
 

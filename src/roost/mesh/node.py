@@ -1,7 +1,9 @@
 """``Mesh``: this node on the swarm — its listener, its rounds, and the operator's verbs.
 
 The daemon makes one and starts it; the local API's ``/swarm/*`` operator routes call its
-verbs (``invite``, ``join``, ``revoke``, ``leave``, ``nodes``). With the listener off (no
+verbs (``invite``, ``join``, ``revoke``, ``leave``, ``nodes``), its union routes read the
+members' ledgers through :attr:`Mesh.ledgers`, and its terminal route relays another node's
+pane through :attr:`Mesh.relay`. With the listener off (no
 Tailscale address and none named) it still answers ``nodes`` and says why it is off, and the
 verbs that need peers to reach this node refuse with that reason.
 """
@@ -21,11 +23,15 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute
 
 from roost.errors import Conflict, PeerRefused
+from roost.ledger.journal import Journal
+from roost.ledger.usage import Usage
 from roost.mesh import dialer, listener, tls
 from roost.mesh.dialer import Dialer
 from roost.mesh.exchange import Exchange
+from roost.mesh.ledgers import Ledgers
 from roost.mesh.membership import Invited, Membership, listener_off
 from roost.mesh.place import Place
+from roost.mesh.relay import Relay
 from roost.mesh.rounds import Rounds
 from roost.roster.live import Live
 from roost.swarm import canonical, invites
@@ -72,6 +78,7 @@ class Mesh:
         routes: Sequence[BaseRoute] = (),
         live: Live | None = None,
         peers: Peers | None = None,
+        ledgers: tuple[Journal, Usage] | None = None,
     ) -> None:
         self.place = place
         self.use_tailscale = use_tailscale
@@ -95,14 +102,21 @@ class Mesh:
             if live is not None and peers is not None
             else None
         )
+        self.relay = Relay(self.membership, self.trust, dialer.TIMEOUT)
+        self.ledgers = (
+            Ledgers(self.membership, self.dialer, peers, *ledgers, clock) if ledgers is not None else None
+        )
         table = [
             listener.route(listener.HELLO, self._hello),
             listener.route(listener.JOIN, self._join),
             *([self.exchange.route()] if self.exchange is not None else []),
+            *([self.ledgers.route()] if self.ledgers is not None else []),
+            self.relay.route(),
             *routes,
         ]
         if self.exchange is not None:
             self.membership.listeners.append(self.exchange.sync)
+        self.membership.listeners.append(self.relay.sync)
         self.app = listener.app(self.membership, table, self.refusals)
         self.listening: str | None = None
         """``host:port`` the listener is bound to, None while it is off."""

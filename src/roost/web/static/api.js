@@ -14,3 +14,12 @@ export async function post(path, body = {}) {
   if (!response.ok) throw new ApiError(doc.error || `HTTP ${response.status}`);
   return doc;
 }
+
+// Where a session's routes are: this node's /sessions/{key}, or, for a session another node of
+// the swarm owns (a record of the union, marked with its node's standing), the same routes
+// under /swarm/{node}/sessions/{key}, which this node forwards to the owner as they are.
+export function sessionPath(record) {
+  const key = encodeURIComponent(record.session_key);
+  const remote = record.peer_state && record.peer_state !== "local";
+  return remote ? `/swarm/${encodeURIComponent(record.node_id)}/sessions/${key}` : `/sessions/${key}`;
+}

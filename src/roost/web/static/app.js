@@ -3,8 +3,10 @@
 // one view full screen (a terminal under a key row). State lives in the roster (roster.js) and
 // the open views (terminal.js, headless.js); this module only wires them to the page and
 // re-renders when either changes. Tabs, rows and cards are named by id: a terminal's pane, or a
-// headless session's key.
+// headless session's key, or (in a swarm) the key of a session another node owns, whose
+// terminal opens through this node and whose actions go to /swarm/{node}/sessions/….
 
+import { sessionPath } from "./api.js";
 import { badge } from "./badges.js";
 import { renderCards, Tails } from "./cards.js";
 import { HeadlessView } from "./headless.js";
@@ -27,7 +29,9 @@ let active = null;
 let phoneView = "deck";
 
 const $ = (id) => document.getElementById(id);
-const keys = new KeyRow($("keys"), { target: () => (active && isPane(active) ? open.get(active).view : null) });
+const keys = new KeyRow($("keys"), {
+  target: () => (active && roster.isTerminal(active) ? open.get(active).view : null),
+});
 // A session counts as seen while it is this tab's active terminal and the tab is in view.
 const notifier = new Notifier(roster, {
   viewing: (id) => id === active && phoneView === "terminal" && document.visibilityState === "visible",
@@ -50,8 +54,9 @@ function showingDeck() {
 function render() {
   document.body.classList.toggle("phone", PHONE.matches);
   document.body.dataset.phoneView = phoneView;
-  document.body.dataset.activeKind = active && !isPane(active) ? "headless" : "terminal";
-  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered });
+  document.body.dataset.activeKind = active && !roster.isTerminal(active) ? "headless" : "terminal";
+  const nodes = roster.nodes();
+  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered, nodes });
   if (PHONE.matches) renderDeck();
   renderTabs();
   const link = $("link");
@@ -65,6 +70,7 @@ function renderDeck() {
     recordOf: (id) => roster.recordOf(id),
     onOpen: openView,
     onAnswered: answered,
+    nodes: roster.nodes(),
   });
 }
 
@@ -121,7 +127,7 @@ function openView(id) {
     const note = document.createElement("div");
     note.className = "note";
     box.append(note);
-    if (isPane(id)) {
+    if (roster.isTerminal(id)) {
       // What the pane's session waits on, over the terminal's corner: a notification opens
       // straight onto it (updateRequests keeps it current).
       const bar = document.createElement("div");
@@ -131,7 +137,7 @@ function openView(id) {
     $("views").append(box);
     // Visible before the terminal opens, so it can measure the box it fits.
     showOnly(id, box);
-    const view = isPane(id) ? new TerminalView(id, box, { filter: (data) => keys.filter(data) }) : headlessView(id, box);
+    const view = roster.isTerminal(id) ? terminalView(id, box) : headlessView(id, box);
     view.addEventListener("state", () => {
       note.textContent = view.state === "closed" ? `[closed: ${view.reason}]` : view.state === "disconnected" ? view.reason : "";
       // A closed pane leaves the list of terminals (the change stream says when); the tab
@@ -157,15 +163,26 @@ function updateRequests() {
   }
 }
 
+// A pane of this node, or of another node's session (its WebSocket relayed by this node).
+function terminalView(id, box) {
+  const record = isPane(id) ? null : roster.recordOf(id);
+  const path = record
+    ? `/ws/swarm/${encodeURIComponent(record.node_id)}/terminal/${encodeURIComponent(record.session_key)}`
+    : undefined;
+  return new TerminalView(id, box, { filter: (data) => keys.filter(data), path });
+}
+
 function headlessView(key, box) {
-  const view = new HeadlessView(key, box, { onRecord: (record) => roster.offer(record) });
+  const record = roster.recordOf(key);
+  const path = record ? sessionPath(record) : undefined;
+  const view = new HeadlessView(key, box, { onRecord: (record) => roster.offer(record), path });
   view.update(roster.recordOf(key));
   return view;
 }
 
 // A headless view shows its session's record: hand it each new one.
 function updateHeadless() {
-  for (const [id, { view }] of open) if (!isPane(id)) view.update(roster.recordOf(id));
+  for (const [id, { view }] of open) if (!roster.isTerminal(id)) view.update(roster.recordOf(id));
 }
 
 function showOnly(id, extra = null) {
@@ -239,6 +256,10 @@ tails.addEventListener("change", () => {
   if (PHONE.matches) renderDeck();
 });
 PHONE.addEventListener("change", render);
+// A node served from its last frame says how old that is: keep the age current.
+setInterval(() => {
+  if ((roster.nodes() || []).some((node) => node.peer_state === "unreachable")) render();
+}, 5000);
 
 async function main() {
   try {
@@ -267,7 +288,7 @@ async function main() {
 
 // Open the view of session `key` (a clicked desktop notification names a session).
 function openSession(key) {
-  const record = roster.records.get(key);
+  const record = roster.records.get(key) || roster.remote.get(key);
   const id = record ? notifier.viewOf(record) : null;
   if (id) openView(id);
 }

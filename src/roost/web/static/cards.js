@@ -10,7 +10,7 @@
 
 import { badge } from "./badges.js";
 import { requestView } from "./request.js";
-import { byPlace, folderHead, groups, markRow } from "./sidebar.js";
+import { byNode, byPlace, folderHead, groups, markRow, nodeGroup } from "./sidebar.js";
 
 const TAIL_LINES = 3;
 const TAIL_EVERY_MS = 4000;
@@ -64,7 +64,24 @@ function lastLines(row, { tails, recordOf }) {
   return ((record && record.recap) || "").split("\n").filter((line) => line.trim()).slice(-TAIL_LINES);
 }
 
-export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }) {
+// `nodes`: the swarm's nodes (roster.js nodes()), or null with no swarm: in a swarm the folders
+// are grouped by node, as in the sidebar.
+export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, nodes = null }) {
+  if (nodes) {
+    const all = document.createDocumentFragment();
+    for (const [node, members] of byNode(rows, nodes)) {
+      const folders = document.createElement("div");
+      renderFolderCards(folders, members, { tails, recordOf, onOpen, onAnswered }, "No sessions.");
+      all.append(nodeGroup(node, members, folders, "card-node"));
+    }
+    deck.replaceChildren(all);
+    return;
+  }
+  const empty = "No terminals yet: start one with New session.";
+  renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, empty);
+}
+
+function renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, empty) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
@@ -104,7 +121,7 @@ export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered })
   if (!rows.length) {
     const none = document.createElement("p");
     none.className = "empty";
-    none.textContent = "No terminals yet: start one with New session.";
+    none.textContent = empty;
     list.append(none);
   }
   deck.replaceChildren(list);

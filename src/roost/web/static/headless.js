@@ -3,7 +3,8 @@
 // person can do: prompt it, answer the permission, cancel the turn, suspend, resume, stop it.
 //
 // Everything shown comes from the roster's record (roster.js hands each new one to `update`);
-// every action is a POST to /sessions/{key}/…, whose answer carries the record after it. Agent
+// every action is a POST to /sessions/{key}/… (to /swarm/{node}/sessions/{key}/… for a session
+// another node owns: `path`), whose answer carries the record after it. Agent
 // text (the reply, the plan, a tool's summary) is only ever set as textContent.
 
 import { post } from "./api.js";
@@ -45,10 +46,12 @@ export function usageText(usage) {
 }
 
 export class HeadlessView extends EventTarget {
-  // `onRecord(record)`: an action's answer carried the session's record after it.
-  constructor(key, box, { onRecord }) {
+  // `onRecord(record)`: an action's answer carried the session's record after it; `path`: the
+  // session's routes (api.js sessionPath).
+  constructor(key, box, { onRecord, path = `/sessions/${encodeURIComponent(key)}` }) {
     super();
     this.key = key;
+    this.path = path;
     this.box = box;
     this.onRecord = onRecord;
     this.state = "open"; // open | closed (ended), as a terminal tab reads it
@@ -99,7 +102,7 @@ export class HeadlessView extends EventTarget {
       stop: button("Stop", "stop"),
     };
     for (const [verb, made] of Object.entries(this.buttons)) {
-      made.addEventListener("click", () => this.act(`/sessions/${encodeURIComponent(this.key)}/${verb}`, {}));
+      made.addEventListener("click", () => this.act(`${this.path}/${verb}`, {}));
       this.controls.append(made);
     }
     this.error = element("p", "error");
@@ -169,7 +172,7 @@ export class HeadlessView extends EventTarget {
   async prompt() {
     const text = this.text.value;
     if (!text.trim() || this.send.disabled) return;
-    if (await this.act(`/sessions/${encodeURIComponent(this.key)}/prompt`, { text })) this.text.value = "";
+    if (await this.act(`${this.path}/prompt`, { text })) this.text.value = "";
   }
 
   // POST an action; its answer's record goes to the roster, its refusal to the person.

@@ -10,6 +10,9 @@
 // before another tab's write reaches it). The claim is also kept in localStorage for a tab that
 // hears of the change later. The unseen counts live in localStorage too, and tabs tell each
 // other over a BroadcastChannel to re-read them.
+//
+// In a swarm the sessions of every node are watched alike (roster.allRecords()): another node's
+// session notifies as this node's does, and its toast opens it by its session key.
 
 const BACKGROUND = {
   // previous activity -> new activity -> what the toast says
@@ -85,19 +88,22 @@ export class Notifier {
   // Compare every record with the activity seen before; a session seen for the first time (all
   // of them, on the first look) only teaches what it is doing.
   observe() {
-    for (const [key, record] of this.roster.records) {
+    const records = this.roster.allRecords();
+    for (const record of records) {
+      const key = record.session_key;
       const before = this.activity.get(key);
       this.activity.set(key, record.activity);
       if (before === undefined || before === record.activity) continue;
       const what = backgroundTransition(before, record.activity);
       if (what) this.transition(record, what).catch((error) => console.warn("notify:", error));
     }
-    for (const key of [...this.activity.keys()]) if (!this.roster.records.has(key)) this.activity.delete(key);
+    const live = new Set(records.map((record) => record.session_key));
+    for (const key of [...this.activity.keys()]) if (!live.has(key)) this.activity.delete(key);
   }
 
   // The id the page opens a session's view by: its pane, or a headless session's own key.
   viewOf(record) {
-    if (record.lane === "headless") return record.session_key;
+    if (record.lane === "headless" || this.roster.remote.has(record.session_key)) return record.session_key;
     const tmux = record.tmux || {};
     return tmux.socket === this.roster.socket ? tmux.pane || null : null;
   }
@@ -150,7 +156,8 @@ export class Notifier {
   seen(id) {
     const counts = this.unseen();
     let changed = false;
-    for (const [key, record] of this.roster.records) {
+    for (const record of this.roster.allRecords()) {
+      const key = record.session_key;
       if (this.viewOf(record) === id && key in counts) {
         delete counts[key];
         changed = true;
@@ -182,7 +189,7 @@ export class Notifier {
     toast.type = "button";
     toast.className = "toast";
     toast.dataset.session = record.session_key;
-    if (id && record.lane !== "headless") toast.dataset.pane = id;
+    if (id && id !== record.session_key) toast.dataset.pane = id;
     toast.dataset.what = what;
     toast.textContent = `${record.name || id || record.session_key}: ${what}`;
     toast.addEventListener("click", () => {

@@ -9,7 +9,7 @@
 // leaves the page when the roster's change stream says it closed, whoever answered it.
 // The tool's words are only ever set as textContent.
 
-import { post } from "./api.js";
+import { post, sessionPath } from "./api.js";
 
 // The answers, in the order they are offered, by the option kinds that make them possible.
 const ANSWERS = [
@@ -105,7 +105,7 @@ async function send(record, pending, option, { box, error, onAnswered }) {
   box.dataset.busy = "yes";
   for (const button of box.querySelectorAll("button")) button.disabled = true;
   try {
-    const path = `/sessions/${encodeURIComponent(record.session_key)}/permission`;
+    const path = `${sessionPath(record)}/permission`;
     const doc = await post(path, { option, request_id: pending.id });
     if (doc.record && onAnswered) onAnswered(doc.record);
   } catch (failure) {

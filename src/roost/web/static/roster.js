@@ -12,6 +12,12 @@
 // Headless sessions (lane "headless": run over ACP by rosterd's runner, no terminal) are rows
 // too, named by their session key where a terminal is named by its pane ("%N"). The last
 // record of each is kept after it ends, so a view left open on it can say it ended.
+//
+// In a swarm (GET /swarm/nodes names one), the page also follows the union roster
+// (GET /swarm/events: the whole union on connect and after every change on any node) and
+// keeps every other node's sessions, named by their session keys, beside this node's own, with
+// each node's standing (reachable, or unreachable and served from its last frame, with its
+// age). With no swarm nothing of this is asked for again and the page is as it always was.
 
 export const STATE_OF_ACTIVITY = { active: "working", needs_attention: "blocked", idle: "idle" };
 
@@ -41,6 +47,9 @@ export class Roster extends EventTarget {
     this.records = new Map(); // session_key -> live record
     this.headless = new Map(); // session_key -> a headless session's last record, ended too
     this.socket = null; // roost's tmux socket, learnt from the records that name a pane
+    this.swarm = null; // in a swarm: { node_id, nodes, heard } from the union, else null
+    this.remote = new Map(); // session_key -> another node's record, as the union last said
+    this.swarmSource = null;
     this.connected = false;
     this.source = null;
     this.asked = 0; // listings asked for, and the newest one applied: a slow answer never
@@ -53,6 +62,59 @@ export class Roster extends EventTarget {
     this.setTerminals(listing);
     this.setSnapshot(snapshot);
     this.follow(`${snapshot.status_epoch}:${snapshot.seq}`);
+    await this.joinSwarm();
+  }
+
+  // Follow the union roster when this node is in a swarm (a daemon that runs none answers 503).
+  async joinSwarm() {
+    let nodes;
+    try {
+      nodes = await getJSON("/swarm/nodes");
+    } catch (error) {
+      if (error instanceof Unauthorized) throw error;
+      return;
+    }
+    if (!nodes.swarm_id) return;
+    const source = new EventSource("/swarm/events");
+    this.swarmSource = source;
+    source.addEventListener("snapshot", (event) => this.setUnion(JSON.parse(event.data)));
+  }
+
+  // The union as /swarm/events sent it: every node's standing, and the other nodes' records.
+  setUnion(union) {
+    this.swarm = { node_id: union.node_id, nodes: union.nodes, heard: performance.now() };
+    this.remote = new Map();
+    for (const record of union.records) {
+      if (record.peer_state === "local") continue;
+      if (record.lane === "headless") this.headless.set(record.session_key, record);
+      if (record.liveness !== "ended") this.remote.set(record.session_key, record);
+    }
+    this.changed();
+  }
+
+  // Every node of the swarm (this one first) with its standing and, for an unreachable one, the
+  // age of what is shown of it now; null with no swarm.
+  nodes() {
+    if (!this.swarm) return null;
+    const since = performance.now() - this.swarm.heard;
+    return this.swarm.nodes.map((node) => ({
+      ...node,
+      self: node.node_id === this.swarm.node_id,
+      age_ms: node.peer_state === "unreachable" ? node.peer_age_ms + since : 0,
+    }));
+  }
+
+  // Whether the view of `id` is a terminal: one of this node's panes, or a session another node
+  // runs in a pane of its own (opened through this node: see terminal.js).
+  isTerminal(id) {
+    if (isPane(id)) return true;
+    const record = this.remote.get(id) || this.headless.get(id);
+    return Boolean(record && record.peer_state && record.peer_state !== "local" && record.lane !== "headless");
+  }
+
+  // Every live record of every node, for whoever watches them all (notify.js).
+  allRecords() {
+    return [...this.records.values(), ...this.remote.values()];
   }
 
   async refreshTerminals() {
@@ -130,7 +192,7 @@ export class Roster extends EventTarget {
   // A headless session's last record, or the newest live record in a pane (occupant ids only
   // grow), as status-row code does.
   recordOf(id) {
-    if (!isPane(id)) return this.headless.get(id) || null;
+    if (!isPane(id)) return this.remote.get(id) || this.headless.get(id) || null;
     const pane = id;
     let found = null;
     for (const record of this.records.values()) {
@@ -146,8 +208,34 @@ export class Roster extends EventTarget {
   }
 
   // What the sidebar shows: one row per terminal and per headless session not ended, named and
-  // placed by folder, each with its record (null for a terminal no session occupies).
+  // placed by folder, each with its record (null for a terminal no session occupies); in a
+  // swarm, every other node's sessions too, and each row with the id of its node.
   rows() {
+    const own = this.swarm ? this.swarm.node_id : null;
+    const local = this.localRows().map((row) => ({ ...row, node_id: own }));
+    // Another node's sessions that have somewhere to open, as this node's: a pane, or headless.
+    const shown = [...this.remote.values()].filter((r) => r.lane === "headless" || (r.tmux && r.tmux.pane));
+    return [...local, ...shown.map((record) => this.remoteRow(record))];
+  }
+
+  remoteRow(record) {
+    const tmux = record.tmux || {};
+    const where = record.lane === "headless" ? "headless" : [tmux.session, tmux.pane].filter(Boolean).join(" · ");
+    return {
+      id: record.session_key,
+      pane: null,
+      node_id: record.node_id,
+      name: record.name || record.harness || record.session_key,
+      detail: `${record.node} · ${where || record.lane || "session"}`,
+      cwd: record.cwd || "",
+      harness: record.harness,
+      state: STATE_OF_ACTIVITY[record.activity] || null,
+      since: record.started_at,
+      record,
+    };
+  }
+
+  localRows() {
     const terminals = [...this.terminals.values()].map((terminal) => {
       const record = this.recordOf(terminal.pane);
       return {

@@ -2,7 +2,10 @@
 // working directory), each folder with a rollup of its sessions' states; a session that waits
 // on a person shows what it asks under its name, with the answers it offers (request.js).
 // Rendered whole from the roster on every change: a few dozen rows cost nothing, and no row can
-// drift from the roster.
+// drift from the roster. In a swarm the folders are grouped by node first, each node headed by
+// its name, its standing and its rollup; a node that cannot be reached is shown dimmed, with
+// how old what is shown of it is, and its sessions can still be opened and answered (the
+// answer is refused, with the reason, when the node is still away).
 
 import { badge, rollup } from "./badges.js";
 import { requestView } from "./request.js";
@@ -53,8 +56,70 @@ export function folderHead(cwd, members) {
   return head;
 }
 
-// `onAnswered(record)`: a request answered from a row; the record after the answer.
-export function renderSidebar(nav, rows, { active, onOpen, onAnswered }) {
+// "3m": how long ago, in one unit, as `rosterd list --swarm` says it.
+export function age(ms) {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]]) {
+    if (seconds >= size) return `${Math.floor(seconds / size)}${unit}`;
+  }
+  return `${seconds}s`;
+}
+
+// What a node's heading says of it: "this node", "reachable", or "unreachable · 41s ago".
+export function standing(node) {
+  if (node.self) return "this node";
+  if (node.peer_state === "unreachable") return `unreachable · ${age(node.age_ms)} ago`;
+  return node.peer_state;
+}
+
+/** Rows grouped by node, in the order of `nodes` (this node first): [node, its rows]. */
+export function byNode(rows, nodes) {
+  return nodes.map((node) => [node, rows.filter((row) => row.node_id === node.node_id)]);
+}
+
+/** A node's group: a section headed by its name, standing and rollup, holding `body`. */
+export function nodeGroup(node, members, body, className) {
+  const group = document.createElement("section");
+  group.className = className;
+  group.dataset.node = node.node;
+  group.dataset.nodeId = node.node_id;
+  group.dataset.peerState = node.peer_state;
+  if (node.peer_state === "unreachable") group.classList.add("stale");
+  const head = document.createElement("h2");
+  head.className = "node-head";
+  const name = document.createElement("span");
+  name.className = "node-name";
+  name.textContent = node.node;
+  const health = document.createElement("span");
+  health.className = "health";
+  health.textContent = standing(node);
+  const summary = document.createElement("span");
+  summary.className = "rollup";
+  summary.textContent = rollup(members.map((row) => row.state));
+  head.append(name, health, summary);
+  group.append(head, body);
+  return group;
+}
+
+// `onAnswered(record)`: a request answered from a row; the record after the answer. `nodes`:
+// the swarm's nodes (roster.js nodes()), or null with no swarm.
+export function renderSidebar(nav, rows, { active, onOpen, onAnswered, nodes = null }) {
+  if (nodes) {
+    const all = document.createDocumentFragment();
+    for (const [node, members] of byNode(rows, nodes)) {
+      const folders = document.createElement("div");
+      renderFolders(folders, members, { active, onOpen, onAnswered }, "No sessions.");
+      all.append(nodeGroup(node, members, folders, "node-group"));
+    }
+    nav.replaceChildren(all);
+    return;
+  }
+  const empty = "No terminals yet: start one with New session or `roost new`.";
+  renderFolders(nav, rows, { active, onOpen, onAnswered }, empty);
+}
+
+// The folders of `rows` into `nav`; `empty` is what it says when there are none.
+function renderFolders(nav, rows, { active, onOpen, onAnswered }, empty) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
@@ -94,7 +159,7 @@ export function renderSidebar(nav, rows, { active, onOpen, onAnswered }) {
   if (!rows.length) {
     const none = document.createElement("p");
     none.className = "empty";
-    none.textContent = "No terminals yet: start one with New session or `roost new`.";
+    none.textContent = empty;
     list.append(none);
   }
   nav.replaceChildren(list);

@@ -1,5 +1,6 @@
 // One pane in an xterm.js terminal, over GET /ws/terminal/{pane} (the protocol is described in
-// src/roost/api/terminal.py).
+// src/roost/api/terminal.py), or another node's, over GET /ws/swarm/{node}/terminal/{key}: the
+// same protocol, relayed by this node (src/roost/api/relayed.py).
 //
 // The pane is shared (a person in `tmux attach`, other tabs), so its size is tmux's to decide:
 // this terminal asks for the size that fits its box and then draws at whatever size the
@@ -20,10 +21,12 @@ const RETRY_MS = [500, 1000, 2000, 5000, 10000];
 const FINAL_CODES = new Set([1000, 1008, 1009]); // closed on purpose: do not reconnect
 
 export class TerminalView extends EventTarget {
-  // ``filter`` rewrites keys typed on the keyboard before they are sent (the key row's Ctrl).
-  constructor(pane, box, { filter = (data) => data } = {}) {
+  // ``filter`` rewrites keys typed on the keyboard before they are sent (the key row's Ctrl);
+  // ``path``: the WebSocket's path, when it is not this node's pane ``pane``.
+  constructor(pane, box, { filter = (data) => data, path = `/ws/terminal/${encodeURIComponent(pane)}` } = {}) {
     super();
     this.pane = pane;
+    this.path = path;
     this.box = box;
     this.state = "connecting"; // connecting | open | closed | disconnected
     this.reason = "";
@@ -70,7 +73,7 @@ export class TerminalView extends EventTarget {
     const size = this.wanted();
     const query = size ? `?cols=${size.cols}&rows=${size.rows}` : "";
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const socket = new WebSocket(`${scheme}://${location.host}/ws/terminal/${encodeURIComponent(this.pane)}${query}`);
+    const socket = new WebSocket(`${scheme}://${location.host}${this.path}${query}`);
     socket.binaryType = "arraybuffer";
     this.socket = socket;
     this.asked = size;
@@ -108,7 +111,7 @@ export class TerminalView extends EventTarget {
     }
     const delay = RETRY_MS[Math.min(this.retries, RETRY_MS.length - 1)];
     this.retries += 1;
-    this.setState("disconnected", "reconnecting…");
+    this.setState("disconnected", event.reason ? `reconnecting… (${event.reason})` : "reconnecting…");
     this.retryTimer = setTimeout(() => this.connect(), delay);
   }
 
