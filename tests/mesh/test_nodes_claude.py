@@ -1,5 +1,6 @@
 """A real Claude Code (hooks and permission gate installed) on one node, driven, read and
-answered from another node's CLI, API and MCP; and the specification's approval workflow
+answered from another node's CLI, API, MCP and web app (Chromium in that node's namespace);
+and the specification's approval workflow
 (``examples/approve_push.py``, written against ``/swarm/changes``, ``GET /sessions/{key}`` and
 the permission POST of one node) answering that Claude's requests on the other.
 
@@ -10,6 +11,7 @@ reach). The sibling test session the workflow consults is a headless session on 
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,8 @@ from tests.mesh.swarmnodes import SwarmNode, make
 from tests.mesh.test_nodes_acts import journal, mcp
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER
+from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.web.test_swarm_web import WAIT_MS, logged_in
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / "examples" / "approve_push.py"
@@ -249,3 +253,46 @@ def test_the_approval_workflow_on_one_node_answers_a_real_claude_on_another(
     assert out.splitlines() == [f"{key} allow 200", f"{key} reject 200"], (out, err)
     answers = [(line["answer"], line["through"]) for line in journal(a) if line["kind"] == "answer"]
     assert answers == [("allow", "n2"), ("reject", "n2"), ("reject", "n2")]
+
+
+@pytest.fixture
+def browser_on_n2(claude_nodes: tuple[SwarmNode, SwarmNode, AnthropicAPI, Path]) -> Iterator[Any]:
+    """Chromium in n2's network namespace, where n2's loopback listener (its web app) is."""
+    _, b, _, project = claude_nodes
+    sync_api = importlib.import_module("playwright.sync_api")
+    wrapper = project.parent / "chromium-in-n2"
+    wrapper.write_text(f'#!/bin/sh\nexec ip netns exec {b.node.namespace} {CHROMIUM} "$@"\n')
+    wrapper.chmod(0o755)
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(wrapper), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def test_a_real_claudes_request_on_one_node_is_answered_in_the_web_app_of_another(
+    claude_nodes: tuple[SwarmNode, SwarmNode, AnthropicAPI, Path], browser_on_n2: Any
+) -> None:
+    a, b, _, project = claude_nodes
+    key = launch_claude(a, b, project)
+    page, errors = logged_in(browser_on_n2, b, {"width": 1200, "height": 760})
+    row = page.locator(f'.node-group[data-node="n1"] li.session[data-session="{key}"]')
+    row.wait_for(timeout=WAIT_MS)
+    prompt(b, key, "please run TOOL")
+    allow = row.locator('.request button[data-answer="allow"]')
+    allow.wait_for(timeout=TURN_TIMEOUT * 1000)
+    assert "Bash: touch x" in row.locator(".request").inner_text()
+    allow.click()
+    b.wait_for(lambda: (project / "x").exists(), "the tool to run on n1", timeout=TURN_TIMEOUT)
+    row.locator(".request").wait_for(state="detached", timeout=WAIT_MS)
+    answers = [line for line in journal(a) if line["kind"] == "answer"]
+    assert [(line["answer"], line["via"], line["through"]) for line in answers] == [("allow", "web", "n2")]
+
+    # Claude's own screen, through n2's relay of the terminal's WebSocket
+    row.click()
+    view = page.locator(f'.view[data-session="{key}"]')
+    view.locator(".xterm-rows").get_by_text("TOOL-DONE:").first.wait_for(timeout=TURN_TIMEOUT * 1000)
+    assert view.get_attribute("data-state") == "open"
+    page.context.close()
+    assert not errors, errors
