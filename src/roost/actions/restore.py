@@ -138,13 +138,17 @@ def _decide(step: Step) -> None:
         step.note = f"no agent is known as '{agent['harness']}'; a shell is started instead"
         return
     step.env = {name: value for name, value in agent["env"].items() if name in manifest.resume_env}
+    flags, prompt = flags_only(manifest, argv[1:] if argv else [])
+    said = "the prompt on its command line is not sent again" if prompt else None
     if manifest.resume_command:
         step.action = "resume"
-        step.argv = resume_argv(manifest, agent["session_id"], argv)
+        step.argv = resume_argv(manifest, agent["session_id"], [argv[0], *flags] if argv else None)
+        step.note = said
         return
     step.action = "start"
-    step.argv = [_program(manifest, argv), *(argv[1:] if argv else [])]
+    step.argv = [_program(manifest, argv), *flags]
     step.note = f"{manifest.display} has no resume command: started again, as a new conversation"
+    step.note += f"; {said}" if said else ""
 
 
 def _installed(step: Step) -> None:
@@ -185,6 +189,30 @@ def resume_argv(manifest: Manifest, session_id: str, argv: list[str] | None) -> 
     words = [word.replace("{session_id}", session_id) for word in template[1:]]
     flags = _without(argv[1:] if argv else [], template[1:])
     return [_program(manifest, argv, template[0]), *words, *flags]
+
+
+def flags_only(manifest: Manifest, args: list[str]) -> tuple[list[str], list[str]]:
+    """``args`` split into the flags (with the values of those the manifest says take one) and
+    the rest: words that are no flag are a prompt the agent was started with, which its
+    conversation already holds. A flag the manifest does not list is taken to stand alone, so
+    a word after it is dropped rather than a prompt sent a second time."""
+    flags: list[str] = []
+    rest: list[str] = []
+    at = 0
+    while at < len(args):
+        word = args[at]
+        if word == "--":
+            rest += args[at + 1 :]
+            break
+        if word.startswith("-") and word != "-":
+            flags.append(word)
+            if word in manifest.value_flags and at + 1 < len(args):
+                flags.append(args[at + 1])
+                at += 1
+        else:
+            rest.append(word)
+        at += 1
+    return flags, rest
 
 
 def _program(manifest: Manifest, argv: list[str] | None, fallback: str | None = None) -> str:

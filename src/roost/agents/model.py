@@ -288,6 +288,7 @@ class Manifest(_Value):
         "resume_env",
         "session_context",
         "transcript",
+        "value_flags",
     )
     name: str
     display: str
@@ -301,6 +302,10 @@ class Manifest(_Value):
     """The environment variables a resumed session needs as it was started with (an API
     endpoint, a model, a config directory): ``roost restore`` carries them. Never a secret:
     they are written to the layout record."""
+    value_flags: tuple[str, ...]
+    """The CLI's flags that take a value (``--model``, ``-m``): what ``roost restore`` keeps of a
+    command line as flags and their values. Every other word that is no flag is a prompt the
+    conversation already holds, and is not sent again."""
     transcript: bool
     session_context: bool
     """Whether the hook tells the agent, as a session starts, which pane it runs in."""
@@ -322,6 +327,7 @@ class Manifest(_Value):
             exit_command=table.get("exit_command"),
             resume_command=table.get("resume_command"),
             resume_env=tuple(table.get("resume_env", ())),
+            value_flags=tuple(table.get("value_flags", ())),
             transcript=table.get("transcript", False),
             session_context=table.get("session_context", True),
             hook=Hook(table.get("hook", {})),

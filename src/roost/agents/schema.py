@@ -78,6 +78,7 @@ TOP: dict[str, Check] = {
     "exit_command": _text,
     "resume_command": _text,
     "resume_env": _texts,
+    "value_flags": _texts,
     "transcript": _flag,
     "session_context": _flag,
 }

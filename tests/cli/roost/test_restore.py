@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.actions.restore import _without, resume_argv
+from roost.actions.restore import _without, flags_only, resume_argv
 from roost.agents.model import Manifest
 from roost.state import layout
 from tests.cli.roost.layoutrecord import reboot, record, record_file, recorded_panes, wait_recorded
@@ -62,7 +62,7 @@ def agents(roost: Roost, monkeypatch: pytest.MonkeyPatch) -> Path:
         program.chmod(0o755)
     (manifests / "resumable.toml").write_text(
         'binaries = ["resumable"]\nresume_command = "resumable --resume {session_id}"\n'
-        'resume_env = ["FAKE_ENDPOINT"]\n[hook]\nkind = "none"\n'
+        'resume_env = ["FAKE_ENDPOINT"]\nvalue_flags = ["--model"]\n[hook]\nkind = "none"\n'
     )
     (manifests / "oneshot.toml").write_text('binaries = ["oneshot"]\n[hook]\nkind = "none"\n')
     log = roost.root / "agents.log"
@@ -174,7 +174,9 @@ def test_a_session_that_runs_again_is_left_and_the_rest_restored(roost: Roost) -
 def test_an_agent_resumes_with_its_flags_variables_and_directory(roost: Roost, agents: Path) -> None:
     project = roost.root / "project" / "sub"
     project.mkdir(parents=True)
-    command = "FAKE_SESSION=conv-1 FAKE_ENDPOINT=http://127.0.0.1:9/v1 exec resumable --model m1"
+    command = (
+        "FAKE_SESSION=conv-1 FAKE_ENDPOINT=http://127.0.0.1:9/v1 exec resumable --model m1 'fix the bug'"
+    )
     roost.run("new", "-d", "-s", "main", "-n", "agent", command, cwd=project)
     wait_recorded(roost, 1, agents=1)
     [agent] = [p["agent"] for p in recorded_panes(roost)]
@@ -189,7 +191,8 @@ def test_an_agent_resumes_with_its_flags_variables_and_directory(roost: Roost, a
         "resumable",
         "conv-1",
     )
-    assert pane["command"].endswith("resumable --resume conv-1 --model m1")
+    assert pane["command"].endswith("resumable --resume conv-1 --model m1")  # its first prompt stays sent
+    assert pane["note"] == "the prompt on its command line is not sent again"
     roost.wait_for(lambda: agents.read_text().count("\n") == 2, what="the resumed agent's line")
     assert agents.read_text().splitlines()[1] == (
         f"argv=--resume conv-1 --model m1 endpoint=http://127.0.0.1:9/v1 cwd={project}"
@@ -223,14 +226,17 @@ def _manifest(name: str) -> Manifest:
 def test_a_harness_without_a_resume_command_comes_back_with_its_command_and_a_note(
     roost: Roost, agents: Path
 ) -> None:
-    roost.start("FAKE_SESSION=one-1 exec oneshot --fast", window="agent")
+    roost.start("FAKE_SESSION=one-1 exec oneshot --fast 'do it'", window="agent")
     wait_recorded(roost, 1, agents=1)
     reboot(roost)
     doc = roost.json("restore", "--json")
     [pane] = doc["panes"]
     assert (pane["kind"], pane["action"], pane["restored"]) == ("agent", "start", True)
     assert pane["command"].endswith("oneshot --fast")
-    assert pane["note"] == "oneshot has no resume command: started again, as a new conversation"
+    assert pane["note"] == (
+        "oneshot has no resume command: started again, as a new conversation; "
+        "the prompt on its command line is not sent again"
+    )
     roost.wait_for(lambda: agents.read_text().count("\n") == 2, what="the agent started again")
     assert agents.read_text().splitlines()[1].startswith("argv=--fast endpoint= ")
 
@@ -347,6 +353,23 @@ def test_the_resume_words_are_never_given_twice() -> None:
     assert _without(["--resume", "old", "--model", "m"], ["--resume", "{session_id}"]) == ["--model", "m"]
     assert _without(["resume", "old", "-c", "x=1"], ["resume", "{session_id}"]) == ["-c", "x=1"]
     assert _without(["--model", "m"], ["--resume", "{session_id}"]) == ["--model", "m"]
+
+
+@pytest.mark.parametrize(
+    ("args", "flags", "prompt"),
+    [
+        (["--model", "m", "fix it"], ["--model", "m"], ["fix it"]),
+        (["fix it", "--model", "m"], ["--model", "m"], ["fix it"]),
+        (["--verbose", "fix it"], ["--verbose"], ["fix it"]),  # a flag it does not list stands alone
+        (["--model=m", "fix it"], ["--model=m"], ["fix it"]),
+        (["--model", "m", "--", "-x", "y"], ["--model", "m"], ["-x", "y"]),
+        (["--model"], ["--model"], []),
+    ],
+)
+def test_a_prompt_on_the_command_line_is_told_from_flags_and_their_values(
+    args: list[str], flags: list[str], prompt: list[str], agents: Path
+) -> None:
+    assert flags_only(_manifest("resumable"), args) == (flags, prompt)
 
 
 def test_a_new_server_keeps_the_dead_ones_record_as_the_previous(roost: Roost) -> None:
