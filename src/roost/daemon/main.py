@@ -46,6 +46,7 @@ from roost.ledger.usage import Usage
 from roost.mcpserver import acts
 from roost.mesh import place, tailscale
 from roost.mesh.acting import Acted, Acting
+from roost.mesh.arrivals import Arrivals
 from roost.mesh.forwarding import Forwarding
 from roost.mesh.node import Mesh
 from roost.notify import vapid
@@ -158,7 +159,7 @@ async def _serve(config: Config) -> int:
         )
         peers = Peers(keys.node_id)
         acting = Acting(live.roster, _acted(journal))
-        mesh = _mesh(config, clock, live, peers, acting)
+        mesh = _mesh(config, clock, live, peers, acting, Arrivals(runner))
         door = Door(
             live,
             clock,
@@ -259,10 +260,12 @@ def _acted(journal: Journal) -> Acted:
     return acted
 
 
-def _mesh(config: Config, clock: Callable[[], float], live: Live, peers: Peers, acting: Acting) -> Mesh:
+def _mesh(
+    config: Config, clock: Callable[[], float], live: Live, peers: Peers, acting: Acting, arrivals: Arrivals
+) -> Mesh:
     """This node on the swarm: its key from ``node.key``, its listener where ``[node] listen``
-    puts it (off when nowhere), Tailscale for discovery when the program is there, and the
-    acts peers forward to it."""
+    puts it (off when nowhere), Tailscale for discovery when the program is there, the acts
+    peers forward to it and the sessions they hand to it."""
     node_id, seed = secrets.node_key(config.directory)
     return Mesh(
         config.directory,
@@ -275,7 +278,8 @@ def _mesh(config: Config, clock: Callable[[], float], live: Live, peers: Peers, 
         clock=clock,
         live=live,
         peers=peers,
-        routes=[acting.route()],
+        routes=[acting.route(), arrivals.route()],
+        limits=arrivals.limits,
     )
 
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import uvicorn
@@ -70,6 +70,7 @@ class Mesh:
         version: str,
         clock: Callable[[], float],
         routes: Sequence[BaseRoute] = (),
+        limits: Mapping[str, int] | None = None,
         live: Live | None = None,
         peers: Peers | None = None,
     ) -> None:
@@ -103,7 +104,7 @@ class Mesh:
         ]
         if self.exchange is not None:
             self.membership.listeners.append(self.exchange.sync)
-        self.app = listener.app(self.membership, table, self.refusals)
+        self.app = listener.app(self.membership, table, self.refusals, limits)
         self.listening: str | None = None
         """``host:port`` the listener is bound to, None while it is off."""
         self.off_because: str | None = None if place.host is not None else place.why

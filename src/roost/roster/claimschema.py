@@ -126,6 +126,7 @@ class ClaimFields(Strict):
     load: JsonObject | None = None
     plan: JsonObject | None = None
     pending: Asked | None = None
+    handed_to: JsonObject | None = None
 
 
 class RosterdFields(ClaimFields):

@@ -59,6 +59,12 @@ class Entry:
     adapter_process: dict[str, Any] | None = None
     """The adapter's stamp, taken while its holder was its parent: the one process a holder that
     died may have left that the runner ends (see :func:`roost.runner.stamps.end_leftovers`)."""
+    handing_to: str | None = None
+    """The node a handoff is taking it to, from its suspend until the target answered: no
+    resume while it is set (the session could come alive on both nodes). A daemon killed in
+    between leaves it set; another ``handoff`` settles it (see :mod:`roost.actions.handoff`)."""
+    arrived_from: str | None = None
+    """Its key on the node it was handed off from, when it came by a handoff."""
 
 
 def _file(key: str) -> Path:
