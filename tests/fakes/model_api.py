@@ -148,10 +148,12 @@ class ModelAPI:
     requests: list[Request] = field(default_factory=list)
     streamed: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    host: str = "127.0.0.1"
+    """Where it listens: loopback, or the bridge's address for agents on nodes in namespaces."""
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd = ThreadingHTTPServer((self.host, 0), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
