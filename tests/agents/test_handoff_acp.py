@@ -3,8 +3,9 @@ each with its own HOME, both talking to one fake model API on the bridge, so the
 whether the target's first turn carries the turns taken on the origin.
 
 Claude's adapter (``claude-agent-acp``, bundling Claude Code) keeps its transcript under
-``~/.claude/projects/``, codex's (``codex-acp``) under ``~/.codex/sessions/``; each manifest
-names them, and nothing else tells the runner where they are.
+``~/.claude/projects/``, codex's (``codex-acp``) under ``~/.codex/sessions/``, pi's (``pi-acp``,
+on node 22) under ``~/.pi/agent/sessions/``; each manifest names them, and nothing else tells
+the runner where they are.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from tests.agents.conftest import API_KEY, CLAUDE_QUIET, TIMINGS, TURN_TIMEOUT
 from tests.agents.test_headless_acp import NODE, _claude_home, _codex_home
+from tests.agents.test_headless_pi import PI_KEY, PI_QUIET, _pi_home
 from tests.fakes.anthropic_api import AnthropicAPI
 from tests.fakes.model_api import ModelAPI, reply_for
 from tests.fakes.responses_api import ResponsesAPI
@@ -29,7 +31,7 @@ from tests.nodes import Network
 
 pytestmark = pytest.mark.alone
 
-ADAPTERS = {"claude": "claude-agent-acp", "codex": "codex-acp"}
+ADAPTERS = {"claude": "claude-agent-acp", "codex": "codex-acp", "pi": "pi-acp"}
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Pair:
 def pair(request: pytest.FixtureRequest, network: Network, agent_bin: Path) -> Iterator[Pair]:
     harness = request.param
     bridge = f"100.64.{network.subnet}.1"
-    api: ModelAPI = AnthropicAPI(host=bridge) if harness == "claude" else ResponsesAPI(host=bridge)
+    api: ModelAPI = ResponsesAPI(host=bridge) if harness == "codex" else AnthropicAPI(host=bridge)
     with tempfile.TemporaryDirectory(prefix="rc", dir="/tmp") as short:
         root = Path(short)
         project = root / "project"
@@ -61,16 +63,18 @@ def pair(request: pytest.FixtureRequest, network: Network, agent_bin: Path) -> I
 
         def prepare(node: SwarmNode) -> None:
             home = node.root / "home"
+            adapter: dict[str, Any] = {"adapter": f"{NODE} {agent_bin}/{ADAPTERS[harness]}"}
             if harness == "claude":
                 _claude_home(home, project)
                 env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_QUIET}
-            else:
+            elif harness == "codex":
                 _codex_home(home, project, api.url)
                 env = {"INITIAL_AGENT_MODE": "workspace-write"}
-            node.settings = {
-                f"harness.{harness}": {"adapter": f"{NODE} {agent_bin}/{ADAPTERS[harness]}"},
-                "runner": {"idle_timeout_s": 600},
-            }
+            else:  # pi and its adapter need node 22, which the agent tier puts beside them
+                _pi_home(home, api.url)
+                env = {"PATH": f"{agent_bin}:{node.env['PATH']}", "ANTHROPIC_API_KEY": PI_KEY, **PI_QUIET}
+                adapter = {"adapter": f"{agent_bin}/node {agent_bin}/pi-acp", "extension": False}
+            node.settings = {f"harness.{harness}": adapter, "runner": {"idle_timeout_s": 600}}
             node.extra_env = {"IS_SANDBOX": "yes", **env}
 
         a, b = make(network, root, 2, prepare)
