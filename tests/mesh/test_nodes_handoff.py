@@ -8,6 +8,7 @@ same path in tests/agents/test_handoff_claude.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.mesh.swarmnodes import SwarmNode, make
@@ -195,3 +197,56 @@ def test_the_target_killed_mid_import_leaves_the_session_suspended_here_and_resu
     assert (kept["liveness"], kept["ended_reason"]) == ("suspended", None)
     assert "the handoff to n2 failed" in kept["error_reason"]
     assert turn(a, key, "HISTORY")["recap"] == "history: 1 turns; last: before the cut"
+
+
+def test_the_origin_killed_mid_handoff_keeps_it_marked_until_the_handoff_is_run_again(
+    pair: tuple[SwarmNode, SwarmNode, Path],
+) -> None:
+    a, b, project = pair
+    b.stop()
+    b.extra_env["FAKE_ACP_LOAD_DELAY"] = "3"
+    b.start()
+    key = start(a, project)
+    session_id = turn(a, key, "before the cut")["session_id"]
+
+    def hand() -> None:
+        with contextlib.suppress(httpx.TransportError):  # the daemon it asked is killed mid-answer
+            a.post(f"/sessions/{key}/handoff", {"to": "n2"}, timeout=30)
+
+    thread = threading.Thread(target=hand)
+    thread.start()
+    b.wait_for(
+        lambda: any(r.get("lane") == "headless" for r in b.get("/snapshot").json()["records"]),
+        "B to be loading the session",
+    )
+    assert a.proc is not None
+    a.proc.send_signal(signal.SIGKILL)
+    a.stop()
+    thread.join(30)
+    there = b.wait_for(
+        lambda: next(
+            (
+                r
+                for r in b.get("/snapshot").json()["records"]
+                if r.get("session_id") == session_id and r["liveness"] == "live"
+            ),
+            None,
+        ),
+        "B to have taken the session in",
+    )
+    a.start()
+    kept = record(a, key)
+    assert kept["liveness"] == "suspended"
+    refused = a.post(f"/sessions/{key}/prompt", {"text": "on A again?"})
+    assert (refused.status_code, refused.json()["code"]) == (409, "handing_off"), refused.text
+    assert f"rosterd handoff {key} --to n2" in refused.json()["error"]
+    settled = a.post(f"/sessions/{key}/handoff", {"to": "n2"})
+    assert settled.status_code == 201, settled.text
+    assert settled.json()["there"]["session_key"] == there["session_key"]  # the one B took, not a second
+    assert record(a, key)["ended_reason"] == "handed_off"
+    live = [
+        r
+        for r in b.get("/snapshot").json()["records"]
+        if r.get("session_id") == session_id and r["liveness"] != "ended"
+    ]
+    assert [r["session_key"] for r in live] == [there["session_key"]]
