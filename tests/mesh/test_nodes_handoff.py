@@ -250,3 +250,18 @@ def test_the_origin_killed_mid_handoff_keeps_it_marked_until_the_handoff_is_run_
         if r.get("session_id") == session_id and r["liveness"] != "ended"
     ]
     assert [r["session_key"] for r in live] == [there["session_key"]]
+
+
+def test_a_handoff_asked_on_another_node_is_done_by_the_owner(
+    pair: tuple[SwarmNode, SwarmNode, Path],
+) -> None:
+    a, b, project = pair
+    key = start(a, project)
+    turn(a, key, "asked from afar")
+    done = b.rosterd("handoff", key, "--to", "n2")  # proxied to A, the owner, which hands it to B
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{key}: handed off to n2 as {b.identity().node_id}:")
+    there = record(a, key)["handed_to"]["session_key"]
+    assert turn(b, there, "HISTORY")["recap"] == "history: 1 turns; last: asked from afar"
+    entries = [e for e in a.get("/journal").json()["entries"] if e.get("session_key") == key]
+    assert any(e.get("through") == "n2" for e in entries), entries
