@@ -1,7 +1,7 @@
 """What makes a headless session portable, as one document another node can take in.
 
-A handoff (:meth:`roost.runner.runner.Runner.hand_out` on the owner,
-:meth:`~roost.runner.runner.Runner.take_in` on the target) ships a :func:`bundle`: the session's
+A handoff (:mod:`roost.runner.handoff`: ``hand_out`` on the owner, ``take_in`` on the target)
+ships a :func:`bundle`: the session's
 harness, adapter, session id, folder, name, policy, model, effort and recap setting, and the
 harness's own files that ``session/load`` reads back. Where a harness keeps those files is data,
 its manifest's ``[acp] transcripts`` (glob patterns relative to the home directory); the files

@@ -11,7 +11,8 @@ owns it:
 - :mod:`roost.runner.launch`: opening a session on a new holder;
 - :mod:`roost.runner.lifecycle`: suspending, resuming, stopping, a crash, the idle timer;
 - :mod:`roost.runner.rebuild`: the sessions a restart or a reboot left, back in the roster;
-- :mod:`roost.runner.stamps`: which processes may be signalled, and the signals.
+- :mod:`roost.runner.stamps`: which processes may be signalled, and the signals;
+- :mod:`roost.runner.handoff`: handing a session to another node, and taking one in.
 
 What stays here is driving a live session (a prompt, a cancel, an answer to a permission, a
 wait for its turn) and the one wait every action shares: for the restart to be done with it.
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import shlex
 import time
@@ -35,19 +35,15 @@ from roost.agents.mcpconfig import StdioServer
 from roost.errors import AdapterFailed, Conflict, TargetGone, UsageError
 from roost.roster import Record, records
 from roost.roster.live import Live
-from roost.roster.precedence import LAUNCHER
-from roost.runner import portable, store
+from roost.runner import store
 from roost.runner.claims import Claims
+from roost.runner.handoff import Handoffs, environ_of
 from roost.runner.headless import Headless
 from roost.runner.lifecycle import Lifecycle
 from roost.runner.link import Link, LinkError
 from roost.runner.rebuild import Rebuild
 from roost.runner.settings import RunnerSection, Settings
 from roost.runner.store import Entry
-from roost.runner.traffic import Said
-from roost.state import words
-
-log = logging.getLogger("rosterd")
 
 SLOW_WAIT = 10.0
 """Seconds an action on a session whose holder has not answered yet waits for it, then is refused."""
@@ -95,13 +91,13 @@ class Runner:
             self._claims,
             self.sessions,
             clock,
-            dict(os.environ if environ is None else environ),
+            environ_of(environ),
             self.mcp,
             self._spawn,
         )
-        self._environ = dict(os.environ if environ is None else environ)
-        self._handing: set[str] = set()
-        """Keys a handoff is under way for, in this daemon: a second one is refused."""
+        self._handoffs = Handoffs(
+            live, settings, self._claims, self._lifecycle, self.sessions, clock, environ_of(environ)
+        )
         self._rebuild = Rebuild(self._lifecycle, self._claims, self.sessions, clock, self._spawn)
 
     # Reading.
@@ -277,94 +273,25 @@ class Runner:
         """End the session: its holder and every process under it, then its record."""
         await self._lifecycle.stop(await self._ready_for(key))
 
-    # Handing off (:mod:`roost.runner.portable`; the steps between nodes are
+    # Handing off (:mod:`roost.runner.handoff`; the steps between nodes are
     # :mod:`roost.actions.handoff`'s).
 
     async def hand_out(self, key: str, node: str) -> dict[str, Any]:
-        """The first step on the owner: suspend the session (refused mid-turn or while a
-        permission waits, as a suspend is), mark it as going to ``node`` so nothing resumes it
-        here meanwhile, and return its bundle. Exactly one of :meth:`handed_off` and
-        :meth:`kept` follows."""
-        h = await self._ready_for(key)
-        if key in self._handing:
-            raise Conflict(f"the session is being handed off to {h.entry.handing_to}", code="handing_off")
-        patterns = _transcripts(h.entry.harness)
-        if not patterns:
-            raise Conflict(
-                f"{h.entry.harness}'s manifest names no transcript files ([acp] transcripts): its "
-                "history could not travel, so it stays on this node",
-                code="not_portable",
-            )
-        self._handing.add(key)
-        again = h.entry.handing_to is not None  # an earlier handoff was cut short: its mark stays
-        try:
-            await self._lifecycle.suspend(h)
-            async with h.lock:
-                if not h.entry.suspended or not h.entry.session_id:
-                    raise Conflict("the session has no stored id to load elsewhere", code="no_session_id")
-                h.entry.handing_to = node
-                store.save(h.entry)
-                found = portable.collect(patterns, h.entry.session_id, _home(self._environ))
-                return portable.bundle(h.entry, self.settings.adapters.get(h.entry.harness, []), found)
-        except BaseException:
-            self._handing.discard(key)
-            if h.entry.handing_to is not None and not again:
-                self.kept(key, None)
-            raise
+        """Suspend the session, mark it as going to ``node`` and return its bundle."""
+        return await self._handoffs.hand_out(await self._ready_for(key), node)
 
     def handed_off(self, key: str, to: dict[str, str]) -> Record:
-        """The target took the session: it ends here ``handed_off``, its record saying where
-        it went (``to``: ``node``, ``node_id``, ``session_key``)."""
-        h = self.get(key)
-        self._handing.discard(key)
-        self._claims.claim(h, LAUNCHER, fields={"handed_to": to})
-        self._lifecycle.end(h, "handed_off")
-        record = self.live.roster.record(key)
-        assert record is not None
-        return record
+        """The target took it: it ends here ``handed_off``, saying where it went."""
+        return self._handoffs.handed_off(self.get(key), to)
 
     def kept(self, key: str, why: str | None) -> Record:
-        """The handoff failed: the session stays here, suspended with its history, resumable,
-        its record saying ``why``."""
-        h = self.get(key)
-        self._handing.discard(key)
-        h.entry.handing_to = None
-        h.entry.activity_at = self._clock()
-        store.save(h.entry)
-        if why:
-            self._claims.say(
-                h, Said(words.IDLE, "handoff_failed", {"error_reason": why}, h.entry.activity_at)
-            )
-        return self._claims.record(h)
+        """The handoff failed: it stays here, suspended and resumable, saying ``why``."""
+        return self._handoffs.kept(self.get(key), why)
 
     async def take_in(self, document: object, origin_node: str) -> Record:
-        """The target's step: a bundle from ``origin_node`` checked, its files placed, and the
-        session resumed here under a new key with the same session id. A bundle of a session
-        this node already took from that key answers that session (the origin asking again
-        after it was cut short); anything refused leaves nothing running here."""
+        """A bundle another node sent, checked, placed and resumed here under a new key."""
         await self._rebuild.ready.wait()
-        arrival = portable.read(document, self._clock())
-        entry = arrival.entry
-        if entry.harness not in self.settings.adapters:
-            raise UsageError(
-                f"{self.live.roster.node} has no ACP adapter for {entry.harness}", code="unknown_harness"
-            )
-        if entry.harness in self.settings.unloadable:
-            raise Conflict(f"{entry.harness}'s adapter cannot load a session back here", code="cannot_resume")
-        for h in list(self.sessions.values()):
-            if h.entry.session_id == entry.session_id and h.entry.harness == entry.harness:
-                if h.entry.arrived_from == arrival.origin:
-                    return self._claims.record(h)
-                raise Conflict(
-                    f"{self.live.roster.node} already has session {entry.session_id} ({h.entry.key})",
-                    code="session_here",
-                )
-        patterns = _transcripts(entry.harness)
-        portable.place(arrival, patterns, _home(self._environ), self.live.roster.node)
-        entry.arrived_from, entry.suspended = arrival.origin, False
-        h = await self._lifecycle.launch(entry, fresh=True, load=True)
-        log.info("took in %s from %s as %s", arrival.origin, origin_node, entry.key)
-        return self._claims.record(h)
+        return await self._handoffs.take_in(document, origin_node)
 
     # Restarting (:mod:`roost.runner.rebuild`).
 
@@ -426,16 +353,6 @@ def settings_of(runner: RunnerSection, harness: dict[str, Any], folder: Path) ->
         name for name in harness if (found := manifest.load(name)) and found.acp and not found.acp.resumes
     )
     return Settings(adapters, runner, folder, extensions, unloadable)
-
-
-def _transcripts(harness: str) -> tuple[str, ...]:
-    """Where ``harness`` keeps what ``session/load`` reads, as its manifest says."""
-    found = manifest.load(harness)
-    return found.acp.transcripts if found is not None and found.acp is not None else ()
-
-
-def _home(environ: dict[str, str]) -> Path:
-    return Path(environ.get("HOME") or os.path.expanduser("~"))
 
 
 def _live_link(h: Headless) -> Link:
