@@ -156,3 +156,12 @@ def test_a_name_finds_peers_sessions_an_exact_key_finds_one() -> None:
     assert {r.node_id for r in peers.find("api")} == {PEER, other}
     assert [r.session_key for r in peers.find(f"{other}:12:5")] == [f"{other}:12:5"]
     assert peers.find("nobody") == []
+
+
+def test_a_peers_session_handed_off_says_where_it_went() -> None:
+    peers = Peers(OWN)
+    went = {"node": "desk", "node_id": OWN, "session_key": f"{OWN}:7:7"}
+    ended = record(liveness="ended", ended_reason="handed_off", handed_to=went)
+    peers.frame(PEER, frame(ended), NOW)
+    (found,) = peers.union([], NOW)
+    assert (found["ended_reason"], found["handed_to"]) == ("handed_off", went)
