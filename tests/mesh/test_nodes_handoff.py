@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.mesh.swarmnodes import SwarmNode, make
+from roost.swarm import canonical
+from tests.mesh.swarmnodes import Peer, SwarmNode, make
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER
 
@@ -223,17 +224,14 @@ def test_the_origin_killed_mid_handoff_keeps_it_marked_until_the_handoff_is_run_
     a.proc.send_signal(signal.SIGKILL)
     a.stop()
     thread.join(30)
-    there = b.wait_for(
-        lambda: next(
-            (
-                r
-                for r in b.get("/snapshot").json()["records"]
-                if r.get("session_id") == session_id and r["liveness"] == "live"
-            ),
-            None,
-        ),
-        "B to have taken the session in",
-    )
+
+    def copies() -> list[dict[str, Any]]:
+        return [r for r in b.get("/snapshot").json()["records"] if r.get("session_id") == session_id]
+
+    # B opened it, found its origin gone before its answer went out, and dropped its copy.
+    dropped = b.wait_for(lambda: [r for r in copies() if r["liveness"] == "ended"], "B to drop its copy")
+    assert [r["ended_reason"] for r in dropped] == ["exit"]
+    assert [r for r in copies() if r["liveness"] != "ended"] == []
     a.start()
     kept = record(a, key)
     assert kept["liveness"] == "suspended"
@@ -242,14 +240,53 @@ def test_the_origin_killed_mid_handoff_keeps_it_marked_until_the_handoff_is_run_
     assert f"rosterd handoff {key} --to n2" in refused.json()["error"]
     settled = a.post(f"/sessions/{key}/handoff", {"to": "n2"})
     assert settled.status_code == 201, settled.text
-    assert settled.json()["there"]["session_key"] == there["session_key"]  # the one B took, not a second
+    there = settled.json()["there"]["session_key"]
     assert record(a, key)["ended_reason"] == "handed_off"
-    live = [
-        r
-        for r in b.get("/snapshot").json()["records"]
-        if r.get("session_id") == session_id and r["liveness"] != "ended"
-    ]
-    assert [r["session_key"] for r in live] == [there["session_key"]]
+    assert [r["session_key"] for r in copies() if r["liveness"] != "ended"] == [there]  # one, never two
+    assert turn(b, there, "HISTORY")["recap"] == "history: 1 turns; last: before the cut"
+
+
+def test_a_target_whose_origin_hung_up_drops_what_it_took_in(pair: tuple[SwarmNode, SwarmNode, Path]) -> None:
+    """The origin gave up waiting (here: a member's signed request with a short timeout), so it
+    keeps its copy: the target drops the one it opened, and says so in its log."""
+    a, b, project = pair
+    b.stop()
+    b.extra_env["FAKE_ACP_LOAD_DELAY"] = "2"
+    b.start()
+    bundle = {
+        "version": 1,
+        "harness": "fake",
+        "adapter": [],
+        "session_id": "sess-from-afar",
+        "cwd": str(project),
+        "name": None,
+        "policy": "attention",
+        "model": None,
+        "effort": None,
+        "recap": True,
+        "origin": f"{a.identity().node_id}:1:1",
+        "files": [],
+    }
+    body = canonical.encode(bundle)
+    peer = Peer(a.identity(), a.swarm_key(), [b.identity().certificate()])
+    with (
+        httpx.Client(verify=peer.context, timeout=0.5, trust_env=False) as client,
+        contextlib.suppress(httpx.TimeoutException),
+    ):
+        client.post(
+            f"https://{b.address}/swarm/handoff",
+            content=body,
+            headers=peer.headers("POST", "/swarm/handoff", body),
+        )
+        raise AssertionError("B answered before its adapter loaded the session")
+
+    def copies() -> list[dict[str, Any]]:
+        return [r for r in b.get("/snapshot").json()["records"] if r.get("session_id") == "sess-from-afar"]
+
+    b.wait_for(
+        lambda: copies() and all(r["liveness"] == "ended" for r in copies()), "B to drop it", timeout=20
+    )
+    assert "the origin did not get the answer" in b.log.read_text()
 
 
 def test_a_handoff_asked_on_another_node_is_done_by_the_owner(

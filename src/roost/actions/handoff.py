@@ -17,7 +17,9 @@ The steps, each on the node that owns it, and what a failure at each leaves:
 Nothing runs twice: the session is live on neither node from step 1 until the target resumes
 it, and the origin never resumes a session marked as going elsewhere. A daemon killed during
 step 2 leaves the mark; running the handoff again settles it (the target answers the session
-it already took from that key, or takes it now, or refuses and the mark is cleared).
+it already took from that key, or takes it now, or refuses and the mark is cleared). The
+target keeps a session only once its answer is out: one whose origin hung up first is dropped
+there (:mod:`roost.mesh.arrivals`).
 """
 
 from __future__ import annotations

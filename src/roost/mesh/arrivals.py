@@ -6,7 +6,10 @@ folder, and each file's path against this node's own manifest before anything is
 started (:meth:`roost.runner.runner.Runner.take_in`). Its answer is the new session's record
 (201), or the refusal that the origin passes on to whoever asked (a missing folder is
 ``no_cwd``, 409; a different transcript already here ``transcript_differs``, 409). The origin
-ends its session ``handed_off`` only on that 201; this node never calls back.
+ends its session ``handed_off`` only on that 201; this node never calls back. This node keeps
+the session only once that answer is out: an origin that hung up first (it gave up waiting)
+kept its copy, so this one is dropped at once (and at the next start, when this daemon died
+between opening it and answering).
 
 This is the one peer route whose body may pass the listener's 1 MiB: :data:`MAX_BODY` covers a
 bundle at :data:`roost.runner.portable.MAX_FILES` of transcript, base64 and all.
@@ -17,6 +20,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -55,5 +59,10 @@ class Arrivals:
         except ValueError:
             raise UsageError("the body is not JSON roost sends", field="handoff") from None
         record = await self.runner.take_in(document, sender.name)
-        log.info("took in a session handed off by %s: %s", sender.name, record.session_key)
-        return JSONResponse({"record": to_json(record)}, status_code=201)
+        key = record.session_key
+        if await request.is_disconnected():  # the origin gave up waiting: it keeps its copy
+            await self.runner.drop(key)
+            return JSONResponse({"error": "the origin hung up before the answer"}, status_code=409)
+        log.info("took in a session handed off by %s: %s", sender.name, key)
+        kept = BackgroundTask(self.runner.confirmed, key)  # once the answer is out
+        return JSONResponse({"record": to_json(record)}, status_code=201, background=kept)

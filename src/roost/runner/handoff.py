@@ -126,9 +126,10 @@ class Handoffs:
         """The target's step: a bundle from ``origin_node`` checked, its files placed, and the
         session resumed here under a new key with the same session id. A bundle of a session
         this node already took from that key answers that session (the origin asking again
-        after it was cut short); anything refused leaves nothing running here. The session's
-        file is written only once it is open (:meth:`Lifecycle.launch`), so a daemon killed
-        before that brings nothing back."""
+        after it was cut short); anything refused leaves nothing running here. The session is
+        ``unconfirmed`` until :meth:`confirmed` (its answer went out) or :meth:`drop` (it did
+        not); its file is written only once it is open (:meth:`Lifecycle.launch`), so a daemon
+        killed before that brings nothing back, and one killed after it drops it at restart."""
         node = self._live.roster.node
         arrival = portable.read(document, self._clock())
         entry = arrival.entry
@@ -144,7 +145,22 @@ class Handoffs:
                     f"{node} already has session {entry.session_id} ({h.entry.key})", code="session_here"
                 )
         portable.place(arrival, transcripts(entry.harness), self._home, node)
-        entry.arrived_from, entry.suspended = arrival.origin, False
+        entry.arrived_from, entry.suspended, entry.unconfirmed = arrival.origin, False, True
         h = await self._lifecycle.launch(entry, fresh=True, load=True)
         log.info("took in %s from %s as %s", arrival.origin, origin_node, entry.key)
         return self._claims.record(h)
+
+    def confirmed(self, h: Headless) -> None:
+        """The origin was sent this node's answer: the session is this node's to keep."""
+        h.entry.unconfirmed = False
+        store.save(h.entry)
+
+    async def drop(self, h: Headless) -> None:
+        """A session taken in whose origin never got the answer (it hung up, or this daemon
+        died first): the origin kept its copy, so this one ends, its holder with it."""
+        log.warning(
+            "dropped %s, taken in from %s: the origin did not get the answer",
+            h.entry.key,
+            h.entry.arrived_from,
+        )
+        await self._lifecycle.stop(h)

@@ -293,6 +293,16 @@ class Runner:
         await self._rebuild.ready.wait()
         return await self._handoffs.take_in(document, origin_node)
 
+    async def confirmed(self, key: str) -> None:
+        """A taken-in session's answer went out to its origin: it is this node's to keep (a
+        coroutine, so the answer's background task runs it on the loop, not in a thread)."""
+        if (h := self.sessions.get(key)) is not None:
+            self._handoffs.confirmed(h)
+
+    async def drop(self, key: str) -> None:
+        """A taken-in session whose origin did not get the answer ends here."""
+        await self._handoffs.drop(self.get(key))
+
     # Restarting (:mod:`roost.runner.rebuild`).
 
     async def rebuild(self) -> int:
@@ -310,6 +320,8 @@ class Runner:
     async def _connect(self) -> None:
         try:
             await self._rebuild.connect()
+            for h in [h for h in self.sessions.values() if h.entry.unconfirmed]:
+                await self._handoffs.drop(h)  # taken in, and this daemon died before answering
         finally:
             self._idle = asyncio.ensure_future(self._lifecycle.idle_loop())
 

@@ -65,6 +65,9 @@ class Entry:
     between leaves it set; another ``handoff`` settles it (see :mod:`roost.actions.handoff`)."""
     arrived_from: str | None = None
     """Its key on the node it was handed off from, when it came by a handoff."""
+    unconfirmed: bool = False
+    """Taken in by a handoff, and the answer saying so not yet sent to the origin, which keeps
+    its own copy until it hears it: a daemon that restarts with this set drops the session."""
 
 
 def _file(key: str) -> Path:
