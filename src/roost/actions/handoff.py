@@ -12,7 +12,8 @@ The steps, each on the node that owns it, and what a failure at each leaves:
 3. **Here again**: only on that answer does the session end ``handed_off``, its record naming
    where it went (``handed_to``). Any refusal, or a target that does not answer, leaves it
    suspended here with its history and its mark cleared: resumable, the record's
-   ``error_reason`` and the caller's error saying why.
+   ``error_reason`` and the caller's error saying why (a refusal is the target's status and
+   ``code``, passed on as :class:`~roost.errors.Relayed`).
 
 Nothing runs twice: the session is live on neither node from step 1 until the target resumes
 it, and the origin never resumes a session marked as going elsewhere. A daemon killed during
@@ -28,8 +29,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from roost.actions import remote
 from roost.actions.door import Door, Found
-from roost.errors import AdapterFailed, Conflict, RoostError, TargetGone, TooLarge, UsageError
+from roost.errors import Relayed, RoostError, TargetGone, UsageError
 from roost.roster import Record
 
 TOOK = (200, 201)
@@ -63,18 +65,18 @@ async def handoff(door: Door, target: str | Found, node: str) -> Handed:
         raise
     answer = _json(reply.body)
     there = answer.get("record")
-    if (
-        reply.status not in TOOK
-        or not isinstance(there, dict)
-        or not isinstance(there.get("session_key"), str)
-    ):
-        why = str(answer.get("error") or f"it answered {reply.status}")
+    new_key = there.get("session_key") if isinstance(there, dict) else None
+    if reply.status not in TOOK or not isinstance(new_key, str) or remote.owner_of(new_key) != node_id:
+        why = str(answer.get("error") or f"it answered {reply.status} with no session of its own")
         runner.kept(key, f"{name} refused the handoff: {why}")
-        raise _refusal(
-            reply.status, f"{name} refused the handoff: {why}; the session stays here, suspended", answer
+        code = answer.get("code")
+        raise Relayed(
+            f"{name} refused the handoff: {why}; the session stays here, suspended",
+            status=reply.status if reply.status >= 400 else 502,
+            **({"code": code} if isinstance(code, str) else {}),
         )
-    to = {"node": name, "node_id": node_id, "session_key": there["session_key"]}
-    return Handed(runner.handed_off(key, to), there)
+    to = {"node": name, "node_id": node_id, "session_key": new_key}
+    return Handed(runner.handed_off(key, to), dict(there))
 
 
 def _json(body: bytes) -> dict[str, Any]:
@@ -83,16 +85,3 @@ def _json(body: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return found if isinstance(found, dict) else {}
-
-
-def _refusal(status: int, message: str, answer: dict[str, Any]) -> RoostError:
-    """The target's refusal as this node's failure of the same kind, with the target's code."""
-    code = answer.get("code") if isinstance(answer.get("code"), str) else None
-    extra = {"code": code} if code else {}
-    if status == 413:
-        return TooLarge(message, **extra)
-    if status in (400, 404):
-        return UsageError(message, **extra)
-    if status == 409:
-        return Conflict(message, **extra)
-    return AdapterFailed(message, **({"code": code or "handoff_failed"}))
