@@ -26,7 +26,8 @@ It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_m
 With ``$FAKE_ACP_STATE`` (a folder) each session gets its own id and its history is kept there,
 so ``session/load`` in a new process replays it (user and agent message chunks) before
 answering; without it the one session is ``sess-fake-1`` and nothing is kept. Every line in and
-out is appended to ``$FAKE_ACP_LOG`` (``< `` in, ``> `` out), byte for byte. EOF on stdin ends
+out is appended to ``$FAKE_ACP_LOG`` (``< `` in, ``> `` out), byte for byte; ``session/load``
+waits ``$FAKE_ACP_LOAD_DELAY`` seconds first, when set (a long history). EOF on stdin ends
 it, unless ``--stubborn``: then it ignores EOF and SIGTERM alike.
 """
 
@@ -311,6 +312,7 @@ def main() -> None:
             session = message["params"]["sessionId"]
             servers[session] = message["params"].get("mcpServers") or []
             past = history(session) if STATE else [["", "history"]]
+            time.sleep(float(os.environ.get("FAKE_ACP_LOAD_DELAY", "0")))
             for prompt_text, reply in past:
                 if prompt_text:
                     chunk(session, prompt_text, "user_message_chunk")

@@ -49,6 +49,7 @@ WIRE_FIELDS = {
     "recap": None,
     "pending": None,
     "model": None,
+    "handed_to": None,
 }
 
 

@@ -186,3 +186,12 @@ def test_a_peers_pending_request_keeps_the_id_and_answerable_its_owner_gave_it()
     later = {**record(activity="needs_attention", pending={**asked, "id": "2b"}), "revision": 9}
     changed = peers.change(PEER, later, NOW)
     assert changed is not None and changed.pending == {**asked, "id": "2b"}
+
+
+def test_a_peers_session_handed_off_says_where_it_went() -> None:
+    peers = Peers(OWN)
+    went = {"node": "desk", "node_id": OWN, "session_key": f"{OWN}:7:7"}
+    ended = record(liveness="ended", ended_reason="handed_off", handed_to=went)
+    peers.frame(PEER, frame(ended), NOW)
+    (found,) = peers.union([], NOW)
+    assert (found["ended_reason"], found["handed_to"]) == ("handed_off", went)

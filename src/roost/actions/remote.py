@@ -98,6 +98,11 @@ class Forwarder(Protocol):
         """Send ``act`` to ``node_id`` once; PeerUnreachable when it does not answer."""
         ...
 
+    async def hand(self, node_id: str, bundle: dict[str, object]) -> Reply:
+        """Send a handoff's bundle (:mod:`roost.runner.portable`) to ``node_id`` once, for it
+        to take the session in; PeerUnreachable when it does not answer."""
+        ...
+
 
 def owner_of(key: str) -> str | None:
     """The node id a session key begins with (``<node_id>:<pid>:<start_ticks>``), or None for

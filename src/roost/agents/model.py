@@ -174,7 +174,7 @@ class Gate(_Value):
 class Acp(_Value):
     """``[acp]``: the adapter a headless session runs between its holder and the agent."""
 
-    __slots__ = ("command", "extension", "package", "resumes")
+    __slots__ = ("command", "extension", "package", "resumes", "transcripts")
     command: tuple[str, ...]
     """The adapter's argv; it speaks ACP on its stdin and stdout."""
     package: str | None
@@ -184,6 +184,10 @@ class Acp(_Value):
     resumes: bool
     """The adapter loads a session back (``session/load``) with its history. Where it cannot, a
     session of it is never suspended (it could not come back) and is not resumed."""
+    transcripts: tuple[str, ...]
+    """Where the harness keeps a session's files that ``session/load`` reads back: glob patterns
+    relative to the home directory, ``{session_id}`` standing for the session's id. A handoff
+    carries the files they match to the other node, at the same paths under its home."""
 
     def __init__(self, table: dict) -> None:
         self._set(
@@ -191,6 +195,7 @@ class Acp(_Value):
             package=table.get("package"),
             extension=table.get("extension", False),
             resumes=table.get("resumes", True),
+            transcripts=tuple(table.get("transcripts", ())),
         )
 
 

@@ -106,7 +106,13 @@ HOOK_MAPS: dict[str, Check] = {
     "fields": _text,
     "summaries": _steps,
 }
-ACP: dict[str, Check] = {"command": _texts, "package": _text, "extension": _flag, "resumes": _flag}
+ACP: dict[str, Check] = {
+    "command": _texts,
+    "package": _text,
+    "extension": _flag,
+    "resumes": _flag,
+    "transcripts": _texts,
+}
 
 
 def _object(value: object) -> str | None:

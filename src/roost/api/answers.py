@@ -179,6 +179,14 @@ class HeadlessAnswer(Reply):
     wait: HeadlessWait | None = None
 
 
+class HandedOff(Reply):
+    """A headless session handed to another node: its record here (ended ``handed_off``, its
+    ``handed_to`` naming where it went) and the new session's record on that node."""
+
+    record: Record  # type: ignore[valid-type]
+    there: Record  # type: ignore[valid-type]
+
+
 class Closed(Reply):
     """A closed session: its record after (a headless one's ended; a pane's ends once the roster
     sees the pane gone), and how its pane was left (the pane, its badge as found, the agent, what

@@ -59,6 +59,7 @@ SESSION_VERBS = {
     "suspend": ("POST", "/suspend", headless.suspend),
     "resume": ("POST", "/resume", headless.resume),
     "stop": ("POST", "/stop", headless.stop),
+    "handoff": ("POST", "/handoff", headless.handoff),
     "close": ("POST", "/close", close.close),
     "explain": ("GET", "/explain", reads.explain),
     "name": ("POST", "/name", claims.name),

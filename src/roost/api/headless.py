@@ -14,6 +14,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.actions import handoff as handing
 from roost.actions import headless
 from roost.actions.door import Found
 from roost.api import context, schemas
@@ -106,3 +107,17 @@ async def resume(request: Request) -> JSONResponse:
 @_bare_action("end a headless session and every process under it")
 async def stop(request: Request) -> JSONResponse:
     return _answer(await headless.stop(context.of(request).door, await _bare(request)))
+
+
+@operation(
+    "hand a headless session to another node: suspended here, resumed there under a new key",
+    answers={201: ("HandedOff", "taken: the record here, ended handed_off, and the one there")},
+    fails=(400, 404, 409, 413, 502),
+    body=schemas.Handoff,
+    params=(KEY,),
+)
+async def handoff(request: Request) -> JSONResponse:
+    body = await read(request, schemas.Handoff)
+    door = context.of(request).door
+    done = await handing.handoff(door, str(request.path_params["key"]), body.to)
+    return JSONResponse({"record": to_json(done.record), "there": done.there}, status_code=201)

@@ -388,6 +388,14 @@ class Close(Strict):
     timeout_s: integer(0, CLOSE_LONGEST_S, f"whole seconds from 0 to {CLOSE_LONGEST_S}") = DEFAULT_TIMEOUT
 
 
+class Handoff(Strict):
+    """``POST /sessions/{key}/handoff``: the member of this node's swarm to hand the session to."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    to: text(64, least=1, one_line=True, what="a node's id or name")
+
+
 class NoBody(Strict):
     """An action that takes nothing but the session: its body is ``{}``."""
 

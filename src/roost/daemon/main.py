@@ -46,6 +46,7 @@ from roost.ledger.usage import Usage
 from roost.mcpserver import acts
 from roost.mesh import place, tailscale
 from roost.mesh.acting import Acted, Acting
+from roost.mesh.arrivals import Arrivals
 from roost.mesh.forwarding import Forwarding
 from roost.mesh.node import Mesh
 from roost.notify import vapid
@@ -158,7 +159,7 @@ async def _serve(config: Config) -> int:
         )
         peers = Peers(keys.node_id)
         acting = Acting(live.roster, _acted(journal))
-        mesh = _mesh(config, clock, live, peers, acting, (journal, usage))
+        mesh = _mesh(config, clock, live, peers, acting, (journal, usage), Arrivals(runner))
         door = Door(
             live,
             clock,
@@ -269,10 +270,11 @@ def _mesh(
     peers: Peers,
     acting: Acting,
     ledgers: tuple[Journal, Usage],
+    arrivals: Arrivals,
 ) -> Mesh:
     """This node on the swarm: its key from ``node.key``, its listener where ``[node] listen``
     puts it (off when nowhere), Tailscale for discovery when the program is there, the acts
-    peers forward to it and the ledgers they read."""
+    peers forward to it, the ledgers they read and the sessions they hand to it."""
     node_id, seed = secrets.node_key(config.directory)
     return Mesh(
         config.directory,
@@ -285,7 +287,8 @@ def _mesh(
         clock=clock,
         live=live,
         peers=peers,
-        routes=[acting.route()],
+        routes=[acting.route(), arrivals.route()],
+        limits=arrivals.limits,
         ledgers=ledgers,
     )
 

@@ -59,6 +59,14 @@ class Spawn(Input):
     )
     model: text(200, least=1, one_line=True, what="a model's name") | None = None
     effort: text(64, least=1, one_line=True, what="an effort level") | None = None
+    node: text(64, least=1, one_line=True, what="a node's name or id") | None = Field(
+        default=None,
+        description="the node of the swarm to start it on, by its name or id; this node if left out",
+    )
+    parent_session_key: text(256, least=1, one_line=True, what="a session's key") | None = Field(
+        default=None,
+        description="set by the node a spawn comes through, never by a caller: the calling session there",
+    )
 
 
 class Send(Input):

@@ -31,10 +31,24 @@ async def relay(door: Door, caller: Caller, tool: str, args: inputs.Input, found
     assert found.owner is not None and found.key is not None
     body = json.dumps({**args.model_dump(mode="json", exclude_unset=True), "name": found.key})
     act = Act(found.key, MCP, tool, body, caller.label(), VIA, remote.waiting(body, time.time()))
-    reply = await remote.forward(door.forwarder, found.owner, act)
+    return await _answer(door, found.owner, found.node or found.owner, act)
+
+
+async def relay_start(
+    door: Door, caller: Caller, tool: str, arguments: dict[str, Any], node_id: str
+) -> dict[str, Any]:
+    """Another node's answer to ``tool`` (a start: it names no session) called with ``arguments``."""
+    body = json.dumps(arguments)
+    act = Act(None, MCP, tool, body, caller.label(), VIA)
+    name = door.forwarder.name(node_id) if door.forwarder is not None else node_id
+    return await _answer(door, node_id, name, act)
+
+
+async def _answer(door: Door, owner: str, node: str, act: Act) -> dict[str, Any]:
+    reply = await remote.forward(door.forwarder, owner, act)
     answer: dict[str, Any] = json.loads(reply.body)  # an object: the forwarder checked it
     if reply.status != 200:
         said = answer.get("error")
         extra = {name: value for name, value in answer.items() if name not in OWN_WORDS}
-        raise Relayed(str(said or f"{found.node} answered {reply.status}"), status=reply.status, **extra)
+        raise Relayed(str(said or f"{node} answered {reply.status}"), status=reply.status, **extra)
     return answer

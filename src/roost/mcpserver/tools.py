@@ -19,11 +19,11 @@ from typing import Any
 
 from roost.actions import headless
 from roost.actions.door import Door, Found
-from roost.errors import RoostError, UsageError
+from roost.errors import RoostError, TargetGone, UsageError
 from roost.mcpserver import grants, inputs, sending
 from roost.mcpserver.answer import answer
 from roost.mcpserver.caller import Caller
-from roost.mcpserver.relay import relay
+from roost.mcpserver.relay import relay, relay_start
 from roost.roster import Record, records, to_json
 from roost.validation import Invalid, validated
 
@@ -118,10 +118,37 @@ def _folder(value: str | None, parent: Record | None) -> str:
 
 
 async def spawn(context: Context, caller: Caller, args: inputs.Spawn) -> dict[str, Any]:
+    """A child of the caller, here or on the node ``args.node`` names. A spawn another node
+    forwarded carries its caller's session as ``parent_session_key`` and the policy that node
+    held it to (its member's word, as its ``session.allow`` is); a caller here may set neither."""
     door = context.door
-    parent = caller.record(door.live.roster)
-    policy = grants.child_policy(args.policy, grants.granted(door, caller))
-    options = headless.Options(args.name, policy, args.model, args.effort, parent=caller.session)
+    roster = door.live.roster
+    if caller.through is None and args.parent_session_key is not None:
+        raise UsageError(
+            "parent_session_key is set by the node a spawn comes through", field="parent_session_key"
+        )
+    parent = caller.record(roster)
+    own = args.policy if caller.through is not None and args.policy else grants.granted(door, caller)
+    policy = grants.child_policy(args.policy, own)
+    if args.node is not None and args.node not in (roster.node, roster.node_id):
+        node_id = door.forwarder.member(args.node) if door.forwarder is not None else None
+        if node_id is None:
+            raise TargetGone(f"no node {args.node!r} in this node's swarm", code="no_such_node")
+        cwd = args.cwd or (parent.cwd if parent is not None else None)
+        if cwd is None:
+            raise UsageError(
+                "cwd is required: the caller is no session whose folder could be used", field="cwd"
+            )
+        arguments = {
+            **args.model_dump(mode="json", exclude_unset=True, exclude={"node"}),
+            "cwd": cwd,
+            "policy": policy,
+            "parent_session_key": caller.session,
+        }
+        return await relay_start(door, caller, "session.spawn", arguments, node_id)
+    options = headless.Options(
+        args.name, policy, args.model, args.effort, parent=args.parent_session_key or caller.session
+    )
     record = await headless.start(door, args.harness, _folder(args.cwd, parent), options)
     return {"record": to_json(record)}
 
@@ -198,7 +225,8 @@ TOOLS = {
         ),
         Tool(
             "session.spawn",
-            "Start a headless session of a harness in a folder (yours if left out). It is your "
+            "Start a headless session of a harness in a folder (yours if left out), on this node or "
+            "on the swarm's node `node` names. It is your "
             "child, and keeps your permission policy unless `policy` names a stricter one: "
             "`attention` is stricter than `auto`, and a looser one than yours is refused "
             "(`policy_too_loose`). Outside a headless session yours counts as `attention`.",

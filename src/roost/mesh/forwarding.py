@@ -26,6 +26,10 @@ from roost.mesh.membership import Membership
 from roost.swarm.peers import Peers
 
 ACT = "/swarm/act"
+HANDOFF = "/swarm/handoff"
+HANDOFF_S = 120.0
+"""Seconds a target may take to take a session in: its files written, its adapter started and
+the session loaded (a long history replays before ``session/load`` answers)."""
 READ_S = 60.0
 """Seconds an owner may take to answer an act that waits on nothing (a suspended headless
 session resumes before its prompt is sent); an act that waits is given its wait on top."""
@@ -99,6 +103,23 @@ class Forwarding:
                 code=UNREACHABLE,
                 address=member.address,
             )
+        if not (status in ANSWERED or 400 <= status <= 599) or not _an_object(body):
+            raise PeerUnreachable(
+                f"{member.name} ({member.address}) answered with something roost does not send",
+                code=UNREACHABLE,
+                address=member.address,
+            )
+        return Reply(status, body)
+
+    async def hand(self, node_id: str, bundle: dict[str, object]) -> Reply:
+        """Send a handoff's bundle to ``node_id`` once (:mod:`roost.mesh.arrivals`): its answer
+        as it gave it; PeerUnreachable when it does not answer (within :data:`HANDOFF_S`)."""
+        member = self.membership.members.get(node_id)
+        if member is None or member.revoked:
+            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
+        status, body = await self.dialer.once(
+            member.address, "POST", HANDOFF, bundle, read_s=HANDOFF_S, limit=MAX_ANSWER
+        )
         if not (status in ANSWERED or 400 <= status <= 599) or not _an_object(body):
             raise PeerUnreachable(
                 f"{member.name} ({member.address}) answered with something roost does not send",

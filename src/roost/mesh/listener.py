@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
@@ -58,8 +58,8 @@ def target(scope: Scope) -> str:
     return (path + (b"?" + query if query else b"")).decode("latin-1")
 
 
-async def _body(receive: Receive) -> bytes | None:
-    """The whole body, or None when it is larger than :data:`MAX_BODY`."""
+async def _body(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, or None when it is larger than ``limit``."""
     chunks, size = [], 0
     while True:
         message = await receive()
@@ -67,7 +67,7 @@ async def _body(receive: Receive) -> bytes | None:
             return None
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY:
+        if size > limit:
             return None
         chunks.append(chunk)
         if not message.get("more_body"):
@@ -90,10 +90,14 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 class Signed:
     """The door: a request reaches the routes only when a member signed it (or it is a join)."""
 
-    def __init__(self, app: ASGIApp, membership: Membership, refusals: Refusals) -> None:
+    def __init__(
+        self, app: ASGIApp, membership: Membership, refusals: Refusals, limits: Mapping[str, int]
+    ) -> None:
         self.app = app
         self.membership = membership
         self.refusals = refusals
+        self.limits = limits
+        """Bytes of body a path takes, where it is not :data:`MAX_BODY` (a handoff's files)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -102,7 +106,7 @@ class Signed:
         if scope["type"] != "http":
             await self._refuse(scope, receive, send, "malformed")
             return
-        body = await _body(receive)
+        body = await _body(receive, self.limits.get(scope.get("path", ""), MAX_BODY))
         if body is None:
             await self._refuse(scope, receive, send, "too_large")
             return
@@ -157,13 +161,19 @@ async def _http_error(_request: Request, error: Exception) -> Response:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def app(membership: Membership, routes: Sequence[BaseRoute], refusals: Refusals) -> ASGIApp:
-    """The listener's ASGI app: ``routes`` behind the signed door."""
+def app(
+    membership: Membership,
+    routes: Sequence[BaseRoute],
+    refusals: Refusals,
+    limits: Mapping[str, int] | None = None,
+) -> ASGIApp:
+    """The listener's ASGI app: ``routes`` behind the signed door, each body at most
+    :data:`MAX_BODY` bytes unless ``limits`` names its path."""
     inner = Starlette(
         routes=list(routes),
         exception_handlers={RoostError: _failure, HTTPException: _http_error},
     )
-    return Signed(inner, membership, refusals)
+    return Signed(inner, membership, refusals, dict(limits or {}))
 
 
 def route(path: str, handler: Handler, method: str = "POST") -> Route:

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import uvicorn
@@ -76,6 +76,7 @@ class Mesh:
         version: str,
         clock: Callable[[], float],
         routes: Sequence[BaseRoute] = (),
+        limits: Mapping[str, int] | None = None,
         live: Live | None = None,
         peers: Peers | None = None,
         ledgers: tuple[Journal, Usage] | None = None,
@@ -117,7 +118,7 @@ class Mesh:
         if self.exchange is not None:
             self.membership.listeners.append(self.exchange.sync)
         self.membership.listeners.append(self.relay.sync)
-        self.app = listener.app(self.membership, table, self.refusals)
+        self.app = listener.app(self.membership, table, self.refusals, limits)
         self.listening: str | None = None
         """``host:port`` the listener is bound to, None while it is off."""
         self.off_because: str | None = None if place.host is not None else place.why

@@ -130,9 +130,10 @@ class ClaimFields(Strict):
 
 class RosterdFields(ClaimFields):
     """The record fields rosterd's own sources may set: a pending request with its identity too
-    (its id, whether rosterd can answer it)."""
+    (its id, whether rosterd can answer it), and where a session handed to another node went."""
 
     pending: JsonObject | None = None
+    handed_to: JsonObject | None = None
 
 
 def _absent(name: str) -> dict[str, Any]:

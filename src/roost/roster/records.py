@@ -31,7 +31,7 @@ BUSY = (ACTIVE, NEEDS_ATTENTION)
 LIVE, STALE, SUSPENDED, ENDED = "live", "stale", "suspended", "ended"
 LIVENESS = (LIVE, STALE, SUSPENDED, ENDED)
 
-ENDED_REASONS = ("exit", "crash", "reboot", "killed", "expired")
+ENDED_REASONS = ("exit", "crash", "reboot", "killed", "expired", "handed_off")
 LANES = ("headless", "interactive")
 PERMISSION_POLICIES = ("auto", "attention")
 
@@ -93,6 +93,8 @@ class Record:
     recap: str | None = None
     pending: dict[str, Any] | None = None
     model: str | None = None
+    handed_to: dict[str, Any] | None = None
+    """Where a headless session ended ``handed_off`` went: ``node``, ``node_id``, ``session_key``."""
 
     def replace(self, **changes: Any) -> Record:
         """A copy with some fields changed: records are values, never edited in place."""

@@ -21,7 +21,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from roost.roster import precedence, records
 from roost.roster.claimschema import COUNT_MAX, EVENT_LIMIT, Pid, RosterdFields, Ticks
 from roost.roster.times import from_wire
-from roost.validation import Invalid, integer, refuse, text, validated, words
+from roost.validation import Invalid, JsonObject, integer, refuse, text, validated, words
 
 Count = integer(0, COUNT_MAX, "a non-negative integer")
 MOMENTS = ("started_at", "activity_at", "ended_at")
@@ -50,6 +50,7 @@ class RecordBody(RosterdFields):
     occupant_id: Count = 0
     revision: Count = 0
     completed_revision: Count | None = None
+    handed_to: JsonObject | None = None
 
     @field_validator(*MOMENTS, mode="before")
     @classmethod

@@ -180,6 +180,12 @@ class Lifecycle:
             raise Conflict(_CANNOT_RESUME.format(entry.harness), code="cannot_resume")
         if not entry.session_id:
             raise Conflict("the session has no stored id to load", code="no_session_id")
+        if entry.handing_to:
+            raise Conflict(
+                f"the session is being handed off to {entry.handing_to}; if that handoff was cut "
+                f"short, run `rosterd handoff {entry.key} --to {entry.handing_to}` again to settle it",
+                code="handing_off",
+            )
         now = self._clock()
         entry.resumes = [at for at in entry.resumes if now - at < HOUR]
         if len(entry.resumes) >= self._settings.runner.max_resumes_per_hour:

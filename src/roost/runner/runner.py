@@ -11,7 +11,8 @@ owns it:
 - :mod:`roost.runner.launch`: opening a session on a new holder;
 - :mod:`roost.runner.lifecycle`: suspending, resuming, stopping, a crash, the idle timer;
 - :mod:`roost.runner.rebuild`: the sessions a restart or a reboot left, back in the roster;
-- :mod:`roost.runner.stamps`: which processes may be signalled, and the signals.
+- :mod:`roost.runner.stamps`: which processes may be signalled, and the signals;
+- :mod:`roost.runner.handoff`: handing a session to another node, and taking one in.
 
 What stays here is driving a live session (a prompt, a cancel, an answer to a permission, a
 wait for its turn) and the one wait every action shares: for the restart to be done with it.
@@ -36,6 +37,7 @@ from roost.roster import Record, records
 from roost.roster.live import Live
 from roost.runner import store
 from roost.runner.claims import Claims
+from roost.runner.handoff import Handoffs, environ_of
 from roost.runner.headless import Headless
 from roost.runner.lifecycle import Lifecycle
 from roost.runner.link import Link, LinkError
@@ -89,9 +91,12 @@ class Runner:
             self._claims,
             self.sessions,
             clock,
-            dict(os.environ if environ is None else environ),
+            environ_of(environ),
             self.mcp,
             self._spawn,
+        )
+        self._handoffs = Handoffs(
+            live, settings, self._claims, self._lifecycle, self.sessions, clock, environ_of(environ)
         )
         self._rebuild = Rebuild(self._lifecycle, self._claims, self.sessions, clock, self._spawn)
 
@@ -268,6 +273,36 @@ class Runner:
         """End the session: its holder and every process under it, then its record."""
         await self._lifecycle.stop(await self._ready_for(key))
 
+    # Handing off (:mod:`roost.runner.handoff`; the steps between nodes are
+    # :mod:`roost.actions.handoff`'s).
+
+    async def hand_out(self, key: str, node: str) -> dict[str, Any]:
+        """Suspend the session, mark it as going to ``node`` and return its bundle."""
+        return await self._handoffs.hand_out(await self._ready_for(key), node)
+
+    def handed_off(self, key: str, to: dict[str, str]) -> Record:
+        """The target took it: it ends here ``handed_off``, saying where it went."""
+        return self._handoffs.handed_off(self.get(key), to)
+
+    def kept(self, key: str, why: str | None) -> Record:
+        """The handoff failed: it stays here, suspended and resumable, saying ``why``."""
+        return self._handoffs.kept(self.get(key), why)
+
+    async def take_in(self, document: object, origin_node: str) -> Record:
+        """A bundle another node sent, checked, placed and resumed here under a new key."""
+        await self._rebuild.ready.wait()
+        return await self._handoffs.take_in(document, origin_node)
+
+    async def confirmed(self, key: str) -> None:
+        """A taken-in session's answer went out to its origin: it is this node's to keep (a
+        coroutine, so the answer's background task runs it on the loop, not in a thread)."""
+        if (h := self.sessions.get(key)) is not None:
+            self._handoffs.confirmed(h)
+
+    async def drop(self, key: str) -> None:
+        """A taken-in session whose origin did not get the answer ends here."""
+        await self._handoffs.drop(self.get(key))
+
     # Restarting (:mod:`roost.runner.rebuild`).
 
     async def rebuild(self) -> int:
@@ -285,6 +320,8 @@ class Runner:
     async def _connect(self) -> None:
         try:
             await self._rebuild.connect()
+            for h in [h for h in self.sessions.values() if h.entry.unconfirmed]:
+                await self._handoffs.drop(h)  # taken in, and this daemon died before answering
         finally:
             self._idle = asyncio.ensure_future(self._lifecycle.idle_loop())
 

@@ -59,6 +59,15 @@ class Entry:
     adapter_process: dict[str, Any] | None = None
     """The adapter's stamp, taken while its holder was its parent: the one process a holder that
     died may have left that the runner ends (see :func:`roost.runner.stamps.end_leftovers`)."""
+    handing_to: str | None = None
+    """The node a handoff is taking it to, from its suspend until the target answered: no
+    resume while it is set (the session could come alive on both nodes). A daemon killed in
+    between leaves it set; another ``handoff`` settles it (see :mod:`roost.actions.handoff`)."""
+    arrived_from: str | None = None
+    """Its key on the node it was handed off from, when it came by a handoff."""
+    unconfirmed: bool = False
+    """Taken in by a handoff, and the answer saying so not yet sent to the origin, which keeps
+    its own copy until it hears it: a daemon that restarts with this set drops the session."""
 
 
 def _file(key: str) -> Path:

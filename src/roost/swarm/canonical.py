@@ -62,12 +62,13 @@ def _no_float(text: str) -> object:
     raise ValueError("a number that is not an integer")
 
 
-def parse(data: bytes | str) -> object:
-    """A peer's JSON, parsed strictly: at most ``MAX_DOCUMENT`` bytes, no key twice in one
-    object (two readers could pick different ones), no floats, NaN or infinities, nesting
-    at most ``MAX_DEPTH``; ``ValueError`` otherwise."""
-    if len(data) > MAX_DOCUMENT:
-        raise ValueError(f"larger than {MAX_DOCUMENT} bytes")
+def parse(data: bytes | str, limit: int = MAX_DOCUMENT) -> object:
+    """A peer's JSON, parsed strictly: at most ``limit`` bytes (``MAX_DOCUMENT`` but for the
+    one route that carries files, a handoff), no key twice in one object (two readers could
+    pick different ones), no floats, NaN or infinities, nesting at most ``MAX_DEPTH``;
+    ``ValueError`` otherwise."""
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit} bytes")
     if isinstance(data, bytes):
         data = data.decode("utf-8")
     if _depth(data) > MAX_DEPTH:

@@ -36,6 +36,7 @@ VERBS = {
     "stop": "headless",
     "suspend": "headless",
     "resume": "headless",
+    "handoff": "headless",
     "allow": "answer",
     "deny": "answer",
     "spawn": "headless",

@@ -2,7 +2,8 @@
 
 ``rosterd start`` (``POST /sessions``) and ``spawn`` make a session; ``prompt`` sends a turn
 (resuming a suspended session first) and, with ``--wait``, returns when the session is idle,
-needs attention or has ended; ``cancel``, ``stop``, ``suspend`` and ``resume`` act on it
+needs attention or has ended; ``cancel``, ``stop``, ``suspend`` and ``resume`` act on it, and
+``handoff --to NODE`` moves it to another node of the swarm
 (``allow`` and ``deny`` answer any session's permission: :mod:`roost.cli.rosterd.answer`). ``--json``
 prints the daemon's answer as sent (``record``, and ``wait`` for a prompt that waited). A wait
 that ends elsewhere than asked (the timeout, or a person is needed while waiting for idle)
@@ -33,12 +34,15 @@ USAGE = (
     ("suspend KEY", "stop its holder; the session stays, suspended, until addressed"),
     ("resume KEY", "start a suspended headless session again"),
     ("stop KEY", "end a headless session and every process under it"),
+    ("handoff KEY --to NODE", "move a headless session to another node: suspended here, resumed there"),
     ("spawn KEY --harness H --cwd DIR [--name L]", "start a child session of a headless session"),
 )
 DONE = {"cancel": "cancelled", "suspend": "suspended", "resume": "resumed", "stop": "stopped"}
 """What each verb says it did, spelled out: English past tenses are not the verb plus "ed"."""
 TIMEOUT_SLACK = 30.0
 """Seconds the client waits past a prompt's own ``--timeout`` for the daemon's answer."""
+HANDOFF_TIMEOUT = 180.0
+"""Seconds a handoff may take: the target starts the adapter and loads the session's history."""
 NOT_YET = "no reply yet: this turn has not ended (the session's recap is an earlier turn's)"
 NO_RECAP = "the turn ended with no recap"
 
@@ -114,11 +118,36 @@ def run(verb: str, args: list[str]) -> int:
         return 0
     if verb == "prompt":
         return _prompt(args)
+    if verb == "handoff":
+        return _handoff(args)
     usage = f"usage: rosterd {verb} KEY [--json]"
     options = parse(args, usage, flags=("--json",), positional=1)
     with Client(timeout=60) as client:
         body = client.post(path_of("sessions", options.positional[0], verb), {})
     show(body, "--json" in options.flags, DONE[verb])
+    return 0
+
+
+def _handoff(args: list[str]) -> int:
+    """``handoff KEY --to NODE``: the record here (ended ``handed_off``) and where it went."""
+    usage = "usage: rosterd handoff KEY --to NODE [--json]"
+    options = parse(args, usage, flags=("--json",), valued=("--to",), positional=1)
+    if "--to" not in options.values:
+        raise UsageError(usage)
+    with Client(timeout=HANDOFF_TIMEOUT) as client:
+        body = client.post(
+            path_of("sessions", options.positional[0], "handoff"), {"to": options.values["--to"]}
+        )
+    if "--json" in options.flags:
+        printing.raw(body)
+        return 0
+    answer = json.loads(body)
+    here, there = answer.get("record") or {}, answer.get("there") or {}
+    node = (here.get("handed_to") or {}).get("node")
+    printing.line(
+        f"{here.get('session_key')}: handed off to {node} as {there.get('session_key')}; "
+        f"{printing.label(there)} {printing.activity(there)}"
+    )
     return 0
 
 

@@ -1,7 +1,13 @@
-// Asking rosterd to act: a JSON POST whose refusal becomes an error carrying rosterd's own words
+// Asking rosterd to act (a JSON POST) or to tell (a GET): a refusal becomes an error carrying rosterd's own words
 // (every refusal is `{"error": …}`), so the page can show the person why, not just a status.
 
 export class ApiError extends Error {}
+
+async function answered(response) {
+  const doc = await response.json().catch(() => ({}));
+  if (!response.ok) throw new ApiError(doc.error || `HTTP ${response.status}`);
+  return doc;
+}
 
 export async function post(path, body = {}) {
   const response = await fetch(path, {
@@ -10,9 +16,11 @@ export async function post(path, body = {}) {
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify(body),
   });
-  const doc = await response.json().catch(() => ({}));
-  if (!response.ok) throw new ApiError(doc.error || `HTTP ${response.status}`);
-  return doc;
+  return answered(response);
+}
+
+export async function get(path) {
+  return answered(await fetch(path, { credentials: "same-origin" }));
 }
 
 // Where a session's routes are: this node's /sessions/{key}, or, for a session another node of

@@ -1,13 +1,14 @@
 // One headless session (run by rosterd over ACP, no terminal) in a tab: what its record says —
 // activity and liveness, mode, plan, usage, the last reply, a pending permission — and what a
-// person can do: prompt it, answer the permission, cancel the turn, suspend, resume, stop it.
+// person can do: prompt it, answer the permission, cancel the turn, suspend, resume, stop it, or
+// hand it off to another node of the swarm (and, once it went, see where).
 //
 // Everything shown comes from the roster's record (roster.js hands each new one to `update`);
 // every action is a POST to /sessions/{key}/… (to /swarm/{node}/sessions/{key}/… for a session
 // another node owns: `path`), whose answer carries the record after it. Agent
 // text (the reply, the plan, a tool's summary) is only ever set as textContent.
 
-import { post } from "./api.js";
+import { get, post } from "./api.js";
 import { badge } from "./badges.js";
 import { showRequest } from "./request.js";
 import { STATE_OF_ACTIVITY } from "./roster.js";
@@ -105,9 +106,16 @@ export class HeadlessView extends EventTarget {
       made.addEventListener("click", () => this.act(`${this.path}/${verb}`, {}));
       this.controls.append(made);
     }
+    this.handoff = button("Hand off to…", "handoff");
+    this.handoff.addEventListener("click", () => this.offerNodes());
+    this.controls.append(this.handoff);
+    this.nodes = element("div", "nodes");
+    this.nodes.hidden = true;
+    this.handed = element("p", "handed");
     this.error = element("p", "error");
     this.error.setAttribute("role", "alert");
-    panel.append(head, this.facts, this.failure, this.pending, this.plan, this.recap, this.form, this.controls);
+    panel.append(head, this.facts, this.failure, this.handed, this.pending, this.plan, this.recap, this.form);
+    panel.append(this.controls, this.nodes);
     panel.append(this.error);
     this.box.append(panel);
   }
@@ -140,6 +148,10 @@ export class HeadlessView extends EventTarget {
     this.buttons.suspend.hidden = record.liveness !== "live";
     this.buttons.resume.hidden = record.liveness !== "suspended";
     this.buttons.stop.hidden = ended;
+    this.handoff.hidden = ended;
+    if (ended) this.nodes.hidden = true;
+    const to = record.handed_to;
+    this.handed.textContent = to ? `Handed off to ${to.node} as ${to.session_key}` : "";
     // An ended session's tab stays, struck through like a closed terminal's, until closed.
     const tab = ended ? "closed" : "open";
     if (tab !== this.state) {
@@ -167,6 +179,36 @@ export class HeadlessView extends EventTarget {
         return step;
       }),
     );
+  }
+
+  // "Hand off to…": the swarm's members this node reaches now, one button each.
+  async offerNodes() {
+    this.error.textContent = "";
+    let doc;
+    try {
+      doc = await get("/swarm/nodes");
+    } catch (error) {
+      this.error.textContent = error.message;
+      return;
+    }
+    const reachable = (doc.nodes || []).filter((node) => !node.self && !node.revoked && node.reachable);
+    if (reachable.length === 0) {
+      this.error.textContent = "no other node of the swarm is reachable now";
+      return;
+    }
+    const path = `/sessions/${encodeURIComponent(this.key)}/handoff`;
+    this.nodes.replaceChildren(
+      ...reachable.map((node) => {
+        const made = button(node.name, "handoff-to");
+        made.dataset.node = node.name;
+        made.title = node.address || "";
+        made.addEventListener("click", async () => {
+          if (await this.act(path, { to: node.name })) this.nodes.hidden = true;
+        });
+        return made;
+      }),
+    );
+    this.nodes.hidden = false;
   }
 
   async prompt() {
