@@ -317,3 +317,16 @@ def test_no_recap_is_kept_when_the_config_says_so(roost: Roost, daemon: Daemon, 
     run_hook(roost, pane, event("Stop", last_assistant_message="private words"), daemon.env)
     done = mine(daemon)
     assert done is not None and (done["activity"], done["recap"]) == ("idle", None)
+
+
+def test_the_claim_names_the_session_after_its_pane_at_once(roost: Roost, running: Daemon, pane: str) -> None:
+    """The process scan would name it too, seconds later: a script that looks the session up by
+    name right after it starts must find it."""
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-name", "pusher")
+    run_hook(roost, pane, event("SessionStart", source="startup"), running.env)
+    named = mine(running)
+    assert named is not None and named["name"] == "pusher"
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-name", "x" * 201)  # too long for a claim: not claimed
+    run_hook(roost, pane, event("UserPromptSubmit", prompt="go"), running.env)
+    working = mine(running)
+    assert working is not None and (working["activity"], working["name"]) == ("active", "pusher")

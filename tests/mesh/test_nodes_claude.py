@@ -135,14 +135,18 @@ def pending_on(node: SwarmNode, key: str) -> dict[str, Any] | None:
 def prompt(node: SwarmNode, key: str, text: str, wait: bool = False) -> None:
     """A terminal's prompt from ``node``, fenced to the row it read, as a script sends one; with
     ``wait``, answered once the turn is idle."""
-    record = node.get(f"/sessions/{key}").json()
-    body: dict[str, Any] = {
-        "text": text,
-        **{f: record[f] for f in ("status_epoch", "occupant_id", "revision")},
-    }
-    if wait:
-        body.update(wait={"until": ["idle"]}, deadline_ms=int((time.time() + TURN_TIMEOUT) * 1000))
-    sent = node.post(f"/sessions/{key}/prompt", body, timeout=TURN_TIMEOUT + 10)
+    for _ in range(5):  # the row moved on between the read and the prompt: read it again
+        record = node.get(f"/sessions/{key}").json()
+        body: dict[str, Any] = {
+            "text": text,
+            **{f: record[f] for f in ("status_epoch", "occupant_id", "revision")},
+        }
+        if wait:
+            body.update(wait={"until": ["idle"]}, deadline_ms=int((time.time() + TURN_TIMEOUT) * 1000))
+        sent = node.post(f"/sessions/{key}/prompt", body, timeout=TURN_TIMEOUT + 10)
+        if sent.status_code != 409 or sent.json().get("code") != "revision_changed":
+            break
+        time.sleep(0.2)
     assert sent.status_code == 200, sent.text
     answer = sent.json()
     assert answer["input"] == "accepted" and answer["written_bytes"] > len(text), answer
@@ -178,6 +182,12 @@ def test_a_real_claude_on_one_node_is_driven_read_and_answered_from_another(
     b.wait_for(lambda: idle_with(b, key, "TOOL-DONE:"), "the turn done", timeout=TURN_TIMEOUT)
 
     # MCP on n2: by name, anywhere in the swarm, with a wait; the recap read back
+    print(
+        "DEBUG",
+        subprocess.run(
+            ["tmux", "-L", a.tmux, "show-options", "-p", "-t", "%0"], capture_output=True, text=True
+        ),
+    )
     done = ok(
         mcp(b), "session.send", name="pusher", prompt="from mcp", wait_until="idle", timeout_s=TURN_TIMEOUT
     )

@@ -216,3 +216,12 @@ def test_change_seqs_are_global_across_sessions(hub: Roster, clock: Clock) -> No
             for change in hub.apply(claim(clock, "hook", process=ProcessId(pid, 1), activity="idle")).changes
         ]
     assert seqs == list(range(1, 7)) and hub.head == 6
+
+
+def test_a_session_that_learns_its_pane_is_updated(hub: Roster, clock: Clock) -> None:
+    """An agent's hook may claim before the scan has found its pane: the pane it learns then is
+    news to every client (a web app shows a pane's session only once it knows the pane)."""
+    hub.apply(claim(clock, "hook", activity="idle"))
+    where = {"lane": "interactive", "tmux": {"socket": "s", "pane": "%1"}}
+    assert events(hub.apply(claim(clock, "scan", fields=where))) == ["updated"]
+    assert events(hub.apply(claim(clock, "scan", fields=where))) == []

@@ -22,16 +22,18 @@ def _context(pane_id: str) -> str:
     )
 
 
-def handle(heard: Heard) -> tuple[str | None, str | None]:
-    """Apply the event to its pane; returns text for the agent's context, if any, and the
-    reason the badge now gives for a dialog (for the claim to say the same), if it badged one.
+def handle(heard: Heard) -> tuple[str | None, str | None, str | None]:
+    """Apply the event to its pane; returns text for the agent's context, if any, the reason
+    the badge now gives for a dialog (for the claim to say the same), if it badged one, and the
+    pane's name (``@roost-name``: the claim carries it, so the roster names the session at its
+    first event rather than at the next process scan).
 
     An event the hook does nothing with never gets here (:func:`roost.hook.events.read`);
     one that changes nothing costs one tmux read.
     """
     here = _here()
     if here is None:
-        return None, None
+        return None, None, None
     pane_id, socket = here
     agent, event, action = heard.agent, heard.event, heard.action
     server = Server(socket)
@@ -44,10 +46,11 @@ def handle(heard: Heard) -> tuple[str | None, str | None]:
         if shared:
             pane_id = owner.pane_holding(server, event.session_id)
             if pane_id is None:
-                return None, None
+                return None, None, None
     pane = panestate.read(server, pane_id)
     if pane is None:
-        return None, None
+        return None, None, None
+    name = pane.opt(w.NAME)
     if not shared and not event.agent_id and event.session_id and event.cwd and os.path.isabs(event.cwd):
         panestate.identify(server, pane, event.session_id, event.cwd, agent.name, event.transcript)
     if action == "prompt" or action == "working":
@@ -60,7 +63,7 @@ def handle(heard: Heard) -> tuple[str | None, str | None]:
         if pane.opt(w.STATE) == w.BLOCKED and event.notification:
             reason = pane.opt(w.REASON) or reason  # the dialog's own hook said it better
         panestate.set_state(server, pane, w.BLOCKED, reason)
-        return None, pane.opt(w.REASON)
+        return None, pane.opt(w.REASON), name
     elif action == "done":
         panestate.end_turn(server, pane, as_bytes(event.reply) if event.reply else None)
     elif action == "interrupt":
@@ -70,8 +73,8 @@ def handle(heard: Heard) -> tuple[str | None, str | None]:
     elif action == "ready":
         panestate.set_state(server, pane, w.IDLE)
     if action in ("identify", "ready"):
-        return (_context(pane.id) if agent.session_context else None), None
-    return None, None
+        return (_context(pane.id) if agent.session_context else None), None, name
+    return None, None, name
 
 
 def answered() -> None:

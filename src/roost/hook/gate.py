@@ -46,11 +46,11 @@ def decide(harness: str, payload: dict) -> str | None:
     if heard is None:
         return None
     gate, event = heard.agent.hook.gate, heard.event
-    _, reason = handle(heard)
+    _, reason, name = handle(heard)
     held = gate is not None and event.name == gate.event and event.tool not in gate.skip_tools
-    body = claim(heard, reason) if held else None
+    body = claim(heard, reason, name) if held else None
     if gate is None or body is None:
-        post(heard, reason)
+        post(heard, reason, name)
         return None
     suggestions = _always(gate, payload)
     answer = _ask({"claim": body, "always": bool(suggestions)})

@@ -159,11 +159,11 @@ def _event(harness: str, payload: dict) -> str | None:
     heard = read(harness, payload)
     if heard is None:
         return None
-    context = reason = None
+    context = reason = name = None
     try:
-        context, reason = handle(heard)
+        context, reason, name = handle(heard)
     finally:  # the daemon hears of the event even when the pane could not be stamped
-        post(heard, reason)
+        post(heard, reason, name)
     return context
 
 

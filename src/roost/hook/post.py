@@ -40,6 +40,8 @@ _WORDS = {
 }
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox"})
 _EVENT_LIMIT = 64
+_NAME_LIMIT = 200
+"""Characters of a pane's name a claim may carry (the claim schema's bound)."""
 _RECAP_LIMIT = 65536
 """Characters of a turn's reply a claim carries as its recap (the claim schema's bound)."""
 _ANCESTORS_KEPT = 16
@@ -62,7 +64,7 @@ def agent_process() -> tuple[list[int], list[list[int]]] | None:
     return None if found is None else (found, ancestors)
 
 
-def claim(heard: Heard, reason: str | None = None) -> dict | None:
+def claim(heard: Heard, reason: str | None = None, name: str | None = None) -> dict | None:
     """The claim body for this event, or None when it should post nothing.
 
     A dialog's claim carries what it asks as its pending request's summary: ``reason``, the
@@ -88,6 +90,8 @@ def claim(heard: Heard, reason: str | None = None) -> dict | None:
             fields["session_id"] = event.session_id
         if event.cwd and os.path.isabs(event.cwd):
             fields["cwd"] = event.cwd
+        if name and len(name) <= _NAME_LIMIT and name.isprintable():
+            fields["name"] = name  # one line (a name that is not is the scan's to refuse, alone)
     if action == "done" and event.reply and not event.agent_id:
         # The turn's last message, as a headless session's recap: a script or a peer reads it
         # from the record (`GET /sessions/{key}`, MCP's read_state) wherever the pane runs.
@@ -126,16 +130,17 @@ def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
             return None
 
 
-def post(heard: Heard, reason: str | None = None) -> None:
+def post(heard: Heard, reason: str | None = None, name: str | None = None) -> None:
     """Tell the daemon about this event, if one is listening; never raises, never waits long.
 
-    ``reason`` is the dialog the pane's badge now names, when the hook badged one.
+    ``reason`` is the dialog the pane's badge now names, when the hook badged one; ``name``
+    the pane's, when it has one.
     """
     try:
         path = paths.api_socket_path()
         if not os.path.exists(path):
             return
-        body = claim(heard, reason)
+        body = claim(heard, reason, name)
         if body is not None:
             send(body, path)
     except Exception:

@@ -18,8 +18,8 @@ epoch) it gets one ``snapshot`` change instead and starts over from there. Names
 - ``activity``: any other change of activity.
 - ``renamed``: the display name changed.
 - ``updated``: nothing above, but something a client shows beside the activity did: the plan,
-  mode, usage or recap (a headless session's plan moves on mid-turn, with no new activity), or
-  a wait already announced was said again.
+  mode, usage or recap (a headless session's plan moves on mid-turn, with no new activity),
+  its lane or pane, or a wait already announced was said again.
 - ``snapshot``: the whole roster, for a new subscriber or one that fell behind.
 """
 
@@ -53,8 +53,10 @@ EVENTS = (
     RENAMED,
     UPDATED,
 )
-SHOWN = ("plan", "mode", "usage", "recap")
-"""Fields whose change alone is an ``updated`` change: what a client draws beside the activity."""
+SHOWN = ("plan", "mode", "usage", "recap", "lane", "tmux")
+"""Fields whose change alone is an ``updated`` change: what a client draws beside the activity,
+and where the session runs (an agent's hook may speak before the scan has found its pane: the
+pane it then learns is news to every client, and to every peer, which hears only changes)."""
 
 RING_SIZE = 1024
 """Changes kept for ``?since=``: minutes of a busy node's traffic, a few hundred KB at most."""
