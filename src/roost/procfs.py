@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 
+PID_MAX = 1 << 22
+"""Linux's ``PID_MAX_LIMIT``: no kernel numbers a process higher, whatever ``pid_max`` says."""
+
 _STAT_BYTES = 4096
 """More than a stat line can be: 52 numbers and a name of at most 16 bytes."""
 
