@@ -10,7 +10,7 @@ then leaves the input line after Enter). Each round times, interleaved (``common
 - the baselines: ``python -c pass`` and ``tmux list-panes -a``.
 
 It prints each median as a multiple of the baselines and send's against the bash send, plus
-the tmux calls of one send. The shell's screen is cleared (untimed) before each send.
+the tmux calls of one send.
 
 Run: ``.venv/bin/python bench/send_shell.py [--runs N] [--budget SECONDS] [--src DIR]``
 """
@@ -56,22 +56,15 @@ def main() -> None:
         script = box.root / "send.bash"
         script.write_text(BASH_SEND)
 
-        def clear() -> None:
-            box.tmux("send-keys", "-t", pane, "-R", "clear", "Enter")
-            box.tmux("clear-history", "-t", pane)
-            time.sleep(0.05)
-
-        send = Case([str(BIN / "roost"), "send", pane, "echo hi"], box.env, setup=clear)
+        send = Case([str(BIN / "roost"), "send", pane, "echo hi"], box.env)
         cases = {
             **box.baselines(),
             "roost send": send,
-            "bash send": Case(
-                ["/bin/bash", "--norc", "--noprofile", str(script), pane, "echo hi"], box.env, setup=clear
-            ),
+            "bash send": Case(["/bin/bash", "--norc", "--noprofile", str(script), pane, "echo hi"], box.env),
             "roost screen": Case([str(BIN / "roost"), "screen", pane], box.env),
         }
         env, log = box.counting_env(box.env)
-        calls = count_calls(Case(send.argv, env, setup=clear), log)
+        calls = count_calls(Case(send.argv, env), log)
         print(f"roost send to a plain shell{', roost from ' + args.src if args.src else ''}")
         print(f"  one send: {len(calls)} tmux calls: {', '.join(map(command, calls))}")
         medians = report("send to a plain shell", measure(cases, args.runs, args.budget))
