@@ -9,7 +9,8 @@ daemon) and notes when ``GET /status`` first answered (the whole daemon ready: A
 swarm). Rounds are interleaved, so the ratios hold on a busy machine; the aim is under
 0.25 s to serving.
 
-Run: ``.venv/bin/python bench/daemon_start.py [--runs N]``
+Run: ``.venv/bin/python bench/daemon_start.py [--runs N] [--src DIR]``; ``--src`` runs roost from
+another source tree (``PYTHONPATH``), to measure a tree before a change.
 """
 
 from __future__ import annotations
@@ -111,10 +112,14 @@ def end_holders(box: Sandbox) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--src", help="run roost from this source tree (PYTHONPATH)")
     args = parser.parse_args()
     want = PANES + HEADLESS
     print(f"rosterd spawn to serving its roster ({PANES} panes + {HEADLESS} headless, {args.runs} rounds)")
     with Sandbox() as box:
+        if args.src:
+            box.env["PYTHONPATH"] = str(Path(args.src).resolve())
+            print(f"  roost from {args.src}")
         config = box.root / "config" / "roost"
         config.mkdir(parents=True)
         (config / "rosterd.toml").write_text(
