@@ -4,6 +4,7 @@ connection on loopback is traced to the one process that holds its other end."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -12,8 +13,14 @@ from contextlib import contextmanager, suppress
 
 import pytest
 
+from roost.agents.manifest import load_all
 from roost.detect import procs
+from roost.detect.attest import Attestor, Unproven
+from roost.detect.identify import Names
 from roost.detect.peers import tcp_peer
+from roost.roster import ProcessId
+from roost.tmux.server import Server
+from tests.conftest import Roost
 
 CLIENT = 'exec 3<>"/dev/tcp/127.0.0.1/$1" && {} echo connected && read -r _'
 """A client in bash (any user can run it): connects, says so, holds on until its stdin ends."""
@@ -84,3 +91,50 @@ def test_a_unix_socket_is_not_tcp() -> None:
     left, right = socket.socketpair()
     with left, right:
         assert tcp_peer(left) == "the connection is not TCP on loopback"
+
+
+@contextmanager
+def listening() -> Iterator[socket.socket]:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        listener.settimeout(20)
+        yield listener
+
+
+def connect_from_pane(
+    roost: Roost, listener: socket.socket, name: str, agent: str = ""
+) -> tuple[str, socket.socket]:
+    """A pane whose program (named ``agent`` by ``ROOST_AGENT`` when given) connects to
+    ``listener`` and waits; the pane and this end of its connection."""
+    port = listener.getsockname()[1]
+    program = f"exec 3<>/dev/tcp/127.0.0.1/{port} && read -r _"
+    prefix = f"env ROOST_AGENT={agent} " if agent else ""
+    pane = roost.start(f"{prefix}bash -c {shlex.quote(program)}", session=name)
+    accepted, _ = listener.accept()
+    return pane, accepted
+
+
+def test_an_agent_posting_from_its_own_pane_is_proven_and_no_other_pane_is(roost: Roost) -> None:
+    """The HTTP hook's attestation: the kernel names the poster, and it must be the agent of
+    the pane its ``X-Pane`` header names."""
+    attestor = Attestor(Server(roost.socket), Names(load_all().values()))
+    with listening() as listener:
+        agent_pane, from_agent = connect_from_pane(roost, listener, "agent", agent="pi")
+        shell_pane, from_shell = connect_from_pane(roost, listener, "shell")
+        with from_agent, from_shell:
+            poster = tcp_peer(from_agent)
+            assert isinstance(poster, ProcessId)
+            proof = attestor.prove_in_pane(agent_pane, poster)
+            assert (proof.pane_id, proof.process, proof.harness) == (agent_pane, poster, "pi")
+            with pytest.raises(Unproven, match=f"is not in the process tree of pane {shell_pane}"):
+                attestor.prove_in_pane(shell_pane, poster)  # the agent, naming another pane
+            stranger = tcp_peer(from_shell)
+            assert isinstance(stranger, ProcessId)
+            with pytest.raises(Unproven, match="is not a known agent"):
+                attestor.prove_in_pane(shell_pane, stranger)  # no agent behind the post
+            with pytest.raises(Unproven, match=f"is not in the process tree of pane {agent_pane}"):
+                attestor.prove_in_pane(agent_pane, stranger)  # a pane not its own
+            for bad in ("%999999", "%1;kill-server", "1", ""):
+                with pytest.raises(Unproven):
+                    attestor.prove_in_pane(bad, poster)
