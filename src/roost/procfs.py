@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import os
 
+PID_MAX = 1 << 22
+"""Linux's ``PID_MAX_LIMIT``: no kernel numbers a process higher, whatever ``pid_max`` says."""
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket

@@ -13,8 +13,8 @@ from __future__ import annotations
 from roost.detect import procs
 from roost.errors import Conflict
 from roost.errors import TargetGone as NotFound
+from roost.procfs import PID_MAX
 from roost.roster import Roster, records
-from roost.roster.claimschema import PID_MAX
 
 
 def resolve(roster: Roster, key: str) -> str:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from roost.actions.remote import owner_of
 from roost.errors import Conflict
+from roost.procfs import PID_MAX
 from roost.roster import Record, Roster, records
-from roost.roster.claimschema import PID_MAX
 
 if TYPE_CHECKING:
     from roost.actions.remote import Forwarder

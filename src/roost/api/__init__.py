@@ -9,8 +9,18 @@ Boundaries:
 - Every failure is ``{"error": …}`` JSON with a 4xx status, mapped in :mod:`roost.api.errors`.
 - Nothing from outside (no global, no environment) reaches a route but the context the app
   was built with, so a test can build the same app around any roster.
+- Importing this package loads no route: the daemon serves its roster before the rest of the
+  app (:mod:`roost.api.opening`), so the names below load their modules when first asked for.
 """
 
-from roost.api.app import Context, create_app
+from importlib import import_module
+
+_HOMES = {"Context": "roost.api.context", "create_app": "roost.api.app"}
 
 __all__ = ["Context", "create_app"]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_HOMES[name]), name)

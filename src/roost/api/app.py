@@ -11,15 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import Route
 
 from roost.api import (
     claims,
     close,
-    errors,
     headless,
     input,
     ledger,
@@ -35,9 +33,8 @@ from roost.api import (
     waits,
     webhooks,
 )
-from roost.api.auth import BearerAuth
 from roost.api.context import Context
-from roost.api.gate import WebGate
+from roost.api.opening import guarded
 from roost.api.operations import operation
 from roost.api.web import ROUTES as WEB_ROUTES
 
@@ -121,15 +118,4 @@ def create_app(context: Context, mounts: Sequence[Route] = ()) -> Starlette:
     ``mounts`` are endpoints of another face the daemon serves on the same listeners (the MCP
     server at ``/mcp``): behind the same bearer check, and behind the web gate's Origin check
     for every method, since no browser page has any business there."""
-    routes: list[BaseRoute] = [*ROUTES, *WEB_ROUTES, *mounts]
-    app = Starlette(
-        routes=routes,
-        middleware=[
-            Middleware(WebGate, logins=context.logins, strict=frozenset(route.path for route in mounts)),
-            Middleware(BearerAuth, token=context.token),
-        ],
-        exception_handlers=errors.HANDLERS,
-    )
-    app.state.context = context
-    app.state.mounts = frozenset(route.path for route in mounts)
-    return app
+    return guarded([*ROUTES, *WEB_ROUTES], context, mounts)

@@ -4,6 +4,11 @@ One asyncio loop does everything: the same app (the API, and the MCP server at `
 served on the unix socket and on 127.0.0.1, the scan runs on a timer, leases expire on the
 roster's own deadline, and SIGTERM or SIGINT end the streams, close the listeners and remove
 the socket.
+
+The roster comes first: this module imports only what binding, rebuilding and serving
+``GET /snapshot`` need, serves that (:mod:`roost.api.opening`), and only then imports the rest
+of the daemon (:mod:`roost.daemon.whole`) off the loop and hands its whole app to the
+listeners. ``tests/daemon/test_opening.py`` holds it to that.
 """
 
 from __future__ import annotations
@@ -13,55 +18,31 @@ import contextlib
 import logging
 import signal
 import socket
-import sys
 import time
-from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
 
 import uvicorn
-from starlette.routing import Route
 
-from roost import __version__, integrate, mcpserver, paths
-from roost.actions import names, remote
+from roost import integrate, paths
+from roost.actions import names
 from roost.actions.door import Door
-from roost.actions.gates import Gates
-from roost.actions.permission import Permissions
-from roost.actions.remote import Act, Through
 from roost.agents import manifest
-from roost.api import Context, auth, create_app, proxy, terminal
-from roost.api.app import VERBS
+from roost.api import auth
+from roost.api.context import Context
 from roost.api.logins import Logins
+from roost.api.opening import Opening, early
 from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
 from roost.daemon.rebuild import Observer
-from roost.daemon.screenwatch import Screens
-from roost.daemon.wire import JsonErrors, peer_process
-from roost.detect.attest import Attestor
+from roost.daemon.wire import JsonErrors
 from roost.detect.identify import Names
 from roost.detect.scan import Scanner
-from roost.detect.selfreports import Reports
-from roost.ledger.follow import Ledger
-from roost.ledger.journal import Journal
-from roost.ledger.usage import Usage
-from roost.mcpserver import acts
-from roost.mesh import place, tailscale
-from roost.mesh.acting import Acted, Acting
-from roost.mesh.arrivals import Arrivals
-from roost.mesh.forwarding import Forwarding
-from roost.mesh.node import Mesh
-from roost.notify import vapid
-from roost.notify.notifier import Notifier
-from roost.notify.registrations import Registrations
-from roost.notify.store import Store
-from roost.notify.webhooks import Webhooks
+from roost.mcpserver.bridge import stdio
 from roost.roster import Roster
 from roost.roster.live import Live
 from roost.runner.runner import Runner, settings_of
-from roost.swarm.identity import Identity
-from roost.swarm.peers import Peers
 from roost.tmux.server import Server
-from roost.tmux.tap import Taps
-from roost.tmux.topology import Topology
 
 GRACE = 2.0
 """Seconds a stopping daemon lets open requests finish before it drops them."""
@@ -102,9 +83,7 @@ async def _serve(config: Config) -> int:
     api_path = paths.api_socket()
     listeners: list[tuple[uvicorn.Server, socket.socket]] = []
     bound = False
-    reports_path = paths.reports_socket()
-    reports_server: asyncio.Server | None = None
-    mesh: Mesh | None = None
+    whole = None
     try:
         unix_sock = listen.unix(api_path)
         bound = True
@@ -116,7 +95,7 @@ async def _serve(config: Config) -> int:
         observer = Observer(scanner, live)
         rebuilt = observer.rebuild()
         names.restore(live, clock())
-        bridge = mcpserver.stdio(api_path)
+        bridge = stdio(api_path)
         runner = Runner(
             live,
             settings_of(config.runner, config.harness, config.directory),
@@ -127,10 +106,15 @@ async def _serve(config: Config) -> int:
         began = time.perf_counter()
         headless = await runner.rebuild()
         rebuilt_headless = time.perf_counter() - began
-        journal, usage = Journal(live.roster, clock), Usage()
-        ledger = Ledger(live, journal, usage, clock)  # before anything else may change the roster
-        reports = Reports(live.roster, live.apply, Attestor(scanner.server, scanner.names), clock)
-        reports_server = await reports.serve(listen.unix(reports_path))
+        logins = Logins(keys.token)
+        roster_only = Context(
+            Door(live, clock), keys.token, started_at, config.api.max_streams, logins=logins
+        )
+        opening = Opening(early(roster_only))
+        for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
+            server = _server(auth.via(opening, peer))
+            await server.startup(sockets=[sock])
+            listeners.append((server, sock))
         facts = {
             "listen": {"unix": str(api_path), "loopback": f"{listen.LOOPBACK}:{config.node.loopback_port}"},
             "rebuild": {
@@ -138,107 +122,23 @@ async def _serve(config: Config) -> int:
                 "sessions": rebuilt.sessions + headless,
                 "headless": {"ms": round(rebuilt_headless * 1000, 1), "sessions": headless},
             },
-            "reports": {"unix": str(reports_path), "counts": reports.counts},
         }
-        logins = Logins(keys.token)
-        notifier = Notifier(live, Store.default(), vapid.load(config.directory))
-        webhooks = Webhooks(live, Registrations.beside(config.directory))
-        loglimit.limit(logging.getLogger("rosterd.webhooks"))
-        taps = Taps(paths.taps_dir())
-        taps.sweep()
-        topology = Topology()
-        permissions = Permissions(
-            live,
-            Gates(),
-            clock,
-            runner,
-            answered=lambda record, given: journal.answered(
-                record.session_key, answer=given.option, by=given.by, via=given.via, through=given.through
-            ),
-            gate_timeouts={name: h.gate_timeout_s for name, h in config.harness.items()},
-        )
-        peers = Peers(keys.node_id)
-        acting = Acting(live.roster, _acted(journal))
-        mesh = _mesh(config, clock, live, peers, acting, (journal, usage), Arrivals(runner))
-        door = Door(
-            live,
-            clock,
-            tmux=scanner.server,
-            runner=runner,
-            permissions=permissions,
-            taps=taps,
-            topology=topology,
-            peers=peers,
-            forwarder=Forwarding(mesh.membership, mesh.dialer, peers, clock),
-        )
-        tools = mcpserver.Context(door, allow_always=config.mcp.allow_always)
-        mcp = mcpserver.McpServer(tools, peer=peer_process)
-        app = create_app(
-            Context(
-                door,
-                keys.token,
-                started_at,
-                config.api.max_streams,
-                facts=facts,
-                logins=logins,
-                push=notifier,
-                webhooks=webhooks,
-                journal=journal,
-                usage=usage,
-                mcp=bridge,
-                swarm=mesh,
-            ),
-            mounts=[Route("/mcp", mcp)],
-        )
-        acting.faces.update({remote.API: proxy.dispatcher(app, VERBS), remote.MCP: acts.dispatcher(tools)})
-        mesh.relay.serve = terminal.serving(app.state.context)
-        if mesh.exchange is not None:  # another node's sessions are pushed about as this node's
-            mesh.exchange.listeners.append(notifier.observe)
-        for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
-            server = _server(auth.via(app, peer))
-            await server.startup(sockets=[sock])
-            listeners.append((server, sock))
-        await mesh.start()
-        facts["listen"]["swarm"] = mesh.listening
-        facts["swarm"] = {
-            "listen": mesh.listening,
-            "off": mesh.off_because,
-            "discovery": mesh.nodes()["discovery"],
-        }
-        sys.stderr.write(
-            f"rosterd: serving unix:{api_path} and http://{facts['listen']['loopback']}; roster rebuilt "
-            f"in {facts['rebuild']['ms']} ms ({facts['rebuild']['sessions']} sessions)\n"
-        )
-        sys.stderr.write(f"rosterd: web app login (works once): {logins.link(_origin(config))}\n")
-        if mesh.listening:
-            sys.stderr.write(f"rosterd: swarm listener on {mesh.listening} (TLS, members only)\n")
-        else:
-            sys.stderr.write(f"rosterd: swarm listener off: {mesh.off_because}\n")
-        sys.stderr.flush()
+        rest = await asyncio.to_thread(import_module, "roost.daemon.whole")
+        whole = rest.Whole(config, keys, live, scanner, runner, bridge, logins, clock, started_at, facts)
+        opening.open(await whole.start())
+        whole.announce(api_path)
         runner.begin()
-        async with (
-            Screens(scanner.server, live, clock, topology=topology),
-            notifier,
-            webhooks,
-            ledger,
-            mcp.serving(),
-        ):
+        async with whole.running():
             await _until(stop, observer, config.sources.scan_interval_ms / 1000)
-        await mesh.stop()
-        await runner.close()
-        live.close()
-        topology.close()
+        await whole.stop()
         for server, sock in listeners:
             await server.shutdown(sockets=[sock])
         return 0
     finally:
-        if mesh is not None and mesh.listening:
-            await mesh.stop()
+        if whole is not None:
+            await whole.close()
         if bound:
             _remove(api_path)
-        if reports_server is not None:
-            reports_server.close()
-            _remove(reports_path)
         held.close()
 
 
@@ -251,50 +151,6 @@ async def _until(stop: asyncio.Event, observer: Observer, interval: float) -> No
         scanning.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await scanning
-
-
-def _acted(journal: Journal) -> Acted:
-    """The journal's line for an act another node forwarded to this one."""
-
-    def acted(key: str, act: Act, came: Through, status: int) -> None:
-        who = {"by": act.by, "via": act.via, "through": came.node, "through_id": came.node_id}
-        journal.acted(key, action=act.verb, status=status, **who)
-
-    return acted
-
-
-def _mesh(
-    config: Config,
-    clock: Callable[[], float],
-    live: Live,
-    peers: Peers,
-    acting: Acting,
-    ledgers: tuple[Journal, Usage],
-    arrivals: Arrivals,
-) -> Mesh:
-    """This node on the swarm: its key from ``node.key``, its listener where ``[node] listen``
-    puts it (off when nowhere), Tailscale for discovery when the program is there, the acts
-    peers forward to it, the ledgers they read and the sessions they hand to it."""
-    node_id, seed = secrets.node_key(config.directory)
-    return Mesh(
-        config.directory,
-        Identity.from_seed(node_id, seed),
-        name=config.node.name,
-        place=place.place(config.node.listen, config.node.port),
-        static_peers=config.swarm.static_peers,
-        use_tailscale=tailscale.available(),
-        version=__version__,
-        clock=clock,
-        live=live,
-        peers=peers,
-        routes=[acting.route(), arrivals.route()],
-        limits=arrivals.limits,
-        ledgers=ledgers,
-    )
-
-
-def _origin(config: Config) -> str:
-    return f"http://{listen.LOOPBACK}:{config.node.loopback_port}"
 
 
 def _remove(path: Path) -> None:

@@ -30,6 +30,7 @@ from roost.roster.claims import ProcessId
 from roost.state.newpane import PANE_SESSION
 from roost.tmux.panes import list_panes
 from roost.tmux.server import Server
+from roost.tmux.targets import is_pane_id
 
 
 class Unproven(Exception):
@@ -106,6 +107,24 @@ class Attestor:
         pane = self.pane(session_id)
         if pane is None:
             raise Unproven(f"no live pane holds session {session_id}")
+        return self._prove(pane, peer)
+
+    def prove_in_pane(self, pane_id: str, peer: ProcessId) -> Proof:
+        """The proof that ``peer`` is the agent of pane ``pane_id`` (what an HTTP hook's
+        ``X-Pane`` names: ``$TMUX_PANE`` of the agent that posted it), by the same rules as a
+        report's; raises :class:`Unproven` with the reason otherwise."""
+        if not is_pane_id(pane_id):
+            raise Unproven(f"{pane_id!r} is not a pane id (%N)")
+        if not procs.alive(peer):
+            raise Unproven(f"the posting process {peer.pid} has exited")
+        found = list_panes(self.server, target=pane_id)
+        pane = next((p for p in found if p.id == pane_id and not p.dead and p.pid > 0), None)
+        root = None if pane is None else procs.identity(pane.pid)
+        if pane is None or root is None:
+            raise Unproven(f"no live pane {pane_id} on roost's tmux server")
+        return self._prove(PaneRef(pane.id, root), peer)
+
+    def _prove(self, pane: PaneRef, peer: ProcessId) -> Proof:
         chain = () if peer == pane.root else procs.ancestors(peer.pid, stop=pane.root.pid)
         if peer != pane.root and (not chain or chain[-1] != pane.root):
             raise Unproven(f"process {peer.pid} is not in the process tree of pane {pane.pane_id}", pane)

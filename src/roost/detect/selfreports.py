@@ -31,14 +31,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import socket
-import struct
 from collections.abc import Callable
 from typing import Any
 
 from roost.detect import procs
 from roost.detect.attest import Attestor, PaneRef, Proof, Unproven
+from roost.detect.peers import peer_of
 from roost.roster import Claim, Outcome, ProcessId, Roster, records
 from roost.roster.claimschema import CLAIMABLE_WORDS, COUNT_MAX, EVENT_LIMIT
 from roost.roster.precedence import INTEGRATION
@@ -52,7 +51,6 @@ LINE_LIMIT = 4096
 SESSION_LIMIT = 128
 ERROR_LIMIT = 1000
 """Characters of ``message`` kept as an error reason (the roster's own limit)."""
-_CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 # Why a report was refused, as counted in /status.
 TOO_LONG, NOT_JSON, MALFORMED, UNPROVEN, REFUSED = "too_long", "not_json", "malformed", "unproven", "refused"
@@ -111,18 +109,6 @@ def parse(line: bytes) -> Report:
         return validated(Report, doc)
     except Invalid as refused:
         raise BadReport(MALFORMED, str(refused)) from None
-
-
-def peer_of(sock: Any) -> ProcessId | str:
-    """The connected process as the kernel names it, or why it cannot be believed."""
-    try:
-        pid, uid, _gid = _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
-    except (OSError, AttributeError):
-        return "the peer's credentials cannot be read"
-    if uid != os.getuid():
-        return f"the reporter runs as uid {uid}, not as this daemon's user"
-    process = procs.identity(pid) if pid > 0 else None
-    return process if process is not None else "the reporting process is not visible to this daemon"
 
 
 class Reports:

@@ -11,11 +11,23 @@ Boundaries:
   that process runs in; nothing a caller sends names it.
 - An agent gets no more than a person gave it: a session starts others under its own policy
   or a stricter one, and ``allow_always`` is a person's answer (:mod:`roost.mcpserver.grants`).
-- The official SDK (``mcp``) is loaded off the daemon's loop after it answers, never at import.
+- The official SDK (``mcp``) is loaded off the daemon's loop after it answers, never at import;
+  importing this package loads none of the server either (the names below load their modules
+  when first asked for), so the daemon serves its roster before any of it.
 """
 
-from roost.mcpserver.bridge import stdio
-from roost.mcpserver.server import McpServer
-from roost.mcpserver.tools import Context
+from importlib import import_module
+
+_HOMES = {
+    "Context": "roost.mcpserver.tools",
+    "McpServer": "roost.mcpserver.server",
+    "stdio": "roost.mcpserver.bridge",
+}
 
 __all__ = ["Context", "McpServer", "stdio"]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_HOMES[name]), name)

@@ -23,14 +23,13 @@ from pydantic import (
     model_validator,
 )
 
+from roost.procfs import PID_MAX
 from roost.roster import pending, precedence, records
 from roost.roster.claims import ACTIVITY_ONLY
 from roost.roster.times import from_wire
 from roost.state import words as state_words
 from roost.validation import JsonObject, Strict, integer, refuse, text, words
 
-PID_MAX = 1 << 22
-"""Linux's ``PID_MAX_LIMIT``: no kernel numbers a process higher, whatever ``pid_max`` says."""
 TICKS_MAX = (1 << 63) - 1
 COUNT_MAX = (1 << 63) - 1
 FUTURE_SKEW = 86_400.0

@@ -45,10 +45,14 @@ ENTER_AFTER = 1.0  # an Enter read with no visible effect for this long was swal
 EXTRA_ENTERS = 3
 SETTLE_MAX = 0.5  # how long to let a paste finish drawing before pressing Enter
 ENTER_GAP = 0.1
-"""Seconds between the paste and its Enter, a person's beat at least: programs that tell a typed
-Enter from one inside a burst of keys take an Enter that follows the text too closely for a
-newline (Gemini CLI does, within 30 ms of the previous key), and the prompt is then left
-unsubmitted in its input box."""
+"""Seconds from the moment the program was seen to have read the paste to its Enter, a person's
+beat at least: programs that tell a typed Enter from one inside a burst of keys take an Enter
+that follows the text too closely for a newline (Gemini CLI does, within 30 ms of the previous
+key), and the prompt is then left unsubmitted in its input box. Waiting for the paste to settle
+on screen counts towards it: the beat is one gap, not a sleep added after the settling. A
+program that reads its terminal a line at a time (:func:`cooked`: a plain shell, ``cat``, a
+script's ``read``) gets no beat: the kernel hands it the text and the Enter as one line, so it
+cannot tell how close they came."""
 POLLS = (0.005, 0.01, 0.02, 0.03, 0.05)  # quick first looks, then a steady pace
 
 _LOOK = ("#{pane_id}", "#{pane_dead}", "#{pane_tty}", "#{cursor_x}", "#{cursor_y}", "#{history_size}")
@@ -89,11 +93,14 @@ class Pasted:
     when it was read (or is still waiting unread) and nothing on screen says it arrived.
     """
 
-    __slots__ = ("look", "shown")
+    __slots__ = ("look", "read_at", "shown")
 
-    def __init__(self, look: Look, shown: bool) -> None:
+    def __init__(self, look: Look, shown: bool, read_at: float) -> None:
         self.look = look
         self.shown = shown
+        self.read_at = read_at
+        """When a look found the paste read (``time.monotonic()``): the program read it no
+        later, so an Enter a beat after this moment is a beat after the text."""
 
 
 def clean(data: bytes) -> bytes:
@@ -152,6 +159,22 @@ def unread(tty: str) -> int:
         return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
     except OSError:
         return 0
+    finally:
+        os.close(fd)
+
+
+def cooked(tty: str) -> bool:
+    """Whether the pane's program reads its terminal a line at a time (``ICANON``): the kernel
+    then edits the line and hands it over at the Enter, so no key's timing reaches the program.
+    False when the terminal cannot be asked (a beat then costs little and may be needed)."""
+    try:
+        fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return bool(termios.tcgetattr(fd)[3] & termios.ICANON)
+    except termios.error:
+        return False
     finally:
         os.close(fd)
 
@@ -286,11 +309,11 @@ def deliver(server: Server, first: Look, data: bytes, deadline: float) -> Pasted
             if unread(current.tty) > 0:
                 busy = now
             elif current.screen != before.screen:
-                return Pasted(_settled(server, current, deadline), shown=True)
+                return Pasted(_settled(server, current, deadline), shown=True, read_at=now)
             elif now - busy >= QUIET_AFTER:
-                return Pasted(current, shown=False)
+                return Pasted(current, shown=False, read_at=now)
             if now >= deadline:
-                return Pasted(current, shown=False)
+                return Pasted(current, shown=False, read_at=now)
     except PaneGone as error:
         raise GoneWithText(first.pane_id) from error
 
@@ -326,7 +349,8 @@ def submit(server: Server, pasted: Pasted, patience: float) -> tuple[Look, bool]
     """
     at_paste = pasted.look
     pane_id, watch = at_paste.pane_id, tuple(at_paste.values)
-    time.sleep(ENTER_GAP)
+    if not cooked(at_paste.tty):
+        time.sleep(max(0.0, pasted.read_at + ENTER_GAP - time.monotonic()))
     give_up = time.monotonic() + patience
     for _ in range(1 + (EXTRA_ENTERS if pasted.shown else 0)):
         if server.run("send-keys", "-t", pane_id, "Enter", check=False).returncode != 0:

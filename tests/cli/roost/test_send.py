@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from roost.cli.roost.send import seconds
+from roost.tmux import paste
 from tests.cli.roost.inpane import Shell
 from tests.conftest import Roost
 
@@ -137,6 +138,24 @@ def test_enter_comes_a_beat_after_the_paste(roost: Roost, tmp_path: Path) -> Non
         assert (proc.returncode, proc.stderr) == (0, "")
         roost.wait_screen(pane, f"reply to: {prompt}")
     assert prompts(log) == [b"first prompt", b"second prompt"]
+
+
+def test_only_a_program_that_reads_keys_waits_for_the_beat(roost: Roost, tmp_path: Path) -> None:
+    """The beat before Enter is for a program that sees each key as it comes (raw mode, as
+    every agent's TUI reads): a line reader (``sh``, ``cat``) gets the text and the Enter from
+    the kernel as one line, so its send skips the beat. The terminal's own mode says which."""
+    reader = shell(roost)
+    keys = agent(roost, tmp_path / "log", "--no-hooks")
+    roost.wait_for(lambda: roost.screen(reader).strip(), 10, "a prompt")
+    assert paste.cooked(roost.option(reader, "pane_tty"))
+    assert not paste.cooked(roost.option(keys, "pane_tty"))
+    assert not paste.cooked(str(tmp_path / "no-such-tty"))  # unknown: the beat is kept
+    began = time.monotonic()
+    proc = roost.run("send", reader, "echo", "quick")
+    took = time.monotonic() - began
+    assert (proc.returncode, proc.stderr) == (0, "")
+    roost.wait_screen(reader, "quick\n")
+    print(f"send to sh took {took * 1000:.0f} ms (the beat alone would be {paste.ENTER_GAP * 1000:.0f})")
 
 
 def test_working_target_is_not_waited_for(roost: Roost, tmp_path: Path) -> None:
