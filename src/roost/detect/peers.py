@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import socket
-import struct
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -19,13 +18,11 @@ from roost import procfs
 from roost.detect import procs
 from roost.roster import ProcessId
 
-_CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
-
 
 def peer_of(sock: Any) -> ProcessId | str:
     """The connected process as the kernel names it, or why it cannot be believed."""
     try:
-        pid, uid, _gid = _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
+        pid, uid = procfs.peer(sock)
     except (OSError, AttributeError):
         return "the peer's credentials cannot be read"
     if uid != os.getuid():
