@@ -11,7 +11,6 @@ reach). The sibling test session the workflow consults is a headless session on 
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from tests.mesh.swarmnodes import SwarmNode, make
 from tests.mesh.test_nodes_acts import journal, mcp
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER
-from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.web.conftest import chromium_in
 from tests.web.test_swarm_web import WAIT_MS, logged_in
 
 REPO = Path(__file__).resolve().parents[2]
@@ -269,16 +268,8 @@ def test_the_approval_workflow_on_one_node_answers_a_real_claude_on_another(
 def browser_on_n2(claude_nodes: tuple[SwarmNode, SwarmNode, AnthropicAPI, Path]) -> Iterator[Any]:
     """Chromium in n2's network namespace, where n2's loopback listener (its web app) is."""
     _, b, _, project = claude_nodes
-    sync_api = importlib.import_module("playwright.sync_api")
-    wrapper = project.parent / "chromium-in-n2"
-    wrapper.write_text(f'#!/bin/sh\nexec ip netns exec {b.node.namespace} {CHROMIUM} "$@"\n')
-    wrapper.chmod(0o755)
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(wrapper), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium_in(b.node.namespace, project.parent) as launched:
+        yield launched
 
 
 def test_a_real_claudes_request_on_one_node_is_answered_in_the_web_app_of_another(

@@ -7,11 +7,13 @@ browser), started once per module, each test in its own fresh context (its own c
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +21,7 @@ import pytest
 
 from tests.conftest import BOOTSTRAP, Roost
 from tests.daemon.fixture import Daemon, daemon, running
+from tests.nodes import IP
 
 __all__ = ["daemon", "running"]
 
@@ -34,6 +37,22 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 LINK = re.compile(r"rosterd: web app login \(works once\): (http://\S+)")
+
+
+@contextlib.contextmanager
+def chromium_in(namespace: str, folder: Path) -> Iterator[Any]:
+    """Chromium in a node's network namespace, where that node's loopback listener (its web
+    app) is: Playwright starts a wrapper, written to ``folder``, that enters it first."""
+    sync_api = importlib.import_module("playwright.sync_api")
+    wrapper = folder / f"chromium-in-{namespace}"
+    wrapper.write_text(f'#!/bin/sh\nexec {IP} netns exec {namespace} {CHROMIUM} "$@"\n')
+    wrapper.chmod(0o755)
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(wrapper), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 @dataclass

@@ -8,7 +8,6 @@ the browser runs inside node A's network namespace, as a person at that machine'
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,7 @@ import pytest
 
 from tests.mesh.swarmnodes import SwarmNode
 from tests.mesh.test_nodes_handoff import pair, record, start, turn
-from tests.nodes import IP
-from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.web.conftest import chromium_in
 
 __all__ = ["pair"]
 
@@ -28,17 +26,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.alone]
 @pytest.fixture
 def browser_on_a(pair: tuple[SwarmNode, SwarmNode, Path], tmp_path: Path) -> Iterator[Any]:
     """Chromium in node A's network namespace (Playwright drives it over its pipes)."""
-    a = pair[0]
-    wrapper = tmp_path / "chromium"
-    wrapper.write_text(f'#!/bin/sh\nexec {IP} netns exec {a.node.namespace} {CHROMIUM} "$@"\n')
-    wrapper.chmod(0o755)
-    sync_api = importlib.import_module("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(wrapper), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium_in(pair[0].node.namespace, tmp_path) as browser:
+        yield browser
 
 
 def test_hand_off_to_lists_the_reachable_nodes_and_the_panel_says_where_it_went(

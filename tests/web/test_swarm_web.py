@@ -7,7 +7,6 @@ ACP adapter and a fake agent TUI in a real tmux pane, both on the other node."""
 
 from __future__ import annotations
 
-import importlib
 import re
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from tests.mesh.swarmnodes import SwarmNode, make
 from tests.mesh.unionnodes import launched, snapshot
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER
-from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.web.conftest import chromium_in
 
 pytestmark = pytest.mark.browser
 
@@ -85,16 +84,8 @@ def pair(network: Network) -> Iterator[Swarm]:
 @pytest.fixture
 def browser(pair: Swarm) -> Iterator[Any]:
     """Chromium in the network namespace of n2, the node it logs into: its loopback is n2's."""
-    sync_api = importlib.import_module("playwright.sync_api")
-    wrapper = pair.root / "chromium-in-n2"
-    wrapper.write_text(f'#!/bin/sh\nexec ip netns exec {pair.here.node.namespace} {CHROMIUM} "$@"\n')
-    wrapper.chmod(0o755)
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(wrapper), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium_in(pair.here.node.namespace, pair.root) as launched:
+        yield launched
 
 
 def logged_in(browser: Any, node: SwarmNode, viewport: dict[str, int]) -> tuple[Any, list[str]]:

@@ -564,6 +564,7 @@ BODIES = (
     Start,
     Spawn,
     HeadlessPrompt,
+    Handoff,
     Close,
     Permission,
     Gate,
