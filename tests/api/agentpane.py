@@ -110,10 +110,12 @@ def start_agent(
     state: str | None = "idle",
 ) -> AgentPane:
     """A fake agent in its own tmux session, badged ``state`` so that it has a promptable row.
-    With no state it has a record (the scan saw it) but no row. ``restarting`` runs it in a
+    With no state it has a record (the scan saw it) but no row: it fires no SessionStart then,
+    since a start at its prompt is the agent saying it is idle. ``restarting`` runs it in a
     loop, so killing it puts a new process (a new occupant) in the same pane."""
     log = roost.root / f"{name}.log"
-    agent = roost.fake_agent("--log", str(log), "--start-hook", "--work", "1.5", *flags)
+    start = ("--start-hook",) if state is not None else ()
+    agent = roost.fake_agent("--log", str(log), *start, "--work", "1.5", *flags)
     line = f"ROOST_AGENT=claude {agent}"
     command = f"sh -c {shlex.quote(f'while :; do {line}; sleep 0.3; done')}" if restarting else line
     # A named window: tmux's automatic rename (from the command to its shell) would change

@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from roost import __version__
 from roost.api.app import ROUTES
+from roost.api.claims import CLAIM_LIMIT
 from roost.api.gate import PAGE, PUBLIC
 from roost.api.web import ROUTES as WEB_ROUTES
 from tests.api.helpers import about, claimed, key_of, sleeper
@@ -204,10 +205,14 @@ def test_claim_bad_requests_are_400(api: httpx.Client, body: bytes, message: str
     assert response.json()["error"].startswith(message)
 
 
-def test_claim_larger_than_4_kib_is_413(api: httpx.Client, proc: subprocess.Popen[bytes]) -> None:
-    body = about(proc, activity="working", fields={"cwd": "x" * 4096})
+def test_claim_larger_than_a_recap_holds_is_413(api: httpx.Client, proc: subprocess.Popen[bytes]) -> None:
+    """A claim may carry a turn's recap (65,536 characters, however escaped), and no more."""
+    body = about(proc, activity="working", fields={"recap": "x" * CLAIM_LIMIT})
     response = claim(api, body)
-    assert (response.status_code, response.json()["error"]) == (413, "the body is larger than 4096 bytes")
+    assert (response.status_code, response.json()["error"]) == (
+        413,
+        f"the body is larger than {CLAIM_LIMIT} bytes",
+    )
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: the limit holds while streaming too
         yield json.dumps(body).encode()
