@@ -65,8 +65,9 @@ export const RoostPlugin = async ({ client, directory }) => {
           report("PostToolUse", p.sessionID);
           break;
         case "session.idle":
-          // OpenCode goes idle after a failed turn too: the failure is the turn's end, not "done".
-          if (failed.delete(p.sessionID)) break;
+          // OpenCode goes idle after a failed turn too, and may say so more than once: the
+          // failure is the turn's end, not "done", until the next prompt clears it.
+          if (failed.has(p.sessionID)) break;
           report("Stop", p.sessionID, { last_assistant_message: await lastReply(p.sessionID) });
           break;
         case "session.error": {
