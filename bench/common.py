@@ -266,3 +266,40 @@ def print_imports(label: str, argv: list[str], env: dict[str, str], input: bytes
     total = sum(us for us, _ in top)
     heaviest = ", ".join(f"{name} {us / 1000:.1f}" for us, name in top[:6])
     print(f"  imports of {label}: {total / 1000:.1f} ms in all; heaviest (ms): {heaviest}")
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody holds now, for a daemon's listener."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def python_start() -> float:
+    """One bare interpreter start from the venv: the floor a Python process costs, this minute."""
+    began = time.perf_counter()
+    subprocess.run([str(PYTHON), "-c", "pass"], check=True)
+    return time.perf_counter() - began
+
+
+def show(name: str, values: list[float], floor: list[float]) -> None:
+    """One row: median and p90 of ``values``, and the median against ``floor``'s."""
+    median, high = statistics.median(values) * 1000, p90(values) * 1000
+    ratio = statistics.median(values) / statistics.median(floor)
+    print(f"  {name:<30} median {median:8.1f} ms  p90 {high:8.1f} ms  {ratio:6.1f}x python -c pass")
+
+
+def end_holders(box: Sandbox) -> None:
+    """End every holder the sandbox's daemons started (they outlive a daemon by design)."""
+    import json
+
+    holders = box.root / "run" / "roost" / "holders"
+    for state in holders.glob("*.json"):
+        try:
+            pid = json.loads(state.read_text())["holder_pid"]
+        except (OSError, ValueError, KeyError):
+            continue
+        subprocess.run(["kill", "-TERM", str(pid)], capture_output=True)
+    wait_for(lambda: not list(holders.glob("*.json")), what="holders to end")

@@ -25,18 +25,12 @@ import sys
 import time
 from pathlib import Path
 
-from common import PYTHON, ROOT, Sandbox, p90, wait_for
+from common import PYTHON, ROOT, Sandbox, end_holders, free_port, python_start, show
 
 ADAPTER = ROOT / "tests" / "fakes" / "acp_adapter.py"
 PANES = 10
 HEADLESS = 10
 AIM = 0.25
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def ask(sock: Path, method: str, path: str, body: bytes = b"") -> tuple[int, bytes] | None:
@@ -85,28 +79,6 @@ def spawn(box: Sandbox, sock: Path, want: int) -> tuple[subprocess.Popen[bytes],
     while (answer := ask(sock, "GET", "/status")) is None or answer[0] != 200:
         time.sleep(0.001)
     return proc, served, time.monotonic() - spawned
-
-
-def python_start() -> float:
-    began = time.monotonic()
-    subprocess.run([str(PYTHON), "-c", "pass"], check=True)
-    return time.monotonic() - began
-
-
-def show(name: str, values: list[float], floor: list[float]) -> None:
-    median, high = statistics.median(values) * 1000, p90(values) * 1000
-    ratio = statistics.median(values) / statistics.median(floor)
-    print(f"  {name:<30} median {median:7.1f} ms  p90 {high:7.1f} ms  {ratio:5.1f}x python -c pass")
-
-
-def end_holders(box: Sandbox) -> None:
-    for state in (box.root / "run" / "roost" / "holders").glob("*.json"):
-        try:
-            pid = json.loads(state.read_text())["holder_pid"]
-        except (OSError, ValueError, KeyError):
-            continue
-        subprocess.run(["kill", "-TERM", str(pid)], capture_output=True)
-    wait_for(lambda: not list((box.root / "run" / "roost" / "holders").glob("*.json")), what="holders to end")
 
 
 def main() -> None:

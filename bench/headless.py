@@ -20,25 +20,17 @@ Run: ``.venv/bin/python bench/headless.py [--runs N]``
 from __future__ import annotations
 
 import argparse
-import json
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
 import httpx
-from common import PYTHON, ROOT, Sandbox, p90, wait_for
+from common import PYTHON, ROOT, Sandbox, end_holders, free_port, python_start, show, wait_for
 
 ADAPTER = ROOT / "tests" / "fakes" / "acp_adapter.py"
 SESSIONS = 20
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class Daemon:
@@ -79,28 +71,6 @@ class Daemon:
         if answer.status_code >= 300:
             sys.exit(f"bench: POST {path}: {answer.status_code} {answer.text}")
         return answer.json()
-
-
-def python_start() -> float:
-    began = time.perf_counter()
-    subprocess.run([str(PYTHON), "-c", "pass"], check=True)
-    return time.perf_counter() - began
-
-
-def show(name: str, values: list[float], baseline: list[float]) -> None:
-    median, high = statistics.median(values) * 1000, p90(values) * 1000
-    ratio = statistics.median(values) / statistics.median(baseline)
-    print(f"  {name:<28} median {median:8.1f} ms  p90 {high:8.1f} ms  {ratio:6.1f}x python -c pass")
-
-
-def end_holders(box: Sandbox) -> None:
-    for state in (box.root / "run" / "roost" / "holders").glob("*.json"):
-        try:
-            pid = json.loads(state.read_text())["holder_pid"]
-            subprocess.run(["kill", "-TERM", str(pid)], capture_output=True)
-        except (OSError, ValueError, KeyError):
-            continue
-    wait_for(lambda: not list((box.root / "run" / "roost" / "holders").glob("*.json")), what="holders to end")
 
 
 def main() -> None:
