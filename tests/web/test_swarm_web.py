@@ -8,7 +8,6 @@ ACP adapter and a fake agent TUI in a real tmux pane, both on the other node."""
 from __future__ import annotations
 
 import re
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from tests.mesh.swarmnodes import SwarmNode, make
+from tests.mesh.swarmnodes import SwarmNode
+from tests.mesh.test_nodes_acts import _pair
 from tests.mesh.unionnodes import launched, snapshot
 from tests.nodes import Network
-from tests.runner.conftest import ADAPTER
 from tests.web.conftest import chromium_in
 
 pytestmark = pytest.mark.browser
@@ -62,23 +61,8 @@ def pair(network: Network) -> Iterator[Swarm]:
     a short path: a holder's socket path must fit in ``sun_path``."""
     with tempfile.TemporaryDirectory(prefix="rw", dir="/tmp") as short:
         root = Path(short)
-        log = root / "acp.log"
-
-        def owner(node: SwarmNode) -> None:
-            if node.name == "n1":
-                node.settings = {
-                    "harness.fake": {"adapter": f"{sys.executable} {ADAPTER}"},
-                    "runner": {"idle_timeout_s": 600},
-                }
-                node.extra_env = {"FAKE_ACP_LOG": str(log)}
-
-        a, b = make(network, root, 2, owner)
-        b.ok("join", a.address, "--token", a.ok("invite").strip())
-        try:
+        for a, b, log in _pair(network, root, root / "acp.log"):
             yield Swarm(a, b, root, log)
-        finally:
-            for node in (a, b):  # every node ends (its holders with its PID namespace) first
-                node.stop()
 
 
 @pytest.fixture
