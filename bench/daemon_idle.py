@@ -117,7 +117,7 @@ def main() -> None:
     with Sandbox() as box:
         config = box.root / "config" / "roost"
         config.mkdir(parents=True)
-        (config / "rosterd.toml").write_text(f"[node]\nloopback_port = {free_port()}\n")
+        (config / "rosterd.toml").write_text(f"[node]\nloopback_port = {free_port()}\nhook_port = 0\n")
         panes = [box.start("sleep 100000"), *box.windows(PANES - 1)]
         for n, pane in enumerate(panes):
             box.set_options(

@@ -102,7 +102,7 @@ def main() -> None:
     with Sandbox() as box:
         config = box.root / "config" / "roost"
         config.mkdir(parents=True)
-        (config / "rosterd.toml").write_text(f"[node]\nloopback_port = {free_port()}\n")
+        (config / "rosterd.toml").write_text(f"[node]\nloopback_port = {free_port()}\nhook_port = 0\n")
         inbox, outbox = box.root / "events.fifo", box.root / "timings.fifo"
         os.mkfifo(inbox)
         os.mkfifo(outbox)

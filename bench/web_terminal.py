@@ -324,7 +324,7 @@ def start_daemon(box: Sandbox, port: int) -> tuple[subprocess.Popen[bytes], str]
     """A rosterd on ``port``, and a one-time login link from its socket."""
     config = box.root / "config" / "roost"
     config.mkdir(parents=True, exist_ok=True)
-    (config / "rosterd.toml").write_text(f"[node]\nloopback_port = {port}\n")
+    (config / "rosterd.toml").write_text(f"[node]\nloopback_port = {port}\nhook_port = 0\n")
     sock = box.root / "run" / "roost" / "rosterd.sock"
     proc = subprocess.Popen(
         [str(PYTHON), "-m", "roost.daemon"], env=box.env, stderr=(box.root / "rosterd.log").open("wb")

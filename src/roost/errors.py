@@ -65,6 +65,14 @@ class PeerRefused(Unauthorized):
         self.code = code
 
 
+class Forbidden(RoostError):
+    """A caller the kernel names, who is not the one that may do this: an HTTP hook whose
+    poster is not the agent of the pane it names."""
+
+    exit_code = 1
+    status = 403
+
+
 class TargetGone(RoostError):
     """What the call names does not exist, or its pane is dead: re-resolve it."""
 

@@ -43,6 +43,8 @@ class Daemon:
     port: int
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
+    hook_port: int = field(default_factory=free_port)
+    """Where its agents' HTTP hooks post (``[node] hook_port``)."""
     starts: int = 0
 
     @property
@@ -70,7 +72,10 @@ class Daemon:
         return self.roost.root / f"rosterd.{self.starts}.log"
 
     def write_config(self) -> None:
-        sections = {"node": {"loopback_port": self.port}, "sources": {"scan_interval_ms": 200}}
+        sections = {
+            "node": {"loopback_port": self.port, "hook_port": self.hook_port},
+            "sources": {"scan_interval_ms": 200},
+        }
         for name, values in self.settings.items():
             sections.setdefault(name, {}).update(values)
         lines = []

@@ -147,7 +147,9 @@ def test_a_bad_config_value_is_refused(daemon: Daemon) -> None:
 def test_config_path_is_taken_from_the_command_line(daemon: Daemon) -> None:
     other = daemon.roost.root / "elsewhere" / "rosterd.toml"
     other.parent.mkdir()
-    other.write_text(f"[node]\nloopback_port = {daemon.port}\nname = 'elsewhere'\n")
+    other.write_text(
+        f"[node]\nloopback_port = {daemon.port}\nhook_port = {daemon.hook_port}\nname = 'elsewhere'\n"
+    )
     daemon.proc = daemon.spawn("--config", str(other))
     daemon.wait_ready()
     assert daemon.get("/status")["node"] == "elsewhere"

@@ -53,16 +53,21 @@ def connected(also: str = "", **popen: object) -> Iterator[tuple[subprocess.Pope
             child.wait(10)
 
 
+def of(sock: socket.socket, among: list[int] | None = None) -> object:
+    """:func:`tcp_peer` of an accepted socket, by its two addresses."""
+    return tcp_peer(sock.getsockname(), sock.getpeername(), among)
+
+
 def test_the_connecting_process_is_named() -> None:
     with connected() as (child, accepted):
-        assert tcp_peer(accepted) == procs.identity(child.pid)
-        assert tcp_peer(accepted, among=[child.pid]) == procs.identity(child.pid)
+        assert of(accepted) == procs.identity(child.pid)
+        assert of(accepted, among=[child.pid]) == procs.identity(child.pid)
 
 
 def test_a_process_outside_the_search_is_not_found() -> None:
     with connected() as (_, accepted):
         assert (
-            tcp_peer(accepted, among=[os.getpid()])
+            of(accepted, among=[os.getpid()])
             == "no process visible to this daemon holds the connection"
         )
 
@@ -71,26 +76,26 @@ def test_a_connection_whose_other_end_closed_names_nobody() -> None:
     with connected() as (child, accepted):
         os.killpg(child.pid, signal.SIGKILL)
         child.wait(10)
-        assert isinstance(tcp_peer(accepted), str)
+        assert isinstance(of(accepted), str)
 
 
 def test_a_socket_two_processes_hold_names_neither() -> None:
     """A connection inherited across a fork (the client's background job holds it too): no one
     process can be said to have sent what comes over it."""
     with connected("sleep 600 &") as (_, accepted):
-        assert tcp_peer(accepted) == "several processes hold the connection"
+        assert of(accepted) == "several processes hold the connection"
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="starting a process as another user needs root")
 def test_another_users_process_is_refused() -> None:
     with connected(user=65534, group=65534) as (_, accepted):
-        assert tcp_peer(accepted) == "the poster runs as uid 65534, not as this daemon's user"
+        assert of(accepted) == "the poster runs as uid 65534, not as this daemon's user"
 
 
 def test_a_unix_socket_is_not_tcp() -> None:
     left, right = socket.socketpair()
     with left, right:
-        assert tcp_peer(left) == "the connection is not TCP on loopback"
+        assert of(left) == "the connection is not TCP on loopback"
 
 
 @contextmanager
@@ -123,13 +128,13 @@ def test_an_agent_posting_from_its_own_pane_is_proven_and_no_other_pane_is(roost
         agent_pane, from_agent = connect_from_pane(roost, listener, "agent", agent="pi")
         shell_pane, from_shell = connect_from_pane(roost, listener, "shell")
         with from_agent, from_shell:
-            poster = tcp_peer(from_agent)
+            poster = of(from_agent)
             assert isinstance(poster, ProcessId)
             proof = attestor.prove_in_pane(agent_pane, poster)
             assert (proof.pane_id, proof.process, proof.harness) == (agent_pane, poster, "pi")
             with pytest.raises(Unproven, match=f"is not in the process tree of pane {shell_pane}"):
                 attestor.prove_in_pane(shell_pane, poster)  # the agent, naming another pane
-            stranger = tcp_peer(from_shell)
+            stranger = of(from_shell)
             assert isinstance(stranger, ProcessId)
             with pytest.raises(Unproven, match="is not a known agent"):
                 attestor.prove_in_pane(shell_pane, stranger)  # no agent behind the post

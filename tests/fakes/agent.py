@@ -19,6 +19,8 @@ import sys
 import termios
 import time
 import tty
+import urllib.error
+import urllib.request
 
 PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
 
@@ -26,7 +28,30 @@ PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
 def hook(event: dict, args: argparse.Namespace) -> None:
     payload = {"session_id": args.session, "cwd": os.getcwd(), **event}
     payload.setdefault("transcript_path", args.transcript)
+    if args.hook_url and event["hook_event_name"] != "SessionStart":
+        post(payload, args)
+        return
     subprocess.run(["rosterd-hook"], input=json.dumps(payload).encode(), check=False)
+
+
+def post(payload: dict, args: argparse.Namespace) -> None:
+    """The event as Claude Code's HTTP hook sends it: POSTed from this process, ``$TMUX_PANE``
+    in ``X-Pane``; what came back is appended to ``--hook-log``."""
+    request = urllib.request.Request(
+        args.hook_url,
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json", "X-Pane": os.environ.get("TMUX_PANE", "")},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            said = f"{answer.status} {answer.read().decode()}"
+    except urllib.error.HTTPError as refused:
+        said = f"{refused.code} {refused.read().decode()}"
+    except OSError as error:
+        said = f"failed {error}"
+    if args.hook_log:
+        with open(args.hook_log, "a") as log:
+            log.write(f"{payload['hook_event_name']} {said}\n")
 
 
 def answer(prompt: str, args: argparse.Namespace) -> str:
@@ -50,6 +75,8 @@ def main() -> None:
         help="a PermissionRequest is followed by Notification permission_prompt, as Claude Code does",
     )
     parser.add_argument("--no-hooks", action="store_true", help="never badge itself")
+    parser.add_argument("--hook-url", default=None, help="POST events but SessionStart here (HTTP hooks)")
+    parser.add_argument("--hook-log", default=None, help="append each POST's answer here")
     parser.add_argument("--no-start", action="store_true", help="never fire UserPromptSubmit")
     parser.add_argument("--error-on", default=None, help="a prompt containing this fails the turn")
     parser.add_argument("--silent-on", default=None, help="a prompt containing this ends with no reply")

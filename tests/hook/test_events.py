@@ -8,7 +8,7 @@ import pytest
 
 from roost.agents import manifest
 from roost.agents.model import Hook
-from roost.hook.events import DIALOG_LIMIT, SUBAGENT_ACTIONS, HookEvent, from_hook, read
+from roost.detect.hookevents import DIALOG_LIMIT, SUBAGENT_ACTIONS, HookEvent, from_hook, read
 from roost.hook.post import claim
 
 

@@ -58,7 +58,7 @@ def test_the_hook_still_imports_nothing_heavy() -> None:
     """Its start is most of its cost (see bench/hotpaths.py): neither the cap nor the daemon's
     deadline-bound pane listing beside the one it uses may bring in asyncio and the like."""
     heavy = ("asyncio", "json", "re", "signal", "contextlib", "subprocess", "logging")
-    probe = "import sys, roost.hook.main, roost.hook.apply, roost.hook.post; print(*sorted(sys.modules))"
+    probe = "import sys, roost.hook.main, roost.hook.pane, roost.hook.post; print(*sorted(sys.modules))"
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.split()

@@ -9,7 +9,7 @@ import sys
 
 def test_the_hook_and_roost_never_import_the_swarm() -> None:
     probe = (
-        "import sys, roost.hook.main, roost.hook.apply, roost.hook.post, roost.cli.roost,"
+        "import sys, roost.hook.main, roost.hook.pane, roost.hook.post, roost.cli.roost,"
         " roost.cli.roost.send, roost.cli.roost.status; print(*sorted(sys.modules))"
     )
     loaded = subprocess.run(

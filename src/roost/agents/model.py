@@ -63,6 +63,7 @@ class Hook(_Value):
         "fields",
         "file",
         "gate",
+        "http",
         "install",
         "kind",
         "matcher_events",
@@ -86,6 +87,9 @@ class Hook(_Value):
     asset: str | None
     own_dir: bool
     install: tuple[str, ...]
+    http: tuple[str, ...]
+    """Of ``install``, the events the host can post to a URL instead of running a program
+    (``rosterd integrate install --http``); the rest stay command hooks. Empty: it cannot."""
     matcher_events: tuple[str, ...]
     timeout: int | None
     disable_features: tuple[str, ...]
@@ -123,6 +127,7 @@ class Hook(_Value):
             asset=table.get("asset"),
             own_dir=table.get("own_dir", False),
             install=tuple(table.get("install", ())),
+            http=tuple(table.get("http", ())),
             matcher_events=tuple(table.get("matcher_events", ())),
             timeout=table.get("timeout"),
             disable_features=tuple(table.get("disable_features", ())),
@@ -169,6 +174,43 @@ class Gate(_Value):
             allow=dict(table["allow"]),
             deny=dict(table["deny"]),
         )
+
+    def offered(self, payload: dict) -> list:
+        """What "always allow" would grant: the event's suggestions of the kinds the gate keeps."""
+        offered = payload.get(self.always_from) if self.always_from else None
+        if not isinstance(offered, list):
+            return []
+        return [s for s in offered if isinstance(s, dict) and s.get("type") in self.always_types]
+
+    def decided(self, decision: object, reason: object, offered: list) -> dict | None:
+        """The JSON its host reads for rosterd's ``decision`` (``allow``, ``allow_always`` or
+        ``reject``, with a rejection's ``reason``), or None for any other: the host's dialog
+        decides. ``offered`` is what :meth:`offered` found in the event."""
+        if decision in ("allow", "allow_always"):
+            allow = _filled(self.allow, None)
+            if decision == "allow_always" and offered:
+                place = allow
+                for step in self.always_at[:-1]:
+                    place = place.setdefault(step, {})
+                if self.always_at:
+                    place[self.always_at[-1]] = offered
+            return allow
+        if decision == "reject":
+            why = reason if isinstance(reason, str) and reason else "denied from rosterd"
+            return _filled(self.deny, why)
+        return None
+
+
+def _filled(value: object, reason: str | None) -> object:
+    """A deep copy of the manifest's JSON ``value``, with ``{reason}`` in its strings replaced
+    when a reason is given."""
+    if isinstance(value, dict):
+        return {key: _filled(item, reason) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_filled(item, reason) for item in value]
+    if isinstance(value, str) and reason is not None:
+        return value.replace("{reason}", reason)
+    return value
 
 
 class Acp(_Value):

@@ -98,6 +98,7 @@ HOOK: dict[str, Check] = {
     "reports_failures": _flag,
     "shared_process": _texts,
     "reminders": _texts,
+    "http": _texts,
 }
 HOOK_MAPS: dict[str, Check] = {
     "events": _action,

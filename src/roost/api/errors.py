@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 
-from roost.errors import Conflict, RoostError, TooLarge, TooMany, Unavailable
+from roost.errors import Conflict, Forbidden, RoostError, TooLarge, TooMany, Unavailable
 from roost.errors import TargetGone as NotFound
 from roost.errors import UsageError as BadRequest
 
@@ -24,6 +24,7 @@ __all__ = [
     "HANDLERS",
     "BadRequest",
     "Conflict",
+    "Forbidden",
     "NotFound",
     "TooLarge",
     "TooMany",

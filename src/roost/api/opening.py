@@ -48,6 +48,11 @@ def early(context: Context) -> Starlette:
     return guarded([Route(path, reads.snapshot, methods=["GET"]) for path in EARLY], context)
 
 
+def hooks_early() -> Starlette:
+    """The hook port before the whole daemon is built: no route of its own, so every hook waits."""
+    return Starlette(exception_handlers=errors.HANDLERS)
+
+
 class Opening:
     """ASGI app: the early app's routes until :meth:`open` hands over the whole app; any other
     request waits for that."""

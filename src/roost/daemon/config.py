@@ -55,6 +55,10 @@ class Node:
     address (a static setup, a test). Never another interface: rosterd binds loopback, its
     unix socket and the tailnet only, so a wildcard or LAN address is refused, not bound."""
     loopback_port: int = 8790
+    hook_port: int = 8792
+    """Where agents' HTTP hooks post (:mod:`roost.api.hookroute`), on 127.0.0.1; 0: nowhere.
+    A service whose socket unit holds the port open passes that socket instead (its port is
+    the unit's)."""
 
 
 @dataclass(frozen=True)
@@ -220,6 +224,10 @@ def _check(config: Config) -> Config:
     ):
         if not 1 <= port <= 65535:
             raise ConfigError(f"{where} must be a TCP port (1-65535), got {port}")
+    if not 0 <= config.node.hook_port <= 65535:
+        raise ConfigError(
+            f"[node] hook_port must be a TCP port (1-65535) or 0 (none), got {config.node.hook_port}"
+        )
     _listen(config.node.listen)
     for peer in config.swarm.static_peers:
         _peer(peer)

@@ -1,8 +1,10 @@
 """The daemon's listening sockets and its single-instance lock.
 
-Exactly two listeners: the API's unix socket (mode 0600, created under a private umask so it
-is never briefly open to others) and TCP on 127.0.0.1 at ``[node] loopback_port``. The host is
-not configurable: the loopback listener cannot be pointed at another interface by mistake.
+The API's two listeners: its unix socket (mode 0600, created under a private umask so it is
+never briefly open to others) and TCP on 127.0.0.1 at ``[node] loopback_port``; and the hook
+port, TCP on 127.0.0.1 at ``[node] hook_port`` or the socket a service manager passed for it
+(:func:`activated`). The host is not configurable: no listener can be pointed at another
+interface by mistake.
 """
 
 from __future__ import annotations
@@ -77,4 +79,40 @@ def loopback(port: int) -> socket.socket:
     except OSError as error:
         sock.close()
         raise SetupError(f"cannot listen on {LOOPBACK}:{port}: {error.strerror}") from None
+    return sock
+
+
+LISTEN_FDS_START = 3
+"""The first descriptor a service manager passes (``sd_listen_fds``'s SD_LISTEN_FDS_START)."""
+HOOKS_NAME = "hooks"
+"""The name the socket unit gives the hook port (``FileDescriptorName=``)."""
+
+
+def activated() -> socket.socket | None:
+    """The hook port's socket, when a service manager passed one: systemd's socket activation
+    (``LISTEN_PID`` is this process, ``LISTEN_FDS`` counts the sockets from descriptor 3, and
+    ``LISTEN_FDNAMES`` names them; the one named ``hooks``, or the only one). The variables are
+    taken out of the environment so nothing this daemon starts believes them too. A passed
+    socket that is not TCP listening on 127.0.0.1 is refused: the daemon binds loopback only,
+    whoever made the socket."""
+    names = os.environ.pop("LISTEN_FDNAMES", "")
+    count = os.environ.pop("LISTEN_FDS", "")
+    pid = os.environ.pop("LISTEN_PID", "")
+    if not (count.isdigit() and pid.isdigit() and int(pid) == os.getpid() and int(count) > 0):
+        return None
+    given = names.split(":") if names else []
+    fd = LISTEN_FDS_START + (given.index(HOOKS_NAME) if HOOKS_NAME in given else 0)
+    if fd >= LISTEN_FDS_START + int(count):
+        return None
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as error:
+        raise SetupError(
+            f"descriptor {fd}, passed for the hook port, is no socket: {error.strerror}"
+        ) from None
+    os.set_inheritable(fd, False)
+    address = sock.getsockname()
+    if sock.family != socket.AF_INET or sock.type != socket.SOCK_STREAM or not address[0].startswith("127."):
+        sock.close()
+        raise SetupError(f"the socket passed for the hook port listens on {address!r}, not on 127.0.0.1")
     return sock

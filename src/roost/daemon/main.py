@@ -31,7 +31,7 @@ from roost.agents import manifest
 from roost.api import auth
 from roost.api.context import Context
 from roost.api.logins import Logins
-from roost.api.opening import Opening, early
+from roost.api.opening import Opening, early, hooks_early
 from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
 from roost.daemon.rebuild import Observer
@@ -80,14 +80,18 @@ async def _serve(config: Config) -> int:
         loop.add_signal_handler(signum, stop.set)
     keys = secrets.load(config.directory)
     held = listen.lock()
+    hook_sock = None
     api_path = paths.api_socket()
     listeners: list[tuple[uvicorn.Server, socket.socket]] = []
     bound = False
     whole = None
     try:
+        hook_sock = listen.activated()
         unix_sock = listen.unix(api_path)
         bound = True
         tcp_sock = listen.loopback(config.node.loopback_port)
+        if hook_sock is None and config.node.hook_port:
+            hook_sock = listen.loopback(config.node.hook_port)
         clock = time.time
         started_at = clock()
         live = Live(Roster(config.node.name, keys.node_id, clock), clock)
@@ -115,8 +119,17 @@ async def _serve(config: Config) -> int:
             server = _server(auth.via(opening, peer))
             await server.startup(sockets=[sock])
             listeners.append((server, sock))
+        hooks = Opening(hooks_early())
+        if hook_sock is not None:  # a hook that woke the daemon waits for it, never refused
+            server = _server(hooks)
+            await server.startup(sockets=[hook_sock])
+            listeners.append((server, hook_sock))
         facts = {
-            "listen": {"unix": str(api_path), "loopback": f"{listen.LOOPBACK}:{config.node.loopback_port}"},
+            "listen": {
+                "unix": str(api_path),
+                "loopback": f"{listen.LOOPBACK}:{config.node.loopback_port}",
+                "hooks": None if hook_sock is None else "{}:{}".format(*hook_sock.getsockname()),
+            },
             "rebuild": {
                 "ms": round((rebuilt.seconds + rebuilt_headless) * 1000, 1),
                 "sessions": rebuilt.sessions + headless,
@@ -126,6 +139,8 @@ async def _serve(config: Config) -> int:
         rest = await asyncio.to_thread(import_module, "roost.daemon.whole")
         whole = rest.Whole(config, keys, live, scanner, runner, bridge, logins, clock, started_at, facts)
         opening.open(await whole.start())
+        assert whole.hooks is not None
+        hooks.open(whole.hooks)
         whole.announce(api_path)
         runner.begin()
         async with whole.running():
@@ -139,6 +154,8 @@ async def _serve(config: Config) -> int:
             await whole.close()
         if bound:
             _remove(api_path)
+        if hook_sock is not None:
+            hook_sock.close()
         held.close()
 
 

@@ -21,12 +21,14 @@ from roost import __version__, mcpserver, paths
 from roost.actions import remote
 from roost.actions.door import Door
 from roost.actions.gates import Gates
+from roost.actions.hookposts import HookPosts
 from roost.actions.permission import Permissions
 from roost.actions.remote import Act, Through
 from roost.agents.mcpconfig import StdioServer
 from roost.api import create_app, proxy, terminal
 from roost.api.app import VERBS
 from roost.api.context import Context
+from roost.api.hookroute import hook_app
 from roost.api.logins import Logins
 from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
@@ -82,6 +84,8 @@ class Whole:
         self.reports_path = paths.reports_socket()
         self.reports_server: Any = None
         self.mesh: Mesh | None = None
+        self.hooks: ASGIApp | None = None
+        """The hook port's app (:mod:`roost.api.hookroute`), once :meth:`start` built it."""
 
     async def start(self) -> ASGIApp:
         config, live, clock, facts = self.config, self.live, self.clock, self.facts
@@ -120,6 +124,7 @@ class Whole:
             peers=peers,
             forwarder=Forwarding(mesh.membership, mesh.dialer, peers, clock),
         )
+        self.hooks = hook_app(HookPosts(door, Attestor(self.scanner.server, self.scanner.names)))
         tools = mcpserver.Context(door, allow_always=config.mcp.allow_always)
         self.mcp = mcpserver.McpServer(tools, peer=peer_process)
         app = create_app(
@@ -161,6 +166,8 @@ class Whole:
             f"in {facts['rebuild']['ms']} ms ({facts['rebuild']['sessions']} sessions)\n"
         )
         sys.stderr.write(f"rosterd: web app login (works once): {self.logins.link(_origin(self.config))}\n")
+        hooks = facts["listen"].get("hooks")
+        sys.stderr.write(f"rosterd: hook port on {hooks}\n" if hooks else "rosterd: hook port off\n")
         if mesh.listening:
             sys.stderr.write(f"rosterd: swarm listener on {mesh.listening} (TLS, members only)\n")
         else:

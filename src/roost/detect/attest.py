@@ -26,6 +26,7 @@ import psutil
 
 from roost.detect import identify, procs
 from roost.detect.identify import Names
+from roost.detect.peers import tcp_peer
 from roost.roster.claims import ProcessId
 from roost.state.newpane import PANE_SESSION
 from roost.tmux.panes import list_panes
@@ -113,16 +114,38 @@ class Attestor:
         """The proof that ``peer`` is the agent of pane ``pane_id`` (what an HTTP hook's
         ``X-Pane`` names: ``$TMUX_PANE`` of the agent that posted it), by the same rules as a
         report's; raises :class:`Unproven` with the reason otherwise."""
-        if not is_pane_id(pane_id):
-            raise Unproven(f"{pane_id!r} is not a pane id (%N)")
+        pane = self._live_pane(pane_id)
         if not procs.alive(peer):
             raise Unproven(f"the posting process {peer.pid} has exited")
+        return self._prove(pane, peer)
+
+    def prove_post(self, pane_id: str, local: object, remote: object) -> Proof:
+        """The proof that whoever holds the loopback TCP connection from ``remote`` to ``local``
+        is the agent of pane ``pane_id``: the kernel names the poster among that pane's
+        processes (:func:`roost.detect.peers.tcp_peer`), then :meth:`prove_in_pane`'s rules
+        hold it. Looking only in the pane's tree keeps the look to a few processes' files."""
+        pane = self._live_pane(pane_id)
+        try:
+            tree = [
+                pane.root.pid,
+                *(child.pid for child in psutil.Process(pane.root.pid).children(recursive=True)),
+            ]
+        except psutil.Error:
+            raise Unproven(f"pane {pane_id}'s process has exited", pane) from None
+        peer = tcp_peer(local, remote, among=tree)
+        if isinstance(peer, str):
+            raise Unproven(f"{peer} (looked for among pane {pane_id}'s processes)", pane)
+        return self._prove(pane, peer)
+
+    def _live_pane(self, pane_id: str) -> PaneRef:
+        if not is_pane_id(pane_id):
+            raise Unproven(f"{pane_id!r} is not a pane id (%N)")
         found = list_panes(self.server, target=pane_id)
         pane = next((p for p in found if p.id == pane_id and not p.dead and p.pid > 0), None)
         root = None if pane is None else procs.identity(pane.pid)
         if pane is None or root is None:
             raise Unproven(f"no live pane {pane_id} on roost's tmux server")
-        return self._prove(PaneRef(pane.id, root), peer)
+        return PaneRef(pane.id, root)
 
     def _prove(self, pane: PaneRef, peer: ProcessId) -> Proof:
         chain = () if peer == pane.root else procs.ancestors(peer.pid, stop=pane.root.pid)

@@ -31,9 +31,10 @@ def peer_of(sock: Any) -> ProcessId | str:
     return process if process is not None else "the reporting process is not visible to this daemon"
 
 
-def tcp_peer(sock: Any, among: Iterable[int] | None = None) -> ProcessId | str:
-    """The process at the other end of a TCP connection on loopback, as the kernel names it,
-    or why it cannot be believed.
+def tcp_peer(local: object, remote: object, among: Iterable[int] | None = None) -> ProcessId | str:
+    """The process at the other end of a TCP connection on loopback from ``remote`` to ``local``
+    (each ``(host, port)``, as an accepted socket or an ASGI scope gives them), as the kernel
+    names it, or why it cannot be believed.
 
     TCP carries no credentials, but on loopback both ends are sockets of this machine: the
     peer's socket is the row of ``/proc/net/tcp`` whose local address is this connection's
@@ -44,12 +45,12 @@ def tcp_peer(sock: Any, among: Iterable[int] | None = None) -> ProcessId | str:
     none of them, since no one of them can be said to have sent the request.
     """
     try:
-        local, remote = sock.getsockname(), sock.getpeername()
-    except (OSError, AttributeError):
-        return "the connection's addresses cannot be read"
-    if sock.family != socket.AF_INET or not _loopback(remote[0]):
+        ends = (_wire(remote), _wire(local)) if _loopback(remote) and _ipv4(local) else None
+    except OSError:
+        ends = None
+    if ends is None:
         return "the connection is not TCP on loopback"
-    row = _tcp_row(_wire(remote), _wire(local))
+    row = _tcp_row(*ends)
     if row is None:
         return "the kernel holds no socket for the connection's other end"
     uid, inode = row
@@ -66,15 +67,27 @@ def tcp_peer(sock: Any, among: Iterable[int] | None = None) -> ProcessId | str:
     return process if process is not None else "the posting process is gone"
 
 
-def _loopback(host: str) -> bool:
-    return host.startswith("127.")
+def _ipv4(address: object) -> bool:
+    """``(host, port)`` with a dotted IPv4 host: what an AF_INET socket's address is."""
+    return (
+        isinstance(address, (tuple, list))
+        and len(address) == 2
+        and isinstance(address[0], str)
+        and type(address[1]) is int
+        and address[0].count(".") == 3
+    )
 
 
-def _wire(address: tuple[str, int]) -> str:
+def _loopback(address: object) -> bool:
+    return _ipv4(address) and address[0].startswith("127.")  # type: ignore[index]
+
+
+def _wire(address: object) -> str:
     """An IPv4 address as ``/proc/net/tcp`` writes it: the address's bytes in host order, in
     hex, a colon, the port in hex."""
-    packed = socket.inet_aton(address[0])
-    return f"{int.from_bytes(packed, sys.byteorder):08X}:{address[1]:04X}"
+    host, port = address  # type: ignore[misc]
+    packed = socket.inet_pton(socket.AF_INET, host)
+    return f"{int.from_bytes(packed, sys.byteorder):08X}:{port:04X}"
 
 
 def _tcp_row(local: str, remote: str) -> tuple[int, int] | None:

@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from roost import paths
-from roost.agents.model import Gate
-from roost.hook.events import read
+from roost.detect.hookevents import read
 from roost.unixhttp import Connection
 
 CONNECT_TIMEOUT = 0.5
@@ -39,62 +37,28 @@ ANSWER_CAP = 65_536
 def decide(harness: str, payload: dict) -> str | None:
     """The JSON to print for this event, or None to let the host's dialog decide. What it
     raises, ``rosterd-hook``'s main swallows: it exits 0 whatever happened."""
-    from roost.hook.apply import answered, handle
+    from roost.hook.pane import answered, stamp
     from roost.hook.post import claim, post
 
     heard = read(harness, payload)
     if heard is None:
         return None
     gate, event = heard.agent.hook.gate, heard.event
-    _, reason, name = handle(heard)
+    _, reason, name = stamp(heard)
     held = gate is not None and event.name == gate.event and event.tool not in gate.skip_tools
     body = claim(heard, reason, name) if held else None
     if gate is None or body is None:
         post(heard, reason, name)
         return None
-    suggestions = _always(gate, payload)
-    answer = _ask({"claim": body, "always": bool(suggestions)})
+    offered = gate.offered(payload)
+    answer = _ask({"claim": body, "always": bool(offered)})
     if answer is None:
         return None
     decision = answer.get("decision")
     if decision in ("allow", "allow_always", "reject"):
         answered()
-    if decision in ("allow", "allow_always"):
-        allow = json.loads(json.dumps(gate.allow))
-        if decision == "allow_always" and suggestions:
-            _put(allow, gate.always_at, suggestions)
-        return json.dumps(allow)
-    if decision == "reject":
-        why = answer.get("reason") if isinstance(answer.get("reason"), str) else None
-        return json.dumps(_filled(gate.deny, why or "denied from rosterd"))
-    return None
-
-
-def _always(gate: Gate, payload: dict) -> list:
-    """What "always allow" would grant: the event's suggestions of the kinds the gate keeps."""
-    offered = payload.get(gate.always_from) if gate.always_from else None
-    if not isinstance(offered, list):
-        return []
-    return [s for s in offered if isinstance(s, dict) and s.get("type") in gate.always_types]
-
-
-def _put(document: dict, path: tuple, value: object) -> None:
-    place: Any = document
-    for step in path[:-1]:
-        place = place.setdefault(step, {})
-    if path:
-        place[path[-1]] = value
-
-
-def _filled(value: Any, reason: str) -> Any:
-    """The manifest's JSON with ``{reason}`` in its strings replaced."""
-    if isinstance(value, dict):
-        return {key: _filled(item, reason) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_filled(item, reason) for item in value]
-    if isinstance(value, str):
-        return value.replace("{reason}", reason)
-    return value
+    said = gate.decided(decision, answer.get("reason"), offered)
+    return None if said is None else json.dumps(said)
 
 
 def _ask(body: dict) -> dict | None:

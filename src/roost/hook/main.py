@@ -152,8 +152,8 @@ def _payload(data: bytes) -> object:
 
 def _event(harness: str, payload: dict) -> str | None:
     """Badge the pane and tell the daemon; the text for the agent's context, if any."""
-    from roost.hook.apply import handle
-    from roost.hook.events import read
+    from roost.detect.hookevents import read
+    from roost.hook.pane import stamp
     from roost.hook.post import post
 
     heard = read(harness, payload)
@@ -161,7 +161,7 @@ def _event(harness: str, payload: dict) -> str | None:
         return None
     context = reason = name = None
     try:
-        context, reason, name = handle(heard)
+        context, reason, name = stamp(heard)
     finally:  # the daemon hears of the event even when the pane could not be stamped
         post(heard, reason, name)
     return context

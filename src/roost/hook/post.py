@@ -1,20 +1,16 @@
 """Posting a hook's claim to the daemon, after the pane is stamped: ``POST /claim`` on its socket.
 
-The claim says what the hook read (``session_id``, ``hook_event_name``, ``cwd``,
-``notification_type``), the activity word the manifest maps the event to, and which process
-the event is about. That process is the hook's nearest ancestor that is not a shell: harnesses
-run hooks either directly (Pi, OpenCode: the parent is the harness) or through ``sh -c`` (Claude
-Code: the shell's parent is the harness), so skipping shells names the harness process itself,
-the same process the scan roots the session at. Its own ancestors travel along so a harness
-nested in another session's tree finds that session. Hooks running in a harness's shared
-background process (``[hook] shared_process``) post nothing: that process is no one session.
+The claim (:mod:`roost.detect.hookclaims`) is about the hook's nearest ancestor that is not a
+shell: harnesses run hooks either directly (Pi, OpenCode: the parent is the harness) or through
+``sh -c`` (Claude Code: the shell's parent is the harness), so skipping shells names the harness
+process itself, the same process the scan roots the session at. Hooks running in a harness's
+shared background process (``[hook] shared_process``) post nothing: that process is no one
+session.
 
-Two events post nothing: a tool starting (``tool``), which says only that a turn goes on and is
-the most frequent event, and ones the manifest ignores. Everything is bounded: no socket file
-means no daemon and costs one failed ``connect``; a daemon that accepts and never answers costs
-:data:`TIMEOUT`. Nothing here raises. Imports stay minimal and are made only to post
-(:mod:`roost.unixhttp`, which imports nothing but ``_socket``; :mod:`roost.cjson` rather than
-``json``): this runs on every hook event.
+Everything is bounded: no socket file means no daemon and costs one failed ``connect``; a
+daemon that accepts and never answers costs :data:`TIMEOUT`. Nothing here raises. Imports stay
+minimal and are made only to post (:mod:`roost.unixhttp`, which imports nothing but
+``_socket``; :mod:`roost.cjson` rather than ``json``): this runs on every hook event.
 """
 
 from __future__ import annotations
@@ -23,27 +19,15 @@ import os
 import time
 
 from roost import cjson, paths, procfs
+from roost.detect import hookclaims
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from roost.hook.events import Heard
+    from roost.detect.hookevents import Heard
 
 TIMEOUT = 0.25
 """Seconds the whole exchange with the daemon may take; the hook's budget is 800 ms in all."""
-_WORDS = {
-    "prompt": "working",
-    "working": "working",
-    "blocked": "blocked",
-    "done": "done",
-    "error": "error",
-    "ready": "idle",
-}
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox"})
-_EVENT_LIMIT = 64
-_NAME_LIMIT = 200
-"""Characters of a pane's name a claim may carry (the claim schema's bound)."""
-_RECAP_LIMIT = 65536
-"""Characters of a turn's reply a claim carries as its recap (the claim schema's bound)."""
 _ANCESTORS_KEPT = 16
 
 
@@ -65,17 +49,11 @@ def agent_process() -> tuple[list[int], list[list[int]]] | None:
 
 
 def claim(heard: Heard, reason: str | None = None, name: str | None = None) -> dict | None:
-    """The claim body for this event, or None when it should post nothing.
-
-    A dialog's claim carries what it asks as its pending request's summary: ``reason``, the
-    badge's own, when the pane was badged (a notification after a dialog keeps the dialog's
-    words there), else the event's.
-    """
-    agent, event, action = heard.agent, heard.event, heard.action
-    if action not in _WORDS and action != "identify":
+    """The claim body for this event about the hook's agent, or None when it should post nothing."""
+    if not hookclaims.claims(heard):
         return None
-    markers = agent.hook.shared_process
-    if markers:  # imported only for a manifest that names one, as in apply
+    markers = heard.agent.hook.shared_process
+    if markers:  # imported only for a manifest that names one, as in the stamp
         from roost.hook import owner
 
         if owner.runs_in_shared_process(markers):
@@ -83,37 +61,7 @@ def claim(heard: Heard, reason: str | None = None, name: str | None = None) -> d
     process = agent_process()
     if process is None:
         return None
-    (pid, ticks), ancestors = process
-    fields: dict = {"harness": agent.name}
-    if not event.agent_id:
-        if event.session_id:
-            fields["session_id"] = event.session_id
-        if event.cwd and os.path.isabs(event.cwd):
-            fields["cwd"] = event.cwd
-        if name and len(name) <= _NAME_LIMIT and name.isprintable():
-            fields["name"] = name  # one line (a name that is not is the scan's to refuse, alone)
-    if action == "done" and event.reply and not event.agent_id:
-        # The turn's last message, as a headless session's recap: a script or a peer reads it
-        # from the record (`GET /sessions/{key}`, MCP's read_state) wherever the pane runs.
-        fields["recap"] = event.reply[:_RECAP_LIMIT].encode("utf-8", "replace").decode("utf-8")
-    if action == "blocked":
-        fields["pending"] = {"summary": reason or event.dialog}
-        if event.tool:
-            fields["pending"]["tool"] = event.tool[:_EVENT_LIMIT]
-    body: dict = {
-        "source": "hook",
-        "pid": pid,
-        "start_ticks": ticks,
-        "ancestors": ancestors,
-        "fields": fields,
-    }
-    if event.name:
-        detail = event.notification or (event.start if event.start in agent.hook.starts else None)
-        name = f"{event.name}:{detail}" if detail else event.name
-        body["event"] = name[:_EVENT_LIMIT]
-    if action in _WORDS:
-        body["activity"] = _WORDS[action]
-    return body
+    return hookclaims.body(heard, process[0], process[1], reason, name)
 
 
 def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:

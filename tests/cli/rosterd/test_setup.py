@@ -112,7 +112,7 @@ def test_a_row_that_needs_a_person_makes_setup_exit_1_with_its_reason(machine: M
     found = rows(proc.stdout)
     assert found["config"] == (
         "needs you",
-        f"{machine.config}: unknown key 'loopback_prot' in [node]; known: name, port, listen, loopback_port",
+        f"{machine.config}: unknown key 'loopback_prot' in [node]; known: name, port, listen, loopback_port, hook_port",
     )
     assert found["claude hooks"][0] == "needs you"
     assert found["claude hooks"][1].startswith(f"{settings} is not valid JSON")

@@ -7,10 +7,12 @@ table, and ``translate`` renames them; a tool whose dialog says what it asks dee
 input than the fields below (Claude's AskUserQuestion) is found through ``[hook.summaries]``.
 Per-harness knowledge stays data.
 
-An event is read once, by :func:`read`, into what every part of the hook acts on: the pane's
-badge (:mod:`roost.hook.apply`), the claim (:mod:`roost.hook.post`) and the gate
-(:mod:`roost.hook.gate`) are each handed that one :class:`Heard`, so they cannot disagree
-about what the event was or whether it counts.
+An event is read once, by :func:`read`, into what every part of a hook acts on: the pane's
+badge (:mod:`roost.actions.hookstamp`), the claim (:mod:`roost.detect.hookclaims`) and the
+gate are each handed that one :class:`Heard`, so they cannot disagree about what the event was
+or whether it counts. The command hook (``rosterd-hook``) and the daemon's HTTP hook route
+(:mod:`roost.api.hookroute`) read events here alike, so an event means the same whichever way
+it arrived.
 """
 
 from __future__ import annotations

@@ -1,0 +1,189 @@
+"""The hook port: agents' hook events POSTed to the daemon (``POST /hooks/{harness}``).
+
+A fake agent posts its events from its own process with ``$TMUX_PANE`` in ``X-Pane``, as
+Claude Code's HTTP hooks do (SessionStart stays a command hook, as Claude runs it); a twin runs
+``rosterd-hook`` for every event. The same turns must leave the same badges, turns, replies,
+events-log lines and roster activity both ways. Whoever is not the agent of the pane it names
+is refused, and nothing changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api.agentpane import GENEROUS, AgentPane, start_agent
+from tests.conftest import Roost
+from tests.daemon.fixture import Daemon
+
+DIFFER = ("pane", "window", "cursor", "ts", "time", "at", "session", "name")
+"""Events-log fields that differ between two panes whatever happened in them."""
+CLAUDE_EVENT = {"session_id": "s-1", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
+
+
+def url(daemon: Daemon, harness: str = "claude") -> str:
+    return f"http://127.0.0.1:{daemon.hook_port}/hooks/{harness}"
+
+
+def twins(roost: Roost, daemon: Daemon, *flags: str) -> tuple[AgentPane, AgentPane, Path]:
+    """The same fake agent twice: one runs the command hook, the other posts to the hook port."""
+    log = roost.root / "posts.log"
+    # The command hook finds the daemon by its socket under XDG_RUNTIME_DIR, as in a real session.
+    roost.start("sleep 600", session="first")  # a server whose global environment to set
+    roost.tmux("set-environment", "-g", "XDG_RUNTIME_DIR", str(daemon.runtime))
+    by_command = start_agent(roost, daemon, *flags, name="command")
+    by_http = start_agent(
+        roost, daemon, *flags, "--hook-url", url(daemon), "--hook-log", str(log), name="http"
+    )
+    return by_command, by_http, log
+
+
+def events(roost: Roost, pane: str) -> list[dict[str, Any]]:
+    """The pane's events-log lines without what differs between two panes (ids, times)."""
+    proc = roost.run("events", "--pane", pane)
+    assert proc.returncode == 0, proc.stderr
+    kept = []
+    for line in proc.stdout.splitlines():
+        event = json.loads(line)
+        kept.append({k: v for k, v in event.items() if k not in DIFFER})
+    return kept
+
+
+def turn(roost: Roost, agent: AgentPane, prompt: str) -> tuple[str, str, str]:
+    sent = roost.run("send", agent.pane, prompt)
+    assert sent.returncode == 0, sent.stderr
+    done = roost.run("wait-done", agent.pane, str(int(GENEROUS)))
+    assert done.returncode == 0, done.stderr
+    reply = roost.run("read", agent.pane)
+    assert reply.returncode == 0, reply.stderr
+    return roost.option(agent.pane, "@roost-state"), roost.option(agent.pane, "@roost-turn"), reply.stdout
+
+
+def test_http_hooks_stamp_the_same_turns_as_command_hooks(roost: Roost, running: Daemon) -> None:
+    daemon = running
+    by_command, by_http, log = twins(roost, daemon, "--echo-reply", "--dialog-on", "DIALOG")
+    for prompt in ("first", "second"):
+        assert turn(roost, by_http, prompt) == turn(roost, by_command, prompt)
+    for agent in (by_command, by_http):
+        assert roost.run("send", agent.pane, "please DIALOG").returncode == 0
+        roost.wait_for(lambda a=agent: roost.option(a.pane, "@roost-state") == "blocked", GENEROUS, "blocked")
+        assert roost.option(agent.pane, "@roost-reason") == "Bash: npm test"
+        agent.wait_row(lambda row: row["state"] == "blocked", "the roster's blocked row")
+        roost.tmux("send-keys", "-t", agent.pane, "1")
+        roost.wait_for(lambda a=agent: roost.option(a.pane, "@roost-state") == "done", GENEROUS, "done")
+    assert events(roost, by_http.pane) == events(roost, by_command.pane)
+    rows = [by_command.row(), by_http.row()]
+    keys = ("agent_id", "state", "source", "revision", "completed_revision", "promptable")
+    assert rows[0] is not None and rows[1] is not None
+    assert {k: rows[0][k] for k in keys} == {k: rows[1][k] for k in keys}
+    same = (
+        "harness",
+        "session_id",
+        "activity",
+        "activity_event",
+        "recap",
+        "sources",
+        "error_reason",
+        "pending",
+    )
+    records = [by_command.record(), by_http.record()]
+    assert {k: records[0][k] for k in same} == {k: records[1][k] for k in same}
+    assert records[1]["recap"] == "reply to: please DIALOG"
+    said = log.read_text().splitlines()
+    assert said and all(line.split(" ", 2)[1] == "200" for line in said), said
+    assert {line.split()[0] for line in said} >= {
+        "UserPromptSubmit",
+        "PermissionRequest",
+        "PostToolUse",
+        "Stop",
+    }
+
+
+def post(daemon: Daemon, pane: str, body: object = CLAUDE_EVENT, **headers: str) -> httpx.Response:
+    with httpx.Client(timeout=GENEROUS) as client:
+        return client.post(url(daemon), json=body, headers={"X-Pane": pane, **headers})
+
+
+def unchanged(roost: Roost, agent: AgentPane) -> dict[str, str]:
+    return {name: roost.option(agent.pane, name) for name in ("@roost-state", "@roost-turn", "@roost-reason")}
+
+
+def from_pane(roost: Roost, daemon: Daemon, name: str, pane: str, agent: str | None) -> str:
+    """A pane whose program (declared ``agent`` when given) posts one event naming ``pane``
+    (its own when "") and prints the answer's status and body."""
+    program = (
+        "import json, os, sys, urllib.request, urllib.error\n"
+        f"r = urllib.request.Request({url(daemon)!r}, data=json.dumps({CLAUDE_EVENT!r}).encode(),"
+        f" headers={{'X-Pane': {pane!r} or os.environ['TMUX_PANE']}})\n"
+        "try:\n    a = urllib.request.urlopen(r, timeout=30); print(a.status, a.read().decode())\n"
+        "except urllib.error.HTTPError as e:\n    print(e.code, e.read().decode())\n"
+        "sys.stdout.flush(); input()\n"
+    )
+    prefix = f"env ROOST_AGENT={agent} " if agent else ""
+    started = roost.start(f"{prefix}{shlex.quote(sys.executable)} -c {shlex.quote(program)}", session=name)
+    roost.wait_for(lambda: any(c.isdigit() for c in roost.screen(started)[:3]), GENEROUS, f"{name} posted")
+    return roost.screen(started).strip()
+
+
+def test_posts_from_anyone_but_the_panes_agent_change_nothing(roost: Roost, running: Daemon) -> None:
+    daemon = running
+    agent = start_agent(roost, daemon, name="victim")
+    before = unchanged(roost, agent)
+    refused = post(daemon, agent.pane)  # this test's process: no agent, no pane
+    assert refused.status_code == 403, refused.text
+    assert "refused" in refused.json()["error"]
+    browser = post(daemon, agent.pane, Origin="http://127.0.0.1:8790")
+    assert (browser.status_code, browser.json()["error"]) == (
+        403,
+        "refused: a browser's request; only an agent's hook may post here",
+    )
+    for bad in ("%999999", "%1;kill-server", "1", "%1 2"):
+        assert post(daemon, bad).status_code == 403
+    shell = from_pane(roost, daemon, "shell", "", None)  # a pane with no agent in it
+    assert shell.startswith("403 "), shell
+    other = from_pane(roost, daemon, "other", agent.pane, "claude")  # an agent naming a pane not its own
+    assert other.startswith("403 "), other
+    assert unchanged(roost, agent) == before
+    assert agent.row()["state"] == "idle"  # type: ignore[index]
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="posting as another user needs root")
+def test_another_users_post_is_refused(roost: Roost, running: Daemon) -> None:
+    daemon = running
+    agent = start_agent(roost, daemon, name="victim")
+    before = unchanged(roost, agent)
+    curl = [
+        "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+        "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-H", f"X-Pane: {agent.pane}",
+        "-H", "Content-Type: application/json", "--data", json.dumps(CLAUDE_EVENT), url(daemon),
+    ]  # fmt: skip
+    answered = subprocess.run(curl, capture_output=True, text=True, timeout=GENEROUS, check=False)
+    assert answered.stdout == "403", answered
+    assert unchanged(roost, agent) == before
+
+
+def test_bodies_and_names_the_port_cannot_read_are_refused(running: Daemon) -> None:
+    daemon = running
+    with httpx.Client(timeout=GENEROUS) as client:
+        unknown = client.post(url(daemon, "no-such-agent"), json=CLAUDE_EVENT, headers={"X-Pane": "%1"})
+        assert (unknown.status_code, unknown.json()) == (404, {"error": "no harness 'no-such-agent'"})
+        path = client.post(url(daemon, "Bad..Name"), json=CLAUDE_EVENT, headers={"X-Pane": "%1"})
+        assert path.status_code == 404
+        garbage = client.post(url(daemon), content=b"{nope", headers={"X-Pane": "%1"})
+        assert garbage.status_code == 400 and garbage.json()["error"].startswith("the event is not JSON")
+        deep = client.post(url(daemon), content=b"[" * 300 + b"]" * 300, headers={"X-Pane": "%1"})
+        assert deep.status_code == 400
+        huge = client.post(url(daemon), content=b" " * (4 * 1024 * 1024 + 1), headers={"X-Pane": "%1"})
+        assert huge.status_code == 413
+        wrong = client.get(url(daemon))
+        assert wrong.status_code == 405
+        outside = client.post(url(daemon), json=CLAUDE_EVENT)  # no pane: an agent outside tmux
+        assert (outside.status_code, outside.content) == (200, b"")
