@@ -227,6 +227,7 @@ FAILURES: tuple[type[RoostError], ...] = (
     InvalidValue,
     Unauthorized,
     PeerRefused,
+    Forbidden,
     TargetGone,
     NotRecorded,
     Ambiguous,

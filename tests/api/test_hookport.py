@@ -26,6 +26,7 @@ from tests.daemon.fixture import Daemon
 
 DIFFER = ("pane", "window", "cursor", "ts", "time", "at", "session", "name")
 """Events-log fields that differ between two panes whatever happened in them."""
+POSTER = Path(__file__).resolve().parents[1] / "fakes" / "hook_poster.py"
 CLAUDE_EVENT = {"session_id": "s-1", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
 
 
@@ -116,21 +117,23 @@ def unchanged(roost: Roost, agent: AgentPane) -> dict[str, str]:
     return {name: roost.option(agent.pane, name) for name in ("@roost-state", "@roost-turn", "@roost-reason")}
 
 
-def from_pane(roost: Roost, daemon: Daemon, name: str, pane: str, agent: str | None) -> str:
-    """A pane whose program (declared ``agent`` when given) posts one event naming ``pane``
-    (its own when "") and prints the answer's status and body."""
-    program = (
-        "import json, os, sys, urllib.request, urllib.error\n"
-        f"r = urllib.request.Request({url(daemon)!r}, data=json.dumps({CLAUDE_EVENT!r}).encode(),"
-        f" headers={{'X-Pane': {pane!r} or os.environ['TMUX_PANE']}})\n"
-        "try:\n    a = urllib.request.urlopen(r, timeout=30); print(a.status, a.read().decode())\n"
-        "except urllib.error.HTTPError as e:\n    print(e.code, e.read().decode())\n"
-        "sys.stdout.flush(); input()\n"
-    )
+def from_pane(
+    roost: Roost, daemon: Daemon, name: str, pane: str = "", agent: str | None = None, **how: Any
+) -> tuple[str, Path]:
+    """A pane whose program (declared ``agent`` when given) posts one event (``event``,
+    default :data:`CLAUDE_EVENT`) to ``path`` naming ``pane`` (its own when ""); the pane,
+    and the file its answer will be in."""
+    out = roost.root / f"{name}.answer"
+    event = json.dumps(how.get("event", CLAUDE_EVENT))
+    argv = [sys.executable, str(POSTER), url(daemon) + how.get("path", ""), str(out), event]
     prefix = f"env ROOST_AGENT={agent} " if agent else ""
-    started = roost.start(f"{prefix}{shlex.quote(sys.executable)} -c {shlex.quote(program)}", session=name)
-    roost.wait_for(lambda: any(c.isdigit() for c in roost.screen(started)[:3]), GENEROUS, f"{name} posted")
-    return roost.screen(started).strip()
+    started = roost.start(prefix + shlex.join(argv + ([pane] if pane else [])), session=name)
+    return started, out
+
+
+def answer(roost: Roost, out: Path) -> str:
+    roost.wait_for(out.exists, GENEROUS, f"{out.name}")
+    return out.read_text()
 
 
 def test_posts_from_anyone_but_the_panes_agent_change_nothing(roost: Roost, running: Daemon) -> None:
@@ -147,10 +150,10 @@ def test_posts_from_anyone_but_the_panes_agent_change_nothing(roost: Roost, runn
     )
     for bad in ("%999999", "%1;kill-server", "1", "%1 2"):
         assert post(daemon, bad).status_code == 403
-    shell = from_pane(roost, daemon, "shell", "", None)  # a pane with no agent in it
-    assert shell.startswith("403 "), shell
-    other = from_pane(roost, daemon, "other", agent.pane, "claude")  # an agent naming a pane not its own
-    assert other.startswith("403 "), other
+    _, shell = from_pane(roost, daemon, "shell")  # a pane with no agent in it
+    assert answer(roost, shell).startswith("403 ")
+    _, other = from_pane(roost, daemon, "other", agent.pane, "claude")  # an agent naming a pane not its own
+    assert answer(roost, other).startswith("403 ")
     assert unchanged(roost, agent) == before
     assert agent.row()["state"] == "idle"  # type: ignore[index]
 
@@ -187,3 +190,49 @@ def test_bodies_and_names_the_port_cannot_read_are_refused(running: Daemon) -> N
         assert wrong.status_code == 405
         outside = client.post(url(daemon), json=CLAUDE_EVENT)  # no pane: an agent outside tmux
         assert (outside.status_code, outside.content) == (200, b"")
+
+
+SUGGESTION = {
+    "type": "addRules",
+    "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}],
+    "behavior": "allow",
+}
+PERMISSION = {
+    "session_id": "s-gate",
+    "cwd": "/tmp",
+    "hook_event_name": "PermissionRequest",
+    "tool_name": "Bash",
+    "tool_input": {"command": "touch x"},
+    "permission_suggestions": [SUGGESTION, {"type": "setMode", "mode": "acceptEdits"}],
+}
+
+
+def test_the_gates_url_holds_the_request_until_an_answer_comes_from_anywhere(
+    roost: Roost, running: Daemon
+) -> None:
+    daemon = running
+    pane, out = from_pane(roost, daemon, "gated", agent="claude", event=PERMISSION, path="/gate")
+
+    def held() -> dict[str, Any] | None:
+        found = daemon.record_where(lambda r: (r.get("tmux") or {}).get("pane") == pane)
+        return found if found and (found.get("pending") or {}).get("answerable") else None
+
+    record = roost.wait_for(held, GENEROUS, "the request held open")
+    assert isinstance(record, dict)
+    assert (record["pending"]["summary"], record["activity"]) == ("Bash: touch x", "needs_attention")
+    assert roost.option(pane, "@roost-state") == "blocked"
+    assert not out.exists()  # the agent still waits for its answer
+    with daemon.unix() as client:
+        answered = client.post(
+            f"/sessions/{record['session_key']}/permission", json={"option": "allow_always"}
+        )
+    assert answered.status_code == 200, answered.text
+    status, body = answer(roost, out).split(" ", 1)
+    decision = {"behavior": "allow", "updatedPermissions": [SUGGESTION]}
+    assert (status, json.loads(body)) == (
+        "200",
+        {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}},
+    )
+    roost.wait_for(
+        lambda: roost.option(pane, "@roost-state") == "working", GENEROUS, "the badge back to working"
+    )

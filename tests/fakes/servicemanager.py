@@ -48,6 +48,8 @@ def systemctl(args: list[str], state: dict) -> int:
         state["active"] = state["active"] and "--now" not in rest
     elif verb in ("start", "restart"):
         state["active"] = True
+    elif verb == "stop":
+        state["active"] = False
     elif verb != "daemon-reload":
         print(f"fake systemctl: unknown verb {verb}", file=sys.stderr)
         return 1

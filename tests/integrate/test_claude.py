@@ -126,6 +126,7 @@ def test_status_json_document(rosterd: Rosterd) -> None:
                 "paths": [str(rosterd.home / ".claude" / "settings.json")],
                 "detail": None,
                 "gate": False,
+                "hooks": "command",
             }
         ],
     }

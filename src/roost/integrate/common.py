@@ -42,6 +42,9 @@ class Report:
     detail: str = ""
     gate: bool | None = None
     """Whether the harness's permission gate is installed; None where it offers none."""
+    hooks: str | None = None
+    """How installed hooks reach roost: ``command`` (``rosterd-hook``) or ``http`` (the
+    daemon's hook port); None where nothing is installed or the host has one way only."""
 
     @property
     def line(self) -> str:
@@ -61,7 +64,9 @@ class Integration(Protocol):
 class Gated(Protocol):
     """An integration whose host lets a hook decide a permission (its manifest's ``[hook.gate]``)."""
 
-    def install(self, gate: bool | None = None, gate_timeout_s: int | None = None) -> list[str]: ...
+    def install(
+        self, gate: bool | None = None, gate_timeout_s: int | None = None, *, port: int | bool = True
+    ) -> list[str]: ...
 
 
 def names() -> list[str]:

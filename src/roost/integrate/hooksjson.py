@@ -2,8 +2,9 @@
 
     {"hooks": {"Stop": [{"matcher": "", "hooks": [{"type": "command", "command": "..."}]}]}}
 
-A handler is roost's when its command runs ``rosterd-hook``; roost adds one group per event
-holding only its own handler, and removes only its own handlers. The rest of the document
+A handler is roost's when its command runs ``rosterd-hook``, or when it is an HTTP handler that
+carries roost's mark (:data:`MARK_HEADER`); roost adds one group per event holding only its own
+handler, and removes only its own handlers. The rest of the document
 keeps its keys, their order and the file's indentation.
 """
 
@@ -23,8 +24,16 @@ def _indent(text: str) -> str | int:
     return found.group(1) if found else 2
 
 
+MARK_HEADER = "X-Roost-Hook"
+"""The header that marks an HTTP handler as roost's (its value says whose: ``rosterd``)."""
+
+
 def _is_ours(handler: object) -> bool:
-    return isinstance(handler, dict) and is_hook_command(handler.get("command"))
+    if not isinstance(handler, dict):
+        return False
+    headers = handler.get("headers")
+    marked = isinstance(headers, dict) and headers.get(MARK_HEADER) == "rosterd"
+    return is_hook_command(handler.get("command")) or (handler.get("type") == "http" and marked)
 
 
 def _handlers(group: object) -> list:

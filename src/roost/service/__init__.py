@@ -5,8 +5,9 @@ Boundaries, as sentences:
 - What a unit says is a pure function of this installation and of the environment it is
   installed from (:func:`roost.service.systemd.unit`, :func:`roost.service.launchd.plist`), so
   installing twice writes the same bytes once and says "unchanged".
-- Only the one file install writes is ever changed or removed, and only while it carries
-  roost's mark; a file of someone else's at that path is named and left alone.
+- Only the files install writes (the unit, and a socket unit beside it) are ever changed or
+  removed, and only while they carry roost's mark; a file of someone else's at such a path is
+  named and left alone.
 - Where no service manager answers (a container, CI), the file is still written and nothing
   pretends that it runs: the caller is told so, and how to start it by hand.
 - The platform is chosen once, by :func:`manager`, from ``sys.platform``.
@@ -25,8 +26,10 @@ from roost.service.common import Manager, NotStarted, Status, install, status, u
 __all__ = ["Manager", "NotStarted", "Status", "install", "manager", "status", "uninstall"]
 
 
-def manager(platform: str | None = None) -> Manager:
-    """The service manager of this platform (``sys.platform`` unless ``platform`` is given)."""
+def manager(platform: str | None = None, hook_port: int = 0) -> Manager:
+    """The service manager of this platform (``sys.platform`` unless ``platform`` is given);
+    ``hook_port`` is the port a socket unit holds for the daemon's hook port, where the
+    platform's manager can (0: none)."""
     platform = platform or sys.platform
     if platform == "darwin":
         from roost.service.launchd import Launchd
@@ -35,5 +38,5 @@ def manager(platform: str | None = None) -> Manager:
     if platform.startswith("linux"):
         from roost.service.systemd import Systemd
 
-        return Systemd()
+        return Systemd(hook_port)
     raise SetupError(f"roost has no service unit for {platform}: run `rosterd daemon` yourself")

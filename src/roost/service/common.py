@@ -83,6 +83,11 @@ class Manager(Protocol):
         """What install writes there, for this installation and environment."""
         ...
 
+    def companions(self) -> dict[Path, bytes | None]:
+        """Other files install writes beside it (None: to be absent), each with roost's mark,
+        which install, status and uninstall treat as they treat ``path``."""
+        ...
+
     def ours(self, data: bytes) -> bool:
         """Whether ``data`` (what is at ``path``) was written by roost."""
         ...
@@ -171,11 +176,15 @@ def _not_ours(path: Path) -> SetupError:
     return SetupError(f"{path} was not written by roost: left alone (move it aside to install roost's)")
 
 
+def _companions_current(manager: Manager) -> bool:
+    return all(_read(path) == wanted for path, wanted in manager.companions().items())
+
+
 def status(manager: Manager) -> Status:
     data = _read(manager.path)
     installed = data is not None and manager.ours(data)
     detail = str(_not_ours(manager.path)) if data is not None and not installed else None
-    current = installed and data == manager.render()
+    current = installed and data == manager.render() and _companions_current(manager)
     why = manager.unreachable()
     if why is not None:
         return Status(manager.kind, manager.path, installed, current, None, None, detail or why)
@@ -193,11 +202,31 @@ def install(manager: Manager) -> list[str]:
     existing = _read(manager.path)
     if existing is not None and not manager.ours(existing):
         raise _not_ours(manager.path)
-    changed = existing != wanted
+    beside = {path: (_read(path), want) for path, want in manager.companions().items()}
+    for path, (found, _) in beside.items():
+        if found is not None and not manager.ours(found):
+            raise _not_ours(path)
+    changed = existing != wanted or any(found != want for found, want in beside.values())
+    for path, (found, want) in {manager.path: (existing, wanted), **beside}.items():  # all before any
+        problem = (
+            None if found == want else files.unwritable(path) if want is not None else files.unremovable(path)
+        )
+        if problem:
+            raise SetupError(f"{problem}; left untouched")
     if changed:
         with _changing():
+            for path, (found, want) in beside.items():
+                if found != want and want is not None:
+                    files.update(path, want)
+                elif found != want:
+                    files.discard(path)
             files.update(manager.path, wanted)
-    said_file = f"{'wrote' if existing is None else 'updated' if changed else 'unchanged:'} {manager.path}"
+    said_file = (
+        f"{'wrote' if existing is None else 'updated' if existing != wanted else 'unchanged:'} {manager.path}"
+    )
+    for path, (found, want) in beside.items():
+        if found != want:
+            said_file += f" ({'removed' if want is None else 'wrote' if found is None else 'updated'} {path})"
     why = manager.unreachable()
     if why is not None:
         raise NotStarted(f"{said_file}; not enabled or started: {why}. {manager.by_hand()}")
@@ -212,12 +241,18 @@ def uninstall(manager: Manager) -> list[str]:
         return [f"not installed: there is no {manager.path}"]
     if not manager.ours(existing):
         raise _not_ours(manager.path)
-    problem = files.unremovable(manager.path)  # before the service is stopped for nothing
-    if problem:
-        raise SetupError(f"{problem}; left untouched")
+    for path in (manager.path, *(p for p in manager.companions() if os.path.lexists(p))):
+        problem = files.unremovable(path)  # before the service is stopped for nothing
+        if problem:
+            raise SetupError(f"{problem}; left untouched")
     why = manager.unreachable()
     lines = manager.stop(reachable=why is None)
     with _changing():
+        for path in manager.companions():
+            found = _read(path)
+            if found is not None and manager.ours(found):
+                files.discard(path)
+                lines.append(f"removed {path}")
         files.discard(manager.path)
     lines.append(f"removed {manager.path}")
     if why is None:

@@ -52,6 +52,12 @@ class Launchd:
     def render(self) -> bytes:
         return plist(LABEL, str(program()), carried(), str(self.log))
 
+    def companions(self) -> dict[Path, bytes | None]:
+        """None: a LaunchAgent's ``Sockets`` would need the daemon to ask launchd for them
+        (``launch_activate_socket``), which this version does not, so on macOS the daemon binds
+        its hook port itself and Claude's hooks stay commands unless asked (``--http``)."""
+        return {}
+
     def ours(self, data: bytes) -> bool:
         try:
             document = plistlib.loads(data)

@@ -1,4 +1,11 @@
-"""systemd: the daemon as a user unit, ``${XDG_CONFIG_HOME:-~/.config}/systemd/user/rosterd.service``.
+"""systemd: the daemon as a user unit, ``${XDG_CONFIG_HOME:-~/.config}/systemd/user/rosterd.service``,
+and its hook port as a socket unit beside it, ``rosterd.socket``.
+
+The socket unit holds the hook port (``[node] hook_port``) open whatever the daemon does: a hook
+Claude Code posts while the daemon is stopped, restarting or not yet started wakes it (socket
+activation) and is answered once it serves, instead of being drawn as an error under the
+agent's every event. The daemon takes the socket from ``LISTEN_FDS``
+(:func:`roost.daemon.listen.activated`). With ``hook_port = 0`` there is no socket unit.
 
 The unit and the daemon agree on the runtime directory: the daemon's sockets live in
 ``$XDG_RUNTIME_DIR/roost`` (:func:`roost.paths.runtime_path`), which is what
@@ -19,6 +26,7 @@ from roost.errors import SetupError
 from roost.service.common import carried, checked, program, run, said
 
 NAME = "rosterd.service"
+SOCKET_NAME = "rosterd.socket"
 MARK = "# Written by `rosterd service install`; `rosterd service uninstall` removes it."
 UNSAFE = "\"'\\"
 """What systemd refuses in the path of the program it starts ("special characters"), quoted or not."""
@@ -35,8 +43,29 @@ def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%") + '"'
 
 
-def unit(program: str, environment: Mapping[str, str]) -> str:
-    """The unit file for ``program daemon`` with ``environment`` set; a pure function."""
+def socket_unit(hook_port: int) -> str:
+    """The socket unit holding 127.0.0.1:``hook_port`` for the daemon; a pure function."""
+    return "\n".join(
+        [
+            MARK,
+            "[Unit]",
+            "Description=rosterd's hook port: agents' HTTP hooks reach it, and wake rosterd when it is down",
+            "",
+            "[Socket]",
+            f"ListenStream=127.0.0.1:{hook_port}",
+            "FileDescriptorName=hooks",
+            f"Service={NAME}",
+            "",
+            "[Install]",
+            "WantedBy=sockets.target",
+            "",
+        ]
+    )
+
+
+def unit(program: str, environment: Mapping[str, str], hook_port: int = 0) -> str:
+    """The unit file for ``program daemon`` with ``environment`` set, taking the hook port's
+    socket from ``rosterd.socket`` when ``hook_port`` is one; a pure function."""
     if any(c in program for c in UNSAFE):
         raise SetupError(
             f"systemd starts no program whose path holds a quote or a backslash ({program}): "
@@ -56,6 +85,7 @@ def unit(program: str, environment: Mapping[str, str]) -> str:
             "Description=rosterd, the roster of this machine's coding agent sessions (Roost)",
             "StartLimitIntervalSec=60",
             "StartLimitBurst=5",
+            *([f"Requires={SOCKET_NAME}", f"After={SOCKET_NAME}"] if hook_port else []),
             "",
             "[Service]",
             "Type=exec",
@@ -77,6 +107,7 @@ def unit(program: str, environment: Mapping[str, str]) -> str:
             "",
             "[Install]",
             "WantedBy=default.target",
+            *([f"Also={SOCKET_NAME}"] if hook_port else []),
             "",
         ]
     )
@@ -90,11 +121,20 @@ def unit_path() -> Path:
 class Systemd:
     kind = "systemd"
 
-    def __init__(self) -> None:
+    def __init__(self, hook_port: int = 0) -> None:
         self.path = unit_path()
+        self.socket_path = self.path.with_name(SOCKET_NAME)
+        self.hook_port = hook_port
 
     def render(self) -> bytes:
-        return unit(str(program()), carried()).encode()
+        return unit(str(program()), carried(), self.hook_port).encode()
+
+    def companions(self) -> dict[Path, bytes | None]:
+        """The socket unit, or None where there is to be none (``hook_port = 0``)."""
+        return {self.socket_path: socket_unit(self.hook_port).encode() if self.hook_port else None}
+
+    def _units(self) -> tuple[str, ...]:
+        return (SOCKET_NAME, NAME) if self.hook_port else (NAME,)
 
     def ours(self, data: bytes) -> bool:
         return data.startswith(MARK.encode() + b"\n")
@@ -119,15 +159,19 @@ class Systemd:
         lines = []
         if changed:
             checked(self._systemctl("daemon-reload"))
+        units = self._units()
         if not enabled:
-            checked(self._systemctl("enable", NAME))
-            lines.append(f"enabled {NAME}: it starts at every login")
+            checked(self._systemctl("enable", *units))
+            lines.append(f"enabled {' and '.join(units)}: started at every login")
         if active and changed:
+            if self.hook_port:  # the socket unit first: the restarted daemon takes its socket
+                checked(self._systemctl("stop", NAME))
+                checked(self._systemctl("restart", SOCKET_NAME))
             checked(self._systemctl("restart", NAME))
             lines.append(f"restarted {NAME}, which ran the unit as it was")
         elif not active:
-            checked(self._systemctl("start", NAME))
-            lines.append(f"started {NAME} (its log: journalctl --user -u rosterd)")
+            checked(self._systemctl("start", *units))
+            lines.append(f"started {' and '.join(units)} (the log: journalctl --user -u rosterd)")
         if enabled and active and not changed:
             lines.append(f"{NAME} is enabled and running")
         return lines
@@ -137,11 +181,13 @@ class Systemd:
             return []
         # Enabling is a link in default.target.wants/, which systemctl removes even where no
         # manager runs (it edits the files itself then); stopping needs the manager.
-        args = ("disable", "--now", NAME) if reachable else ("disable", NAME)
+        units = (NAME, SOCKET_NAME) if self.socket_path.exists() else (NAME,)
+        args = ("disable", "--now", *units) if reachable else ("disable", *units)
         proc = self._systemctl(*args)
+        names = " and ".join(units)
         if proc.returncode != 0:
-            return [f"could not disable {NAME}: {said(proc)}"]
-        return [f"stopped and disabled {NAME}" if reachable else f"disabled {NAME}"]
+            return [f"could not disable {names}: {said(proc)}"]
+        return [f"stopped and disabled {names}" if reachable else f"disabled {names}"]
 
     def forget(self) -> list[str]:
         checked(self._systemctl("daemon-reload"))
@@ -150,5 +196,22 @@ class Systemd:
     def by_hand(self) -> str:
         return (
             "Once a user service manager runs (a login session, or `loginctl enable-linger`), "
-            f"start it with `systemctl --user daemon-reload && systemctl --user enable --now {NAME}`"
+            "start it with `systemctl --user daemon-reload && "
+            f"systemctl --user enable --now {' '.join(self._units())}`"
         )
+
+
+def held_hook_port() -> int | None:
+    """The port roost's installed ``rosterd.socket`` holds, or None where there is none: where
+    it is, agents' HTTP hooks reach a port that outlives the daemon."""
+    try:
+        text = unit_path().with_name(SOCKET_NAME).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith(MARK + "\n"):
+        return None
+    for line in text.splitlines():
+        host, _, port = line.removeprefix("ListenStream=").rpartition(":")
+        if line.startswith("ListenStream=") and host == "127.0.0.1" and port.isdigit():
+            return int(port)
+    return None

@@ -18,6 +18,9 @@ __all__ = ["machine"]
 
 DOCUMENTS = {row["document"]: names(row["fields"]) for row in table("`rosterd --json` documents")}
 STATUS_FIELDS = ["schema", "command", *DOCUMENTS["service status"]]
+HOOK_PORT = 8792
+"""``[node] hook_port``'s default: the port the socket unit holds."""
+UNITS = "rosterd.socket and rosterd.service"
 
 
 def expected_unit(machine: Machine) -> str:
@@ -27,7 +30,11 @@ def expected_unit(machine: Machine) -> str:
         name: machine.env[name]
         for name in ("PATH", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "ROOST_SOCKET")
     }
-    return systemd.unit(str(BIN / "rosterd"), carried)
+    return systemd.unit(str(BIN / "rosterd"), carried, HOOK_PORT)
+
+
+def socket(machine: Machine) -> Path:
+    return machine.unit.with_name("rosterd.socket")
 
 
 def calls(state: Path) -> list[list[str]]:
@@ -39,13 +46,17 @@ def test_without_a_service_manager_install_writes_the_unit_says_so_and_exits_2(m
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     assert re.fullmatch(
-        rf"rosterd service: wrote {re.escape(str(machine.unit))}; not enabled or started: "
+        rf"rosterd service: wrote {re.escape(str(machine.unit))} "
+        rf"\(wrote {re.escape(str(socket(machine)))}\); "
+        r"not enabled or started: "
         r"(systemctl is not installed|no user service manager answers \(systemctl --user: .+\))\. "
         r"Once a user service manager runs \(a login session, or `loginctl enable-linger`\), start it with "
-        r"`systemctl --user daemon-reload && systemctl --user enable --now rosterd.service`\n",
+        r"`systemctl --user daemon-reload && systemctl --user enable --now rosterd.socket rosterd.service`\n",
         proc.stderr,
     ), proc.stderr
     assert machine.unit.read_text() == expected_unit(machine)
+    assert socket(machine).read_text() == systemd.socket_unit(HOOK_PORT)
+    assert "ListenStream=127.0.0.1:8792\n" in socket(machine).read_text()
     written = machine.unit.stat()
 
     again = machine.rosterd("service", "install")
@@ -98,17 +109,17 @@ def test_with_a_service_manager_install_enables_and_starts_it_once(machine: Mach
     proc = machine.rosterd("service", "install")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        f"wrote {machine.unit}",
-        "enabled rosterd.service: it starts at every login",
-        "started rosterd.service (its log: journalctl --user -u rosterd)",
+        f"wrote {machine.unit} (wrote {socket(machine)})",
+        f"enabled {UNITS}: started at every login",
+        f"started {UNITS} (the log: journalctl --user -u rosterd)",
     ]
     asked = [["--user", "show-environment"], ["--user", "is-enabled", "rosterd.service"]]
     asked.append(["--user", "is-active", "rosterd.service"])
     assert calls(state) == [
         *asked,
         ["--user", "daemon-reload"],
-        ["--user", "enable", "rosterd.service"],
-        ["--user", "start", "rosterd.service"],
+        ["--user", "enable", "rosterd.socket", "rosterd.service"],
+        ["--user", "start", "rosterd.socket", "rosterd.service"],
     ]
     status = machine.json("service", "status", "--json")
     assert {key: status[key] for key in ("installed", "current", "enabled", "active", "detail")} == {
@@ -140,7 +151,12 @@ def test_a_changed_unit_is_rewritten_and_the_running_service_restarted(machine: 
         "restarted rosterd.service, which ran the unit as it was",
     ]
     assert machine.unit.read_text() == expected_unit(machine)
-    assert calls(state)[-2:] == [["--user", "daemon-reload"], ["--user", "restart", "rosterd.service"]]
+    assert calls(state)[-4:] == [
+        ["--user", "daemon-reload"],
+        ["--user", "stop", "rosterd.service"],
+        ["--user", "restart", "rosterd.socket"],
+        ["--user", "restart", "rosterd.service"],
+    ]
 
 
 def test_uninstall_stops_and_disables_before_removing(machine: Machine) -> None:
@@ -148,9 +164,14 @@ def test_uninstall_stops_and_disables_before_removing(machine: Machine) -> None:
     assert machine.rosterd("service", "install").returncode == 0
     proc = machine.rosterd("service", "uninstall")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["stopped and disabled rosterd.service", f"removed {machine.unit}"]
+    assert proc.stdout.splitlines() == [
+        "stopped and disabled rosterd.service and rosterd.socket",
+        f"removed {socket(machine)}",
+        f"removed {machine.unit}",
+    ]
+    assert not socket(machine).exists()
     assert calls(state)[-2:] == [
-        ["--user", "disable", "--now", "rosterd.service"],
+        ["--user", "disable", "--now", "rosterd.service", "rosterd.socket"],
         ["--user", "daemon-reload"],
     ]
     assert json.loads(state.read_text())["enabled"] is False
@@ -206,7 +227,8 @@ def test_a_manager_that_refuses_fails_install_with_its_words(machine: Machine) -
     assert proc.returncode == 1
     assert proc.stderr.startswith("rosterd service: `")
     assert proc.stderr.endswith(
-        " --user start rosterd.service` failed: Job for rosterd failed: start refused by the fake systemctl\n"
+        " --user start rosterd.socket rosterd.service` failed: Job for rosterd failed: "
+        "start refused by the fake systemctl\n"
     )
     assert machine.unit.read_text() == expected_unit(machine)  # written; running it is what failed
 

@@ -87,9 +87,10 @@ def test_setup_installs_the_service_where_a_service_manager_answers(machine: Mac
     proc = machine.rosterd("setup", "--yes", "service")
     assert proc.returncode == 0, proc.stdout
     assert proc.stdout.splitlines() == [
-        f"service  fixed       wrote {machine.unit}",
-        "                     enabled rosterd.service: it starts at every login",
-        "                     started rosterd.service (its log: journalctl --user -u rosterd)",
+        f"service  fixed       wrote {machine.unit} (wrote {machine.unit.with_name('rosterd.socket')})",
+        "                     enabled rosterd.socket and rosterd.service: started at every login",
+        "                     started rosterd.socket and rosterd.service "
+        "(the log: journalctl --user -u rosterd)",
         "fixed 1 row; every needed row is done",
     ]
     assert json.loads(state.read_text())["active"] is True
@@ -112,7 +113,8 @@ def test_a_row_that_needs_a_person_makes_setup_exit_1_with_its_reason(machine: M
     found = rows(proc.stdout)
     assert found["config"] == (
         "needs you",
-        f"{machine.config}: unknown key 'loopback_prot' in [node]; known: name, port, listen, loopback_port, hook_port",
+        f"{machine.config}: unknown key 'loopback_prot' in [node]; "
+        "known: name, port, listen, loopback_port, hook_port",
     )
     assert found["claude hooks"][0] == "needs you"
     assert found["claude hooks"][1].startswith(f"{settings} is not valid JSON")

@@ -9,11 +9,12 @@ from roost.integrate import INSTALLED, Report, gated, integration, names
 USAGE = (
     ("integrate install|uninstall HARNESS", "add or remove roost's hooks in that agent's own config"),
     ("integrate install claude --gate|--no-gate", "let rosterd answer Claude's permission requests, or stop"),
+    ("integrate install claude --http|--command", "Claude's hooks as POSTs to the daemon, or as commands"),
     ("integrate status [--json] [HARNESS]", "installed, not installed or outdated; exit 0 when installed"),
 )
 
 HELP = """\
-usage: rosterd integrate install HARNESS [--gate|--no-gate]
+usage: rosterd integrate install HARNESS [--gate|--no-gate] [--http|--command]
        rosterd integrate uninstall HARNESS
        rosterd integrate status [--json] [HARNESS]
 
@@ -28,6 +29,14 @@ install    adds roost's entries to the agent's own configuration, so each of its
            `rosterd allow`/`deny`, MCP and the API may answer it; the dialog in the terminal
            still works, and with no answer, or no daemon, it alone decides. --no-gate turns
            it off; install without either keeps the gate as it is.
+           --http (Claude Code only) makes Claude POST its events to the daemon's hook port
+           ([node] hook_port of rosterd.toml, 8792) instead of starting `rosterd-hook` for
+           each: no process per event. SessionStart stays a command (Claude runs no other
+           kind for it). Claude draws an error under every event whose URL does not answer,
+           so this is the default only where `rosterd service install` put a socket unit
+           that holds the port open while the daemon is down. --command goes back to
+           commands; install without either keeps what is installed (HTTP where that
+           socket unit is, when nothing is).
 uninstall  removes roost's entries, and nothing else.
 status     prints one line per harness: installed, not installed, or outdated (roost's
            entries are there but differ from what this version would install: install
@@ -69,6 +78,7 @@ def status(args: list[str]) -> int:
                     "paths": [str(p) for p in r.paths],
                     "detail": r.detail or None,
                     "gate": r.gate,
+                    "hooks": r.hooks,
                 }
                 for r in reports
             ],
@@ -89,22 +99,25 @@ def run(verb: str, args: list[str]) -> int:
     if action == "status":
         return status(args[1:])
     flags = [a for a in args[1:] if a in ("--gate", "--no-gate")]
-    rest = [a for a in args[1:] if a not in flags]
+    ways = [a for a in args[1:] if a in ("--http", "--command")]
+    rest = [a for a in args[1:] if a not in flags and a not in ways]
     if (
         action not in ("install", "uninstall")
         or len(rest) != 1
         or rest[0].startswith("-")
         or len(flags) > 1
-        or (flags and action != "install")
+        or len(ways) > 1
+        or ((flags or ways) and action != "install")
     ):
         raise UsageError(
-            "usage: rosterd integrate install HARNESS [--gate|--no-gate] | integrate uninstall HARNESS"
-            " | integrate status [--json] [HARNESS] (see rosterd integrate --help)"
+            "usage: rosterd integrate install HARNESS [--gate|--no-gate] [--http|--command]"
+            " | integrate uninstall HARNESS | integrate status [--json] [HARNESS]"
+            " (see rosterd integrate --help)"
         )
-    if flags:
-        said = _gated(rest[0], flags[0] == "--gate")
-    elif action == "uninstall":
+    if action == "uninstall":
         said = integration(rest[0]).uninstall()
+    elif flags or ways or _wakes() is not None:
+        said = _chosen(rest[0], flags[0] == "--gate" if flags else None, ways[0] if ways else None)
     else:
         said = integration(rest[0]).install()
     for text in said:
@@ -112,12 +125,37 @@ def run(verb: str, args: list[str]) -> int:
     return 0
 
 
-def _gated(harness: str, on: bool) -> list[str]:
-    """Install with the gate turned on (for the hold rosterd.toml configures) or off."""
-    target = gated(harness)
-    hold = None
-    if on:
-        from roost.daemon import config
+def _wakes() -> int | None:
+    """The hook port a service's socket unit holds open, where one is installed (Linux)."""
+    from roost.service.systemd import held_hook_port
 
-        hold = config.load().harness.get(harness, config.Harness()).gate_timeout_s
-    return target.install(gate=on, gate_timeout_s=hold)
+    return held_hook_port()
+
+
+def _chosen(harness: str, gate: bool | None, way: str | None) -> list[str]:
+    """Install with the gate turned on (for the hold rosterd.toml configures), off, or kept
+    (None); with HTTP hooks (``--http``, or a socket unit's port when no way is named) or
+    command hooks (``--command``), or the way installed (neither, and no socket unit)."""
+    from roost.agents import manifest
+    from roost.daemon import config
+
+    agent = manifest.load(harness) if harness in names() else None
+    posts = agent is not None and bool(agent.hook.http)
+    if way == "--http" and not posts:
+        integration(harness)  # an unknown harness is named as such first
+        raise UsageError(f"{harness} cannot post its hooks over HTTP: --http is for Claude Code")
+    settings = config.load()
+    port: int | bool = True
+    if way == "--command":
+        port = False
+    elif way == "--http":
+        port = settings.node.hook_port
+        if not port:
+            raise UsageError("--http needs a hook port, and [node] hook_port of rosterd.toml is 0")
+    elif posts and (held := _wakes()) is not None:
+        port = held
+    if gate is None and (port is True or not posts):
+        return integration(harness).install()
+    hold = settings.harness.get(harness, config.Harness()).gate_timeout_s if gate else None
+    target = gated(harness) if gate is not None else integration(harness)
+    return target.install(gate=gate, gate_timeout_s=hold, port=port)  # type: ignore[call-arg]

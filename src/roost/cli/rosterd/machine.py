@@ -80,9 +80,16 @@ class Machine:
         from roost import service
 
         try:
-            return service.status(service.manager())
+            return service.status(service.manager(hook_port=self.hook_port))
         except RoostError as error:
             return error
+
+    @property
+    def hook_port(self) -> int:
+        """``[node] hook_port`` of the config (its default when the config cannot be read):
+        the port a service's socket unit holds."""
+        settings = self.settings
+        return settings.node.hook_port if isinstance(settings, config.Config) else config.Node().hook_port
 
     @cached_property
     def harnesses(self) -> list[str]:

@@ -21,8 +21,12 @@ install    writes a systemd user unit (Linux: ${XDG_CONFIG_HOME:-~/.config}/syst
            that runs this installation's `rosterd daemon`, restarts it when it fails and logs to
            the journal (macOS: ~/Library/Logs/roost/rosterd.log); then enables and starts it.
            It carries PATH and roost's own variables from this shell. Installing again
-           changes nothing when the file is right ("unchanged").
-uninstall  stops and disables the service and removes that file, and nothing else.
+           changes nothing when the file is right ("unchanged"). On Linux a socket unit
+           beside it (rosterd.socket) holds [node] hook_port of rosterd.toml (8792) open on
+           127.0.0.1 even while the daemon is down: an agent's HTTP hook that arrives then
+           starts the daemon and is answered (`rosterd integrate install claude` installs
+           HTTP hooks where this unit is installed). hook_port = 0: no socket unit.
+uninstall  stops and disables the service and removes those files, and nothing else.
 status     installed (and whether it is what install would write now), enabled, active.
            --json prints one schema-1 document instead.
 
@@ -44,7 +48,7 @@ def status(args: list[str]) -> int:
 
     if any(arg != "--json" for arg in args):
         raise UsageError("usage: rosterd service status [--json]")
-    found = status(manager())
+    found = status(manager(hook_port=_hook_port()))
     if "--json" in args:
         document("service status", **found.fields())
     else:
@@ -78,7 +82,14 @@ def run(verb: str, args: list[str]) -> int:
         )
     from roost.service import install, manager, uninstall
 
-    target = manager()
+    target = manager(hook_port=_hook_port())
     for said in install(target) if action == "install" else uninstall(target):
         line(said)
     return 0
+
+
+def _hook_port() -> int:
+    """``[node] hook_port`` of the config the daemon will read: the socket unit's port."""
+    from roost.cli.rosterd.machine import Machine
+
+    return Machine().hook_port

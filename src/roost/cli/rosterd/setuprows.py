@@ -79,7 +79,7 @@ def service(machine: Machine, _: str) -> Finding:
 def install_service(machine: Machine, _: str) -> list[str]:
     from roost.service import install, manager
 
-    return install(manager())
+    return install(manager(hook_port=machine.hook_port))
 
 
 def binary(machine: Machine, harness: str) -> Finding:

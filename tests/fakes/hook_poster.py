@@ -1,0 +1,38 @@
+"""Post one hook event as Claude Code's HTTP hook does, from this process, then stay alive.
+
+``python hook_poster.py URL OUT EVENT [PANE]`` POSTs the JSON ``EVENT`` to ``URL`` with
+``X-Pane`` set to ``PANE`` (``$TMUX_PANE`` when not given) and writes the answer's status and
+body to ``OUT`` (through a rename, so a reader never sees half of it). It then waits for a
+line on stdin, so its pane, and its session, stay live while a test looks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import urllib.error
+import urllib.request
+
+
+def main() -> None:
+    url, out, event = sys.argv[1:4]
+    pane = sys.argv[4] if len(sys.argv) > 4 else os.environ.get("TMUX_PANE", "")
+    request = urllib.request.Request(
+        url, data=event.encode(), headers={"Content-Type": "application/json", "X-Pane": pane}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            said = f"{answer.status} {answer.read().decode()}"
+    except urllib.error.HTTPError as refused:
+        said = f"{refused.code} {refused.read().decode()}"
+    except OSError as error:
+        said = f"failed {error}"
+    with open(out + ".tmp", "w") as written:
+        written.write(said)
+    os.rename(out + ".tmp", out)
+    print("posted", flush=True)
+    sys.stdin.readline()
+
+
+if __name__ == "__main__":
+    main()
