@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 
 from tests.api.agentpane import GENEROUS, AgentPane, start_agent
 from tests.conftest import Roost
-from tests.daemon.fixture import Daemon
+from tests.daemon.fixture import Daemon, free_port
 
 DIFFER = ("pane", "window", "cursor", "ts", "time", "at", "session", "name")
 """Events-log fields that differ between two panes whatever happened in them."""
@@ -82,7 +83,7 @@ def test_http_hooks_stamp_the_same_turns_as_command_hooks(roost: Roost, running:
         roost.wait_for(lambda a=agent: roost.option(a.pane, "@roost-state") == "done", GENEROUS, "done")
     assert events(roost, by_http.pane) == events(roost, by_command.pane)
     rows = [by_command.row(), by_http.row()]
-    keys = ("agent_id", "state", "source", "revision", "completed_revision", "promptable")
+    keys = ("agent_id", "state", "source", "promptable")
     assert rows[0] is not None and rows[1] is not None
     assert {k: rows[0][k] for k in keys} == {k: rows[1][k] for k in keys}
     same = (
@@ -236,3 +237,58 @@ def test_the_gates_url_holds_the_request_until_an_answer_comes_from_anywhere(
     roost.wait_for(
         lambda: roost.option(pane, "@roost-state") == "working", GENEROUS, "the badge back to working"
     )
+
+
+def activated(roost: Roost, daemon: Daemon, address: str) -> None:
+    """``systemd-socket-activate`` holding ``address`` for the daemon, which it starts at the
+    first connection. It passes the program no environment but what ``--setenv`` names, as a
+    unit's ``Environment=``."""
+    carried = [f"--setenv={name}={value}" for name, value in daemon.env.items()]
+    command = ["systemd-socket-activate", "-l", address, "--fdname=hooks", *carried, *daemon.command()]
+    with open(daemon.log, "wb") as log:
+        daemon.proc = subprocess.Popen(command, env=daemon.env, stdout=log, stderr=log)
+    roost.wait_for(lambda: b"Listening on" in daemon.log.read_bytes(), GENEROUS, "the socket held")
+
+
+def test_a_hook_that_arrives_while_the_daemon_is_down_starts_it_and_is_answered(
+    roost: Roost, daemon: Daemon
+) -> None:
+    """Socket activation as a systemd socket unit does it (``systemd-socket-activate``): the
+    port listens with no daemon behind it; the first hook starts the daemon, which takes the
+    socket from LISTEN_FDS, and the hook waits for it and is answered, never refused."""
+    daemon.write_config()
+    held = free_port()
+    pane = roost.start("sleep 600", session="agent")  # the pane exists before anyone posts
+    activated(roost, daemon, f"127.0.0.1:{held}")
+    assert not daemon.socket.exists()  # no daemon yet
+    roost.tmux("respawn-pane", "-k", "-t", pane, f"env ROOST_AGENT=claude {shlex.join(poster(held, roost))}")
+    said = answer(roost, roost.root / "woke.answer")
+    assert said == "200 ", said
+    assert roost.option(pane, "@roost-state") == "working"
+    daemon.wait_ready()
+    facts = daemon.get("/status")
+    assert facts["listen"]["hooks"] == f"127.0.0.1:{held}"
+    with socket.socket() as probe:  # the configured port stays free: the passed socket is the port
+        probe.bind(("127.0.0.1", daemon.hook_port))
+
+
+def poster(port: int, roost: Roost) -> list[str]:
+    out = str(roost.root / "woke.answer")
+    return [
+        sys.executable,
+        str(POSTER),
+        f"http://127.0.0.1:{port}/hooks/claude",
+        out,
+        json.dumps(CLAUDE_EVENT),
+    ]
+
+
+def test_a_passed_socket_that_is_not_on_loopback_is_refused(roost: Roost, daemon: Daemon) -> None:
+    daemon.write_config()
+    held = free_port()
+    activated(roost, daemon, f"0.0.0.0:{held}")
+    with socket.create_connection(("127.0.0.1", held), timeout=GENEROUS):
+        assert daemon.proc.wait(GENEROUS) == 1
+    said = daemon.log.read_text()
+    assert f"the socket passed for the hook port listens on ('0.0.0.0', {held}), not on 127.0.0.1" in said
+    assert not daemon.socket.exists()
