@@ -175,6 +175,7 @@ class ClaudeSettings:
                 "; ".join(said),
                 gate=hold is not None,
                 hooks="http" if port else "command",
+                port=port,
             )
         if doc.has_own():
             fix = f"run `rosterd integrate install {self.agent.name}`"

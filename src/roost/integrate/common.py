@@ -45,6 +45,8 @@ class Report:
     hooks: str | None = None
     """How installed hooks reach roost: ``command`` (``rosterd-hook``) or ``http`` (the
     daemon's hook port); None where nothing is installed or the host has one way only."""
+    port: int | None = None
+    """The hook port HTTP hooks post to."""
 
     @property
     def line(self) -> str:

@@ -13,6 +13,7 @@ import pytest
 
 from roost.agents import manifest
 from roost.integrate import names
+from roost.service import systemd
 from tests.cli.rosterd.helpers import ok, rosterd
 from tests.conftest import BIN, Roost
 from tests.contracts import tables
@@ -131,7 +132,43 @@ def test_a_harness_on_path_without_its_integration_fails_until_installed(
     )
     assert "codex hooks" not in found and found["codex"][0] == "skip"  # not installed: one row
     assert rosterd(daemon, "integrate", "install", "claude", env=with_claude).returncode == 0
-    assert checks(daemon, 0, with_claude)["claude hooks"] == ("ok", f"claude: installed ({settings})")
+    assert checks(daemon, 0, with_claude)["claude hooks"] == (
+        "ok",
+        f"claude: installed ({settings}); command hooks: no socket unit holds the hook port open while "
+        "rosterd is down",
+    )
+
+
+def test_doctor_says_which_hooks_claude_runs_and_why(roost: Roost, daemon: Daemon, tmp_path: Path) -> None:
+    healthy(roost, daemon)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "claude").write_text("#!/bin/sh\n")
+    (bin_dir / "claude").chmod(0o755)
+    with_claude = {"PATH": f"{bin_dir}:{daemon.env['PATH']}"}
+    assert rosterd(daemon, "integrate", "install", "claude", "--http", env=with_claude).returncode == 0
+    settings = daemon.roost.root / "home" / ".claude" / "settings.json"
+    port = daemon.hook_port
+    posting = f"claude: installed ({settings}) — HTTP hooks to the daemon's hook port {port}"
+    assert checks(daemon, 1, with_claude)["claude hooks"] == (
+        "FAIL",
+        f"{posting}; but no socket unit holds port {port} open: while rosterd is down claude shows an "
+        "error under every event; run `rosterd service install`",
+    )
+    unit = daemon.roost.root / "config" / "systemd" / "user" / "rosterd.socket"
+    unit.parent.mkdir(parents=True)
+    unit.write_text(systemd.socket_unit(port))
+    assert checks(daemon, 0, with_claude)["claude hooks"] == (
+        "ok",
+        f"{posting}; rosterd.socket holds that port open while rosterd is down",
+    )
+    daemon.settings = {"node": {"hook_port": port + 1}}
+    daemon.write_config()
+    assert checks(daemon, 1, with_claude)["claude hooks"] == (
+        "FAIL",
+        f"{posting}; but the daemon's hook port is {port + 1} ([node] hook_port): nothing answers them; "
+        "run `rosterd integrate install claude --http`",
+    )
 
 
 def test_no_tmux_server_fails(daemon: Daemon) -> None:

@@ -106,9 +106,36 @@ def hooks(machine: Machine, harness: str) -> Finding:
         report = integration(harness).status()
     except RoostError as error:
         return Finding(BROKEN, error.message)
-    if report.state == INSTALLED:
+    if report.state != INSTALLED:
+        return Finding(MISSING, report.line, f"rosterd integrate install {harness}")
+    if report.hooks is None:
         return Finding(OK, report.line)
-    return Finding(MISSING, report.line, f"rosterd integrate install {harness}")
+    from roost.service.systemd import held_hook_port
+
+    held = held_hook_port()
+    if report.hooks == "command":
+        why = (
+            f"a socket unit holds hook port {held}: `rosterd integrate install {harness} --http` "
+            "would start no process per event"
+            if held
+            else "no socket unit holds the hook port open while rosterd is down"
+        )
+        return Finding(OK, f"{report.line}; command hooks: {why}")
+    port = machine.hook_port
+    if report.port != port:
+        return Finding(
+            BROKEN,
+            f"{report.line}; but the daemon's hook port is {port} ([node] hook_port): nothing answers them",
+            f"rosterd integrate install {harness} --http",
+        )
+    if held is not None and held == port:
+        return Finding(OK, f"{report.line}; rosterd.socket holds that port open while rosterd is down")
+    return Finding(
+        BROKEN,
+        f"{report.line}; but no socket unit holds port {port} open: while rosterd is down {harness} "
+        "shows an error under every event",
+        "rosterd service install",
+    )
 
 
 def install_hooks(machine: Machine, harness: str) -> list[str]:
