@@ -157,6 +157,8 @@ def test_posts_from_anyone_but_the_panes_agent_change_nothing(roost: Roost, runn
     assert answer(roost, other).startswith("403 ")
     assert unchanged(roost, agent) == before
     assert agent.row()["state"] == "idle"  # type: ignore[index]
+    # Seven reached the proof and failed it; the browser's was turned away at the door.
+    assert daemon.get("/status")["hooks"]["counts"] == {"applied": 0, "refused": 7}
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="posting as another user needs root")

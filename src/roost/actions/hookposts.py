@@ -48,6 +48,8 @@ class HookPosts:
         self.attestor = attestor
         self._locks: dict[str, asyncio.Lock] = {}
         self._waiting: dict[str, int] = {}
+        self.counts = {"applied": 0, "refused": 0}
+        """Events acted on and posts refused, since the daemon started (``GET /status``)."""
 
     async def post(
         self,
@@ -96,9 +98,12 @@ class HookPosts:
         try:
             proof = self.attestor.prove_post(pane_id, local, remote)
         except Unproven as why:
+            self.counts["refused"] += 1
             raise Forbidden(f"refused: {why}") from None
         if proof.harness != heard.agent.name:
+            self.counts["refused"] += 1
             raise Forbidden(f"refused: pane {pane_id}'s agent is {proof.harness}, not {heard.agent.name}")
+        self.counts["applied"] += 1
         return proof
 
     def _claim(self, heard: Heard, proof: Proof, reason: str | None, name: str | None) -> Claim | None:

@@ -124,7 +124,9 @@ class Whole:
             peers=peers,
             forwarder=Forwarding(mesh.membership, mesh.dialer, peers, clock),
         )
-        self.hooks = hook_app(HookPosts(door, Attestor(self.scanner.server, self.scanner.names)))
+        posts = HookPosts(door, Attestor(self.scanner.server, self.scanner.names))
+        self.hooks = hook_app(posts)
+        facts["hooks"] = {"listen": facts["listen"]["hooks"], "counts": posts.counts}
         tools = mcpserver.Context(door, allow_always=config.mcp.allow_always)
         self.mcp = mcpserver.McpServer(tools, peer=peer_process)
         app = create_app(
