@@ -213,7 +213,9 @@ def claude(
 
     Parametrized indirectly with False, the hooks are installed and then removed again with
     ``rosterd integrate uninstall claude`` before Claude starts: an agent that reports nothing.
-    With ``"gate"``, the permission gate is installed too (``integrate install claude --gate``).
+    With ``"gate"``, the permission gate is installed too (``integrate install claude --gate``);
+    with ``"http"``, the hooks post to the daemon's hook port (``integrate install claude
+    --http``), for which a daemon must have written its config first; ``"gate-http"`` is both.
     """
     hooks = getattr(request, "param", True)
     home = Path(roost.env["HOME"])
@@ -225,6 +227,8 @@ def claude(
         _integrate(roost, "claude", "uninstall")
     if hooks == "gate":
         _integrate(roost, "claude", "install", "--gate")
+    if hooks in ("http", "gate-http"):  # the daemon's hook port, as rosterd.toml names it
+        _integrate(roost, "claude", "install", "--http", *(("--gate",) if hooks == "gate-http" else ()))
     env = {"ANTHROPIC_BASE_URL": anthropic_api.url, "ANTHROPIC_API_KEY": API_KEY, **CLAUDE_QUIET}
     command = shlex.join(
         ["exec", "env", *(f"{k}={v}" for k, v in env.items()), str(agent_bin / "claude"), *agent_flags]

@@ -5,7 +5,9 @@ Claude draws the dialog while the gate's hook runs. An allow from the API (or fr
 tool, a deny from ``rosterd deny`` refuses it and tells the model why; a person who answers the dialog first
 ends the hook, and rosterd then refuses an answer instead of answering twice; a gate that times
 out leaves the dialog to the person; the web app's Allow on the pane's sidebar row runs the tool.
-Each test types at Claude as a person would.
+Each test types at Claude as a person would. The first three run twice: with the gate as a
+command (``rosterd-hook --gate``) and as an HTTP hook to the daemon's gate URL (``--http --gate``),
+where the person answering first makes Claude hang up on the daemon.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def answer(daemon: Daemon, record: dict[str, Any], **body: Any) -> Any:
         return client.post(f"/sessions/{record['session_key']}/permission", json=body)
 
 
-@pytest.mark.parametrize("claude", ["gate"], indirect=True)
+@pytest.mark.parametrize("claude", ["gate", "gate-http"], indirect=True)
 def test_an_allow_from_the_api_runs_the_tool(rosterd: Daemon, claude: AgentPane) -> None:
     ask(claude)
     record = held(rosterd, claude)
@@ -84,7 +86,7 @@ def test_an_allow_from_the_api_runs_the_tool(rosterd: Daemon, claude: AgentPane)
     assert (after["activity"], after["pending"]) == ("idle", None)
 
 
-@pytest.mark.parametrize("claude", ["gate"], indirect=True)
+@pytest.mark.parametrize("claude", ["gate", "gate-http"], indirect=True)
 def test_a_deny_from_the_cli_refuses_the_tool_and_tells_the_model_why(
     roost: Roost, rosterd: Daemon, claude: AgentPane
 ) -> None:
@@ -105,7 +107,7 @@ def test_a_deny_from_the_cli_refuses_the_tool_and_tells_the_model_why(
     assert "not on a Friday" in told  # the tool's refusal reached the model with its reason
 
 
-@pytest.mark.parametrize("claude", ["gate"], indirect=True)
+@pytest.mark.parametrize("claude", ["gate", "gate-http"], indirect=True)
 def test_the_terminal_still_answers_while_the_gate_waits(rosterd: Daemon, claude: AgentPane) -> None:
     ask(claude)
     record = held(rosterd, claude)
