@@ -29,23 +29,15 @@ import pytest
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon
 from tests.fakes.anthropic_api import AnthropicAPI
+from tests.fakes.claudehome import API_KEY, CLAUDE_QUIET, claude_home
 from tests.fakes.model_api import ModelAPI
 from tests.fakes.responses_api import ResponsesAPI
 from tests.web.conftest import Web
 
 REPO = Path(__file__).resolve().parents[2]
-API_KEY = "sk-ant-roost-tests-0123456789abcdefghijklmn"
 START_TIMEOUT = 30
 TURN_TIMEOUT = 60
 
-# What the agents must not do on a test machine: reach out for updates, telemetry or surveys.
-CLAUDE_QUIET = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "DISABLE_TELEMETRY": "1",
-    "DISABLE_ERROR_REPORTING": "1",
-    "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
-}
 TIMINGS: list[str] = []
 
 
@@ -143,26 +135,6 @@ def _stop_strays(home: Path) -> None:
         if named in command or (lives in environ and b"\0TMUX_PANE=" in environ):
             with contextlib.suppress(OSError):
                 os.kill(int(proc.name), signal.SIGTERM)
-
-
-def claude_home(home: Path, project: Path) -> None:
-    """``home`` as Claude Code finds it after its first run: onboarded, our API key accepted,
-    ``project`` trusted, and permissions asked for (2.1.332 defaults to "auto" mode, which runs
-    `touch x` without asking)."""
-    (home / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "hasSeenAutoDefaultNotice": True,
-                "hasSeenAutoDefaultNudge": True,
-                "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-                "projects": {str(project): {"hasTrustDialogAccepted": True}},
-            }
-        )
-    )
-    settings = home / ".claude" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(json.dumps({"permissions": {"defaultMode": "default"}}))
 
 
 def _start(roost: Roost, name: str, project: Path, command: str) -> str:

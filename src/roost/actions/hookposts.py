@@ -36,6 +36,10 @@ from roost.detect.hookevents import Heard, read
 from roost.errors import Forbidden, TargetGone
 from roost.roster import BadClaim, Claim, parse
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roost.tmux.server import Server
+
 ANCESTORS_KEPT = 16
 """Ancestors a claim carries, as the command hook's does."""
 
@@ -80,8 +84,9 @@ class HookPosts:
         event = heard.event
         gated = held is not None and event.name == held.event and event.tool not in held.skip_tools
         async with self._turn(pane_id):
-            proof = await asyncio.to_thread(self._prove, heard, pane_id, local, remote)
-            context, reason, name = await asyncio.to_thread(hookstamp.stamp, heard, server, pane_id)
+            proof, (context, reason, name) = await asyncio.to_thread(
+                self._proven_stamp, heard, server, pane_id, local, remote
+            )
             claim = self._claim(heard, proof, reason, name)
             if claim is not None and not gated:
                 self.door.live.apply(claim)
@@ -93,6 +98,14 @@ class HookPosts:
             async with self._turn(pane_id):
                 await asyncio.to_thread(hookstamp.answered, server, pane_id)
         return held.decided(ended.answer, ended.reason, offered)
+
+    def _proven_stamp(
+        self, heard: Heard, server: Server, pane_id: str, local: object, remote: object
+    ) -> tuple[Proof, tuple[str | None, str | None, str | None]]:
+        """Prove the poster, then stamp its pane: one trip off the loop for both (tmux and /proc
+        are blocking calls), and nothing stamped for a poster that is refused."""
+        proof = self._prove(heard, pane_id, local, remote)
+        return proof, hookstamp.stamp(heard, server, pane_id)
 
     def _prove(self, heard: Heard, pane_id: str, local: object, remote: object) -> Proof:
         try:

@@ -33,6 +33,9 @@ from roost.tmux.panes import list_panes
 from roost.tmux.server import Server
 from roost.tmux.targets import is_pane_id
 
+POSTING_KEPT = 512
+"""Panes whose process :meth:`Attestor.prove_post` remembers before it forgets the dead ones."""
+
 
 class Unproven(Exception):
     """The reporter could not be shown to be the session's agent; the message says why, and
@@ -84,6 +87,12 @@ class Attestor:
         self.server = server
         self.names = names
         self._panes: dict[str, PaneRef] = {}
+        self._posting: dict[str, PaneRef] = {}
+        self._proofs: dict[str, Proof] = {}
+        """Per pane, the proof of an agent that is the pane's own process: it posts again and
+        again, and what made it the pane's agent (a known agent, the pane's process) cannot
+        change while it lives, which the kernel's word on every post says. A poster deeper in
+        the tree is proven afresh each time: its ancestry may change."""
 
     def pane(self, session_id: str) -> PaneRef | None:
         """The live pane holding ``session_id``, or None."""
@@ -123,19 +132,40 @@ class Attestor:
         """The proof that whoever holds the loopback TCP connection from ``remote`` to ``local``
         is the agent of pane ``pane_id``: the kernel names the poster among that pane's
         processes (:func:`roost.detect.peers.tcp_peer`), then :meth:`prove_in_pane`'s rules
-        hold it. Looking only in the pane's tree keeps the look to a few processes' files."""
-        pane = self._live_pane(pane_id)
-        try:
-            tree = [
-                pane.root.pid,
-                *(child.pid for child in psutil.Process(pane.root.pid).children(recursive=True)),
-            ]
-        except psutil.Error:
-            raise Unproven(f"pane {pane_id}'s process has exited", pane) from None
-        peer = tcp_peer(local, remote, among=tree)
+        hold it. The pane's own process is looked at first (an agent a pane runs directly,
+        as roost starts them), then its whole tree: a post costs a few files of /proc."""
+        pane = self._posting_pane(pane_id)
+        peer = tcp_peer(local, remote, among=[pane.root.pid])
+        known = self._proofs.get(pane_id)
+        if known is not None and known.process == peer == pane.root:
+            return known  # the pane's own process, proven a known agent when it first posted
+        if isinstance(peer, str) and peer.startswith("no process"):
+            try:
+                tree = [child.pid for child in psutil.Process(pane.root.pid).children(recursive=True)]
+            except psutil.Error:
+                raise Unproven(f"pane {pane_id}'s process has exited", pane) from None
+            peer = tcp_peer(local, remote, among=tree)
         if isinstance(peer, str):
             raise Unproven(f"{peer} (looked for among pane {pane_id}'s processes)", pane)
-        return self._prove(pane, peer)
+        proof = self._prove(pane, peer)
+        if peer == pane.root:
+            self._proofs[pane_id] = proof
+        return proof
+
+    def _posting_pane(self, pane_id: str) -> PaneRef:
+        """:meth:`_live_pane`, remembered while its process lives: an agent posts every event
+        from the same pane, and a pane's id names one pane for its server's life (a new server
+        numbers its panes afresh, but its panes' processes are new ones too)."""
+        known = self._posting.get(pane_id)
+        if known is not None and procs.alive(known.root):
+            return known
+        self._posting.pop(pane_id, None)
+        if len(self._posting) >= POSTING_KEPT:  # panes long closed go; live ones are looked up again
+            self._posting = {k: v for k, v in self._posting.items() if procs.alive(v.root)}
+            self._proofs = {k: v for k, v in self._proofs.items() if k in self._posting}
+        found = self._live_pane(pane_id)
+        self._posting[pane_id] = found
+        return found
 
     def _live_pane(self, pane_id: str) -> PaneRef:
         if not is_pane_id(pane_id):

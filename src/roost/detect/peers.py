@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -37,20 +38,25 @@ def tcp_peer(local: object, remote: object, among: Iterable[int] | None = None) 
     names it, or why it cannot be believed.
 
     TCP carries no credentials, but on loopback both ends are sockets of this machine: the
-    peer's socket is the row of ``/proc/net/tcp`` whose local address is this connection's
-    remote one and whose remote address is this one's local one; the row gives its owner's uid
-    and its inode, and the process is the one holding ``socket:[inode]`` among its open files.
+    peer's socket is the one whose local address is this connection's remote one and whose
+    remote address is this one's local one; the kernel gives its owner's uid and its inode
+    (:func:`_diagnosed`), and the process is the one holding ``socket:[inode]`` among its
+    open files.
     ``among`` narrows the search to some pids (a pane's process tree, say); by default every
     process is looked at. A socket held by several processes (inherited across a fork) names
     none of them, since no one of them can be said to have sent the request.
     """
-    try:
-        ends = (_wire(remote), _wire(local)) if _loopback(remote) and _ipv4(local) else None
-    except OSError:
-        ends = None
-    if ends is None:
+    if not (_loopback(remote) and _ipv4(local)):
         return "the connection is not TCP on loopback"
-    row = _tcp_row(*ends)
+    try:
+        row = _diagnosed(remote, local)  # type: ignore[arg-type]
+    except struct.error:
+        return "the connection is not TCP on loopback"
+    except OSError:  # a kernel without sock_diag: its table, slower
+        try:
+            row = _tcp_row(_wire(remote), _wire(local))
+        except OSError:
+            return "the connection is not TCP on loopback"
     if row is None:
         return "the kernel holds no socket for the connection's other end"
     uid, inode = row
@@ -65,6 +71,9 @@ def tcp_peer(local: object, remote: object, among: Iterable[int] | None = None) 
         )
     process = procs.identity(holders[0])
     return process if process is not None else "the posting process is gone"
+
+
+NETLINK_SOCK_DIAG = 4
 
 
 def _ipv4(address: object) -> bool:
@@ -90,18 +99,59 @@ def _wire(address: object) -> str:
     return f"{int.from_bytes(packed, sys.byteorder):08X}:{port:04X}"
 
 
+SOCK_DIAG_BY_FAMILY = 20
+NLM_F_REQUEST = 1
+_HEADER = struct.Struct("=IHHII")
+"""A netlink message's header: length, type, flags, sequence, port."""
+_REQUEST = struct.Struct("=BBBxI")
+"""``inet_diag_req_v2`` before its socket's id: family, protocol, extensions, states."""
+_PORTS = struct.Struct("!HH")
+"""The id's source and destination ports, in network order (the rest of it is the host's)."""
+_ANSWER = struct.Struct("=16x BBBB 48x III II")
+"""An ``inet_diag_msg`` after its netlink header, up to its owner's uid and inode."""
+
+
+def _diagnosed(source: tuple[str, int], destination: tuple[str, int]) -> tuple[int, int] | None:
+    """(uid, inode) of the TCP socket from ``source`` to ``destination``, asked of the kernel
+    by its four ends (NETLINK_SOCK_DIAG, as ``ss`` asks): one lookup in its tables, some
+    microseconds, where reading ``/proc/net/tcp`` makes the kernel print every socket (a
+    millisecond and more, on every HTTP hook). None when no such socket exists."""
+    body = b"".join(
+        (
+            _REQUEST.pack(socket.AF_INET, socket.IPPROTO_TCP, 0, 0xFFFFFFFF),  # any state
+            _PORTS.pack(source[1], destination[1]),
+            socket.inet_pton(socket.AF_INET, source[0]).ljust(16, b"\0"),
+            socket.inet_pton(socket.AF_INET, destination[0]).ljust(16, b"\0"),
+            struct.pack("=I", 0),  # any interface
+            b"\xff" * 8,  # no cookie: found by its ends
+        )
+    )
+    request = _HEADER.pack(_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 1, 0) + body
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG) as channel:
+        channel.settimeout(1.0)
+        channel.send(request)
+        answer = channel.recv(8192)
+    if len(answer) < _ANSWER.size or struct.unpack_from("=H", answer, 4)[0] != SOCK_DIAG_BY_FAMILY:
+        return None  # NLMSG_ERROR: no such socket
+    fields = _ANSWER.unpack_from(answer)
+    return fields[-2], fields[-1]
+
+
 def _tcp_row(local: str, remote: str) -> tuple[int, int] | None:
-    """(uid, inode) of the socket from ``local`` to ``remote``, or None."""
+    """(uid, inode) of the socket from ``local`` to ``remote`` in ``/proc/net/tcp``, or None."""
     try:
-        with open("/proc/net/tcp", encoding="ascii") as table:
-            next(table, None)
-            for line in table:
-                fields = line.split()
-                if len(fields) > 9 and fields[1] == local and fields[2] == remote:
-                    return int(fields[7]), int(fields[9])
-    except (OSError, ValueError):
+        with open("/proc/net/tcp", "rb") as table:
+            data = table.read()
+    except OSError:
         return None
-    return None
+    at = data.find(f" {local} {remote} ".encode())
+    if at < 0:
+        return None
+    fields = data[data.rfind(b"\n", 0, at) + 1 : data.find(b"\n", at)].split()
+    try:
+        return int(fields[7]), int(fields[9])
+    except (IndexError, ValueError):
+        return None
 
 
 def _holding(link: str, pids: Iterable[int]) -> list[int]:
