@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 SCHEMA = 1
 READER_GONE = 0
+INTERRUPTED = 130
+"""The exit status of a verb a person interrupted (Ctrl-C), as a shell gives one killed by SIGINT."""
 
 
 class ReaderGone(BaseException):
@@ -77,7 +79,8 @@ def decode(data: bytes) -> tuple[str, bool]:
 
 
 def to_reader(verb: Callable[[], int], follow: bool = False) -> int:
-    """Run ``verb`` and return its exit status, or ``READER_GONE`` if stdout's reader went first.
+    """Run ``verb`` and return its exit status, ``READER_GONE`` if stdout's reader went first,
+    or ``INTERRUPTED`` if a person interrupted it.
 
     The write that finds the reader gone raises ``BrokenPipeError`` and the verb stops there.
     Its unwritten output is dropped by pointing stdout at /dev/null, as Python's documentation
@@ -101,6 +104,11 @@ def to_reader(verb: Callable[[], int], follow: bool = False) -> int:
                 watch.stop()
     except (BrokenPipeError, ReaderGone):
         _to_devnull(sys.stdout)
+    except KeyboardInterrupt:
+        # What is still buffered goes nowhere: a terminal nobody reads any more (a follow
+        # verb's, full) would hold the exit up for good in the flush.
+        _to_devnull(sys.stdout)
+        status = INTERRUPTED
     return status
 
 

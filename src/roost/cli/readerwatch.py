@@ -38,7 +38,15 @@ class ReaderWatch:
         self._armed = True
         self._previous = signal.signal(signal.SIGPIPE, self._handle)
         self._main = threading.main_thread().ident
-        threading.Thread(target=self._wait, name="reader-watch", daemon=True).start()
+        # The thread starts with every signal blocked (a thread inherits its mask), so a signal
+        # sent to the process goes to the main thread: one this thread took would leave the
+        # main thread blocked in its read, never interrupted (a Ctrl-C that did not stop the
+        # stream). Signals that come meanwhile wait, blocked, for the main thread's old mask.
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        try:
+            threading.Thread(target=self._wait, name="reader-watch", daemon=True).start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
     @classmethod
     def start(cls) -> ReaderWatch | None:

@@ -150,6 +150,17 @@ def test_watch_on_a_terminal_redraws_in_place(roost: Roost, running: Daemon) -> 
     assert b"\n\n" not in seen.replace(b"\r", b"")  # no blank separator lines on a terminal
 
 
+def test_ctrl_c_ends_changes_at_once_whichever_thread_the_signal_reaches(running: Daemon) -> None:
+    """``rosterd changes`` into a pipe runs a second thread (it watches for the reader going);
+    a Ctrl-C the kernel hands that thread must still stop the stream, every time."""
+    for _ in range(5):
+        with Follower(running, "changes") as follower:
+            follower.next()  # the snapshot line: the stream is up
+            began = time.monotonic()
+            assert follower.stop() == 130
+            assert time.monotonic() - began < 5
+
+
 def test_a_reader_that_stops_reading_ends_the_stream_quietly(roost: Roost, running: Daemon) -> None:
     pane = badged(roost, "working", session="mike")
     proc = subprocess.Popen(

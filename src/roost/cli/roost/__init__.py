@@ -71,8 +71,6 @@ def main(argv: list[str] | None = None) -> int:
         except RoostError as error:
             complain(_line(verb, error))
             return error.exit_code
-        except KeyboardInterrupt:
-            return 130
 
     status = to_reader(run, follow=verb == "events" and "--follow" in rest)
     if argv is None and verb in QUICK_EXIT:

@@ -83,8 +83,6 @@ def main(argv: list[str] | None = None) -> int:
             message = error.message
             complain(message + "\n" if message.startswith("usage:") else f"rosterd {verb}: {message}\n")
             return error.exit_code
-        except KeyboardInterrupt:
-            return 130
 
     return to_reader(run, follow=verb in FOLLOWS)
 
