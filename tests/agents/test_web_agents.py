@@ -44,6 +44,7 @@ def a_turn_from_the_page(web: Web, agent: AgentPane, page: Any, dialog: str, app
     page.keyboard.press("Enter")
     badge(page, pane, "blocked")
     wait_screen(page, pane, shows(dialog), "the permission dialog in the page")
+    page.wait_for_timeout(1000)  # a person's pause: Claude ignores keys that come right after a dialog draws
     page.keyboard.press(approve)
     badge(page, pane, "working")
     badge(page, pane, "idle")
