@@ -211,6 +211,7 @@ def test_answered_in_the_terminal_the_hook_ends_and_the_api_is_sent_there(daemon
     assert answer.json()["error"].startswith("answer it in the terminal")
 
 
+@pytest.mark.alone  # a bound on time
 def test_when_the_gate_times_out_the_dialog_decides(daemon: Daemon, gate: Any) -> None:
     daemon.settings["harness.claude"] = {"gate_timeout_s": 1}
     daemon.start()
@@ -224,6 +225,7 @@ def test_when_the_gate_times_out_the_dialog_decides(daemon: Daemon, gate: Any) -
     assert record["pending"]["answerable"] is False
 
 
+@pytest.mark.alone  # a bound on time
 def test_with_no_daemon_the_gate_gives_way_at_once(roost: Roost, daemon: Daemon, gate: Any) -> None:
     gated = gate(request())  # the daemon was never started
     result = gated.result()

@@ -31,6 +31,7 @@ def test_changes_opens_with_a_snapshot_at_the_head(running: Daemon) -> None:
     assert first.id.startswith(f"{epoch}:") and int(first.id.split(":")[1]) >= head
 
 
+@pytest.mark.alone  # a bound on time
 def test_a_claim_reaches_a_subscriber_within_100_ms(running: Daemon) -> None:
     # One client for the claims, made before the clock starts: making an httpx client loads a
     # CA bundle (30 to 90 ms here), which is the test's cost, not the daemon's.

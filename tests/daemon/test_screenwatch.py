@@ -8,6 +8,8 @@ import shlex
 import time
 from typing import Any
 
+import pytest
+
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon
 from tests.fakes.screen_tui import fixture
@@ -53,6 +55,7 @@ def activity_source(daemon: Daemon, key: str) -> str:
     return daemon.get(f"/sessions/{key}/explain")["fields"]["activity"]["source"]
 
 
+@pytest.mark.alone  # a bound on time
 def test_a_screen_with_no_hooks_is_followed_within_a_second(roost: Roost, daemon: Daemon) -> None:
     pane = roost.start(fake_tui("working"), session="tui")
     roost.wait_screen(pane, "esc to interrupt")

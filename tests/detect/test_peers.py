@@ -66,10 +66,7 @@ def test_the_connecting_process_is_named() -> None:
 
 def test_a_process_outside_the_search_is_not_found() -> None:
     with connected() as (_, accepted):
-        assert (
-            of(accepted, among=[os.getpid()])
-            == "no process visible to this daemon holds the connection"
-        )
+        assert of(accepted, among=[os.getpid()]) == "no process visible to this daemon holds the connection"
 
 
 def test_a_connection_whose_other_end_closed_names_nobody() -> None:

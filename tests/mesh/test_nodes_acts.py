@@ -190,6 +190,7 @@ def test_every_headless_verb_from_another_node_is_done_by_the_owner(
     assert {(by, through) for _, by, through in acts} == {("local user", "n2")}
 
 
+@pytest.mark.alone  # a bound on time
 def test_an_unreachable_owner_is_refused_at_once_and_nothing_arrives_later(
     pair: tuple[SwarmNode, SwarmNode, Path], tmp_path: Path
 ) -> None:

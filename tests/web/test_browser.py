@@ -147,6 +147,7 @@ def test_vim_runs_and_quits(page: Any, web: Web) -> None:
     assert page.evaluate(f"window.roost.open.get('{pane}').view.term.buffer.active.type") == "normal"
 
 
+@pytest.mark.alone  # a bound on time
 def test_a_badge_change_shows_within_a_second(page: Any, web: Web) -> None:
     roost = web.roost
     pane = roost.start()

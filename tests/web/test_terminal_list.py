@@ -103,6 +103,7 @@ def test_output_alone_sends_no_frame(web: Web) -> None:
         assert next_terminals(stream, 0.5) is None
 
 
+@pytest.mark.alone  # a bound on time
 def test_a_burst_of_changes_is_gathered_into_few_frames(web: Web) -> None:
     pane = web.roost.start()
     with Events(web.daemon.unix(), PATH) as stream:
@@ -116,6 +117,7 @@ def test_a_burst_of_changes_is_gathered_into_few_frames(web: Web) -> None:
     assert len(listed(web)) == 11
 
 
+@pytest.mark.alone  # a bound on time
 def test_a_gathering_burst_never_holds_back_a_change(web: Web) -> None:
     pane = web.roost.start()
     with Events(web.daemon.unix(), PATH) as stream, sleeper() as proc:

@@ -66,6 +66,7 @@ def test_a_bearer_client_needs_no_origin(web: Web) -> None:
         term.until(lambda: "reset" in term.kinds(), what="the first paint")
 
 
+@pytest.mark.alone  # a bound on time
 def test_the_screen_is_painted_then_keys_and_output_flow(web: Web) -> None:
     roost = web.roost
     pane = roost.start()
@@ -225,6 +226,7 @@ def test_a_bad_message_closes_the_socket_and_leaves_the_pane_untouched(
         again.wait_text("still-5")
 
 
+@pytest.mark.alone  # a bound on time
 def test_a_flood_of_output_arrives_and_the_view_keeps_up(web: Web) -> None:
     roost = web.roost
     pane = roost.start()

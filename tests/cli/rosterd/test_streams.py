@@ -15,6 +15,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from tests.api.sse import Events
 from tests.cli.rosterd.helpers import GENEROUS, Follower, badged, body, masked, ok, session_of, state
 from tests.conftest import BIN, Roost
@@ -28,6 +30,7 @@ def about(key: str, event: str):
     return lambda line: (doc := json.loads(line)).get("event") == event and doc.get("session_key") == key
 
 
+@pytest.mark.alone  # a bound on time
 def test_changes_prints_a_line_within_a_second_of_a_badge_change(roost: Roost, running: Daemon) -> None:
     pane = badged(roost, "working", session="golf")
     key = session_of(running, pane)["session_key"]
@@ -77,6 +80,7 @@ def test_changes_since_replays_what_came_after_that_seq(roost: Roost, running: D
     assert any(text.split(" ")[1:3] == ["attention", key] for text in lines), lines
 
 
+@pytest.mark.alone  # a bound on time
 def test_watch_reprints_the_roster_within_a_second_of_a_badge_change(roost: Roost, running: Daemon) -> None:
     pane = badged(roost, "working", session="juliet")
     key = session_of(running, pane)["session_key"]
