@@ -95,7 +95,8 @@ def main() -> None:
         config = box.root / "config" / "roost"
         config.mkdir(parents=True)
         (config / "rosterd.toml").write_text(
-            f'[node]\nloopback_port = {free_port()}\nhook_port = 0\n[harness.fake]\nadapter = "{PYTHON} {ADAPTER}"\n'
+            f"[node]\nloopback_port = {free_port()}\nhook_port = 0\n"
+            f'[harness.fake]\nadapter = "{PYTHON} {ADAPTER}"\n'
         )
         (box.root / "fake-acp").mkdir()
         box.env["FAKE_ACP_STATE"] = str(box.root / "fake-acp")

@@ -322,7 +322,8 @@ def daemon(box: Sandbox, name: str, address: str) -> Daemon:
     config = box.root / "config" / "roost"
     config.mkdir(parents=True)
     (config / "rosterd.toml").write_text(
-        f'[node]\nname = "{name}"\nlisten = "{address}"\nport = {PORT + 1}\nloopback_port = {free_port()}\nhook_port = 0\n'
+        f'[node]\nname = "{name}"\nlisten = "{address}"\nport = {PORT + 1}\n'
+        f"loopback_port = {free_port()}\nhook_port = 0\n"
         f'[harness.fake]\nadapter = "{PYTHON} {ADAPTER}"\n'
     )
     found = Daemon(box)
