@@ -48,6 +48,17 @@ def examples(full: int) -> int:
     return max(1, round(full * float(os.environ.get("ROOST_EXAMPLE_SHARE", "1"))))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches what the tests start. A suite started in the background of a script
+    (``make test &``, a CI step run with ``&``) inherits SIGINT ignored, as POSIX has an
+    asynchronous command's, and every process it starts would inherit that too: the CLI's
+    follow verbs then rightly keep ignoring it, and a test that interrupts one as a person
+    would waits in vain. A disposition pytest handles itself is reset to the default in
+    what it starts."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @cache
 def loopback_only() -> bool:
     """Whether this process's network namespace has no interface but ``lo``. Asked of the kernel
