@@ -55,7 +55,12 @@ def test_status(api: httpx.Client, running: Daemon, proc: subprocess.Popen[bytes
     assert after["listen"] == {
         "unix": str(running.socket),
         "loopback": f"127.0.0.1:{running.port}",
+        "hooks": f"127.0.0.1:{running.hook_port}",
         "swarm": None,  # no Tailscale here and no address named: the swarm listener is off
+    }
+    assert after["hooks"] == {
+        "listen": f"127.0.0.1:{running.hook_port}",
+        "counts": {"applied": 0, "refused": 0},
     }
     assert set(after["rebuild"]) == {"ms", "sessions", "headless"}
     assert set(after["rebuild"]["headless"]) == {"ms", "sessions"}

@@ -43,7 +43,8 @@ def test_binds_only_loopback_and_its_socket(running: Daemon) -> None:
     assert running.proc is not None
     process = psutil.Process(running.proc.pid)
     inet = [c for c in process.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
-    assert [(c.laddr.ip, c.laddr.port) for c in inet] == [("127.0.0.1", running.port)]
+    bound = sorted((c.laddr.ip, c.laddr.port) for c in inet)
+    assert bound == sorted([("127.0.0.1", running.port), ("127.0.0.1", running.hook_port)])
     unix = [c.laddr for c in process.net_connections(kind="unix") if c.laddr]
     assert str(running.socket) in unix
 

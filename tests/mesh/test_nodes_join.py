@@ -25,7 +25,7 @@ def test_two_nodes_join_by_invite_and_listen_only_on_their_own_address(
 ) -> None:
     a, b = make(network, tmp_path, 2)
     for node in (a, b):
-        assert sorted(node.listening()) == sorted([node.address, "127.0.0.1:8790"])
+        assert sorted(node.listening()) == sorted([node.address, "127.0.0.1:8790", "127.0.0.1:8792"])
     invited = json.loads(a.ok("invite", "--json"))
     assert invited["created"] is True
     joined = json.loads(b.ok("join", a.address, "--token", invited["token"], "--json"))
@@ -35,7 +35,7 @@ def test_two_nodes_join_by_invite_and_listen_only_on_their_own_address(
     assert names(a)["n2"]["reachable"] is True
     for node in (a, b):
         assert (node.config_dir / "swarm.json").stat().st_mode & 0o777 == 0o600
-        assert sorted(node.listening()) == sorted([node.address, "127.0.0.1:8790"])
+        assert sorted(node.listening()) == sorted([node.address, "127.0.0.1:8790", "127.0.0.1:8792"])
 
 
 def test_three_nodes_join_through_different_admitters_and_a_revocation_reaches_everyone_in_one_round(
@@ -134,7 +134,7 @@ def test_listen_tailscale_binds_the_address_tailscale_reports_and_a_renamed_node
     a.settings = {"node": {"listen": "tailscale"}}
     a.extra_env = {"FAKE_TAILSCALE_STATUS": str(status)}
     a.start()
-    assert sorted(a.listening()) == sorted([a.address, "127.0.0.1:8790"])
+    assert sorted(a.listening()) == sorted([a.address, "127.0.0.1:8790", "127.0.0.1:8792"])
     assert a.nodes()["discovery"] == "tailscale"
     doctor = json.loads(a.rosterd("doctor", "--json").stdout)
     (row,) = [check for check in doctor["checks"] if check["name"] == "swarm"]

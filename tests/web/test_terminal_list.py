@@ -143,6 +143,7 @@ def test_a_stopping_daemon_ends_the_stream(web: Web) -> None:
 
 
 @pytest.mark.browser
+@pytest.mark.alone  # a bound on time: three frames
 def test_the_sidebar_follows_panes_made_and_closed_outside_the_page(page: Any, web: Web) -> None:
     roost = web.roost
     first = roost.start()
