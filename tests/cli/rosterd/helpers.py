@@ -141,6 +141,9 @@ class Follower:
         try:
             return self.proc.wait(GENEROUS)
         finally:
+            if self.proc.poll() is None:  # it did not stop: end it, so the reader sees its pipe end
+                self.proc.kill()
+                self.proc.wait(GENEROUS)
             self._thread.join(GENEROUS)
             for pipe in (self.proc.stdout, self.proc.stderr):
                 if pipe is not None:
