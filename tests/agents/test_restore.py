@@ -67,7 +67,11 @@ def continued(roost: Roost, agent: AgentPane, flagged: Callable[[dict], bool]) -
     began = time.monotonic()
     turn(roost, agent, AFTER)
     agent.timed("restore to a turn's end", time.monotonic() - began)
-    asked = [r.body for r in agent.api.requests[before:] if AFTER in json.dumps(r.body)]
+    # The conversation's requests carry the agent's tools; a side call that names the prompt
+    # (Codex's thread title, asked beside the turn and sometimes after it) carries none.
+    asked = [
+        r.body for r in agent.api.requests[before:] if AFTER in json.dumps(r.body) and r.body.get("tools")
+    ]
     assert asked, f"the fake API saw no request with {AFTER!r}"
     seen = json.dumps(asked[-1])
     assert FIRST in seen, seen
