@@ -112,6 +112,7 @@ def test_open_a_shell_and_echo(page: Any, web: Web) -> None:
     web.roost.wait_screen(pane, "echo h''i")
 
 
+@pytest.mark.alone  # a bound on time: ten seconds for the browser, tmux and the shell to agree
 def test_resizing_the_window_resizes_the_pane(page: Any, web: Web) -> None:
     roost = web.roost
     pane = roost.start()
