@@ -19,8 +19,8 @@ import sys
 import termios
 import time
 import tty
-import urllib.error
-import urllib.request
+
+from hook_poster import post  # beside this file: run as a script, its folder is on the path
 
 PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
 
@@ -29,29 +29,12 @@ def hook(event: dict, args: argparse.Namespace) -> None:
     payload = {"session_id": args.session, "cwd": os.getcwd(), **event}
     payload.setdefault("transcript_path", args.transcript)
     if args.hook_url and event["hook_event_name"] != "SessionStart":
-        post(payload, args)
+        said = post(args.hook_url, json.dumps(payload).encode(), os.environ.get("TMUX_PANE", ""), 60)
+        if args.hook_log:
+            with open(args.hook_log, "a") as log:
+                log.write(f"{payload['hook_event_name']} {said}\n")
         return
     subprocess.run(["rosterd-hook"], input=json.dumps(payload).encode(), check=False)
-
-
-def post(payload: dict, args: argparse.Namespace) -> None:
-    """The event as Claude Code's HTTP hook sends it: POSTed from this process, ``$TMUX_PANE``
-    in ``X-Pane``; what came back is appended to ``--hook-log``."""
-    request = urllib.request.Request(
-        args.hook_url,
-        data=json.dumps(payload).encode(),
-        headers={"Content-Type": "application/json", "X-Pane": os.environ.get("TMUX_PANE", "")},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            said = f"{answer.status} {answer.read().decode()}"
-    except urllib.error.HTTPError as refused:
-        said = f"{refused.code} {refused.read().decode()}"
-    except OSError as error:
-        said = f"failed {error}"
-    if args.hook_log:
-        with open(args.hook_log, "a") as log:
-            log.write(f"{payload['hook_event_name']} {said}\n")
 
 
 def answer(prompt: str, args: argparse.Namespace) -> str:

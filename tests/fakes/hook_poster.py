@@ -14,19 +14,24 @@ import urllib.error
 import urllib.request
 
 
+def post(url: str, event: bytes, pane: str, timeout: float = 120) -> str:
+    """POST ``event`` from this process, ``pane`` in ``X-Pane``; the answer's status and body."""
+    request = urllib.request.Request(
+        url, data=event, headers={"Content-Type": "application/json", "X-Pane": pane}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return f"{answer.status} {answer.read().decode()}"
+    except urllib.error.HTTPError as refused:
+        return f"{refused.code} {refused.read().decode()}"
+    except OSError as error:
+        return f"failed {error}"
+
+
 def main() -> None:
     url, out, event = sys.argv[1:4]
     pane = sys.argv[4] if len(sys.argv) > 4 else os.environ.get("TMUX_PANE", "")
-    request = urllib.request.Request(
-        url, data=event.encode(), headers={"Content-Type": "application/json", "X-Pane": pane}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=120) as answer:
-            said = f"{answer.status} {answer.read().decode()}"
-    except urllib.error.HTTPError as refused:
-        said = f"{refused.code} {refused.read().decode()}"
-    except OSError as error:
-        said = f"failed {error}"
+    said = post(url, event.encode(), pane)
     with open(out + ".tmp", "w") as written:
         written.write(said)
     os.rename(out + ".tmp", out)
