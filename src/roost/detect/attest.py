@@ -26,7 +26,7 @@ import psutil
 
 from roost.detect import identify, procs
 from roost.detect.identify import Names
-from roost.detect.peers import tcp_peer
+from roost.detect.peers import NOT_HELD, tcp_peer
 from roost.roster.claims import ProcessId
 from roost.state.newpane import PANE_SESSION
 from roost.tmux.panes import list_panes
@@ -139,7 +139,7 @@ class Attestor:
         known = self._proofs.get(pane_id)
         if known is not None and known.process == peer == pane.root:
             return known  # the pane's own process, proven a known agent when it first posted
-        if isinstance(peer, str) and peer.startswith("no process"):
+        if peer == NOT_HELD:
             try:
                 tree = [child.pid for child in psutil.Process(pane.root.pid).children(recursive=True)]
             except psutil.Error:

@@ -64,16 +64,15 @@ def tcp_peer(local: object, remote: object, among: Iterable[int] | None = None) 
         return f"the poster runs as uid {uid}, not as this daemon's user"
     holders = _holding(f"socket:[{inode}]", procfs.pids() if among is None else among)
     if len(holders) != 1:
-        return (
-            "no process visible to this daemon holds the connection"
-            if not holders
-            else "several processes hold the connection"
-        )
+        return NOT_HELD if not holders else "several processes hold the connection"
     process = procs.identity(holders[0])
     return process if process is not None else "the posting process is gone"
 
 
 NETLINK_SOCK_DIAG = 4
+NOT_HELD = "no process visible to this daemon holds the connection"
+"""Why :func:`tcp_peer` names nobody when no process it looked at holds the other end: a
+caller that looked among a few processes first may look among more."""
 
 
 def _ipv4(address: object) -> bool:
