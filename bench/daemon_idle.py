@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import socket
 import statistics
 import subprocess
 import time
@@ -26,17 +25,11 @@ from pathlib import Path
 
 import httpx
 import psutil
-from common import PYTHON, ROOT, Sandbox, p90
+from common import PYTHON, ROOT, Sandbox, free_port, p90
 
 PANES = 100
 AIM_PERCENT = 1.0
 SESSION = "bench-idle-{}"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def ours(sock: Path, tmux: str) -> int | None:

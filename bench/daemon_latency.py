@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import queue
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,7 +30,7 @@ import time
 from pathlib import Path
 
 import httpx
-from common import BIN, PYTHON, ROOT, Sandbox, p90, wait_for
+from common import BIN, PYTHON, ROOT, Sandbox, free_port, p90, wait_for
 
 AIM_MS = 50.0
 SESSION = "bench-latency-1"
@@ -52,12 +51,6 @@ def drive(inbox: str, outbox: str) -> None:
             subprocess.run([hook], input=data, stdout=subprocess.DEVNULL, check=False)
             out.write(f"{started} {time.monotonic()}\n")
             out.flush()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def client(sock: Path) -> httpx.Client:

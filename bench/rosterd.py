@@ -19,7 +19,6 @@ import argparse
 import json
 import queue
 import signal
-import socket
 import statistics
 import subprocess
 import threading
@@ -28,17 +27,11 @@ from pathlib import Path
 
 import httpx
 import psutil
-from common import PYTHON, TMUX, Sandbox, p90, screen_tui, wait_for
+from common import PYTHON, TMUX, Sandbox, free_port, p90, screen_tui, wait_for
 
 PANES = 50
 STATES = ("working", "blocked", "done", "idle", "error")
 SCREEN_ACTIVITY = {"working": "active", "permission": "needs_attention"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def status(sock: Path) -> dict | None:

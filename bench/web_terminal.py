@@ -33,7 +33,6 @@ import contextlib
 import json
 import random
 import shlex
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,7 +43,7 @@ from typing import Any
 
 import httpx
 import psutil
-from common import PYTHON, ROOT, Sandbox, p90, wait_for
+from common import PYTHON, ROOT, Sandbox, free_port, p90, wait_for
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -212,12 +211,6 @@ def serve_terminado(port: int) -> None:
     )
     app.listen(port, "127.0.0.1")
     tornado.ioloop.IOLoop.current().start()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def text_file(path: Path, megabytes: int) -> None:

@@ -8,6 +8,7 @@ httpx, through the unix socket and through TCP on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import signal
 import socket
@@ -28,10 +29,26 @@ from tests.conftest import Roost
 START_TIMEOUT = 20.0
 
 
+EPHEMERAL = "/proc/sys/net/ipv4/ip_local_port_range"
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port for a daemon to listen on, that no one listens on now: chosen at random
+    below the kernel's ephemeral range, so no connection going out (the suite makes thousands)
+    takes it as its local port before the daemon binds it. Another worker's pick may still
+    collide; at random among ~20,000 ports, seldom."""
+    with open(EPHEMERAL) as ranges:
+        low = int(ranges.read().split()[0])
+    while True:
+        port = random.randrange(10_000, max(low, 20_000))
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("127.0.0.1", port))
+                probe.listen()
+            except OSError:
+                continue
+            return port
 
 
 @dataclass

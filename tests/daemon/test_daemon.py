@@ -186,6 +186,23 @@ def test_the_port_in_use_is_reported(daemon: Daemon) -> None:
     assert f"cannot listen on 127.0.0.1:{daemon.port}" in daemon.log.read_text()
 
 
+@pytest.mark.parametrize("which", ["port", "hook_port"])
+def test_a_port_an_outgoing_connection_holds_is_reported_not_a_traceback(daemon: Daemon, which: str) -> None:
+    """A bind with SO_REUSEADDR succeeds on the local port of a connection going out; only
+    ``listen`` finds the conflict, and the daemon says so in one line and exits 1."""
+    with socket.socket() as server, socket.socket() as client:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        client.connect(server.getsockname())
+        port = client.getsockname()[1]
+        setattr(daemon, which, port)
+        daemon.write_config()
+        assert daemon.spawn().wait(20) == 1
+    said = daemon.log.read_text()
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in said
+    assert "Traceback" not in said
+
+
 def test_the_dispatcher_can_list_the_verb() -> None:
     assert cli.USAGE == (("daemon [--config PATH]", "run the daemon in the foreground"),)
 

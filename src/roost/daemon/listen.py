@@ -68,14 +68,24 @@ def unix(path: Path) -> socket.socket:
     return sock
 
 
+BACKLOG = 2048
+"""Connections the kernel queues before they are accepted: uvicorn's own default, which it sets
+again when it starts serving the socket."""
+
+
 def loopback(port: int) -> socket.socket:
-    """Bind 127.0.0.1:``port``, and nothing else. The socket names IPPROTO_TCP: asyncio turns
-    Nagle off only on a socket that says it is TCP, and with Nagle on every answer waited
-    ~40 ms for a delayed ACK between its headers and its body (measured)."""
+    """Bind 127.0.0.1:``port`` and listen there, and nothing else. The socket names
+    IPPROTO_TCP: asyncio turns Nagle off only on a socket that says it is TCP, and with Nagle on
+    every answer waited ~40 ms for a delayed ACK between its headers and its body (measured).
+
+    It listens here, not when the server starts: with ``SO_REUSEADDR`` the bind succeeds on a
+    port that an outgoing connection uses as its local end (the ephemeral range), and only
+    ``listen`` finds the conflict; found later it was a traceback instead of this refusal."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((LOOPBACK, port))
+        sock.listen(BACKLOG)
     except OSError as error:
         sock.close()
         raise SetupError(f"cannot listen on {LOOPBACK}:{port}: {error.strerror}") from None
