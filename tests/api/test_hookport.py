@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -161,6 +162,40 @@ def test_posts_from_anyone_but_the_panes_agent_change_nothing(roost: Roost, runn
     assert daemon.get("/status")["hooks"]["counts"] == {"applied": 0, "refused": 7}
 
 
+def test_the_agent_waits_only_for_the_proof_and_its_events_apply_after_in_order(
+    roost: Roost, running: Daemon
+) -> None:
+    """An event whose answer carries nothing is answered once its poster is proven: with the
+    tmux server stopped (SIGSTOP), an agent proven before is still answered at once, event
+    after event; the stamps land once tmux runs again, in the order the events were sent."""
+    daemon = running
+    fifo = roost.root / "events"
+    os.mkfifo(fifo)
+    out = roost.root / "agent.answer"
+    argv = [sys.executable, str(POSTER), url(daemon), str(out), json.dumps(CLAUDE_EVENT)]
+    command = f"env ROOST_AGENT=claude {shlex.join(argv)} < {shlex.quote(str(fifo))}"
+    pane = roost.start(command, session="agent")
+    with open(fifo, "w") as sent:  # the pane's shell opens it to read: the poster starts
+        assert answer(roost, out) == "200 "
+        roost.wait_for(lambda: roost.option(pane, "@roost-state") == "working", GENEROUS, "the first stamp")
+        assert roost.option(pane, "@roost-turn") == "1"
+        tmux = int(roost.tmux("display-message", "-p", "#{pid}"))
+        os.kill(tmux, signal.SIGSTOP)
+        try:
+            for name in ("Stop", "UserPromptSubmit"):
+                out.unlink()
+                sent.write(json.dumps({**CLAUDE_EVENT, "hook_event_name": name}) + "\n")
+                sent.flush()
+                assert answer(roost, out) == "200 ", name  # answered while no stamp could be made
+        finally:
+            os.kill(tmux, signal.SIGCONT)
+        roost.wait_for(lambda: roost.option(pane, "@roost-turn") == "2", GENEROUS, "the second turn")
+        assert roost.option(pane, "@roost-state") == "working"  # done, then working: in order
+        moves = [(event["from"], event["to"], event["turn"]) for event in events(roost, pane)]
+        assert moves == [(None, "working", 1), ("working", "done", 1), ("done", "working", 2)], moves
+    assert daemon.get("/status")["hooks"]["counts"] == {"applied": 3, "refused": 0}
+
+
 @pytest.mark.skipif(os.getuid() != 0, reason="posting as another user needs root")
 def test_another_users_post_is_refused(roost: Roost, running: Daemon) -> None:
     daemon = running
@@ -266,7 +301,7 @@ def test_a_hook_that_arrives_while_the_daemon_is_down_starts_it_and_is_answered(
     roost.tmux("respawn-pane", "-k", "-t", pane, f"env ROOST_AGENT=claude {shlex.join(poster(held, roost))}")
     said = answer(roost, roost.root / "woke.answer")
     assert said == "200 ", said
-    assert roost.option(pane, "@roost-state") == "working"
+    roost.wait_for(lambda: roost.option(pane, "@roost-state") == "working", GENEROUS, "the stamp")
     daemon.wait_ready()
     facts = daemon.get("/status")
     assert facts["listen"]["hooks"] == f"127.0.0.1:{held}"

@@ -2,8 +2,10 @@
 
 ``python hook_poster.py URL OUT EVENT [PANE]`` POSTs the JSON ``EVENT`` to ``URL`` with
 ``X-Pane`` set to ``PANE`` (``$TMUX_PANE`` when not given) and writes the answer's status and
-body to ``OUT`` (through a rename, so a reader never sees half of it). It then waits for a
-line on stdin, so its pane, and its session, stay live while a test looks.
+body to ``OUT`` (through a rename, so a reader never sees half of it). It then reads stdin,
+so its pane, and its session, stay live while a test looks: each line that holds an event is
+posted the same way, from the same process, its answer written to ``OUT`` again; an empty line
+or the end of input ends it.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ def post(url: str, event: bytes, pane: str, timeout: float = 120) -> str:
 def main() -> None:
     url, out, event = sys.argv[1:4]
     pane = sys.argv[4] if len(sys.argv) > 4 else os.environ.get("TMUX_PANE", "")
-    said = post(url, event.encode(), pane)
-    with open(out + ".tmp", "w") as written:
-        written.write(said)
-    os.rename(out + ".tmp", out)
-    print("posted", flush=True)
-    sys.stdin.readline()
+    while event:
+        said = post(url, event.encode(), pane)
+        with open(out + ".tmp", "w") as written:
+            written.write(said)
+        os.rename(out + ".tmp", out)
+        print("posted", flush=True)
+        event = sys.stdin.readline().strip()
 
 
 if __name__ == "__main__":

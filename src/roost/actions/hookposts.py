@@ -15,16 +15,24 @@ modules, so the two give the same badge, turn, kept reply, events-log line and c
    or, for the gate's event, is held open until an answer (:mod:`roost.actions.holding`), which
    is rendered as the manifest's allow or deny JSON for the agent to read from the response.
 
-Events of one pane apply in the order they arrived: each waits its turn on the pane's lock
-(asyncio's locks wake waiters first come, first served). A held gate gives the lock back while
-it waits, since the agent goes on sending (a reminder that the dialog is open) meanwhile.
+The agent is answered as soon as the poster is proven, when the answer cannot depend on the
+rest: the stamp and the claim are applied after it, while the agent goes on. Claude waits for
+every hook before it goes on, and its own cost of an HTTP hook is a few milliseconds (measured
+in ``bench/claude_hooks.py``); the tmux round trip of the stamp was most of what the daemon
+added to that. An event whose answer carries something (the context a session's start asks
+for, a gate's decision) is answered after it is applied, as before.
+
+Events of one pane apply in the order they arrived: each takes its place in the pane's line as
+it arrives and applies once the one before it has, while its proof is made at once, beside
+the line: an event is answered even while the stamp before it waits on tmux. A held gate
+leaves the line while it waits, since the agent goes on sending (a reminder that the dialog is
+open) meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import logging
 
 from roost.actions import holding, hookstamp
 from roost.actions.door import Door
@@ -40,6 +48,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roost.tmux.server import Server
 
+log = logging.getLogger("rosterd")
+
+Outcome = asyncio.Future[tuple[str | None, Claim | None]]
+"""What a post is answered from: the context for the agent and the event's claim, or a refusal."""
+
 ANCESTORS_KEPT = 16
 """Ancestors a claim carries, as the command hook's does."""
 
@@ -50,8 +63,9 @@ class HookPosts:
     def __init__(self, door: Door, attestor: Attestor) -> None:
         self.door = door
         self.attestor = attestor
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._waiting: dict[str, int] = {}
+        self._last: dict[str, asyncio.Future[None]] = {}
+        """Each pane's last event in line: done once it has applied (or was refused)."""
+        self._applying: set[asyncio.Task[None]] = set()
         self.counts = {"applied": 0, "refused": 0}
         """Events acted on and posts refused, since the daemon started (``GET /status``)."""
 
@@ -83,29 +97,62 @@ class HookPosts:
         held = heard.agent.hook.gate if gate else None
         event = heard.event
         gated = held is not None and event.name == held.event and event.tool not in held.skip_tools
-        async with self._turn(pane_id):
-            proof, (context, reason, name) = await asyncio.to_thread(
-                self._proven_stamp, heard, server, pane_id, local, remote
-            )
-            claim = self._claim(heard, proof, reason, name)
-            if claim is not None and not gated:
-                self.door.live.apply(claim)
+        outcome: Outcome = asyncio.get_running_loop().create_future()
+        line = self._line(pane_id)  # its place, taken as it arrives
+        task = asyncio.create_task(self._apply(heard, server, pane_id, (local, remote), gated, outcome, line))
+        self._applying.add(task)
+        task.add_done_callback(self._applying.discard)
+        context, claim = await asyncio.shield(outcome)
         if held is None or claim is None or not gated:
             return _context(event.name, context)
         offered = held.offered(payload)  # type: ignore[arg-type]
         ended = await holding.hold(self.door, claim, always=bool(offered), watch=watch)
         if ended.answer in ("allow", "allow_always", "reject"):
-            async with self._turn(pane_id):
+            before, mine = self._line(pane_id)
+            try:
+                await _after(before)
                 await asyncio.to_thread(hookstamp.answered, server, pane_id)
+            finally:
+                mine.set_result(None)
         return held.decided(ended.answer, ended.reason, offered)
 
-    def _proven_stamp(
-        self, heard: Heard, server: Server, pane_id: str, local: object, remote: object
-    ) -> tuple[Proof, tuple[str | None, str | None, str | None]]:
-        """Prove the poster, then stamp its pane: one trip off the loop for both (tmux and /proc
-        are blocking calls), and nothing stamped for a poster that is refused."""
-        proof = self._prove(heard, pane_id, local, remote)
-        return proof, hookstamp.stamp(heard, server, pane_id)
+    async def _apply(
+        self,
+        heard: Heard,
+        server: Server,
+        pane_id: str,
+        peer: tuple[object, object],
+        gated: bool,
+        outcome: Outcome,
+        line: tuple[asyncio.Future[None] | None, asyncio.Future[None]],
+    ) -> None:
+        """Prove the poster; then, in the pane's ``line`` (the event before, this one), stamp
+        its pane and apply (or, for a gated event, only build) its claim. ``outcome`` gets the
+        context and claim, or the refusal; an empty answer as soon as the poster is proven, when
+        the answer cannot depend on the rest."""
+        early = not gated and not hookstamp.tells(heard)
+        before, mine = line
+        try:
+            proof = await asyncio.to_thread(self._prove, heard, pane_id, *peer)
+            if early:
+                outcome.set_result((None, None))
+            await _after(before)
+            context, reason, name = await asyncio.to_thread(hookstamp.stamp, heard, server, pane_id)
+            claim = self._claim(heard, proof, reason, name)
+            if claim is not None and not gated:
+                self.door.live.apply(claim)
+            if not early:
+                outcome.set_result((context, claim))
+        except Exception as error:
+            if outcome.done():  # answered already: the agent went on, the daemon says why
+                log.warning("a %s hook event for pane %s failed: %s", heard.agent.name, pane_id, error)
+            else:
+                outcome.set_exception(error)
+        finally:
+            if not outcome.done():  # cancelled (the daemon stops): the answer fails too
+                outcome.cancel()
+            await _after(before)  # a refused event keeps its place: the next waits for the one before
+            mine.set_result(None)
 
     def _prove(self, heard: Heard, pane_id: str, local: object, remote: object) -> Proof:
         try:
@@ -136,18 +183,27 @@ class HookPosts:
         except BadClaim:
             return None  # what the claim schema refuses, the command hook's POST would lose too
 
-    @asynccontextmanager
-    async def _turn(self, pane_id: str) -> AsyncIterator[None]:
-        """Hold pane ``pane_id``'s lock; forget the lock once no one holds or waits for it."""
-        lock = self._locks.setdefault(pane_id, asyncio.Lock())
-        self._waiting[pane_id] = self._waiting.get(pane_id, 0) + 1
-        try:
-            async with lock:
-                yield
-        finally:
-            self._waiting[pane_id] -= 1
-            if not self._waiting[pane_id]:
-                del self._waiting[pane_id], self._locks[pane_id]
+    def _line(self, pane_id: str) -> tuple[asyncio.Future[None] | None, asyncio.Future[None]]:
+        """A place at the end of pane ``pane_id``'s line: the future of the event before (None
+        when there is none left) and this one's, which its holder sets once it has applied.
+        A pane's line is forgotten once its last event has applied."""
+        before = self._last.get(pane_id)
+        mine: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._last[pane_id] = mine
+
+        def forget(done: asyncio.Future[None]) -> None:
+            if self._last.get(pane_id) is done:
+                del self._last[pane_id]
+
+        mine.add_done_callback(forget)
+        return before, mine
+
+
+async def _after(before: asyncio.Future[None] | None) -> None:
+    """Wait until the event before has applied; it is set only with a result, never cancelled
+    by this waiter's own cancellation (shielded)."""
+    if before is not None and not before.done():
+        await asyncio.shield(before)
 
 
 def _context(event: str, context: str | None) -> dict | None:

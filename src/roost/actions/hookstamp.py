@@ -14,6 +14,9 @@ from roost.state import panestate
 from roost.state import words as w
 from roost.text import as_bytes
 
+CONTEXT_ACTIONS = ("identify", "ready")
+"""The actions at a session's start, when an agent that asks is told its pane (:func:`context`)."""
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roost.detect.hookevents import Heard
@@ -27,6 +30,12 @@ def context(pane_id: str) -> str:
         f"`roost send {pane_id} …`; `roost whoami` prints this id. When you finish a turn "
         "your last message is kept as your reply for `roost read`.\n"
     )
+
+
+def tells(heard: Heard) -> bool:
+    """Whether stamping ``heard`` may give the agent text to read (:func:`stamp`'s first
+    value): only an agent that asks for its session's context, at its start."""
+    return heard.action in CONTEXT_ACTIONS and heard.agent.session_context
 
 
 def stamp(
@@ -67,7 +76,7 @@ def stamp(
         panestate.fail_turn(server, pane, event.error or "the turn failed")
     elif action == "ready":
         panestate.set_state(server, pane, w.IDLE)
-    if action in ("identify", "ready"):
+    if action in CONTEXT_ACTIONS:
         return (context(pane.id) if agent.session_context else None), None, name
     return None, None, name
 
