@@ -448,3 +448,28 @@ def test_a_holder_starts_without_the_roster_or_psutil() -> None:
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     heavy = {"psutil", "roost.roster", "roost.detect", "pydantic", "httpx"}
     assert not heavy & set(loaded.stdout.split())
+
+
+def test_the_adapter_is_started_before_the_holder_loads_its_loop() -> None:
+    """The adapter's own start is the longest step of a session's opening: the holder starts
+    it before importing asyncio, so it runs beside the holder's imports."""
+    probe = "import sys, roost.holder.main, roost.holder.spawn; print('asyncio' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert loaded.stdout.split() == ["False"]
+
+
+def test_a_stop_that_comes_as_the_adapter_starts_ends_it_and_exits_0(held: Held) -> None:
+    """SIGTERM the moment the adapter runs (most often before the holder's loop does): the
+    holder notes it, then stops as asked, ending the adapter and leaving no file behind."""
+    marker = held.root / "adapter.pid"
+    argv = [HOLDER, "--key", held.key, "--harness", "fake", "--cwd", str(held.root), "--"]
+    argv += ["/bin/sh", "-c", f'echo $$ > "$0"; exec {sys.executable} {ADAPTER}', str(marker)]
+    held.proc = subprocess.Popen(argv, env=held.env, start_new_session=True, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while not (marker.exists() and marker.read_text().strip()):
+        assert time.monotonic() < deadline and held.proc.poll() is None, "the adapter never started"
+        time.sleep(0.001)
+    held.proc.send_signal(signal.SIGTERM)
+    assert held.wait_exit(10) == 0, held.proc.stderr.read() if held.proc.stderr else b""
+    assert gone(int(marker.read_text()))
+    assert not held.socket.exists() and not held.state_file.exists()

@@ -1,10 +1,11 @@
-"""The ACP adapter as the holder's child: started, written to, watched for its exit, and ended.
+"""The ACP adapter as the holder's child, on the holder's loop: written to, watched for its
+exit, and ended.
 
-The adapter is the holder's only child. Its stdin and stdout are the relay's other side, its
-standard error goes to a file of its own (a failed start quotes its last error line), and its
-environment carries its holder's mark (``ROSTERD_HOLDER``), by which a daemon later tells the
-adapter a dead holder left from any other process. Its exit is noticed by a pidfd, and ending
-it is bounded in time at every step.
+The adapter is the holder's only child, started by :mod:`roost.holder.spawn` before the loop
+runs. Its stdin and stdout are the relay's other side, its standard error goes to a file of its
+own (a failed start quotes its last error line), and its environment carries its holder's mark
+(``ROSTERD_HOLDER``), by which a daemon later tells the adapter a dead holder left from any
+other process. Its exit is noticed by a pidfd, and ending it is bounded in time at every step.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import subprocess
 
 from roost import paths
-from roost.holder.statefile import Session
 
 LINE_LIMIT = paths.HOLDER_LINE_LIMIT
 CANCEL_PAUSE = 0.2
@@ -47,24 +47,9 @@ class Adapter:
         return self.popen.pid
 
     @classmethod
-    async def start(cls, session: Session) -> Adapter:
-        """Start the adapter with its pipes on the loop; ``OSError`` when it will not start."""
+    async def attach(cls, popen: subprocess.Popen[bytes]) -> Adapter:
+        """The adapter :func:`roost.holder.spawn.spawn` started, its pipes on the loop."""
         loop = asyncio.get_running_loop()
-        errors = subprocess.DEVNULL
-        if session.stderr:
-            errors = os.open(session.stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        try:
-            popen = subprocess.Popen(
-                session.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=errors,
-                cwd=session.cwd,
-                env={**os.environ, **session.env, paths.HOLDER_MARK_ENV: session.key},
-            )
-        finally:
-            if errors != subprocess.DEVNULL:
-                os.close(errors)
         assert popen.stdin is not None and popen.stdout is not None
         lines = asyncio.StreamReader(limit=LINE_LIMIT)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(lines), popen.stdout)

@@ -10,14 +10,13 @@ argument, or a live holder with that key).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import re
 import socket
 import sys
 
 from roost import paths
-from roost.holder.relay import Holder
+from roost.holder import spawn
 from roost.holder.statefile import Session
 
 KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
@@ -68,9 +67,21 @@ def main(argv: list[str] | None = None) -> int:
     session = Session(
         args.key, args.harness, args.cwd, adapter, name=args.name, policy=args.policy, stderr=args.stderr
     )
-    holder = Holder(session, sock, paths.holder_state(args.key), keep=args.keep)
+    noted = spawn.hold_signals()
+    try:
+        popen = spawn.spawn(session)  # first: it starts while the loop's modules load
+    except OSError as error:
+        print(f"rosterd-holder: {error}", file=sys.stderr)
+        return 2
+    import asyncio
+
+    from roost.holder.relay import Holder
+
+    holder = Holder(session, sock, paths.holder_state(args.key), popen, keep=args.keep, noted=noted)
     try:
         return asyncio.run(holder.run())
-    except OSError as error:  # the adapter would not start, or the socket would not bind
+    except OSError as error:  # the socket would not bind
         print(f"rosterd-holder: {error}", file=sys.stderr)
+        popen.kill()
+        popen.wait()
         return 2

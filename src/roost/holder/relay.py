@@ -26,6 +26,7 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -34,14 +35,28 @@ from roost import paths, procfs
 from roost.holder import statefile, tree
 from roost.holder.adapter import LINE_LIMIT, SIGNAL_GRACE, Adapter
 from roost.holder.replay import Replay, key
+from roost.holder.spawn import STOPS
 from roost.holder.statefile import Session
 
 
 class Holder:
     """One adapter, kept: relayed, remembered and, at the end, ended with all it started."""
 
-    def __init__(self, session: Session, socket_path: Path, state_path: Path, keep: int = 256) -> None:
+    def __init__(
+        self,
+        session: Session,
+        socket_path: Path,
+        state_path: Path,
+        popen: subprocess.Popen[bytes],
+        *,
+        keep: int = 256,
+        noted: list[int] | None = None,
+    ) -> None:
         self.session = session
+        self.popen = popen
+        """The adapter, started before the loop (:mod:`roost.holder.spawn`)."""
+        self.noted = noted if noted is not None else []
+        """Stopping signals that came before the loop took them over."""
         self.socket_path = socket_path
         self.state_path = state_path
         self.replay = Replay(keep, told=self._write_state)
@@ -53,12 +68,13 @@ class Holder:
 
     async def run(self) -> int:
         """Relay until stopped or until the adapter exits; the holder's exit status."""
-        tree.become_subreaper()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in STOPS:
             loop.add_signal_handler(sig, self._stop.set)
         loop.add_signal_handler(signal.SIGHUP, lambda: None)
-        adapter = self._adapter = await Adapter.start(self.session)
+        if any(sig in STOPS for sig in self.noted):
+            self._stop.set()
+        adapter = self._adapter = await Adapter.attach(self.popen)
         self._write_state()
         old = os.umask(0o177)
         try:

@@ -11,7 +11,6 @@ the tree is first walked seconds later (the first reap), or when the session end
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ctypes
 import os
@@ -81,7 +80,10 @@ def reap(skip: frozenset[int] = frozenset()) -> None:
 
 async def keep_reaping(skip: frozenset[int], every: float = REAP_EVERY) -> None:
     """:func:`reap` every ``every`` seconds, until cancelled: an orphan that exits mid-session
-    is not left a zombie until the holder ends."""
+    is not left a zombie until the holder ends. asyncio is imported here: the holder loads this
+    module to become a subreaper before its loop (:mod:`roost.holder.spawn`)."""
+    import asyncio
+
     while True:
         await asyncio.sleep(every)
         reap(skip)
