@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -36,7 +34,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from common import BIN, ROOT, Sandbox, free_port, wait_for
+from common import BIN, ROOT, Sandbox, free_port, in_namespace, wait_for
 
 sys.path.insert(0, str(ROOT))
 from tests.fakes.anthropic_api import AnthropicAPI
@@ -83,16 +81,6 @@ def ten_reads(readme: Path) -> Callable[[str], Step]:
         return then  # type: ignore[return-value]
 
     return script
-
-
-def in_namespace() -> None:
-    """Run this script again in a network namespace of its own with only loopback up."""
-    if os.environ.get("ROOST_BENCH_NETNS") == "1":
-        return
-    netns = ["unshare", "--net"] if os.getuid() == 0 else ["unshare", "--map-root-user", "--net"]
-    ip = shutil.which("ip") or "/usr/sbin/ip"
-    argv = [*netns, "sh", "-c", f'{ip} link set lo up && exec "$@"', "sh", sys.executable, *sys.argv]
-    os.execvpe(argv[0], argv, {**os.environ, "ROOST_BENCH_NETNS": "1"})
 
 
 class Nothing(BaseHTTPRequestHandler):

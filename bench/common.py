@@ -303,3 +303,14 @@ def end_holders(box: Sandbox) -> None:
             continue
         subprocess.run(["kill", "-TERM", str(pid)], capture_output=True)
     wait_for(lambda: not list(holders.glob("*.json")), what="holders to end")
+
+
+def in_namespace() -> None:
+    """Run this script again in a network namespace of its own with only loopback up, for a
+    benchmark that starts real agent CLIs (some look up outside hosts at start)."""
+    if os.environ.get("ROOST_BENCH_NETNS") == "1":
+        return
+    netns = ["unshare", "--net"] if os.getuid() == 0 else ["unshare", "--map-root-user", "--net"]
+    ip = shutil.which("ip") or "/usr/sbin/ip"
+    argv = [*netns, "sh", "-c", f'{ip} link set lo up && exec "$@"', "sh", sys.executable, *sys.argv]
+    os.execvpe(argv[0], argv, {**os.environ, "ROOST_BENCH_NETNS": "1"})

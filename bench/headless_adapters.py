@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import select
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import PYTHON, ROOT, Sandbox, end_holders, free_port, python_start, wait_for
+from common import PYTHON, ROOT, Sandbox, end_holders, free_port, in_namespace, python_start, wait_for
 
 sys.path.insert(0, str(ROOT))
 from tests.fakes.anthropic_api import AnthropicAPI
@@ -53,16 +52,6 @@ ADAPTERS = {
 CALL_TIMEOUT = 120.0
 PHASES = "phases.jsonl"
 """Where the daemon run by ``--daemon`` writes each launch step's time, one JSON line a step."""
-
-
-def in_namespace() -> None:
-    """Run this script again in a network namespace of its own with only loopback up."""
-    if os.environ.get("ROOST_BENCH_NETNS") == "1":
-        return
-    netns = ["unshare", "--net"] if os.getuid() == 0 else ["unshare", "--map-root-user", "--net"]
-    ip = shutil.which("ip") or "/usr/sbin/ip"
-    argv = [*netns, "sh", "-c", f'{ip} link set lo up && exec "$@"', "sh", sys.executable, *sys.argv]
-    os.execvpe(argv[0], argv, {**os.environ, "ROOST_BENCH_NETNS": "1"})
 
 
 class Direct:
