@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pytest
 
 from tests.cli.rosterd.helpers import rosterd
 from tests.conftest import BIN
-from tests.runner.conftest import Headless, end_holders
+from tests.runner.conftest import ADAPTER, Headless, end_holders
 
 
 def test_start_prompt_and_wait_gives_an_idle_record_with_the_recap(headless: Headless) -> None:
@@ -625,3 +626,28 @@ def test_an_adapter_that_cannot_load_a_session_is_never_suspended_nor_resumed(he
     assert answer.json()["code"] == "cannot_resume"
     assert "start a new session" in answer.json()["error"]
     assert headless.holder_pids() == []
+
+
+def test_an_adapter_the_scan_knows_by_name_stays_one_row_with_its_session(headless: Headless) -> None:
+    """Gemini CLI and OpenCode are their own ACP adapters, so the process scan, which knows them
+    by name, finds the adapter under its holder. The holder starts the adapter at once; if the
+    session were claimed only once the holder's socket answers, a scan in between would start a
+    row of its own for the adapter beside the session's. Sixteen starts, a scan every 100 ms."""
+    daemon = headless.daemon
+    adapter = daemon.roost.root / "adapters" / "gemini"  # the scan reads this name as Gemini CLI's
+    adapter.parent.mkdir()
+    shutil.copy(ADAPTER, adapter)
+    daemon.settings["harness.gemini"] = {"adapter": f"{sys.executable} {adapter}"}
+    daemon.settings["sources"] = {"scan_interval_ms": 100}
+    daemon.start()
+    keys = {}
+    for n in range(16):
+        cwd = daemon.roost.root / f"project-{n}"
+        cwd.mkdir()
+        keys[str(cwd)] = headless.start(harness="gemini", cwd=str(cwd))["session_key"]
+    time.sleep(0.4)  # more than a scan's interval after the last start
+    rows: dict[str, list[str]] = {}
+    for record in daemon.snapshot()["records"]:
+        if record["liveness"] != "ended" and record["cwd"] in keys:
+            rows.setdefault(record["cwd"], []).append(record["session_key"])
+    assert rows == {cwd: [key] for cwd, key in keys.items()}

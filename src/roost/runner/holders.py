@@ -55,7 +55,7 @@ class Started:
         self.key, self.popen, self.process = key, popen, process
 
 
-async def start(
+def spawn(
     key: str,
     *,
     harness: str,
@@ -65,15 +65,17 @@ async def start(
     adapter: list[str],
     env: dict[str, str],
 ) -> Started:
-    """Start a holder over ``adapter`` and wait until its socket answers."""
+    """Start a holder over ``adapter``; :func:`ready` waits for its socket. Split in two because
+    the holder starts its adapter at once, before its socket answers: the caller names the
+    holder's session in between, so that no process scan finds the adapter under a holder that
+    belongs to no session yet (an adapter the scan knows by name would start a row of its own)."""
     argv = [*command(), "--key", key, "--harness", harness, "--cwd", cwd, "--policy", policy]
     argv += ["--stderr", str(stderr_file(key))]
     if name:
         argv += ["--name", name]
     argv += ["--", *adapter]
     paths.holders_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
-    errors = paths.holders_dir() / f"{key}.err"
-    with open(errors, "wb") as err:
+    with open(_errors(key), "wb") as err:
         popen = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -83,13 +85,22 @@ async def start(
             env=env,
             start_new_session=True,
         )
-    socket = paths.holder_socket(key)
+    process = procs.identity(popen.pid)
+    if process is None:
+        popen.wait()
+        raise HolderError(_said(key) or "the holder exited as it started")
+    return Started(key, popen, process)
+
+
+async def ready(started: Started) -> None:
+    """Wait until the holder's socket answers; a holder that exits or stays silent for
+    ``READY_TIMEOUT`` is gone when this raises."""
+    popen, socket = started.popen, paths.holder_socket(started.key)
     deadline = time.monotonic() + READY_TIMEOUT
     try:
         while not await _answers(socket):
             if popen.poll() is not None:
-                said = errors.read_text(errors="replace").strip().splitlines()
-                raise HolderError(said[-1] if said else f"the holder exited {popen.returncode}")
+                raise HolderError(_said(started.key) or f"the holder exited {popen.returncode}")
             if time.monotonic() > deadline:
                 popen.kill()
                 popen.wait()
@@ -97,11 +108,21 @@ async def start(
             await asyncio.sleep(0.01)
     finally:
         with contextlib.suppress(FileNotFoundError):
-            errors.unlink()
-    process = procs.identity(popen.pid)
-    if process is None:
-        raise HolderError("the holder exited as it started")
-    return Started(key, popen, process)
+            _errors(started.key).unlink()
+
+
+def _errors(key: str) -> Path:
+    """Where a starting holder's own standard error goes, until its socket answers."""
+    return paths.holders_dir() / f"{key}.err"
+
+
+def _said(key: str) -> str | None:
+    """The last line a holder that would not start wrote on standard error."""
+    try:
+        said = _errors(key).read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return None
+    return said[-1] if said else None
 
 
 async def _answers(socket: Path) -> bool:

@@ -38,10 +38,11 @@ def environment(environ: Mapping[str, str], entry: Entry) -> dict[str, str]:
     return {**env, **entry.env}
 
 
-async def start_holder(entry: Entry, adapter: list[str], env: dict[str, str]) -> holders.Started:
-    """A new holder for ``entry`` over ``adapter``, its socket answering. An adapter that is not
-    on the environment's PATH is refused before any holder starts: the holder would start and
-    then fail to run it, a 502 that reads like a crash where the fix is to install it."""
+def spawn_holder(entry: Entry, adapter: list[str], env: dict[str, str]) -> holders.Started:
+    """A new holder for ``entry`` over ``adapter``, started (:func:`holder_ready` waits for its
+    socket). An adapter that is not on the environment's PATH is refused before any holder
+    starts: the holder would start and then fail to run it, a 502 that reads like a crash where
+    the fix is to install it."""
     if shutil.which(adapter[0], path=env.get("PATH", os.defpath)) is None:
         raise Conflict(
             f"{entry.harness}'s ACP adapter {adapter[0]!r} is not installed (not on the daemon's PATH): "
@@ -49,7 +50,7 @@ async def start_holder(entry: Entry, adapter: list[str], env: dict[str, str]) ->
             code="adapter_missing",
         )
     try:
-        return await holders.start(
+        return holders.spawn(
             holders.new_key(),
             harness=entry.harness,
             cwd=entry.cwd,
@@ -59,7 +60,19 @@ async def start_holder(entry: Entry, adapter: list[str], env: dict[str, str]) ->
             env=env,
         )
     except (holders.HolderError, OSError) as error:
-        raise AdapterFailed(f"the holder would not start: {error}", code="holder_failed") from None
+        raise _would_not_start(error) from None
+
+
+async def holder_ready(started: holders.Started) -> None:
+    """The new holder's socket answers, or the holder is gone and this says why."""
+    try:
+        await holders.ready(started)
+    except (holders.HolderError, OSError) as error:
+        raise _would_not_start(error) from None
+
+
+def _would_not_start(error: Exception) -> AdapterFailed:
+    return AdapterFailed(f"the holder would not start: {error}", code="holder_failed")
 
 
 async def shake(started: holders.Started) -> Handshake:

@@ -33,7 +33,7 @@ from typing import Any
 
 from roost.agents.mcpconfig import StdioServer
 from roost.detect import procs
-from roost.errors import Conflict, RoostError
+from roost.errors import AdapterFailed, Conflict, RoostError
 from roost.runner import holders, launch, lock, stamps, store
 from roost.runner.claims import Claims
 from roost.runner.headless import Headless
@@ -86,7 +86,7 @@ class Lifecycle:
         ``fresh``). ``fresh`` makes a new session key; a crash's resume is fresh and loads."""
         load = not fresh if load is None else load
         adapter = self._settings.adapters[entry.harness]
-        started = await launch.start_holder(entry, adapter, launch.environment(self._environ, entry))
+        started = launch.spawn_holder(entry, adapter, launch.environment(self._environ, entry))
         holder_key = started.key
         if fresh:
             entry.key = self._claims.session_key(started.process)
@@ -98,7 +98,13 @@ class Lifecycle:
         h.exited = asyncio.Event()
         h.seq = 0
         self._sessions[entry.key] = h
-        self._claims.identity(h, fresh=fresh)
+        self._claims.identity(h, fresh=fresh)  # before any wait: the scan may see its adapter already
+        try:
+            await launch.holder_ready(started)
+        except AdapterFailed:
+            h.exited.set()  # the holder has ended: ready() saw it exit or killed it
+            await self._abandon(h, fresh=fresh)
+            raise
         try:
             shaken = await launch.shake(started)
             stamps.stamp(entry, started.process, shaken)
