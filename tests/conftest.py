@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.leakguard", "tests.tiers", "tests.nodes"]
+pytest_plugins = ["tests.leakguard", "tests.tiers", "tests.nodes", "tests.worker_network"]
 
 BIN = Path(sys.executable).parent
 FAKE_AGENT = Path(__file__).parent / "fakes" / "agent.py"
