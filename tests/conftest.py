@@ -13,7 +13,6 @@ run ``scripts/bootstrap --test``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
@@ -30,6 +29,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+
+from tests.signals import holds, send_if
 
 pytest_plugins = ["tests.leakguard", "tests.tiers", "tests.nodes", "tests.worker_network"]
 
@@ -220,9 +221,9 @@ def roost(tmp_path: Path) -> Iterator[Roost]:
     subprocess.run(["tmux", "-S", sandbox.socket, "kill-server"], capture_output=True, timeout=10)
     # A kill-server that could not connect (a loaded machine) would leave the server running
     # after its socket is gone: end whatever still names the socket.
-    for pid in naming(sandbox.socket.encode()):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    named = sandbox.socket.encode()
+    for pid in naming(named):
+        send_if(pid, signal.SIGKILL, lambda pid=pid: holds(pid, named))
     shutil.rmtree(sockdir, ignore_errors=True)
 
 

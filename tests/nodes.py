@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from tests.signals import send_if
+
 PREFIX = "rst"
 """Every namespace and link a test makes starts with this (interface names are 15 bytes at most)."""
 IP = shutil.which("ip") or "/usr/sbin/ip"
@@ -110,10 +112,9 @@ class Node:
 
     @staticmethod
     def _signal(proc: subprocess.Popen[bytes], signum: int) -> None:
-        if proc.poll() is None:
+        if proc.poll() is None:  # unreaped, ``proc.pid`` is still ours; a child may be gone by now
             for pid in _children(proc.pid) or [proc.pid]:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signum)
+                send_if(pid, signum, lambda pid=pid: pid == proc.pid or pid in _children(proc.pid))
 
 
 def _children(pid: int) -> list[int]:

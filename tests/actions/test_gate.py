@@ -298,7 +298,8 @@ def test_gate_bodies_that_are_not_a_held_request_are_refused(daemon: Daemon) -> 
         for body, field in bad:
             answer = client.post("/gate", json=body)
             assert (answer.status_code, answer.json().get("field")) == (400, field), (body, answer.text)
-    assert daemon.snapshot()["records"] == []
+    # Every claim named this process; agents elsewhere on the machine are sessions of their own.
+    assert [r for r in daemon.snapshot()["records"] if r["pid"] == os.getpid()] == []
 
 
 def test_mcp_answers_a_gated_request_and_the_journal_says_so(daemon: Daemon, gate: Any) -> None:

@@ -13,7 +13,6 @@ and real screens are exercised with no network. The CLIs are installed once per 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
@@ -32,6 +31,7 @@ from tests.fakes.anthropic_api import AnthropicAPI
 from tests.fakes.claudehome import API_KEY, CLAUDE_QUIET, claude_home
 from tests.fakes.model_api import ModelAPI
 from tests.fakes.responses_api import ResponsesAPI
+from tests.signals import send_if
 from tests.web.conftest import Web
 
 REPO = Path(__file__).resolve().parents[2]
@@ -124,17 +124,18 @@ def _stop_strays(home: Path) -> None:
     server and the daemon have that HOME too, but no pane: their fixtures end them."""
     named = str(home).encode()
     lives = b"\0HOME=" + named + b"\0"
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
+
+    def stray(pid: int) -> bool:
         try:
-            command = (proc / "cmdline").read_bytes()
-            environ = b"\0" + (proc / "environ").read_bytes()
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            environ = b"\0" + Path(f"/proc/{pid}/environ").read_bytes()
         except OSError:
-            continue
-        if named in command or (lives in environ and b"\0TMUX_PANE=" in environ):
-            with contextlib.suppress(OSError):
-                os.kill(int(proc.name), signal.SIGTERM)
+            return False
+        return named in command or (lives in environ and b"\0TMUX_PANE=" in environ)
+
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and int(proc.name) != os.getpid() and stray(pid := int(proc.name)):
+            send_if(pid, signal.SIGTERM, lambda pid=pid: stray(pid))
 
 
 def _start(roost: Roost, name: str, project: Path, command: str) -> str:

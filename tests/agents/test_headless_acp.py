@@ -30,7 +30,7 @@ from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.model_api import ModelAPI, reply_for
 from tests.mcpserver.client import refused, unix
-from tests.runner.conftest import Headless, end_holders
+from tests.runner.conftest import Headless, end_holders, power_cut
 from tests.web.conftest import Web, chromium, page
 
 __all__ = ["chromium", "daemon", "page"]
@@ -347,13 +347,7 @@ def test_after_a_reboot_each_session_is_suspended_until_a_prompt_loads_its_histo
     key = first["session_key"]
     real.turn(key, "words before the reboot")
     transcript_keeps(real, first["session_id"], "words before the reboot")
-    real.headless.daemon.stop(signal.SIGKILL)
-    for pid in real.headless.holder_pids():
-        with contextlib.suppress(psutil.Error):
-            for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
-                with contextlib.suppress(psutil.Error):
-                    proc.kill()
-    end_holders(real.headless)
+    power_cut(real.headless)  # the machine goes down: every holder and adapter with it
     shutil.rmtree(real.headless.daemon.runtime / "roost")  # a reboot empties the runtime directory
     real.headless.daemon.start()
     record = real.headless.record(key)

@@ -8,11 +8,11 @@ import os
 from typing import Any
 
 from tests.mcpserver.client import ok, refused, tcp, through, unix
-from tests.runner.conftest import Headless
+from tests.runner.conftest import Headless, sessions
 
 
 def _keys(headless: Headless) -> set[str]:
-    return {record["session_key"] for record in headless.daemon.snapshot()["records"]}
+    return {record["session_key"] for record in sessions(headless)}
 
 
 def test_a_session_under_attention_may_not_spawn_a_child_under_auto(headless: Headless) -> None:

@@ -15,7 +15,7 @@ from roost.mcpserver.tools import BRIEF
 from tests.api.agentpane import start_agent
 from tests.conftest import Roost
 from tests.mcpserver.client import ok, refused, run, unix
-from tests.runner.conftest import Headless
+from tests.runner.conftest import Headless, sessions
 
 START, END = b"\x1b[200~", b"\x1b[201~"
 TOOLS = [
@@ -228,13 +228,13 @@ def test_bad_arguments_are_refused_naming_the_field_and_change_nothing(
     headless: Headless, tool: str, arguments: dict[str, Any], field: str
 ) -> None:
     headless.daemon.start()
-    before = headless.daemon.snapshot()["records"]
+    before = sessions(headless)
     answer = refused(unix(headless.daemon), tool, **arguments)
     assert (answer["status"], answer["field"], answer["code"]) == (400, field, "bad_argument"), answer
     assert answer["error"].startswith(field)
     assert "pydantic" not in answer["error"] and "Input should" not in answer["error"]
     assert "p" * 100 not in answer["error"] and "\x1b" not in answer["error"]
-    assert headless.daemon.snapshot()["records"] == before
+    assert sessions(headless) == before
 
 
 @pytest.mark.parametrize(

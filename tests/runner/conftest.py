@@ -6,8 +6,8 @@ every holder its test left (by the pid in each state file) before the leak guard
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import signal
 import sys
 import time
@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon
+from tests.signals import holds, send_exactly, send_if, started
 
 ADAPTER = Path(__file__).resolve().parents[1] / "fakes" / "acp_adapter.py"
 
@@ -69,32 +71,48 @@ class Headless:
         return self.daemon.wait_for(matches, timeout, what=f"{key} with {want}")
 
     def holder_pids(self) -> list[int]:
-        pids = []
+        """The pid each holder state file names, whether or not that holder still runs."""
+        return [pid for _, pid in self._holders()]
+
+    def live_holders(self) -> list[int]:
+        """The holders that still run: a state file outlives a holder that crashed, and the pid
+        it names may since have been given to another test's process."""
+        return [pid for key, pid in self._holders() if holds(pid, b"\0--key\0" + key.encode() + b"\0")]
+
+    def _holders(self) -> list[tuple[str, int]]:
+        found = []
         for path in self.holders.glob("*.json") if self.holders.is_dir() else []:
             try:
-                pids.append(int(json.loads(path.read_text())["holder_pid"]))
+                found.append((path.stem, int(json.loads(path.read_text())["holder_pid"])))
             except (OSError, ValueError, KeyError):
                 continue
-        return pids
+        return found
+
+
+def sessions(found: Headless) -> list[dict[str, Any]]:
+    """The daemon's headless sessions: the rest of its roster is whatever agents its scan finds
+    on the machine, other tests' included, which come and go as they please."""
+    return [record for record in found.daemon.snapshot()["records"] if record["lane"] == "headless"]
 
 
 def end_holders(found: Headless) -> None:
-    for pid in found.holder_pids():
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            continue
+    """SIGTERM to every holder still running, and a wait for them to end."""
+    for pid in found.live_holders():
+        send_if(pid, signal.SIGTERM, lambda pid=pid: pid in found.live_holders())
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in found.holder_pids()) and time.monotonic() < deadline:
+    while found.live_holders() and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except OSError:
-        return False
+def power_cut(found: Headless) -> None:
+    """The daemon, every holder and every adapter end at once, as when the machine goes down."""
+    found.daemon.stop(signal.SIGKILL)
+    for holder in found.live_holders():
+        with contextlib.suppress(psutil.Error):
+            tree = [holder, *(child.pid for child in psutil.Process(holder).children(recursive=True))]
+            for pid, ticks in [(pid, started(pid)) for pid in tree]:
+                send_exactly(pid, ticks)
+    end_holders(found)
 
 
 @pytest.fixture

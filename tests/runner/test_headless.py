@@ -20,7 +20,7 @@ import pytest
 
 from tests.cli.rosterd.helpers import rosterd
 from tests.conftest import BIN
-from tests.runner.conftest import ADAPTER, Headless, end_holders
+from tests.runner.conftest import ADAPTER, Headless, power_cut
 
 
 def test_start_prompt_and_wait_gives_an_idle_record_with_the_recap(headless: Headless) -> None:
@@ -369,11 +369,7 @@ def test_after_a_reboot_every_headless_session_comes_back_suspended(headless: He
     headless.daemon.start()
     keys = [headless.start(name=f"tests: boot {n}")["session_key"] for n in (1, 2)]
     headless.prompt(keys[0], "before the reboot", wait="idle")
-    headless.daemon.stop(signal.SIGKILL)
-    for pid in headless.holder_pids():  # the machine goes down: every holder and adapter with it
-        for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
-            proc.kill()
-    end_holders(headless)
+    power_cut(headless)  # the machine goes down: every holder and adapter with it
     shutil.rmtree(headless.daemon.runtime / "roost")  # a reboot empties the runtime directory
     headless.daemon.start()
     for key in keys:
@@ -613,11 +609,7 @@ def test_an_adapter_that_cannot_load_a_session_is_never_suspended_nor_resumed(he
     )
     assert (run.returncode, run.stdout, run.stderr) == (1, "", f"rosterd suspend: {refusal}\n")
     assert headless.record(key)["liveness"] == "live" and headless.holder_pids() == holders
-    headless.daemon.stop(signal.SIGKILL)
-    for pid in headless.holder_pids():  # the machine goes down
-        for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
-            proc.kill()
-    end_holders(headless)
+    power_cut(headless)  # the machine goes down: every holder and adapter with it
     shutil.rmtree(headless.daemon.runtime / "roost")
     headless.daemon.start()
     assert headless.record(key)["liveness"] == "suspended"

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.runner.conftest import Headless, end_holders
+from tests.runner.conftest import Headless, power_cut
 
 
 @pytest.fixture
@@ -59,15 +59,6 @@ def alive(pid: int) -> bool:
         return False
 
 
-def machine_goes_down(headless: Headless) -> None:
-    """The daemon, every holder and every adapter end at once, as in a power cut."""
-    headless.daemon.stop(signal.SIGKILL)
-    for pid in headless.holder_pids():
-        for proc in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
-            proc.kill()
-    end_holders(headless)
-
-
 def point_at(headless: Headless, key: str, pid: int, boot_id: str) -> None:
     """Make every file the runner and the holder left for ``key`` name ``pid``: the holder's
     state file (``started_at: 0``, which passes any pid's start time) and the runner's own."""
@@ -92,7 +83,7 @@ def test_after_a_reboot_nothing_an_old_file_names_is_signalled_and_sessions_are_
     headless.daemon.start()
     keys = [headless.start(name=f"tests: boot {n}")["session_key"] for n in (1, 2)]
     headless.prompt(keys[0], "before the reboot", wait="idle")
-    machine_goes_down(headless)
+    power_cut(headless)
     # After the reboot the old pids name other processes, started after the old holders were:
     # each file names one, with its real start time, under the boot that went away.
     named = [innocent(innocents) for _ in keys]
@@ -116,7 +107,7 @@ def test_a_forged_file_of_this_boot_signals_nothing(
     adapter, since it does not carry a holder's mark, and is left alone."""
     headless.daemon.start()
     key = headless.start(name="tests: forged")["session_key"]
-    machine_goes_down(headless)
+    power_cut(headless)
     pid, children = innocent(innocents)
     point_at(headless, key, pid, this_boot())
     headless.daemon.start()

@@ -3,14 +3,13 @@ what the restore tests, with fake programs and with real agents, share."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 from unittest import mock
 
 from roost import procfs
 from roost.state import layout
 from tests.conftest import Roost
+from tests.signals import send_exactly
 
 
 def record_file(roost: Roost, previous: bool = False) -> str:
@@ -49,13 +48,12 @@ def reboot(roost: Roost) -> None:
     server = int(roost.tmux("display-message", "-p", "#{pid}").strip())
     roots = [int(pid) for pid in roost.tmux("list-panes", "-a", "-F", "#{pane_pid}").split()]
     doomed = set(roots)
-    parents = {pid: st.ppid for pid in procfs.pids() if (st := procfs.stat(pid)) is not None}
+    stats = {pid: st for pid in procfs.pids() if (st := procfs.stat(pid)) is not None}
     grew = True
     while grew:
-        more = {pid for pid, ppid in parents.items() if ppid in doomed} - doomed
+        more = {pid for pid, st in stats.items() if st.ppid in doomed} - doomed
         grew = bool(more)
         doomed |= more
     for pid in [server, *doomed]:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        send_exactly(pid, stats[pid].start_ticks if pid in stats else None)
     roost.wait_for(lambda: procfs.stat(server) is None or procfs.stat(server).gone, what="the server gone")
