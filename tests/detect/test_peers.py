@@ -8,11 +8,13 @@ import shlex
 import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 import pytest
 
+from roost import procfs
 from roost.agents.manifest import load_all
 from roost.detect import procs
 from roost.detect.attest import Attestor, Unproven
@@ -79,8 +81,29 @@ def test_a_connection_whose_other_end_closed_names_nobody() -> None:
 def test_a_socket_two_processes_hold_names_neither() -> None:
     """A connection inherited across a fork (the client's background job holds it too): no one
     process can be said to have sent what comes over it."""
-    with connected("sleep 600 &") as (_, accepted):
+    with connected("sleep 600 &") as (child, accepted):
+        # ``&`` sends the connect to a background subshell, which holds the connection and starts
+        # sleep as a child that inherits it; until that exec is done, the child's descriptors
+        # cannot be read and only the subshell would be seen holding it.
+        deadline = time.monotonic() + 10
+        while not any((st := procfs.stat(pid)) and st.name == b"sleep" for pid in descendants(child.pid)):
+            assert time.monotonic() < deadline, "the background job never ran sleep"
+            time.sleep(0.01)
         assert of(accepted) == "several processes hold the connection"
+
+
+def descendants(pid: int) -> list[int]:
+    found, parents = [], [pid]
+    while parents:
+        parent = parents.pop()
+        try:
+            with open(f"/proc/{parent}/task/{parent}/children") as listed:
+                children = [int(child) for child in listed.read().split()]
+        except OSError:
+            continue
+        found += children
+        parents += children
+    return found
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="starting a process as another user needs root")
