@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.signals import holds, send_if
+from tests.signals import holds, signal_if
 
 pytest_plugins = ["tests.leakguard", "tests.tiers", "tests.nodes", "tests.worker_network"]
 
@@ -223,7 +223,7 @@ def roost(tmp_path: Path) -> Iterator[Roost]:
     # after its socket is gone: end whatever still names the socket.
     named = sandbox.socket.encode()
     for pid in naming(named):
-        send_if(pid, signal.SIGKILL, lambda pid=pid: holds(pid, named))
+        signal_if(pid, signal.SIGKILL, lambda pid=pid: holds(pid, named))
     shutil.rmtree(sockdir, ignore_errors=True)
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tests.signals import send_if
+from tests.signals import signal_if
 
 PREFIX = "rst"
 """Every namespace and link a test makes starts with this (interface names are 15 bytes at most)."""
@@ -114,7 +114,7 @@ class Node:
     def _signal(proc: subprocess.Popen[bytes], signum: int) -> None:
         if proc.poll() is None:  # unreaped, ``proc.pid`` is still ours; a child may be gone by now
             for pid in _children(proc.pid) or [proc.pid]:
-                send_if(pid, signum, lambda pid=pid: pid == proc.pid or pid in _children(proc.pid))
+                signal_if(pid, signum, lambda pid=pid: pid == proc.pid or pid in _children(proc.pid))
 
 
 def _children(pid: int) -> list[int]:

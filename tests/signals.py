@@ -4,35 +4,19 @@ A pid read a moment ago (from a state file, a tools list, a scan of /proc) may a
 someone else: pids here wrap at 32768, and two workers start processes by the thousand, so a
 pid a test remembers for a few seconds can come back as another worker's tmux server. A test
 that signals such a pid ends that server under a test it never touched ("server exited
-unexpectedly"). So a test signals through a pidfd: the pidfd pins the process, the test checks
-it is still the one it means, and only then sends.
+unexpectedly"). So a test signals as rosterd does, through
+:func:`roost.detect.procs.signal_if`: a pidfd pins the process, the test checks it is still the
+one it means (its command line, environment, parent or start time), and only then sends.
 """
 
 from __future__ import annotations
 
-import os
 import signal
-from collections.abc import Callable
 
 from roost import procfs
+from roost.detect.procs import signal_if
 
-
-def send_if(pid: int, signum: int, still: Callable[[], bool]) -> bool:
-    """Send ``signum`` to ``pid`` only while ``still()`` holds of the process the pid names
-    once pinned; whether it was sent."""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:
-        return False
-    try:
-        if not still():
-            return False
-        signal.pidfd_send_signal(pidfd, signum)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(pidfd)
+__all__ = ["holds", "send_exactly", "signal_if", "started"]
 
 
 def holds(pid: int, text: bytes, where: str = "cmdline") -> bool:
@@ -52,4 +36,4 @@ def started(pid: int) -> int | None:
 
 def send_exactly(pid: int, ticks: int | None, signum: int = signal.SIGKILL) -> bool:
     """Send ``signum`` to ``pid`` only while it is the process that started at ``ticks``."""
-    return ticks is not None and send_if(pid, signum, lambda: started(pid) == ticks)
+    return ticks is not None and signal_if(pid, signum, lambda: started(pid) == ticks)

@@ -31,7 +31,7 @@ from tests.fakes.anthropic_api import AnthropicAPI
 from tests.fakes.claudehome import API_KEY, CLAUDE_QUIET, claude_home
 from tests.fakes.model_api import ModelAPI
 from tests.fakes.responses_api import ResponsesAPI
-from tests.signals import send_if
+from tests.signals import signal_if
 from tests.web.conftest import Web
 
 REPO = Path(__file__).resolve().parents[2]
@@ -135,7 +135,7 @@ def _stop_strays(home: Path) -> None:
 
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit() and int(proc.name) != os.getpid() and stray(pid := int(proc.name)):
-            send_if(pid, signal.SIGTERM, lambda pid=pid: stray(pid))
+            signal_if(pid, signal.SIGTERM, lambda pid=pid: stray(pid))
 
 
 def _start(roost: Roost, name: str, project: Path, command: str) -> str:

@@ -26,7 +26,7 @@ import psutil
 import pytest
 
 from tests.conftest import BIN
-from tests.signals import holds, send_if
+from tests.signals import holds, signal_if
 
 ADAPTER = Path(__file__).resolve().parents[1] / "fakes" / "acp_adapter.py"
 HOLDER = str(BIN / "rosterd-holder")
@@ -188,7 +188,7 @@ def held(tmp_path: Path) -> Iterator[Held]:
         held.proc.wait(5)
     mark = b"FAKE_ACP_TOOLS=" + str(tmp_path / "tools").encode() + b"\0"
     for pid in held.tools():  # most ended with their test: a pid may name another's process now
-        send_if(pid, signal.SIGKILL, lambda pid=pid: holds(pid, mark, "environ"))
+        signal_if(pid, signal.SIGKILL, lambda pid=pid: holds(pid, mark, "environ"))
     held.lock.close()
 
 

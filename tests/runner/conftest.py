@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon
-from tests.signals import holds, send_exactly, send_if, started
+from tests.signals import holds, send_exactly, signal_if, started
 
 ADAPTER = Path(__file__).resolve().parents[1] / "fakes" / "acp_adapter.py"
 
@@ -98,7 +98,7 @@ def sessions(found: Headless) -> list[dict[str, Any]]:
 def end_holders(found: Headless) -> None:
     """SIGTERM to every holder still running, and a wait for them to end."""
     for pid in found.live_holders():
-        send_if(pid, signal.SIGTERM, lambda pid=pid: pid in found.live_holders())
+        signal_if(pid, signal.SIGTERM, lambda pid=pid: pid in found.live_holders())
     deadline = time.monotonic() + 10
     while found.live_holders() and time.monotonic() < deadline:
         time.sleep(0.05)

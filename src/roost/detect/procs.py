@@ -16,10 +16,13 @@ from __future__ import annotations
 import os
 import signal
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roost import procfs
 from roost.roster.claims import ProcessId
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 """A random id the kernel makes at each boot: a start time means nothing across two of them."""
@@ -115,21 +118,27 @@ def stamp(process: ProcessId | int) -> Stamp | None:
 def signal_exactly(target: Stamp, signum: int = signal.SIGKILL, *, group: bool = False) -> bool:
     """Send ``signum`` to exactly the process ``target`` names (with ``group``, to the process
     group it leads), and only while it is that process: same boot, same pid, same start time.
-    Whether it was sent. The pidfd is opened first and the identity checked after, so a pid
-    reused between the check and the signal cannot be hit."""
+    Whether it was sent."""
     if target.boot_id != boot_id():
         return False
+    return signal_if(target.pid, signum, lambda: identity(target.pid) == target.process, group=group)
+
+
+def signal_if(pid: int, signum: int, still: Callable[[], bool], *, group: bool = False) -> bool:
+    """Send ``signum`` to ``pid`` (with ``group``, to the process group it leads) only if
+    ``still()`` holds once the pid is pinned; whether it was sent. The pidfd is opened first and
+    ``still`` asked after, so a pid reused between the check and the signal cannot be hit."""
     try:
-        pidfd = os.pidfd_open(target.pid)
+        pidfd = os.pidfd_open(pid)
     except OSError:
         return False
     try:
-        if identity(target.pid) != target.process:
+        if not still():
             return False
         if group:
-            if os.getpgid(target.pid) != target.pid:
+            if os.getpgid(pid) != pid:
                 return False
-            os.killpg(target.pid, signum)
+            os.killpg(pid, signum)
         else:
             signal.pidfd_send_signal(pidfd, signum)
         return True

@@ -30,7 +30,7 @@ from tests.conftest import BIN, Roost, naming
 from tests.contracts.tables import names, table
 from tests.daemon import fixture
 from tests.daemon.fixture import Daemon
-from tests.signals import holds, send_if
+from tests.signals import holds, signal_if
 
 daemon = fixture.daemon  # the real daemon's fixture, for the test of what it sees
 
@@ -249,7 +249,7 @@ def test_an_agent_that_has_left_its_pane_keeps_what_it_was_started_with(roost: R
     [started] = [p["agent"] for p in recorded_panes(roost)]
     program = str(roost.root / "bin" / "resumable").encode()
     for pid in naming(program):
-        send_if(pid, signal.SIGKILL, lambda pid=pid: holds(pid, program))
+        signal_if(pid, signal.SIGKILL, lambda pid=pid: holds(pid, program))
     roost.wait_for(lambda: not naming(program), what="the agent gone, its pane still there")
     roost.tmux("rename-window", "-t", "main:1", "renamed")  # a change of layout: a new record
     roost.wait_for(lambda: record(roost)["sessions"][0]["windows"][0]["name"] == "renamed")
