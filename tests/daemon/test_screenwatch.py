@@ -94,6 +94,20 @@ def test_a_pane_that_starts_after_the_daemon_is_read(roost: Roost, daemon: Daemo
     assert record["sources"] == ["screen"]
 
 
+def test_a_server_with_no_session_yet_is_watched_once_its_first_session_comes(
+    roost: Roost, daemon: Daemon
+) -> None:
+    """A server caught between making its socket and making its first session (here held
+    there by ``exit-empty off``) was taken as watched, or looked at again only after five
+    seconds: its first session's panes went unread and every page missed their changes."""
+    conf = roost.root / "empty.conf"
+    conf.write_text("set -g exit-empty off\n")
+    roost.tmux("-f", str(conf), "start-server")
+    daemon.start()
+    pane = roost.start(fake_tui("working"), session="first")
+    follows(daemon, pane, "active", "working", FOLLOW_BOUND * 2)
+
+
 def test_a_tmux_server_that_starts_after_the_daemon_is_watched(roost: Roost, daemon: Daemon) -> None:
     daemon.start()
     pane = roost.start(fake_tui("working"), session="late")

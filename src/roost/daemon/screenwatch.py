@@ -20,9 +20,10 @@ Boundaries, as sentences:
 - A closed pane's session ends as the scan ends it: when its process is gone.
 - Every notice but output (a pane, window or session came, went, moved or was renamed) bumps
   the :class:`~roost.tmux.topology.Topology` that web pages follow for their terminal list.
-- While roost's tmux server is down the watcher holds no clients; it is asked to reconcile
-  when the server's socket file appears or changes (looked at every ``NOTICE`` seconds, a
-  stat, no tmux call) and at least every ``REVIVE`` seconds, and not at all while it runs.
+- While roost's tmux server is down (or has no session) the watcher holds no clients; it is
+  asked to reconcile when the server's socket file appears or changes (looked at every
+  ``NOTICE`` seconds, a stat, no tmux call), at each look for ``FRESH`` seconds after that,
+  and at least every ``REVIVE`` seconds; not at all while it watches a session.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ REVIVE = 5.0
 """Seconds between reconcile attempts while roost's tmux server is not running."""
 NOTICE = 0.2
 """Seconds between looks at the tmux socket file while the server is not running."""
+FRESH = 2.0
+"""Seconds after a new socket file appears during which every look also asks tmux: the
+server's first session may not be there at the first look."""
 SETTLE = 0.4
 """Seconds a screen must keep reading idle or done, after reading busy, before it is claimed.
 
@@ -142,7 +146,7 @@ class Screens:
 
     async def __aenter__(self) -> Screens:
         await self._watcher.start()
-        if not self._watcher.server_running:
+        if not self._watching():
             self._gone.set()
         self._revive = asyncio.create_task(self._keep_watching())
         self._asked = asyncio.create_task(self._look_when_asked())
@@ -214,17 +218,31 @@ class Screens:
         if record is not None:
             self.live.apply_all(ended([record], self._clock()))
 
+    def _watching(self) -> bool:
+        """Whether the watcher holds a client: a server with no session yet sends it nothing."""
+        return self._watcher.server_running and bool(self._watcher.clients)
+
     async def _keep_watching(self) -> None:
-        """Bring the watcher back after the server went away (or before it first started)."""
+        """Bring the watcher back after the server went away (or before it first started).
+
+        A new socket file is a server starting, and its first session comes a moment later: a
+        look in that moment finds no server yet, or one with no session to attach to. Waiting
+        ``REVIVE`` for the next look left the first session's panes unwatched for five
+        seconds (a split or a rename unseen by every page), so a new socket is looked at every
+        ``NOTICE`` for ``FRESH`` seconds."""
         loop = asyncio.get_running_loop()
         while True:
             await self._gone.wait()
-            tried, at = self._socket_mark(), loop.time()
-            while not self._watcher.server_running:
+            tried, at, born = None, loop.time(), -FRESH  # a socket there already may be new too
+            while not self._watching():
                 await asyncio.sleep(NOTICE)
-                mark = self._socket_mark()
-                if mark is not None and (mark != tried or loop.time() - at >= REVIVE):
-                    tried, at = mark, loop.time()
+                mark, now = self._socket_mark(), loop.time()
+                if mark is None:
+                    continue
+                if mark != tried:
+                    born = now
+                if mark != tried or now - born < FRESH or now - at >= REVIVE:
+                    tried, at = mark, now
                     await self._watcher.reconcile()
             self._gone.clear()
 
