@@ -98,3 +98,18 @@ def test_a_background_session_finishing_says_done(page: Any, web: Web) -> None:
     page.click(f'.toast[data-pane="{second}"]')
     page.wait_for_selector(f'.tab[data-pane="{second}"][aria-selected="true"]')
     wait_title(page, "Roost")
+
+
+def test_a_session_seen_idle_then_blocked_says_needs_input(page: Any, web: Web) -> None:
+    """The page may hear a turn's start and its permission request in one batch (another node's
+    changes come through the union): seen idle, then blocked, it still needs the person."""
+    first = web.roost.start()
+    second = web.roost.window("other", "sh")
+    page.goto(web.new_link())
+    page.wait_for_selector(row(second))
+    page.click(row(first))
+    set_state(web, second, "done")
+    page.wait_for_selector(f'{row(second)} .badge[data-state="idle"]', timeout=5000)
+    set_state(web, second, "blocked")
+    page.wait_for_selector(f'.toast[data-pane="{second}"][data-what="needs input"]', timeout=5000)
+    wait_title(page, "(1) Roost")

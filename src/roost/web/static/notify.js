@@ -15,8 +15,11 @@
 // session notifies as this node's does, and its toast opens it by its session key.
 
 const BACKGROUND = {
-  // previous activity -> new activity -> what the toast says
+  // previous activity -> new activity -> what the toast says. Idle -> needs input too: only a
+  // running turn asks for a permission, but a page can hear a turn's start and its request in
+  // one batch (another node's changes come through the union) and see only where it ended.
   active: { needs_attention: "needs input", idle: "done" },
+  idle: { needs_attention: "needs input" },
   needs_attention: { idle: "done" },
 };
 const CLAIMS = "roost-notify-claims";
