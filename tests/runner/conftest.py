@@ -72,14 +72,15 @@ class Headless:
 
     def holder_pids(self) -> list[int]:
         """The pid each holder state file names, whether or not that holder still runs."""
-        return [pid for _, pid in self._holders()]
+        return [pid for _, pid in self.named_holders()]
 
     def live_holders(self) -> list[int]:
         """The holders that still run: a state file outlives a holder that crashed, and the pid
         it names may since have been given to another test's process."""
-        return [pid for key, pid in self._holders() if holds(pid, b"\0--key\0" + key.encode() + b"\0")]
+        return [pid for key, pid in self.named_holders() if _holder(key, pid)]
 
-    def _holders(self) -> list[tuple[str, int]]:
+    def named_holders(self) -> list[tuple[str, int]]:
+        """Each holder state file's key and the pid it names."""
         found = []
         for path in self.holders.glob("*.json") if self.holders.is_dir() else []:
             try:
@@ -87,6 +88,11 @@ class Headless:
             except (OSError, ValueError, KeyError):
                 continue
         return found
+
+
+def _holder(key: str, pid: int) -> bool:
+    """Whether ``pid`` is the running holder of ``key`` (a zombie's command line is empty)."""
+    return holds(pid, b"\0--key\0" + key.encode() + b"\0")
 
 
 def sessions(found: Headless) -> list[dict[str, Any]]:
@@ -97,8 +103,8 @@ def sessions(found: Headless) -> list[dict[str, Any]]:
 
 def end_holders(found: Headless) -> None:
     """SIGTERM to every holder still running, and a wait for them to end."""
-    for pid in found.live_holders():
-        signal_if(pid, signal.SIGTERM, lambda pid=pid: pid in found.live_holders())
+    for key, pid in found.named_holders():
+        signal_if(pid, signal.SIGTERM, lambda key=key, pid=pid: _holder(key, pid))
     deadline = time.monotonic() + 10
     while found.live_holders() and time.monotonic() < deadline:
         time.sleep(0.05)
