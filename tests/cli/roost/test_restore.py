@@ -117,6 +117,8 @@ def test_shells_come_back_in_their_cwd_with_their_names_and_a_second_restore_mak
     roost.tmux("split-window", "-d", "-v", "-t", "main:1.2", "-c", "/")
     roost.run("new", "-d", "-s", "other", cwd=work)
     wait_recorded(roost, 5)
+    # A new pane is "tmux" until its shell has exec'd, and an automatic name follows it late.
+    roost.wait_for(lambda: "tmux" not in {row[2] for row in panes(roost)}, what="names settled")
     before = panes(roost)
     reboot(roost)
 
