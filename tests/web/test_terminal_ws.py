@@ -14,6 +14,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from roost.tmux.paneview import BACKLOG
 from tests.conftest import Roost
 from tests.web.conftest import Web
 from tests.web.person import Person
@@ -297,12 +298,16 @@ def test_a_browser_that_goes_away_leaves_no_tmux_client_behind(web: Web) -> None
 
 def test_the_first_burst_after_connecting_arrives_whole(web: Web, tmp_path) -> None:
     """A viewer that has just connected (and sent its size, as a browser does) gets every byte
-    of a large burst, its last lines included, in order."""
+    of a large burst, its last lines included, in order.
+
+    The burst stays under the view's backlog: past it a reader that is slow (this test's, on a
+    busy machine) is rightly repainted instead, and a repaint is not what this test is about."""
     roost = web.roost
     pane = roost.start()
-    lines = [f"{i:06d} " + "roost tmux pane agent xterm socket bytes " * 2 for i in range(24_000)]
+    lines = [f"{i:06d} " + "roost tmux pane agent xterm socket bytes " * 2 for i in range(9_000)]
     text = tmp_path / "burst.txt"
     text.write_text("\n".join(lines) + "\n")
+    assert 3 * BACKLOG // 4 < text.stat().st_size + len(lines) < BACKLOG  # a newline becomes \r\n
     with Term(web, pane, query="?cols=90&rows=30") as term:
         term.until(lambda: "reset" in term.kinds(), what="the first paint")
         term.send({"type": "resize", "cols": 100, "rows": 35})
@@ -310,7 +315,8 @@ def test_the_first_burst_after_connecting_arrives_whole(web: Web, tmp_path) -> N
         resets = term.kinds().count("reset")
         term.send({"type": "input", "data": f"cat {text}; echo burst-$((40+2))\r"})
         term.wait_text("burst-42\r\n", timeout=60)
-        assert term.kinds().count("reset") == resets  # every byte came as output, none repainted
+        repaints = [m for m in term.messages if m["type"] == "reset"][resets:]
+        assert not repaints, repaints  # every byte came as output, none repainted
         got = bytes(term.output)
         assert ("\r\n".join(lines[-50:]) + "\r\n").encode() in got
-        assert got.count(b"\r\n023999 ") == 1
+        assert got.count(b"\r\n008999 ") == 1
