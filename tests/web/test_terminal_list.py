@@ -6,6 +6,7 @@ kept a closed shell's row and never showed a pane split from a terminal.
 
 from __future__ import annotations
 
+import math
 import queue
 import time
 from typing import Any
@@ -19,6 +20,7 @@ from tests.web.test_browser import log_in, row
 
 FRAME = 1.0  # seconds from a tmux change to the frame that reports it
 PATH = "/changes?terminals=1"
+WINDOW = 0.1  # seconds a terminal-list frame gathers changes for
 
 
 def listed(web: Web) -> set[str]:
@@ -108,37 +110,54 @@ def test_a_burst_of_changes_is_gathered_into_few_frames(web: Web) -> None:
     pane = web.roost.start()
     with Events(web.daemon.unix(), PATH) as stream:
         settled(stream)
+        began = time.monotonic()
         for _ in range(10):
             web.roost.tmux("split-window", "-d", "-t", pane, "-l", "1", "sh")
+        spent = time.monotonic() - began
         frames = 0
         while next_terminals(stream, 0.5 if frames else 10) is not None:
             frames += 1
-    assert 1 <= frames <= 3, f"{frames} frames for one burst"
+    # One frame per gathering window at most, however long ten tmux calls took on this machine.
+    allowed = 1 + math.ceil(spent / WINDOW)
+    assert 1 <= frames <= min(allowed, 9), f"{frames} frames for one burst of {spent:.2f} s"
     assert len(listed(web)) == 11
 
 
 @pytest.mark.alone  # a bound on time
 def test_a_gathering_burst_never_holds_back_a_change(web: Web) -> None:
+    """A badge change made while a terminal-list frame gathers goes out at once, ahead of it.
+
+    A try tells only when the claim was answered early in the 100 ms window, well before the
+    terminal-list frame is due; on a busy machine one may not be, and the test tries again, up
+    to five times."""
     pane = web.roost.start()
     with (
         Events(web.daemon.unix(), PATH) as stream,
         web.daemon.unix() as client,
         sleeper() as warm,
-        sleeper() as proc,
     ):
         # The first claim a daemon answers loads its schema: that cost is no part of this bound.
         assert client.post("/claim", json=about(warm, activity="idle")).status_code == 200
         settled(stream)
-        web.roost.tmux("split-window", "-d", "-t", pane, "sh")  # its frame waits 100 ms for more
-        began = time.monotonic()
-        assert client.post("/claim", json=about(proc, activity="working")).status_code == 200
-        order = []
-        while "terminals" not in order:
-            frame = stream.next()
-            order.append(frame.name)
-            if frame.name == "session_started":
-                assert frame.at - began < 0.1
-    assert order.index("session_started") < order.index("terminals"), order
+        for _ in range(5):
+            while next_terminals(stream, 0.5) is not None:
+                pass  # the last try's split and its end are reported
+            with sleeper() as proc:
+                split = web.roost.tmux("split-window", "-dP", "-F", "#{pane_id}", "-t", pane, "sh")
+                began = time.monotonic()
+                assert client.post("/claim", json=about(proc, activity="working")).status_code == 200
+                answered = time.monotonic() - began
+                seen: list[tuple[str, float]] = []
+                while "terminals" not in dict(seen):
+                    frame = stream.next()
+                    seen.append((frame.name, round(frame.at - began, 3)))
+            web.roost.tmux("kill-pane", "-t", split.strip())
+            if answered < 0.05:
+                break
+    names = [name for name, _ in seen]
+    assert "session_started" in names and names.index("session_started") < names.index("terminals"), seen
+    at = dict(seen)
+    assert at["terminals"] - at["session_started"] > 0.05, (answered, seen)  # not held to the end
 
 
 def test_a_stopping_daemon_ends_the_stream(web: Web) -> None:
