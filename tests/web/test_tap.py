@@ -17,7 +17,7 @@ from pathlib import Path
 from roost.tmux.frames import Bytes, Closed, Reset, Size
 from roost.tmux.paneview import PaneView
 from roost.tmux.server import Server
-from roost.tmux.tap import Taps
+from roost.tmux.tap import Taps, pipe_command
 from tests.conftest import Roost, naming
 
 
@@ -74,7 +74,7 @@ def cats(taps: Taps) -> list[Path]:
 
 def pipers(directory: Path) -> list[int]:
     """Processes other than this one that name ``directory`` in their command line (a pipe's
-    ``sh -c 'exec cat > …'``) or hold a file under it open (its ``cat``)."""
+    ``sh -c '… exec cat > …'``) or hold a file under it open (its ``cat``)."""
     found = set(naming(str(directory).encode()))
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -312,3 +312,17 @@ def test_a_killed_daemons_pipe_ends_with_the_panes_next_writes(roost: Roost, tmp
     assert list(directory.iterdir())  # the killed viewer's FIFO is still there...
     Taps(directory).sweep()
     assert list(directory.iterdir()) == []  # ...until the next daemon sweeps it
+
+
+def test_a_pipe_whose_reader_is_gone_leaves_nothing_waiting(roost: Roost, tmp_path: Path) -> None:
+    """A daemon killed just after asking for a pipe: tmux's shell opens a FIFO nobody reads. It
+    must not wait there for good: it goes when the pipe ends (here tmux closes it) or at the
+    pane's next write."""
+    pane = roost.start("sleep 600")  # writes nothing, so only the pipe's end can end its cat
+    home = tmp_path / "taps" / "gone"
+    home.mkdir(parents=True)
+    os.mkfifo(home / "out", 0o600)
+    roost.tmux("pipe-pane", "-O", "-t", pane, pipe_command(home / "out"))
+    roost.wait_for(lambda: pipers(home), 5, "the pipe's shell")
+    roost.tmux("pipe-pane", "-t", pane)
+    roost.wait_for(lambda: not pipers(home), 5, "the pipe's shell to go")

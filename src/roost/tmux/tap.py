@@ -5,7 +5,9 @@ byte on its own and octal-escapes the control bytes: for a pane that floods, tha
 more than parsing the output into the pane's grid, and the daemon as much again to undo it.
 ``pipe-pane -O`` hands the same bytes over raw. A :class:`Tap` is that pipe for one pane,
 shared by every viewer of the pane in this process: tmux runs ``cat`` into a FIFO (in a private
-directory) that the event loop reads.
+directory) that the event loop reads. The shell opens the FIFO read-write first, which never
+waits, so its write-only open finds a reader and never waits either: a ``sh`` that tmux started
+just as the daemon died would otherwise wait in ``open`` for a reader that never comes, for good.
 
 Lining a screen up with the stream. A pipe carries no notices, so nothing in it says where a
 captured screen ends. A viewer that needs the screen (it just joined, it fell behind, the pane
@@ -47,6 +49,13 @@ READ_SIZE = 1 << 18
 Painter = Callable[[list[Reply] | None], Reset | None]
 """Turns a sync's command replies into the repaint every viewer gets; None when it can't (the
 pane is gone, or the screen changed mode under the capture): the asker deals with that."""
+
+
+def pipe_command(fifo: Path) -> str:
+    """The ``pipe-pane`` command that writes a pane's output into ``fifo``, escaped for tmux's
+    format expansion. Opening read-write first is what keeps it from ever waiting in ``open``."""
+    quoted = shlex.quote(str(fifo))
+    return f"exec 3<>{quoted}; exec cat >{quoted} 3<&-".replace("#", "##").replace("%", "%%")
 
 
 class Viewer(Protocol):
@@ -133,7 +142,7 @@ class Tap:
         turns their replies into the repaint every viewer gets, then the new pipe's bytes flow.
         Raises ControlClosed when ``client`` has ended."""
         generation, path = self._open()
-        command = "exec cat > " + shlex.quote(str(path)).replace("#", "##").replace("%", "%%")
+        command = pipe_command(path)
 
         def settle(replies: list[Reply] | None) -> None:
             if generation != self._generation or self.stopping is not None:
@@ -216,11 +225,11 @@ class Tap:
     def _close(self, generation: int) -> None:
         """Stop reading one pipe's FIFO and remove it, leaving no path a late cat could use.
 
-        tmux starts the pipe's ``sh -c 'exec cat > FIFO'`` on its own time, so the shell may
-        open the path after the tap is done with it. The FIFO's directory is renamed away
-        first: until then the FIFO is there and read (cat starts, and goes at its first write
-        or at the pipe's end), after it the path does not exist, so the redirection can neither
-        block on a FIFO nobody reads nor create a file there."""
+        tmux starts the pipe's shell on its own time, so the shell may open the path after the
+        tap is done with it. The FIFO's directory is renamed away first: until then the FIFO is
+        there (cat starts, and goes at its first write or at the pipe's end), after it the path
+        does not exist, so the redirection cannot create a file there. Either way the shell
+        never waits in ``open`` (see the module's docstring)."""
         fifo = self._fifos.pop(generation, None)
         if fifo is None:
             return
