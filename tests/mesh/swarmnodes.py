@@ -172,11 +172,12 @@ class Peer:
         self.swarm_key = swarm_key
         self.context = tls.client_context(identity, trusted)
 
-    def headers(self, method: str, target: str, body: bytes, now: float | None = None) -> dict[str, str]:
+    def headers(
+        self, method: str, target: str, body: bytes, now: float | None = None, *, to: str
+    ) -> dict[str, str]:
         assert self.identity is not None
-        return signing.sign(
-            self.identity, self.swarm_key, method, target, body, now=time.time() if now is None else now
-        )
+        when = time.time() if now is None else now
+        return signing.sign(self.identity, self.swarm_key, method, target, body, to=to, now=when)
 
     def send(
         self, address: str, method: str, target: str, body: bytes = b"", headers: dict[str, str] | None = None
@@ -185,10 +186,12 @@ class Peer:
         with httpx.Client(verify=self.context, timeout=10, trust_env=False) as client:
             return client.request(method, f"https://{address}{target}", content=body, headers=headers or {})
 
-    def hello(self, address: str, document: dict[str, object], now: float | None = None) -> httpx.Response:
+    def hello(
+        self, address: str, document: dict[str, object], now: float | None = None, *, to: str
+    ) -> httpx.Response:
         body = canonical.encode(document)
         return self.send(
-            address, "POST", "/swarm/hello", body, self.headers("POST", "/swarm/hello", body, now)
+            address, "POST", "/swarm/hello", body, self.headers("POST", "/swarm/hello", body, now, to=to)
         )
 
 

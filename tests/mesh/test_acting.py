@@ -28,6 +28,7 @@ from roost.roster.precedence import LAUNCHER
 from roost.swarm import canonical, signing
 from roost.swarm.identity import Identity
 from roost.swarm.peers import Peers
+from tests.mesh.presenting import presenting
 from tests.roster.helpers import ROOT, Clock, claim, key, roster
 
 GOOD: dict[str, Any] = {
@@ -91,11 +92,14 @@ class Owner:
         self.acted: list[tuple[str, Act, Through, int]] = []
         self.acting = Acting(self.live.roster, lambda *told: self.acted.append(told))
         self.acting.faces.update(faces or {})
-        self.app = listener.app(self.membership, [self.acting.route()], listener.Refusals())
+        door = listener.app(self.membership, [self.acting.route()], listener.Refusals())
+        self.app = presenting(door, self.me.certificate())
 
     def send(self, act: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         body = canonical.encode(act)
-        headers = signing.sign(self.me, self.membership.swarm.swarm_key, "POST", ACT, body, now=time.time())
+        headers = signing.sign(
+            self.me, self.membership.swarm.swarm_key, "POST", ACT, body, to="me", now=time.time()
+        )
 
         async def go() -> httpx.Response:
             transport = httpx.ASGITransport(app=self.app)  # type: ignore[arg-type]
@@ -142,7 +146,9 @@ def test_a_node_whose_faces_are_not_ready_says_so(tmp_path: Path) -> None:
 def test_a_body_that_is_not_roosts_json_is_a_400(tmp_path: Path) -> None:
     owner = Owner(tmp_path)
     body = b'{"session": 1.5}'
-    headers = signing.sign(owner.me, owner.membership.swarm.swarm_key, "POST", ACT, body, now=time.time())
+    headers = signing.sign(
+        owner.me, owner.membership.swarm.swarm_key, "POST", ACT, body, to="me", now=time.time()
+    )
 
     async def go() -> httpx.Response:
         transport = httpx.ASGITransport(app=owner.app)  # type: ignore[arg-type]
@@ -159,9 +165,9 @@ class Dialer:
         self.sent: list[tuple[str, str, str, object, float]] = []
 
     async def once(
-        self, address: str, method: str, path: str, doc: object, *, read_s: float, limit: int
+        self, member: Any, method: str, path: str, doc: object, *, read_s: float, limit: int
     ) -> tuple[int, bytes]:
-        self.sent.append((address, method, path, doc, read_s))
+        self.sent.append((member.address, method, path, doc, read_s))
         return self.answer
 
 

@@ -14,7 +14,7 @@ import pytest
 from roost.mesh import place, tailscale, tls
 from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
-from roost.mesh.rounds import Rounds, targets
+from roost.mesh.rounds import Rounds, addresses
 from roost.swarm import members
 from roost.swarm.identity import Identity
 from tests.conftest import REPO
@@ -76,7 +76,9 @@ def test_off_and_a_named_address() -> None:
     assert place.place("fd7a:115c:a1e0::7", 9000).address == "[fd7a:115c:a1e0::7]:9000"
 
 
-def test_a_round_greets_members_static_peers_and_online_tailscale_peers_each_once(tmp_path: Path) -> None:
+def test_discovery_asks_static_and_online_tailscale_peers_each_once_but_not_members_own_addresses(
+    tmp_path: Path,
+) -> None:
     me, other = Identity.generate("me"), Identity.generate("other")
     membership = Membership(tmp_path, me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
     membership.invite(60)
@@ -89,14 +91,17 @@ def test_a_round_greets_members_static_peers_and_online_tailscale_peers_each_onc
         address="100.64.0.3:8791",
         now=time.time(),
     )
-    membership.swarm.members = members.merge(membership.swarm.members, [record], now=time.time()).members
-    found = targets(
+    membership.swarm.standings = members.merge(
+        membership.swarm.standings, [record], now=time.time()
+    ).standings
+    found = addresses(
         membership,
-        ["100.64.0.3:8791", "100.64.0.9:8791", "100.64.0.2:8791"],
+        ["100.64.0.3:8791", "100.64.0.9:8791", "100.64.0.2:8791", "100.64.0.9:8791"],
         ["100.64.0.3", "100.64.0.4", "fd7a:115c:a1e0::5"],
         8791,
     )
-    assert found == ["100.64.0.3:8791", "100.64.0.9:8791", "100.64.0.4:8791", "[fd7a:115c:a1e0::5]:8791"]
+    # the member's own address is greeted as the member (pinned to it), not discovered
+    assert found == ["100.64.0.9:8791", "100.64.0.4:8791", "[fd7a:115c:a1e0::5]:8791"]
 
 
 def test_rounds_run_at_start_on_the_timer_and_when_woken(tmp_path: Path) -> None:

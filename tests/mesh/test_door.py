@@ -16,6 +16,7 @@ from roost.mesh import listener
 from roost.mesh.membership import Membership
 from roost.swarm import signing
 from roost.swarm.identity import Identity
+from tests.mesh.presenting import presenting
 
 REFUSED = (401, {"error": "refused"})
 
@@ -43,22 +44,37 @@ def test_only_a_members_signed_request_reaches_a_route(tmp_path: Path) -> None:
     membership = Membership(tmp_path, me, name="me", address="127.0.0.1:8791", version="t", clock=time.time)
     membership.invite(60)
     refusals = listener.Refusals()
-    app = listener.app(
+    door = listener.app(
         membership,
         [listener.route("/echo", _whoami), listener.route(listener.JOIN, _join)],
         refusals,
     )
+    app, bare = presenting(door, me.certificate()), presenting(door, None)
     key = membership.swarm.swarm_key
-    signed = signing.sign(me, key, "POST", "/echo?x=1", b"hi", now=time.time())
+    signed = signing.sign(me, key, "POST", "/echo?x=1", b"hi", to="me", now=time.time())
     assert _exchange(app, "POST", "/echo?x=1", b"hi", signed) == (200, {"peer": "me", "body": "hi"})
     assert _exchange(app, "POST", "/echo?x=1", b"hi", signed) == REFUSED  # replayed
     assert _exchange(app, "POST", "/echo", b"") == REFUSED  # unsigned
     assert _exchange(app, "GET", "/nowhere") == REFUSED  # unsigned, and no such route: the same
+    elsewhere = signing.sign(me, key, "POST", "/echo", b"", to="other", now=time.time())
+    assert _exchange(app, "POST", "/echo", b"", elsewhere) == REFUSED  # signed for another node
     stranger = Identity.generate("stranger")
-    assert _exchange(
-        app, "POST", "/echo", b"", signing.sign(stranger, key, "POST", "/echo", b"", now=time.time())
-    ) == (REFUSED)
-    assert _exchange(app, "POST", "/echo", b"x" * (listener.MAX_BODY + 1)) == REFUSED
-    assert _exchange(app, "POST", listener.JOIN, b"{}") == (200, {"open": True})
-    assert _exchange(app, "GET", listener.JOIN) == REFUSED  # open to a POST only
-    assert dict(refusals) == {"replayed": 1, "malformed": 3, "unknown_node": 1, "too_large": 1}
+    as_stranger = signing.sign(stranger, key, "POST", "/echo", b"", to="me", now=time.time())
+    assert (
+        _exchange(app, "POST", "/echo", b"", as_stranger) == REFUSED
+    )  # another node's words on my connection
+    assert _exchange(presenting(door, stranger.certificate()), "POST", "/echo", b"", as_stranger) == REFUSED
+    too_big = signing.sign(me, key, "POST", "/echo", b"x" * (listener.MAX_BODY + 1), to="me", now=time.time())
+    assert _exchange(app, "POST", "/echo", b"x" * (listener.MAX_BODY + 1), too_big) == REFUSED
+    assert _exchange(bare, "POST", "/echo", b"", signed) == REFUSED  # no certificate: a join or nothing
+    assert _exchange(bare, "POST", listener.JOIN, b"{}") == (200, {"open": True})
+    assert _exchange(bare, "POST", listener.JOIN, b"x" * (listener.JOIN_BODY + 1)) == REFUSED
+    assert _exchange(bare, "GET", listener.JOIN) == REFUSED  # open to a POST only
+    assert dict(refusals) == {
+        "replayed": 1,
+        "malformed": 2,
+        "wrong_recipient": 1,
+        "unknown_node": 2,
+        "too_large": 2,
+        "no_certificate": 2,
+    }

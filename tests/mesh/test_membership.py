@@ -82,10 +82,13 @@ def test_revoke_and_leave(tmp_path: Path) -> None:
         a.revoke("a")
     with pytest.raises(TargetGone):
         a.revoke("nosuch")
-    assert a.revoke("bb").revoked and [m.node_id for m in a.peers()] == []
-    assert a.certificates() == [a.identity.certificate()]
+    [revoked] = a.revoke("bb")
+    assert revoked.revoked_by_other and [m.node_id for m in a.peers()] == []
+    assert a.pinned() == {}  # dialled by no one: a revoked node is reached by no dialer
+    assert b.identity.certificate() in a.certificates()  # yet taken at the door, to be told so
+    assert a.revoke("bb") == []  # final, and once
     farewell = b.leave()
-    assert b.members["bb"].revoked
+    assert farewell is not None and b.members["bb"].left
     b.forget()
     assert b.state is None and not (b.directory / state.FILE).exists()
     with pytest.raises(NotInSwarm):

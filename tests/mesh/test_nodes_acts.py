@@ -253,7 +253,11 @@ def test_a_forwarded_act_naming_another_nodes_session_is_refused_by_the_receiver
             }
         )
         answer = as_b.send(
-            a.address, "POST", "/swarm/act", document, as_b.headers("POST", "/swarm/act", document)
+            a.address,
+            "POST",
+            "/swarm/act",
+            document,
+            as_b.headers("POST", "/swarm/act", document, to=a.identity().node_id),
         )
         return answer.status_code, answer.json()
 

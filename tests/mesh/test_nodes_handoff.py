@@ -276,7 +276,7 @@ def test_a_target_whose_origin_hung_up_drops_what_it_took_in(pair: tuple[SwarmNo
         client.post(
             f"https://{b.address}/swarm/handoff",
             content=body,
-            headers=peer.headers("POST", "/swarm/handoff", body),
+            headers=peer.headers("POST", "/swarm/handoff", body, to=b.identity().node_id),
         )
         raise AssertionError("B answered before its adapter loaded the session")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from roost.swarm import invites, state
 from tests.conftest import REPO
-from tests.mesh.swarmnodes import Peer, SwarmNode, handshake_refused, make
+from tests.mesh.swarmnodes import Peer, SwarmNode, make
 from tests.nodes import Network
 
 FAKE_TAILSCALE = REPO / "tests" / "fakes" / "tailscale.py"
@@ -53,16 +53,26 @@ def test_three_nodes_join_through_different_admitters_and_a_revocation_reaches_e
     assert {row["name"]: row["revoked"] for row in revoked["nodes"]} == {"n1": False, "n2": False, "n3": True}
     assert names(b)["n3"]["revoked"] is True  # told in the revoking round: no waiting for the next
 
-    # c, on the wire with its own key and certificate, is refused at the handshake everywhere
+    # c was told by a as it revoked it: it says so, and acts as a member no more
+    gone = c.nodes()
+    assert gone["revoked"]["by"] == a.identity().node_id
+    assert [row["name"] for row in gone["nodes"] if row["reachable"]] == []
+
+    # c, on the wire with its own key and certificate, is refused at every door, and told why
     trusted = [a.identity().certificate(), b.identity().certificate()]
     as_c = Peer(c.identity(), c.swarm_key(), trusted)
-    assert handshake_refused(as_c, a.address) and handshake_refused(as_c, b.address)
-    # and with no certificate, its signed hello is refused before routing
+    for node in (a, b):
+        answer = as_c.hello(node.address, {"node_id": c_id}, to=node.identity().node_id)
+        assert answer.status_code == 401 and answer.json()["error"] == "refused"
+        [record, *_] = answer.json()["revoked"]
+        assert (record["node_id"], record["revoked"], record["signer"]) == (c_id, True, a.identity().node_id)
+        assert node.nodes()["refused"].get("revoked") == 1
+    # and with no certificate, its signed hello is refused before a header is read
     bare = Peer(c.identity(), c.swarm_key(), trusted)
     bare.context = Peer(None, b"", trusted).context
-    answer = bare.hello(b.address, {"node_id": c_id})
+    answer = bare.hello(b.address, {"node_id": c_id}, to=b.identity().node_id)
     assert (answer.status_code, answer.json()) == (401, {"error": "refused"})
-    assert b.nodes()["refused"].get("revoked") == 1
+    assert b.nodes()["refused"].get("no_certificate") == 1
 
 
 def test_a_refused_token_changes_nothing_and_says_why(network: Network, tmp_path: Path) -> None:
@@ -103,11 +113,13 @@ def test_a_refused_token_changes_nothing_and_says_why(network: Network, tmp_path
     assert "did not answer" in done.stderr
     c.ok("join", a.address, "--token", fresh)
 
-    # and a node that leaves is revoked everywhere by its own word, and forgets the swarm
+    # and a node that leaves is gone everywhere by its own word, and forgets the swarm
     left = json.loads(c.ok("leave", "--json"))
     assert left["left"] == swarm.swarm_id and left["nodes"] == []
     assert not (c.config_dir / "swarm.json").exists()
-    assert names(a)["n3"]["revoked"] is True and names(b)["n3"]["revoked"] is True
+    for node in (a, b):
+        row = names(node)["n3"]
+        assert (row["revoked"], row["left"], row["revoked_by"]) == (True, True, None)
 
 
 def network_gateway(node: SwarmNode) -> str:

@@ -123,12 +123,15 @@ def test_a_member_reads_a_ledger_only_when_signed_and_a_stranger_learns_nothing(
     trusted = [a.identity().certificate(), b.identity().certificate()]
     member = Peer(b.identity(), b.swarm_key(), trusted)
     target = "/swarm/ledger/usage"
-    headers = member.headers("GET", target, b"")
+    a_id = a.identity().node_id
+    headers = member.headers("GET", target, b"", to=a_id)
     answer = member.send(a.address, "GET", target, headers=headers)
     assert answer.status_code == 200 and answer.json()["rows"] == [] and answer.json()["since"] is None
     for refused in (
         member.send(a.address, "GET", target, headers=headers),  # a replay
-        member.send(a.address, "GET", "/swarm/ledger/journal", headers=member.headers("GET", target, b"")),
+        member.send(
+            a.address, "GET", "/swarm/ledger/journal", headers=member.headers("GET", target, b"", to=a_id)
+        ),
         member.send(a.address, "GET", target),  # unsigned
     ):
         assert (refused.status_code, refused.json()) == (401, {"error": "refused"})

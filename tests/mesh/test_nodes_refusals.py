@@ -40,51 +40,60 @@ def test_stranger_replayed_skewed_forged_and_retargeted_requests_are_refused_ali
         now=time.time(),
     )
     body = canonical.encode(greeting)
+    to_a = a.identity().node_id
 
     # the member itself: signed, answered with a's hello
-    assert as_b.hello(a.address, greeting).status_code == 200
+    assert as_b.hello(a.address, greeting, to=to_a).status_code == 200
 
     # replayed: the very same headers and body again
-    signed = as_b.headers("POST", "/swarm/hello", body)
+    signed = as_b.headers("POST", "/swarm/hello", body, to=to_a)
     assert as_b.send(a.address, "POST", "/swarm/hello", body, signed).status_code == 200
     assert answer(as_b.send(a.address, "POST", "/swarm/hello", body, signed)) == REFUSED
 
-    # re-targeted: signed for one query, sent with another; and for one path, sent to another
-    signed = as_b.headers("POST", "/swarm/hello?round=1", body)
+    # re-targeted: signed for one query, sent with another; for one path, sent to another; for
+    # another node, sent here
+    signed = as_b.headers("POST", "/swarm/hello?round=1", body, to=to_a)
     assert answer(as_b.send(a.address, "POST", "/swarm/hello?round=2", body, signed)) == REFUSED
-    signed = as_b.headers("POST", "/swarm/other", body)
+    signed = as_b.headers("POST", "/swarm/other", body, to=to_a)
+    assert answer(as_b.send(a.address, "POST", "/swarm/hello", body, signed)) == REFUSED
+    signed = as_b.headers("POST", "/swarm/hello", body, to=b.identity().node_id)
     assert answer(as_b.send(a.address, "POST", "/swarm/hello", body, signed)) == REFUSED
 
     # forged: the body changed after signing
-    signed = as_b.headers("POST", "/swarm/hello", body)
+    signed = as_b.headers("POST", "/swarm/hello", body, to=to_a)
     assert answer(as_b.send(a.address, "POST", "/swarm/hello", body + b" ", signed)) == REFUSED
 
     # skewed: a clock two minutes off, either way
     for off in (-120, 120):
-        assert answer(as_b.hello(a.address, greeting, now=time.time() + off)) == REFUSED
+        assert answer(as_b.hello(a.address, greeting, now=time.time() + off, to=to_a)) == REFUSED
 
     # another swarm's key
     elsewhere = Peer(b.identity(), bytes(32), trusted)
-    assert answer(elsewhere.hello(a.address, greeting)) == REFUSED
+    assert answer(elsewhere.hello(a.address, greeting, to=to_a)) == REFUSED
 
     # a stranger: its certificate dies in the handshake; with none, its signed request is refused
     stranger = Identity.generate("stranger")
     assert handshake_refused(Peer(stranger, b.swarm_key(), trusted), a.address)
     bare = Peer(None, b.swarm_key(), trusted)
     bare.identity = stranger
-    assert answer(bare.hello(a.address, greeting)) == REFUSED
+    assert answer(bare.hello(a.address, greeting, to=to_a)) == REFUSED
+    # and b's own signature, with no certificate: a request from no member
+    bare.identity = b.identity()
+    assert answer(bare.hello(a.address, greeting, to=to_a)) == REFUSED
     # unsigned: a route that exists, one that does not, and a session path, all alike
     for target in ("/swarm/hello", "/swarm/nowhere", "/sessions/x", "/snapshot"):
         assert answer(bare.send(a.address, "GET", target)) == REFUSED
+        assert answer(as_b.send(a.address, "GET", target)) == REFUSED
 
     refused = a.nodes()["refused"]
     assert refused == {
         "bad_signature": 3,
         "malformed": 4,
+        "no_certificate": 6,
         "other_swarm": 1,
         "replayed": 1,
         "skew": 2,
-        "unknown_node": 1,
+        "wrong_recipient": 1,
     }, refused
     # and the client that trusts only another node's certificate never sends a byte to a
     assert handshake_refused(Peer(b.identity(), b.swarm_key(), [stranger.certificate()]), a.address)

@@ -111,7 +111,7 @@ def test_place_writes_the_files_private_under_home(tmp_path: Path) -> None:
     home, cwd = tmp_path / "home", tmp_path / "repo"
     home.mkdir()
     cwd.mkdir()
-    assert portable.place(portable.read(document(cwd), 9.0), CLAUDE, home, "n2") == 1
+    assert len(portable.place(portable.read(document(cwd), 9.0), CLAUDE, home, "n2")) == 1
     written = home / ".claude" / "projects" / "-p" / f"{SID}.jsonl"
     assert written.read_bytes() == b'{"turn": 1}\n'
     assert (written.stat().st_mode & 0o777, written.parent.stat().st_mode & 0o777) == (0o600, 0o700)

@@ -6,7 +6,7 @@ import hashlib
 
 from roost.swarm import members
 from roost.swarm.identity import Identity
-from roost.swarm.members import Member
+from roost.swarm.members import Member, Standing
 
 NOW = 1_800_000_000.0
 SWARM_ID = "0123456789abcdef0123456789abcdef"
@@ -40,12 +40,20 @@ def checked(document: dict[str, object]) -> Member:
     return member
 
 
-def founded(*names: str) -> dict[str, Member]:
+def founded(*names: str) -> dict[str, Standing]:
     """A swarm its first node made (self-signed) and admitted every other node into."""
     first = node(names[0])
     known = {
-        first.node_id: checked(members.own_record(first, first.node_id, "first.tailnet:8791", NOW - 100))
+        first.node_id: Standing(
+            checked(members.own_record(first, first.node_id, "first.tailnet:8791", NOW - 100))
+        )
     }
     for name in names[1:]:
-        known[name] = checked(admit(first, node(name), NOW - 50))
+        intro = checked(admit(first, node(name), NOW - 50))
+        known[name] = Standing(intro, intro)
     return known
+
+
+def current(standings: dict[str, Standing]) -> dict[str, Member]:
+    """Each node's record as it counts now."""
+    return members.current(standings)

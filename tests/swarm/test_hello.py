@@ -8,11 +8,11 @@ import pytest
 from roost.errors import PeerRefused
 from roost.swarm import canonical, hello, members
 from roost.swarm.identity import Identity, b64
-from tests.swarm.helpers import NOW, SWARM_ID, admit, founded, node
+from tests.swarm.helpers import NOW, SWARM_ID, admit, current, founded, node
 
 
 def greeting(sender: Identity | None = None, **change: object) -> dict[str, object]:
-    known = founded("alpha", "beta")
+    known = current(founded("alpha", "beta"))
     values: dict[str, object] = {
         "name": "beta",
         "version": "0.1.0",
@@ -27,13 +27,13 @@ def greeting(sender: Identity | None = None, **change: object) -> dict[str, obje
 
 def code(document: object, swarm_id: str = SWARM_ID) -> str:
     with pytest.raises(PeerRefused) as refused:
-        hello.verify(document, swarm_id=swarm_id, members=founded("alpha", "beta"))
+        hello.verify(document, swarm_id=swarm_id, members=current(founded("alpha", "beta")))
     return refused.value.code
 
 
 def test_a_hello_verifies_and_says_who_sent_it() -> None:
     beta = node("beta")
-    said = hello.verify(greeting(), swarm_id=SWARM_ID, members=founded("alpha", "beta"))
+    said = hello.verify(greeting(), swarm_id=SWARM_ID, members=current(founded("alpha", "beta")))
     assert (said.node_id, said.name, said.version, said.address) == (
         "beta",
         "beta",
@@ -63,7 +63,7 @@ def test_its_fields_are_the_documented_ones() -> None:
 
 def test_a_hello_carries_the_senders_certificate_and_refuses_another_nodes() -> None:
     beta = node("beta")
-    said = hello.verify(greeting(), swarm_id=SWARM_ID, members=founded("alpha", "beta"))
+    said = hello.verify(greeting(), swarm_id=SWARM_ID, members=current(founded("alpha", "beta")))
     assert said.certificate == beta.certificate()
     fields = {k: v for k, v in greeting().items() if k != canonical.SIGNATURE}
     swapped = canonical.sign({**fields, "certificate": b64(node("gamma").certificate())}, beta)
@@ -81,7 +81,7 @@ def test_a_joiners_hello_with_another_key_is_refused() -> None:
 
 
 def test_a_joiners_hello_passes_before_it_is_a_member() -> None:
-    said = hello.verify(greeting(node("gamma")), swarm_id=SWARM_ID, members=founded("alpha", "beta"))
+    said = hello.verify(greeting(node("gamma")), swarm_id=SWARM_ID, members=current(founded("alpha", "beta")))
     assert said.node_id == "gamma"
 
 
@@ -89,7 +89,7 @@ def test_the_members_it_carries_merge_by_the_rule() -> None:
     document = greeting()
     document["members"] = [*document["members"], admit(node("beta"), node("gamma"))]  # type: ignore[misc]
     document = canonical.sign(document, node("beta"))
-    said = hello.verify(document, swarm_id=SWARM_ID, members=founded("alpha"))
+    said = hello.verify(document, swarm_id=SWARM_ID, members=current(founded("alpha")))
     merged = members.merge(founded("alpha"), said.members, now=NOW)
     assert sorted(merged.changed) == ["beta", "gamma"]
 
@@ -125,7 +125,7 @@ def test_a_known_nodes_id_with_another_key_is_wrong_key() -> None:
 
 def test_unknown_fields_are_covered_and_kept() -> None:
     document = canonical.sign({**greeting(), "later": {"x": 1}}, node("beta"))
-    said = hello.verify(document, swarm_id=SWARM_ID, members=founded("alpha", "beta"))
+    said = hello.verify(document, swarm_id=SWARM_ID, members=current(founded("alpha", "beta")))
     assert said.document["later"] == {"x": 1}
 
 

@@ -24,10 +24,34 @@ def token(ttl_minutes: int = 60, now: float = NOW) -> str:
     return invites.make(SWARM_ID, SWARM_KEY, node("alpha"), ADDRESS, now=now, ttl_minutes=ttl_minutes)
 
 
+def issued_by_alpha(text: object) -> dict[str, int]:
+    """What alpha keeps of a token it made: its nonce, open (nothing for what is no token)."""
+    try:
+        made = invites.read(text)
+    except PeerRefused:
+        return {}
+    return {made.nonce: made.expires_at}
+
+
 def check(
-    text: object, *, now: float = NOW, burnt: dict[str, int] | None = None, burn: bool = False
+    text: object,
+    *,
+    now: float = NOW,
+    burnt: dict[str, int] | None = None,
+    burn: bool = False,
+    admitter: str = "alpha",
+    issued: dict[str, int] | None = None,
 ) -> invites.Invite:
-    return invites.check(text, SWARM_ID, SWARM_KEY, {} if burnt is None else burnt, now=now, burn=burn)
+    return invites.check(
+        text,
+        SWARM_ID,
+        SWARM_KEY,
+        {} if burnt is None else burnt,
+        admitter=admitter,
+        issued=issued_by_alpha(text) if issued is None else issued,
+        now=now,
+        burn=burn,
+    )
 
 
 def refusal(text: object, **kwargs: object) -> str:
@@ -77,12 +101,31 @@ def test_every_token_has_its_own_nonce() -> None:
 
 def test_it_is_good_once_when_the_admitter_burns_it() -> None:
     text, burnt = token(), {}
-    check(text, burnt=burnt)
-    check(text, burnt=burnt)  # only looking: nothing burnt yet
+    issued = issued_by_alpha(text)
+    check(text, burnt=burnt, issued=issued)
+    check(text, burnt=burnt, issued=issued)  # only looking: nothing burnt yet
     assert burnt == {}
-    invite = check(text, burnt=burnt, burn=True)
-    assert burnt == {invite.nonce: invite.expires_at}
-    assert refusal(text, burnt=burnt) == "used"
+    invite = check(text, burnt=burnt, burn=True, issued=issued)
+    assert burnt == {invite.nonce: invite.expires_at} and issued == {}
+    assert refusal(text, burnt=burnt, issued=issued) == "used"
+
+
+def test_only_the_admitter_it_names_honours_it() -> None:
+    """Another member holds the swarm key and could check the tag, but it did not make the
+    invite: it refuses and names the node to ask, so a token admits once in the whole swarm."""
+    text = token()
+    with pytest.raises(PeerRefused) as refused:
+        check(text, admitter="beta")
+    assert refused.value.code == "not_admitter"
+    assert "alpha" in refused.value.message and ADDRESS in refused.value.message
+
+
+def test_a_token_the_admitter_never_made_is_refused_though_its_tag_is_good() -> None:
+    """Whoever holds the swarm key (a revoked member still does) can tag a token naming the
+    admitter; the admitter honours only a nonce it made and has not seen used."""
+    forged = remade({**body(token()), "nonce": "5" * 32})
+    assert refusal(forged, issued={}) == "not_issued"
+    assert refusal(forged, issued=issued_by_alpha(token())) == "not_issued"
 
 
 def test_expiry_is_the_first_second_it_is_refused() -> None:

@@ -8,14 +8,17 @@ import pytest
 from roost.errors import PeerRefused
 from roost.swarm import hello, invites, members, sealing, signing, state
 from roost.swarm.identity import pinned
+from roost.swarm.members import Standing
 from tests.swarm.helpers import NOW, admit, checked, node
 
 
 def test_a_join_from_invite_to_gossip() -> None:
     alpha, beta, gamma = node("alpha"), node("beta"), node("gamma")
     swarm = state.create(alpha, "alpha", "100.64.0.11:8791", now=NOW)
-    swarm.members["gamma"] = checked(admit(alpha, gamma, NOW))
+    intro = checked(admit(alpha, gamma, NOW))
+    swarm.standings["gamma"] = Standing(intro, intro)
     token = invites.make(swarm.swarm_id, swarm.swarm_key, alpha, "100.64.0.11:8791", now=NOW)
+    swarm.issued[invites.read(token).nonce] = invites.read(token).expires_at
 
     # the joiner: reads the invite, pins the admitter's certificate, says hello
     seen = invites.read(token)
@@ -32,7 +35,16 @@ def test_a_join_from_invite_to_gossip() -> None:
     )
 
     # the admitter: checks the invite (burning it), the hello, signs the record, seals the key
-    invites.check(token, swarm.swarm_id, swarm.swarm_key, swarm.burnt, now=NOW + 1, burn=True)
+    invites.check(
+        token,
+        swarm.swarm_id,
+        swarm.swarm_key,
+        swarm.burnt,
+        admitter="alpha",
+        issued=swarm.issued,
+        now=NOW + 1,
+        burn=True,
+    )
     said = hello.verify(greeting, swarm_id=swarm.swarm_id, members=swarm.members)
     record = members.record(
         alpha,
@@ -43,21 +55,30 @@ def test_a_join_from_invite_to_gossip() -> None:
         address=said.address,
         now=NOW + 1,
     )
-    merged = members.merge(swarm.members, [record], now=NOW + 1)
+    merged = members.merge(swarm.standings, [record], now=NOW + 1)
     assert merged.changed == ["beta"]
     sealed = sealing.seal(swarm.swarm_key, said.x25519_public_key, said.node_id)
     with pytest.raises(PeerRefused) as again:
-        invites.check(token, swarm.swarm_id, swarm.swarm_key, swarm.burnt, now=NOW + 2, burn=True)
+        invites.check(
+            token,
+            swarm.swarm_id,
+            swarm.swarm_key,
+            swarm.burnt,
+            admitter="alpha",
+            issued=swarm.issued,
+            now=NOW + 2,
+            burn=True,
+        )
     assert again.value.code == "used"
 
     # the joiner opens the key and signs a request that gamma, told by gossip, accepts
     key = sealing.open_sealed(sealed, beta)
     assert key == swarm.swarm_key
     gammas = members.merge(
-        {"alpha": merged.members["alpha"]}, [m.document for m in merged.members.values()], now=NOW + 2
+        {"alpha": merged.standings["alpha"]}, members.documents(merged.standings), now=NOW + 2
     ).members
     assert sorted(gammas) == ["alpha", "beta", "gamma"]
-    head = signing.sign(beta, key, "GET", "/swarm/snapshot?since=0", b"", now=NOW + 2)
+    head = signing.sign(beta, key, "GET", "/swarm/snapshot?since=0", b"", to="gamma", now=NOW + 2)
     sender = signing.verify_request(
         "GET",
         "/swarm/snapshot?since=0",
@@ -65,6 +86,7 @@ def test_a_join_from_invite_to_gossip() -> None:
         b"",
         members=gammas,
         swarm_key=swarm.swarm_key,
+        recipient="gamma",
         nonces=signing.Nonces(),
         now=NOW + 2,
     )

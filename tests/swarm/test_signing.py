@@ -15,20 +15,22 @@ from roost.swarm.identity import b64, unb64
 from roost.swarm.members import Member
 from roost.swarm.signing import Nonces, sign, verify_request
 from tests.conftest import examples
-from tests.swarm.helpers import NOW, SWARM_KEY, admit, checked, founded, node
+from tests.swarm.helpers import NOW, SWARM_KEY, admit, checked, current, founded, node
 
 PATH = "/swarm/beta/sessions/k1/prompt?wait=idle&timeout=5"
 BODY = b'{"prompt":"run the tests"}'
 
 
 def known() -> dict[str, Member]:
-    swarm = founded("alpha", "beta")
+    swarm = current(founded("alpha", "beta", "delta"))
     swarm["gamma"] = checked(admit(node("alpha"), node("gamma"), NOW - 10, revoked=True))
     return swarm
 
 
-def headers(sender: str = "beta", *, now: float = NOW, key: bytes = SWARM_KEY) -> dict[str, str]:
-    return sign(node(sender), key, "POST", PATH, BODY, now=now)
+def headers(
+    sender: str = "beta", *, now: float = NOW, key: bytes = SWARM_KEY, to: str = "alpha"
+) -> dict[str, str]:
+    return sign(node(sender), key, "POST", PATH, BODY, to=to, now=now)
 
 
 def verify(
@@ -39,9 +41,18 @@ def verify(
     body: bytes = BODY,
     now: float = NOW,
     nonces: Nonces | None = None,
+    recipient: str = "alpha",
 ) -> Member:
     return verify_request(
-        method, path, head, body, members=known(), swarm_key=SWARM_KEY, nonces=nonces or Nonces(), now=now
+        method,
+        path,
+        head,
+        body,
+        members=known(),
+        swarm_key=SWARM_KEY,
+        recipient=recipient,
+        nonces=nonces or Nonces(),
+        now=now,
     )
 
 
@@ -55,10 +66,11 @@ def test_a_members_request_is_accepted_as_that_member() -> None:
     assert verify(headers()).node_id == "beta"
 
 
-def test_the_headers_say_who_when_and_which_swarm() -> None:
+def test_the_headers_say_who_to_whom_when_and_which_swarm() -> None:
     head = headers()
     assert set(head) == set(signing.HEADERS)
     assert head["x-roost-node"] == "beta" and head["x-roost-timestamp"] == str(int(NOW))
+    assert head["x-roost-to"] == "alpha"
     assert head["x-roost-swarm"] == hashlib.sha256(SWARM_KEY).hexdigest()
     assert len(head["x-roost-nonce"]) == 32 and head["x-roost-nonce"] != headers()["x-roost-nonce"]
 
@@ -88,6 +100,7 @@ def test_changing_the_method_path_query_or_body_is_refused(change: dict[str, obj
         ("x-roost-timestamp", str(int(NOW) + 1), "bad_signature"),
         ("x-roost-nonce", "0" * 32, "bad_signature"),
         ("x-roost-node", "alpha", "bad_signature"),
+        ("x-roost-to", "delta", "wrong_recipient"),
         ("x-roost-swarm", hashlib.sha256(b"other").hexdigest(), "other_swarm"),
         ("x-roost-node", "mallory", "unknown_node"),
         ("x-roost-node", "gamma", "revoked"),
@@ -96,6 +109,28 @@ def test_changing_the_method_path_query_or_body_is_refused(change: dict[str, obj
 )
 def test_changing_a_header_is_refused(header: str, value: str, expected: str) -> None:
     assert code({**headers(), header: value}) == expected
+
+
+def test_a_request_signed_for_one_member_is_refused_by_every_other() -> None:
+    """Replayed by the member it was meant for to a third one, or pointed at a third one by
+    rewriting its recipient, it is no request of its sender's there."""
+    for_alpha = headers(to="alpha")
+    assert verify(for_alpha, recipient="alpha").node_id == "beta"
+    assert code(for_alpha, recipient="delta") == "wrong_recipient"
+    assert code({**for_alpha, "x-roost-to": "delta"}, recipient="delta") == "bad_signature"
+
+
+def test_the_same_nonce_is_burnt_per_recipient() -> None:
+    """Each member keeps the nonces it took: one request cannot be taken twice by its recipient,
+    and the same nonce signed for another recipient is that recipient's to take once."""
+    alpha_nonces, delta_nonces = Nonces(), Nonces()
+    head = headers(to="alpha")
+    verify(head, nonces=alpha_nonces)
+    assert code(head, nonces=alpha_nonces) == "replayed"
+    text = signing.signed_text("POST", PATH, "delta", head["x-roost-timestamp"], head["x-roost-nonce"], BODY)
+    for_delta = {**head, "x-roost-to": "delta", "x-roost-signature": b64(node("beta").sign(text))}
+    assert verify(for_delta, nonces=delta_nonces, recipient="delta").node_id == "beta"
+    assert code(for_delta, nonces=delta_nonces, recipient="delta") == "replayed"
 
 
 def test_a_stranger_a_revoked_node_and_another_swarm_are_refused() -> None:
@@ -124,7 +159,7 @@ def test_a_request_is_accepted_once() -> None:
 
 def test_the_same_nonce_from_another_node_is_its_own() -> None:
     nonces, beta = Nonces(), headers("beta")
-    text = signing.signed_text("POST", PATH, beta["x-roost-timestamp"], beta["x-roost-nonce"], BODY)
+    text = signing.signed_text("POST", PATH, "alpha", beta["x-roost-timestamp"], beta["x-roost-nonce"], BODY)
     alpha = {**beta, "x-roost-node": "alpha", "x-roost-signature": b64(node("alpha").sign(text))}
     verify(beta, nonces=nonces)
     assert verify(alpha, nonces=nonces).node_id == "alpha"
@@ -153,6 +188,8 @@ def test_nonces_older_than_the_window_are_forgotten_and_the_cache_is_bounded() -
     [
         {"x-roost-node": ""},
         {"x-roost-node": "a:b"},
+        {"x-roost-to": ""},
+        {"x-roost-to": "a b"},
         {"x-roost-timestamp": "+1800000000"},
         {"x-roost-timestamp": "01800000000"},
         {"x-roost-timestamp": "1800000000.5"},
@@ -188,7 +225,7 @@ def test_a_header_given_twice_is_malformed() -> None:
 def test_a_method_or_path_that_cannot_be_signed_is_malformed(method: str, path: str) -> None:
     assert code(headers(), method=method, path=path) == "malformed"
     with pytest.raises(ValueError, match="cannot sign"):
-        sign(node("beta"), SWARM_KEY, method, path, BODY, now=NOW)
+        sign(node("beta"), SWARM_KEY, method, path, BODY, to="alpha", now=NOW)
 
 
 SIGNED = headers()

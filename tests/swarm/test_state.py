@@ -10,14 +10,17 @@ from pathlib import Path
 import pytest
 
 from roost.swarm import state
+from roost.swarm.members import Standing
 from roost.swarm.state import SwarmFileError
 from tests.swarm.helpers import NOW, admit, checked, node
 
 
 def made(directory: Path) -> state.SwarmState:
     swarm = state.create(node("alpha"), "alpha", "100.64.0.11:8791", now=NOW)
-    swarm.members["beta"] = checked(admit(node("alpha"), node("beta")))
+    intro = checked(admit(node("alpha"), node("beta")))
+    swarm.standings["beta"] = Standing(intro, intro)
     swarm.burnt = {"a" * 32: int(NOW) + 60}
+    swarm.issued = {"b" * 32: int(NOW) + 120}
     state.save(directory, swarm, now=NOW)
     return swarm
 
@@ -36,7 +39,13 @@ def test_it_is_written_0600_and_read_back(tmp_path: Path) -> None:
     assert (tmp_path / "swarm.json").stat().st_mode & 0o777 == 0o600
     loaded = state.load(tmp_path)
     assert loaded is not None
-    assert (loaded.swarm_id, loaded.swarm_key, loaded.burnt) == (swarm.swarm_id, swarm.swarm_key, swarm.burnt)
+    assert (loaded.swarm_id, loaded.swarm_key, loaded.burnt, loaded.issued) == (
+        swarm.swarm_id,
+        swarm.swarm_key,
+        swarm.burnt,
+        swarm.issued,
+    )
+    assert loaded.standings == swarm.standings
     assert {k: m.document for k, m in loaded.members.items()} == {
         k: m.document for k, m in swarm.members.items()
     }

@@ -272,7 +272,7 @@ class Exchange:
         """One connection to ``member``'s stream, until it ends; whether a frame came on it."""
         framed = False
         try:
-            async with self.dialer.stream(member.address, ROSTER, self.timeout) as response:
+            async with self.dialer.stream(member, ROSTER, self.timeout) as response:
                 if response.status_code != 200:
                     raise PeerRefused(f"{member.address} answered {response.status_code}", code="refused")
                 if member.certificate is None or _certificate(response) != member.certificate:

@@ -94,7 +94,7 @@ class Forwarding:
                 address=member.address,
             )
         status, body = await self.dialer.once(
-            member.address, "POST", ACT, document(act), read_s=READ_S + act.wait_s, limit=MAX_ANSWER
+            member, "POST", ACT, document(act), read_s=READ_S + act.wait_s, limit=MAX_ANSWER
         )
         if status == 401:
             raise PeerUnreachable(
@@ -118,7 +118,7 @@ class Forwarding:
         if member is None or member.revoked:
             raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
         status, body = await self.dialer.once(
-            member.address, "POST", HANDOFF, bundle, read_s=HANDOFF_S, limit=MAX_ANSWER
+            member, "POST", HANDOFF, bundle, read_s=HANDOFF_S, limit=MAX_ANSWER
         )
         if not (status in ANSWERED or 400 <= status <= 599) or not _an_object(body):
             raise PeerUnreachable(

@@ -38,6 +38,7 @@ from roost.mesh import listener
 from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
 from roost.roster.times import to_wire
+from roost.swarm.members import Member
 from roost.swarm.peers import REACHABLE, UNREACHABLE, Peers
 
 PATH = "/swarm/ledger/{kind}"
@@ -111,16 +112,17 @@ class Ledgers:
             raise ValueError(f"no ledger {kind!r}")
         target = PATH.format(kind=kind) + ("" if since is None else f"?since={quote(to_wire(since) or '')}")
         members = sorted(self.membership.peers(), key=lambda member: (member.name, member.node_id))
-        asked = (self._ask(kind, member.node_id, member.name, member.address, target) for member in members)
+        asked = (self._ask(kind, member, target) for member in members)
         return list(await asyncio.gather(*asked))
 
-    async def _ask(self, kind: str, node_id: str, name: str, address: str, target: str) -> Heard:
+    async def _ask(self, kind: str, member: Member, target: str) -> Heard:
+        node_id, name = member.node_id, member.name
         kept = self.peers.get(node_id) if self.peers is not None else None
         if kept is not None and not kept.reachable:
             return Heard(node_id, name, UNREACHABLE, None, "its link is down: not asked")
         try:
             status, body = await self.dialer.once(
-                address, "GET", target, None, read_s=READ_S, limit=MAX_ANSWER
+                member, "GET", target, None, read_s=READ_S, limit=MAX_ANSWER
             )
         except PeerUnreachable as unreachable:
             return Heard(node_id, name, UNREACHABLE, None, unreachable.message)

@@ -1,11 +1,28 @@
 """The swarm listener's app: a route table behind one door that lets only members' signed
-requests through.
+requests through, and spends next to nothing on anyone else.
 
-Every request but a join must be signed by a current member (:mod:`roost.swarm.signing`:
-method, path with query, timestamp, nonce, body digest). One that is not — a stranger's, a
-revoked node's, a replay, one re-targeted at another path or query, one whose clock is off —
-gets the same 401 ``{"error": "refused"}`` before routing, so it learns nothing: not why, not
-whether the path exists, not whether a session does. Why is counted per code in
+Who is talking is known before a header is read: the TLS handshake checked the client's
+certificate against every node the swarm knows (:mod:`roost.mesh.tls`), and
+:mod:`roost.mesh.connections` says which certificate each connection presented. Then, in this
+order, and before a byte of the body is read:
+
+1. a connection with no certificate may ask to join (``POST /swarm/join``, a small body) and
+   nothing else;
+2. the certificate must be a current member's: a revoked node is refused, and is told so (the
+   record of its revocation, which it can check, travels in the refusal, so it stops acting as a
+   member on its next contact); a node that left is refused;
+3. the signature headers must be that same member's, for this node, within the clock skew
+   (:func:`roost.swarm.signing.claimed`);
+4. the body may be no larger than its route takes (``Content-Length`` refused before it is read;
+   a chunked body is cut at the cap), and must arrive within a deadline;
+
+and only then is the signature checked over method, path with query, recipient, timestamp,
+nonce and body (:func:`roost.swarm.signing.proven`). Whatever the reason a request is refused —
+a stranger, a revoked node, a replay, a request re-targeted at another path, query or node, a
+changed body, a clock more than 60 s off, another swarm's key, no signature at all, a path
+that does not exist — the answer is the same 401 ``{"error": "refused"}`` (with the
+revocation, to the revoked node itself), and the connection is closed, so the caller learns
+nothing, not even whether a route or a session exists. Why is counted per code in
 :class:`Refusals`, for ``rosterd nodes`` and the daemon's log, never told to the caller.
 
 A WebSocket's opening request is signed the same way, as a ``GET`` with no body (a terminal
@@ -23,7 +40,9 @@ signed its request in ``request.state.peer``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import ssl
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
@@ -36,6 +55,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from roost.errors import PeerRefused, RoostError
+from roost.mesh.connections import Connections
 from roost.mesh.membership import Membership
 from roost.swarm import canonical
 from roost.swarm.members import Member
@@ -45,6 +65,12 @@ log = logging.getLogger("rosterd.swarm")
 JOIN = "/swarm/join"
 HELLO = "/swarm/hello"
 MAX_BODY = canonical.MAX_DOCUMENT
+JOIN_BODY = 16 * 1024
+"""Bytes of a join's body: a token (2 KiB at most) and a hello that lists no members."""
+BODY_S = 10.0
+BODY_RATE = 256 * 1024
+"""A body must arrive within :data:`BODY_S` and one more second per this many bytes its route
+takes: a few seconds for anything but a handoff's files."""
 
 
 class Refusals(Counter[str]):
@@ -58,20 +84,38 @@ def target(scope: Scope) -> str:
     return (path + (b"?" + query if query else b"")).decode("latin-1")
 
 
-async def _body(receive: Receive, limit: int) -> bytes | None:
-    """The whole body, or None when it is larger than ``limit``."""
+async def _body(receive: Receive, limit: int) -> bytes | str:
+    """The whole body, or why not: ``too_large`` past ``limit``, ``body_timeout`` past its
+    deadline, ``gone`` when the client left."""
     chunks, size = [], 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
+    try:
+        async with asyncio.timeout(BODY_S + limit / BODY_RATE):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return "gone"
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    return "too_large"
+                chunks.append(chunk)
+                if not message.get("more_body"):
+                    return b"".join(chunks)
+    except TimeoutError:
+        return "body_timeout"
+
+
+def _declared(scope: Scope) -> int | None:
+    """The body's size as ``Content-Length`` says, None when it says nothing usable."""
+    value = Headers(scope=scope).get("content-length")
+    return int(value) if value is not None and value.isdigit() and len(value) < 19 else None
+
+
+def client_certificate(scope: Scope) -> bytes | None:
+    """The client certificate of a request served without :class:`Connections` (in process):
+    the ASGI TLS extension's first ``client_cert_chain`` entry, PEM."""
+    chain = ((scope.get("extensions") or {}).get("tls") or {}).get("client_cert_chain") or []
+    return ssl.PEM_cert_to_DER_cert(chain[0]) if chain else None
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -98,46 +142,100 @@ class Signed:
         self.refusals = refusals
         self.limits = limits
         """Bytes of body a path takes, where it is not :data:`MAX_BODY` (a handoff's files)."""
+        self.connections: Connections | None = None
+        """The listener's connections, once it serves: who presented which certificate."""
+
+    def _certificate(self, scope: Scope) -> bytes | None:
+        if self.connections is not None:
+            return self.connections.certificate(scope.get("client"))
+        return client_certificate(scope)
+
+    def _limit(self, scope: Scope) -> int:
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        if path == JOIN:
+            return JOIN_BODY
+        return self.limits.get(path, 0 if method in ("GET", "HEAD") else MAX_BODY)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            return
+        client = scope.get("client")
+        if self.connections is not None:
+            self.connections.begun(client)
+
+        async def answered(message: Message) -> None:
+            await send(message)
+            ended = message["type"] == "http.response.body" and not message.get("more_body")
+            if (ended or message["type"] == "websocket.close") and self.connections is not None:
+                self.connections.ended(client)
+
+        try:
+            member = self._who(scope)
+        except PeerRefused as refused:
+            await self._refuse(scope, receive, answered, refused.code or "refused", refused.extra)
+            return
+        if member is None:  # a join
+            await self._let_in(scope, receive, answered, None)
+            return
+        try:
+            claim = self.membership.claimed(scope.get("method", "GET"), target(scope), Headers(scope=scope))
+            if claim.sender.node_id != member.node_id:
+                raise PeerRefused(
+                    "the request is signed by another node than its certificate's", code="wrong_node"
+                )
+        except PeerRefused as refused:
+            await self._refuse(scope, receive, answered, refused.code or "refused")
+            return
+        await self._let_in(scope, receive, answered, claim)
+
+    def _who(self, scope: Scope) -> Member | None:
+        """The member whose certificate this connection presented, None for a join; a refusal
+        otherwise (a revoked node's carries what it is to be told)."""
+        der = self._certificate(scope)
+        is_join = scope["type"] == "http" and scope.get("path") == JOIN and scope.get("method") == "POST"
+        if der is None:
+            if is_join:
+                return None
+            raise PeerRefused("a request from no member", code="no_certificate")
+        member = self.membership.by_certificate(der)
+        if member is None:
+            raise PeerRefused("a certificate of no node this one knows", code="unknown_node")
+        if member.revoked:
+            told = self.membership.revocation(member.node_id)
+            raise PeerRefused("a revoked node", code="revoked", **({"revoked": told} if told else {}))
+        return None if is_join else member
+
+    async def _let_in(self, scope: Scope, receive: Receive, send: Send, claim: object) -> None:
         if scope["type"] == "websocket":
-            await self._websocket(scope, receive, send)
+            body: bytes | str = b""
+        else:
+            limit = self._limit(scope)
+            declared = _declared(scope)
+            body = "too_large" if declared is not None and declared > limit else await _body(receive, limit)
+        if isinstance(body, str):
+            if body != "gone":
+                await self._refuse(scope, receive, send, body)
             return
-        if scope["type"] != "http":
-            await self._refuse(scope, receive, send, "malformed")
-            return
-        body = await _body(receive, self.limits.get(scope.get("path", ""), MAX_BODY))
-        if body is None:
-            await self._refuse(scope, receive, send, "too_large")
-            return
-        if scope["path"] == JOIN and scope["method"] == "POST":
-            await self.app(scope, _replay(body, receive), send)
-            return
-        try:
-            peer = self.membership.verify(scope["method"], target(scope), Headers(scope=scope), body)
-        except PeerRefused as refused:
-            await self._refuse(scope, receive, send, refused.code or "refused")
-            return
-        scope.setdefault("state", {})["peer"] = peer
-        await self.app(scope, _replay(body, receive), send)
+        if claim is not None:
+            try:
+                peer = self.membership.proven(claim, body)  # type: ignore[arg-type]
+            except PeerRefused as refused:
+                await self._refuse(scope, receive, send, refused.code or "refused")
+                return
+            scope.setdefault("state", {})["peer"] = peer
+        await self.app(scope, _replay(body, receive) if scope["type"] == "http" else receive, send)
 
-    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A WebSocket's opening request is signed as a ``GET`` of its path and query with no
-        body (a relayed terminal, :mod:`roost.mesh.relay`); a refused one is closed before it
-        is accepted, which the client sees as a 403 and nothing more."""
-        try:
-            peer = self.membership.verify("GET", target(scope), Headers(scope=scope), b"")
-        except PeerRefused as refused:
-            await self._refuse(scope, receive, send, refused.code or "refused")
-            return
-        scope.setdefault("state", {})["peer"] = peer
-        await self.app(scope, receive, send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send, code: str) -> None:
+    async def _refuse(
+        self, scope: Scope, receive: Receive, send: Send, code: str, extra: Mapping[str, object] | None = None
+    ) -> None:
         self.refusals[code] += 1
         log.info("refused a peer request (%s) from %s", code, (scope.get("client") or ("?",))[0])
         if scope["type"] == "http":
-            await JSONResponse({"error": "refused"}, status_code=401)(scope, receive, send)
+            told = {"revoked": extra["revoked"]} if extra and "revoked" in extra else {}
+            answer = JSONResponse(
+                {"error": "refused", **told}, status_code=401, headers={"connection": "close"}
+            )
+            await answer(scope, receive, send)
         elif scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
 
@@ -166,9 +264,9 @@ def app(
     routes: Sequence[BaseRoute],
     refusals: Refusals,
     limits: Mapping[str, int] | None = None,
-) -> ASGIApp:
+) -> Signed:
     """The listener's ASGI app: ``routes`` behind the signed door, each body at most
-    :data:`MAX_BODY` bytes unless ``limits`` names its path."""
+    :data:`MAX_BODY` bytes unless ``limits`` names its path (none for a ``GET``)."""
     inner = Starlette(
         routes=list(routes),
         exception_handlers={RoostError: _failure, HTTPException: _http_error},

@@ -10,6 +10,7 @@ what to do with what passed.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +19,10 @@ from roost.errors import Conflict, PeerRefused, TargetGone
 from roost.swarm import hello, invites, members, sealing, signing, state
 from roost.swarm.hello import Hello
 from roost.swarm.identity import Identity, b64
-from roost.swarm.members import Member
+from roost.swarm.members import Member, Standing
 from roost.swarm.state import SwarmState
+
+log = logging.getLogger("rosterd.swarm")
 
 CAPABILITIES: tuple[str, ...] = ()
 """What this node serves to peers beyond the hello; later features add their names here."""
@@ -27,6 +30,10 @@ CAPABILITIES: tuple[str, ...] = ()
 
 class NotInSwarm(Conflict):
     """This node belongs to no swarm: ``rosterd invite`` makes one, ``rosterd join`` enters one."""
+
+
+class Revoked(Conflict):
+    """Another member revoked this node: it is no member any more, and acts as none."""
 
 
 class ListenerOff(Conflict):
@@ -72,6 +79,8 @@ class Membership:
         self.nonces = signing.Nonces()
         self.listeners: list[Callable[[], None]] = []
         self.state: SwarmState | None = state.load(directory)
+        self._certified: dict[bytes, Member] = {}
+        self._index()
         self._pin_own()
 
     # -- what is known -------------------------------------------------------------------
@@ -86,36 +95,82 @@ class Membership:
 
     @property
     def members(self) -> Mapping[str, Member]:
+        """Each node's record as it counts now (revoked and left nodes too, marked)."""
         return self.state.members if self.state is not None else {}
 
+    @property
+    def standings(self) -> Mapping[str, Standing]:
+        return self.state.standings if self.state is not None else {}
+
+    @property
+    def revoked(self) -> Member | None:
+        """The revocation another member signed of this node, once it has heard of it: from then
+        on it acts as no member (no rounds, no streams, nothing served or forwarded)."""
+        own = self.members.get(self.identity.node_id)
+        return own if own is not None and own.revoked_by_other else None
+
+    @property
+    def active(self) -> bool:
+        """In a swarm, and not revoked from it."""
+        return self.state is not None and self.revoked is None
+
     def peers(self) -> list[Member]:
-        """Every current member but this node: whom a round greets."""
+        """Every current member but this node: whom a round greets (none once this node is revoked)."""
+        if not self.active:
+            return []
         return [m for m in self.members.values() if not m.revoked and m.node_id != self.identity.node_id]
 
+    def pinned(self) -> dict[str, bytes]:
+        """Each current member's certificate by node id: whom the dialer may reach, each at its own."""
+        return {m.node_id: m.certificate for m in self.peers() if m.certificate is not None}
+
     def certificates(self) -> list[bytes]:
-        """The certificates TLS pins: every current member's, this node's too."""
-        return [m.certificate for m in self.members.values() if not m.revoked and m.certificate is not None]
+        """Every certificate the listener takes at the handshake: each node's the swarm knows,
+        revoked ones too (the door tells a revoked node so, and lets it do nothing else)."""
+        return [m.certificate for m in self.members.values() if m.certificate is not None]
+
+    def by_certificate(self, der: bytes) -> Member | None:
+        """The node whose certificate this is (the TLS handshake proved its key), if any."""
+        return self._certified.get(der)
 
     def _changed(self) -> None:
         state.save(self.directory, self.swarm, now=self.clock())
+        self._index()
         for listener in self.listeners:
             listener()
 
+    def _index(self) -> None:
+        self._certified = {m.certificate: m for m in self.members.values() if m.certificate is not None}
+
     def _merge(self, records: list[object]) -> list[str]:
-        merged = members.merge(self.swarm.members, records, now=self.clock())
+        merged = members.merge(self.swarm.standings, records, now=self.clock())
+        if merged.dropped:
+            log.info(
+                "member records dropped: %s", ", ".join(f"{node} ({why})" for node, why in merged.dropped)
+            )
         if merged.changed:
-            self.swarm.members = merged.members
+            self.swarm.standings = merged.standings
             self._changed()
         return merged.changed
 
     def _pin_own(self) -> None:
         """Sign a new record of this node when its name (config's ``[node] name``) or its
-        listener's address is not the one the swarm knows: the id stays, the rest follows."""
+        listener's address is not the one the swarm knows, or when the record it counts by is
+        still its admitter's introduction: the id stays, the rest follows, and from then on
+        only this node's own records can change it."""
         own = self.members.get(self.identity.node_id)
         if own is None or own.revoked or self.address is None:
             return
-        if (own.name, own.address, own.certificate) != (self.name, self.address, self.identity.certificate()):
-            self._merge([members.own_record(self.identity, self.name, self.address, self.clock())])
+        now = self.clock()
+        if (own.name, own.address, own.certificate, own.signer) != (
+            self.name,
+            self.address,
+            self.identity.certificate(),
+            self.identity.node_id,
+        ):
+            # newer than the record it replaces, even when that one's signer's clock ran ahead
+            at = max(now, own.signed_at / 1000 + 0.001)
+            self._merge([members.own_record(self.identity, self.name, self.address, at)])
 
     def _address(self) -> str:
         if self.address is None:
@@ -124,24 +179,30 @@ class Membership:
 
     # -- requests between nodes ----------------------------------------------------------
 
-    def sign(self, method: str, target: str, body: bytes) -> dict[str, str]:
-        """The headers that make a request this node's."""
-        return signing.sign(self.identity, self.swarm.swarm_key, method, target, body, now=self.clock())
+    def sign(self, method: str, target: str, body: bytes, to: str) -> dict[str, str]:
+        """The headers that make a request this node's, for member ``to`` only."""
+        return signing.sign(
+            self.identity, self.swarm.swarm_key, method, target, body, to=to, now=self.clock()
+        )
 
-    def verify(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Member:
-        """The member that signed this request; :class:`PeerRefused` otherwise."""
-        if self.state is None:
-            raise PeerRefused("this node is in no swarm", code="unknown_node")
-        return signing.verify_request(
+    def claimed(self, method: str, target: str, headers: Mapping[str, str]) -> signing.Claimed:
+        """What a request's headers claim, before its body is read; :class:`PeerRefused` when
+        they claim nothing this node takes (:func:`roost.swarm.signing.claimed`)."""
+        if not self.active or self.state is None:
+            raise PeerRefused("this node is no member of a swarm", code="unknown_node")
+        return signing.claimed(
             method,
             target,
             headers,
-            body,
             members=self.state.members,
             swarm_key=self.state.swarm_key,
-            nonces=self.nonces,
+            recipient=self.identity.node_id,
             now=self.clock(),
         )
+
+    def proven(self, claim: signing.Claimed, body: bytes) -> Member:
+        """The member that signed this request, its signature over ``body`` checked."""
+        return signing.proven(claim, body, nonces=self.nonces, now=self.clock())
 
     def hello(self) -> dict[str, object]:
         """This node's signed hello, carrying every member record it knows."""
@@ -156,19 +217,38 @@ class Membership:
             swarm_id=swarm_id,
             address=address,
             capabilities=list(CAPABILITIES),
-            members=[m.document for m in self.members.values()] if gossip else [],
+            members=members.documents(self.standings) if gossip else [],
             now=self.clock(),
         )
 
-    def greeted(self, document: object, sender: str | None = None) -> Hello:
-        """Take a peer's hello: it must be a current member's (``sender``'s, when a signed
-        request carried it), and the records it carries are merged by the rule."""
+    def greeted(self, document: object, sender: str) -> Hello:
+        """Take a peer's hello: it must be ``sender``'s (the member that signed the request that
+        carried it, or that answered at the handshake), and the records it carries are merged
+        by the rule."""
         said = hello.verify(document, swarm_id=self.swarm.swarm_id, members=self.members)
-        if sender is not None and said.node_id != sender:
+        if said.node_id != sender:
             raise PeerRefused("the hello is not its sender's", code="wrong_key")
         members.member(self.members, said.node_id)
         self._merge(said.members)
         return said
+
+    def told(self, records: object) -> Member | None:
+        """A member's door refused this node and sent the records of its revocation: merge them
+        by the rule (they count only when a member this node knows signed them); the revocation
+        of this node, when that is what they are."""
+        if self.state is not None and isinstance(records, list):
+            self._merge(records[: 2 * members.MAX_MEMBERS])
+        return self.revoked
+
+    def revocation(self, node_id: str) -> list[dict[str, object]]:
+        """What a revoked node is told at the door: the record of its revocation, with the
+        revoker's own current record (so a node that knows the revoker can check it)."""
+        found = self.standings.get(node_id)
+        if found is None or not found.current.revoked_by_other:
+            return []
+        revoker = self.standings.get(found.current.signer)
+        told = [found.current.document]
+        return told + (revoker.documents() if revoker is not None else [])
 
     # -- operator verbs ------------------------------------------------------------------
 
@@ -178,6 +258,7 @@ class Membership:
         created = self.state is None
         if created:
             self.state = state.create(self.identity, self.name, address, now=self.clock())
+        self._acting()
         token = invites.make(
             self.swarm.swarm_id,
             self.swarm.swarm_key,
@@ -186,17 +267,23 @@ class Membership:
             now=self.clock(),
             ttl_minutes=ttl_minutes,
         )
-        if created:
-            self._changed()
-        return Invited(token, self.swarm.swarm_id, invites.read(token).expires_at, created)
+        made = invites.read(token)
+        self.swarm.issued[made.nonce] = made.expires_at
+        self._changed()
+        return Invited(token, self.swarm.swarm_id, made.expires_at, created)
 
     def admit(self, token: object, document: object) -> dict[str, object]:
-        """The admitter's side of a join: the token must be this swarm's, unused and unexpired,
-        and the hello the joiner's own; then the token is burnt, the joiner's record signed and
-        the swarm key sealed to it. Nothing changes when any check fails."""
+        """The admitter's side of a join: the token must be one this node made for this swarm,
+        unused and unexpired, and the hello the joiner's own; then the token is burnt, the
+        joiner's introduction signed and the swarm key sealed to it. Nothing changes when any
+        check fails."""
         swarm = self.swarm
         now = self.clock()
-        invites.check(token, swarm.swarm_id, swarm.swarm_key, swarm.burnt, now=now)
+        self._acting()
+        mine = self.identity.node_id
+        invites.check(
+            token, swarm.swarm_id, swarm.swarm_key, swarm.burnt, admitter=mine, issued=swarm.issued, now=now
+        )
         said = hello.verify(document, swarm_id=swarm.swarm_id, members=swarm.members)
         if said.certificate is None:
             raise PeerRefused("the joiner's hello carries no certificate", code="malformed")
@@ -212,17 +299,27 @@ class Membership:
             now=now,
             certificate=said.certificate,
         )
-        merged = members.merge(swarm.members, [record], now=now)
+        merged = members.merge(swarm.standings, [record], now=now)
         if said.node_id not in merged.changed:
             reasons = ", ".join(reason for _, reason in merged.dropped) or "same"
-            raise PeerRefused(f"the joiner's record was not taken ({reasons})", code="malformed")
-        invites.check(token, swarm.swarm_id, swarm.swarm_key, swarm.burnt, now=now, burn=True)
-        swarm.members = merged.members
+            code = "revoked" if "revoked" in reasons else "malformed"
+            raise PeerRefused(f"the joiner's record was not taken ({reasons})", code=code)
+        invites.check(
+            token,
+            swarm.swarm_id,
+            swarm.swarm_key,
+            swarm.burnt,
+            admitter=mine,
+            issued=swarm.issued,
+            now=now,
+            burn=True,
+        )
+        swarm.standings = merged.standings
         self._changed()
         return {
             "swarm_id": swarm.swarm_id,
             "sealed_key": sealing.seal(swarm.swarm_key, said.x25519_public_key, said.node_id),
-            "members": [m.document for m in swarm.members.values()],
+            "members": members.documents(swarm.standings),
             "hello": self.hello(),
         }
 
@@ -242,53 +339,73 @@ class Membership:
             raise PeerRefused("the admitter answered for another swarm", code="other_swarm")
         key = sealing.open_sealed(answer.get("sealed_key"), self.identity)
         records = answer.get("members")
-        parsed = [members.parse(r) for r in records] if isinstance(records, list) else [None]
-        known = {m.node_id: m for m in parsed if m is not None}
-        if None in parsed or len(known) != len(parsed):
+        known = members.standings(records) if isinstance(records, list) else None
+        if known is None or len(records) > 2 * members.MAX_MEMBERS:  # type: ignore[arg-type]
             raise PeerRefused("the admitter's member list is not one roost sends", code="malformed")
         admitter, own = known.get(invite.admitter), known.get(self.identity.node_id)
-        if admitter is None or admitter.public_key != invite.admitter_public_key:
+        if admitter is None or admitter.current.public_key != invite.admitter_public_key:
             raise PeerRefused("the member list does not hold the admitter's key", code="wrong_key")
         if (
             own is None
-            or own.revoked
-            or own.signer != invite.admitter
-            or own.public_key != self.identity.public_key
+            or own.current.revoked
+            or own.current.signer != invite.admitter
+            or own.current.public_key != self.identity.public_key
         ):
             raise PeerRefused("the member list does not admit this node", code="malformed")
-        if not members.merge({admitter.node_id: admitter}, [own.document], now=self.clock()).changed:
+        if not members.merge({invite.admitter: admitter}, [own.current.document], now=self.clock()).changed:
             raise PeerRefused("this node's record is not signed by the admitter", code="bad_signature")
         self.state = SwarmState(invite.swarm_id, key, known, {})
         self._changed()
+        self._pin_own()  # from now on this node's record is its own, and only it can change it
         return self.peers()
 
-    def revoke(self, node_id: str) -> Member:
-        """Sign the revocation of another member; it travels in the next hellos."""
+    def revoke(self, node_id: str, *, admitted: bool = False) -> list[Member]:
+        """Sign the revocation of another member, final (it travels in the next hellos); with
+        ``admitted``, of every node it admitted too, and every node those admitted. Returns
+        the members revoked now."""
         if node_id == self.identity.node_id:
             raise Conflict("a node does not revoke itself: `rosterd leave` takes it out of the swarm")
-        found = self.swarm.members.get(node_id)
-        if found is None:
+        self._acting()
+        standings = self.swarm.standings
+        if node_id not in standings:
             raise TargetGone(f"no member {node_id} in this swarm (see `rosterd nodes`)")
-        if found.revoked:
-            return found
-        record = members.record(
-            self.identity,
-            node_id=found.node_id,
-            name=found.name,
-            public_key=found.public_key,
-            x25519_public_key=found.x25519_public_key,
-            address=found.address,
-            # newer than the record it replaces even when that one's clock ran ahead of ours
-            now=max(self.clock(), found.signed_at / 1000 + 0.001),
-            revoked=True,
-            certificate=found.certificate,
-        )
-        self._merge([record])
-        return self.swarm.members[node_id]
+        chosen = [node_id]
+        while admitted and (
+            more := [
+                other
+                for other, standing in standings.items()
+                if standing.admitted_by in chosen and other not in chosen and other != self.identity.node_id
+            ]
+        ):
+            chosen += more
+        now = self.clock()
+        records = [
+            members.of(self.identity, standings[chosen_id].current, now=now, revoked=True)
+            for chosen_id in chosen
+            if not standings[chosen_id].current.revoked_by_other
+        ]
+        changed = self._merge(records)
+        return [self.swarm.members[chosen_id] for chosen_id in changed]
 
-    def leave(self) -> dict[str, object]:
+    def _acting(self) -> None:
+        """Refuse a verb a revoked node may not do any more."""
+        gone = self.revoked
+        if gone is not None:
+            raise Revoked(
+                f"this node was revoked from swarm {self.swarm.swarm_id} by {self.name_of(gone.signer)}: "
+                "it is no member any more; `rosterd leave` forgets the swarm"
+            )
+
+    def name_of(self, node_id: str) -> str:
+        found = self.members.get(node_id)
+        return f"{found.name} ({node_id})" if found is not None else node_id
+
+    def leave(self) -> dict[str, object] | None:
         """Revoke this node itself; returns the farewell hello (carrying that revocation) for the
-        caller to send before :meth:`forget`."""
+        caller to send before :meth:`forget`, or None for a node already revoked (nobody would
+        take its farewell)."""
+        if self.revoked is not None:
+            return None
         own = self.swarm.members.get(self.identity.node_id)
         address = own.address if own is not None else self._address()
         self._merge([members.own_record(self.identity, self.name, address, self.clock(), revoked=True)])
@@ -300,18 +417,26 @@ class Membership:
             (self.directory / state.FILE).unlink()
         self.state = None
         self.nonces = signing.Nonces()
+        self._index()
         for listener in self.listeners:
             listener()
 
     def describe(self, member: Member) -> dict[str, object]:
         """A member as ``rosterd nodes --json`` shows it."""
         own = member.node_id == self.identity.node_id
+        standing = self.standings.get(member.node_id)
+        admitter = standing.admitted_by if standing is not None else None
+        admitter_record = self.members.get(admitter) if admitter is not None else None
         return {
             "node_id": member.node_id,
             "name": member.name,
             "address": member.address,
             "self": own,
             "revoked": member.revoked,
+            "left": member.left,
+            "revoked_by": member.signer if member.revoked_by_other else None,
+            "admitted_by": admitter,
+            "admitted_by_revoked": bool(admitter_record is not None and admitter_record.revoked_by_other),
             "signer": member.signer,
             "signed_at_ms": member.signed_at,
             "public_key": b64(member.public_key),

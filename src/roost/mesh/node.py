@@ -26,6 +26,7 @@ from roost.errors import Conflict, PeerRefused
 from roost.ledger.journal import Journal
 from roost.ledger.usage import Usage
 from roost.mesh import dialer, listener, tls
+from roost.mesh.connections import Connections, Limits
 from roost.mesh.dialer import Dialer
 from roost.mesh.exchange import Exchange
 from roost.mesh.ledgers import Ledgers
@@ -86,8 +87,10 @@ class Mesh:
         self.membership = Membership(
             directory, identity, name=name, address=place.address, version=version, clock=clock
         )
-        self.trust = tls.Trust(identity, self.membership.certificates())
-        self.membership.listeners.append(lambda: self.trust.update(self.membership.certificates()))
+        self.trust = tls.Trust(identity, self.membership.pinned(), self.membership.certificates())
+        self.membership.listeners.append(
+            lambda: self.trust.update(self.membership.pinned(), self.membership.certificates())
+        )
         self.dialer = Dialer(self.membership, self.trust)
         self.rounds = Rounds(
             self.membership,
@@ -122,7 +125,9 @@ class Mesh:
         self.listening: str | None = None
         """``host:port`` the listener is bound to, None while it is off."""
         self.off_because: str | None = None if place.host is not None else place.why
+        self.limits = Limits()
         self._server: uvicorn.Server | None = None
+        self._connections: Connections | None = None
         self._socket: socket.socket | None = None
         self._rounds: asyncio.Task[None] | None = None
 
@@ -168,11 +173,22 @@ class Mesh:
             timeout_graceful_shutdown=GRACE,
         )
         config.load()
-        config.ssl = self.trust.server
         server = uvicorn.Server(config)
         server.lifespan = config.lifespan_class(config)
-        await server.startup(sockets=[sock])
-        self._server, self._socket, self.listening = server, sock, self.place.address
+        server.servers = []  # the connections are accepted by :class:`Connections`, not by uvicorn
+
+        def http() -> asyncio.Protocol:
+            return config.http_protocol_class(config=config, server_state=server.server_state, app_state={})  # type: ignore[call-arg]
+
+        def member_of(der: bytes) -> str | None:
+            found = self.membership.by_certificate(der)
+            return found.node_id if found is not None else None
+
+        connections = Connections(self.trust.server, http, member_of, self.limits)
+        await connections.serve(sock)
+        self.app.connections = connections
+        self._server, self._connections, self._socket = server, connections, sock
+        self.listening = self.place.address
         self._rounds = asyncio.create_task(self.rounds.every())
 
     async def stop(self) -> None:
@@ -186,7 +202,9 @@ class Mesh:
         if self._server is not None and self._socket is not None:
             await self._server.shutdown(sockets=[self._socket])
             self._socket.close()
-        self._server = self._socket = None
+        if self._connections is not None:
+            await self._connections.close()
+        self._server = self._socket = self._connections = None
         self.listening = None
 
     def _listening(self) -> None:
@@ -241,16 +259,19 @@ class Mesh:
         await self.rounds.round()
         return self.nodes()
 
-    async def revoke(self, node_id: str) -> dict[str, object]:
-        """Revoke a member and tell every other member in the same round."""
-        self.membership.revoke(node_id)
-        await self.rounds.round()
+    async def revoke(self, node_id: str, *, admitted: bool = False) -> dict[str, object]:
+        """Revoke a member (with ``admitted``, every node it admitted too), tell every other
+        member in the same round, and tell each revoked node."""
+        revoked = self.membership.revoke(node_id, admitted=admitted)
+        await asyncio.gather(self.rounds.round(), *(self.rounds.tell(member) for member in revoked))
         return self.nodes()
 
     async def leave(self) -> dict[str, object]:
-        """Revoke this node, tell every member, and forget the swarm."""
+        """Revoke this node, tell every member, and forget the swarm (a revoked node just
+        forgets it: no member would take its word)."""
         farewell = self.membership.leave()
-        await self.rounds.round(farewell)
+        if farewell is not None:
+            await self.rounds.round(farewell)
         left = self.membership.swarm.swarm_id
         self.membership.forget()
         self.rounds.contacts.clear()
@@ -264,15 +285,18 @@ class Mesh:
         for member in membership.members.values():
             row = membership.describe(member)
             contact = self.rounds.contacts.get(member.node_id)
-            row["reachable"] = None if row["self"] or member.revoked else bool(contact and contact.reachable)
+            gone = row["self"] or member.revoked or not membership.active
+            row["reachable"] = None if gone else bool(contact and contact.reachable)
             answered = contact.answered_at if contact else None
             row["answered_at_ms"] = int(answered * 1000) if answered is not None else None
             row["error"] = contact.error if contact else None
             rows.append(row)
+        gone = membership.revoked
         return {
             "node_id": membership.identity.node_id,
             "name": membership.name,
             "swarm_id": swarm.swarm_id if swarm is not None else None,
+            "revoked": {"by": gone.signer, "at_ms": gone.signed_at} if gone is not None else None,
             "listen": self.listening,
             "listen_off": None if self.listening else self.off_because,
             "discovery": "tailscale" if self.use_tailscale else "static",

@@ -4,9 +4,9 @@ terminal's WebSocket relayed over the swarm.
 The browser speaks the terminal protocol of :mod:`roost.api.terminal` to its own node, which
 opens one WebSocket to the session's owner, ``GET /swarm/terminal/{key}`` (the browser's
 ``?cols=&rows=`` passed on), signed like every peer request (the opening request's method,
-path with query, timestamp and nonce; :mod:`roost.mesh.listener`) over TLS pinned to the
-members. Then :func:`pipe` passes every message along unchanged, both ways, and the owner's
-close (its code and reason) back to the browser.
+path with query, recipient, timestamp and nonce; :mod:`roost.mesh.listener`) over TLS pinned
+to the owner's own certificate. Then :func:`pipe` passes every message along unchanged, both
+ways, and the owner's close (its code and reason) back to the browser.
 
 On the owner the route sits behind the signed door, so whoever opens it is a current member,
 vouching for the person logged into it as it does for a forwarded act. The key must name one
@@ -129,11 +129,14 @@ class Relay:
         if member is None or member.revoked:
             raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
         path = PATH.format(key=quote(key, safe="")) + (f"?{query}" if query else "")
-        headers = self.membership.sign("GET", path, b"")
+        headers = self.membership.sign("GET", path, b"", member.node_id)
+        pinned = self.trust.client_for(member.node_id)
+        if pinned is None:
+            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
         try:
             connection = await connect(
                 f"wss://{member.address}{path}",
-                ssl=self.trust.client,
+                ssl=pinned,
                 server_hostname="",
                 additional_headers=headers,
                 proxy=None,

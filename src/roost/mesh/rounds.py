@@ -1,12 +1,13 @@
 """Rounds: find the peers and greet each with a signed hello, at start, every 30 s, and at once
 when membership changes.
 
-Whom a round greets (:func:`targets`): every current member at the address its record
-gives, every ``[swarm] static_peers`` entry and every online Tailscale peer at this node's
-swarm port. A target that is no member fails at the handshake (the dialer pins members'
-certificates) and is left alone; a member answers with its own hello, so one request carries
+Whom a round greets: every current member at the address its record gives, and at every
+``[swarm] static_peers`` entry and online Tailscale peer (at this node's swarm port) where
+discovery finds it (:meth:`Dialer.identify`: whose certificate answers there; an address
+where no member answers is left alone, and nothing is sent to it). Each greeting is pinned to
+the member it means to reach. A member answers with its own hello, so one request carries
 the news both ways, and within one round every reachable member knows every admission and
-revocation either side knew.
+revocation either side knew. A node that learns it was revoked stops greeting anyone.
 
 What each greeting found is kept per node (:class:`Contact`) for ``rosterd nodes``; it is a
 note, not a gate: nothing waits on a peer, and a peer that did not answer is tried again next
@@ -19,13 +20,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from roost.errors import PeerRefused, PeerUnreachable
 from roost.mesh import listener, tailscale
 from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
 from roost.swarm import canonical
+from roost.swarm.members import Member
 
 log = logging.getLogger("rosterd.swarm")
 
@@ -47,15 +49,18 @@ class Contact:
         return self.error is None and self.answered_at is not None
 
 
-def targets(
+def addresses(
     membership: Membership, static_peers: Iterable[str], online: Iterable[str], port: int
 ) -> list[str]:
-    """Every address a round greets, each once, this node's own left out."""
-    found: list[str] = [m.address for m in membership.peers()]
-    found += list(static_peers)
-    found += [f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}" for ip in online]
-    own = membership.address
-    return [address for index, address in enumerate(found) if address != own and address not in found[:index]]
+    """Every address discovery asks who is there: static peers and online Tailscale peers, each
+    once, leaving out this node's own and every member's recorded one (greeted anyway)."""
+    found = list(static_peers) + [f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}" for ip in online]
+    known = {membership.address, *(m.address for m in membership.peers())}
+    return [
+        address
+        for index, address in enumerate(found)
+        if address not in known and address not in found[:index]
+    ]
 
 
 class Rounds:
@@ -82,25 +87,30 @@ class Rounds:
         self.completed = 0
         self._wake = asyncio.Event()
 
-    async def greet(self, address: str, document: dict[str, object] | None = None) -> str | None:
-        """Say hello to ``address`` and take its hello back; the node id that answered, or None."""
-        by_address = next((m.node_id for m in self.membership.peers() if m.address == address), address)
-        contact = self.contacts.setdefault(by_address, Contact(address))
+    async def greet(self, member: Member, document: dict[str, object] | None = None) -> str | None:
+        """Say hello to ``member`` at its address and take its hello back; its node id when it
+        answered, None otherwise."""
+        contact = self.contacts.setdefault(member.node_id, Contact(member.address))
         contact.tried_at = self.clock()
         try:
             answer = await self.dialer.send(
-                address, "POST", listener.HELLO, document or self.membership.hello()
+                member, "POST", listener.HELLO, document or self.membership.hello()
             )
             if answer.status_code != 200:
-                raise PeerRefused(f"{address} answered {answer.status_code}", code="refused")
-            said = self.membership.greeted(canonical.parse(answer.content))
+                raise PeerRefused(f"{member.address} answered {answer.status_code}", code="refused")
+            said = self.membership.greeted(canonical.parse(answer.content), member.node_id)
         except (PeerUnreachable, PeerRefused, ValueError) as error:
             contact.error = str(error) if not isinstance(error, ValueError) else "its answer is not a hello"
             return None
-        if by_address != said.node_id:
-            self.contacts.pop(by_address, None)
-        self.contacts[said.node_id] = Contact(address, self.clock(), contact.tried_at)
+        self.contacts[said.node_id] = Contact(member.address, self.clock(), contact.tried_at)
         return said.node_id
+
+    async def tell(self, member: Member) -> None:
+        """Tell a node this one just revoked: a hello whose records hold its revocation, which
+        it believes since a member it knows signed it (it stops acting as a member); the
+        answer is not read."""
+        if self.membership.address is not None:
+            await self.dialer.tell(member, listener.HELLO, self.membership.hello())
 
     def heard(self, node_id: str, address: str) -> None:
         """A member greeted this node: that is a word from it too."""
@@ -108,11 +118,18 @@ class Rounds:
 
     async def round(self, document: dict[str, object] | None = None) -> list[str | None]:
         """Greet every target at once; the node ids that answered (None where none did)."""
-        if self.membership.state is None or self.membership.address is None:
+        if not self.membership.active or self.membership.address is None:
             return []
         online = (await tailscale.status_async()).peers if self.use_tailscale else ()
-        found = targets(self.membership, self.static_peers, online, self.port)
-        answered = await asyncio.gather(*(self.greet(address, document) for address in found))
+        elsewhere = addresses(self.membership, self.static_peers, online, self.port)
+        found = await asyncio.gather(*(self.dialer.identify(address) for address in elsewhere))
+        targets = self.membership.peers()
+        targets += [
+            replace(member, address=address)
+            for address, member in zip(elsewhere, found, strict=True)
+            if member is not None and member.node_id != self.membership.identity.node_id
+        ]
+        answered = await asyncio.gather(*(self.greet(member, document) for member in targets))
         self.completed += 1
         return list(answered)
 

@@ -1,14 +1,18 @@
 """TLS between nodes: contexts made from the node key and the members' certificates, no CA.
 
-Both ends pin at the handshake. Each trusts exactly the current members' self-signed
-certificates (``cadata``), TLS 1.3 only, no hostname (a node is its key, not a name):
+Both ends pin at the handshake, TLS 1.3 only, no hostname (a node is its key, not a name):
 
-- the listener asks every client for a certificate and refuses one that is not a member's
-  before a byte of HTTP is read. A client with no certificate gets through the handshake:
-  the one thing it can do is ask to join (an invite's holder is no member yet); every other
-  request must be signed by a member (:mod:`roost.mesh.listener`), so it learns nothing;
-- the dialer refuses a server that is not a member (or, during a join, not the admitter whose
-  key the invite names) before it sends anything.
+- the listener asks every client for a certificate and refuses one that no node of the swarm
+  has (``cadata``: every known node's, a revoked one's too, so that its door can tell a revoked
+  node so) before a byte of HTTP is read. A client with no certificate gets through the
+  handshake: the one thing it can do is ask to join (an invite's holder is no member yet);
+  the door (:mod:`roost.mesh.listener`) knows from the certificate which node is talking
+  before it reads a header, and lets no other through;
+- the dialer trusts exactly the certificate of the member it means to reach
+  (:meth:`Trust.client_for`), as SSH trusts a host's key for that host only: another member's
+  certificate at that address is refused before anything is sent. Only discovery, which does
+  not yet know who answers at an address, trusts any current member (:attr:`Trust.client`),
+  and it sends nothing over that handshake.
 
 An ``SSLContext``'s trust only grows, so a revocation is a new context. The listener's
 socket keeps one context for its whole life; :class:`Trust` gives it a ``sni_callback`` that
@@ -21,7 +25,7 @@ import contextlib
 import os
 import ssl
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509 import load_der_x509_certificate
@@ -90,21 +94,36 @@ def unverified_context() -> ssl.SSLContext:
 class Trust:
     """The contexts of the membership as it is now; :meth:`update` when it changes."""
 
-    def __init__(self, identity: Identity, certificates: Iterable[bytes] = ()) -> None:
+    def __init__(
+        self, identity: Identity, members: Mapping[str, bytes] | None = None, known: Iterable[bytes] = ()
+    ) -> None:
         self.identity = identity
         self.generation = 0
         self.server = server_context(identity, ())
         self.server.sni_callback = self._choose
         self._current = self.server
         self.client = client_context(identity, ())
-        self.update(certificates)
+        self._members: dict[str, bytes] = {}
+        self._clients: dict[str, ssl.SSLContext] = {}
+        self.update(members or {}, known)
 
-    def update(self, certificates: Iterable[bytes]) -> None:
-        """Trust exactly ``certificates`` from the next handshake on, either way."""
-        pinned = list(certificates)
-        self._current = server_context(self.identity, pinned)
-        self.client = client_context(self.identity, pinned)
+    def update(self, members: Mapping[str, bytes], known: Iterable[bytes]) -> None:
+        """From the next handshake on: take a client certificate of any ``known`` node (the
+        door decides what it may do) and dial each of ``members`` (node id → certificate)
+        trusting that member's certificate alone."""
+        self._members = dict(members)
+        self._clients = {}
+        self._current = server_context(self.identity, list(known))
+        self.client = client_context(self.identity, self._members.values())
         self.generation += 1
+
+    def client_for(self, node_id: str) -> ssl.SSLContext | None:
+        """A context that trusts member ``node_id``'s certificate and no other; None when it is
+        no current member (or carries no certificate)."""
+        found = self._clients.get(node_id)
+        if found is None and node_id in self._members:
+            found = self._clients[node_id] = client_context(self.identity, [self._members[node_id]])
+        return found
 
     def _choose(
         self, connection: ssl.SSLObject | ssl.SSLSocket, _name: str | None, _: ssl.SSLContext

@@ -144,9 +144,14 @@ class Handoffs:
                 raise Conflict(
                     f"{node} already has session {entry.session_id} ({h.entry.key})", code="session_here"
                 )
-        portable.place(arrival, transcripts(entry.harness), self._home, node)
+        self._lifecycle.check(entry)
+        written = portable.place(arrival, transcripts(entry.harness), self._home, node)
         entry.arrived_from, entry.suspended, entry.unconfirmed = arrival.origin, False, True
-        h = await self._lifecycle.launch(entry, fresh=True, load=True)
+        try:
+            h = await self._lifecycle.launch(entry, fresh=True, load=True)
+        except BaseException:
+            portable.unplace(written)  # refused: nothing of it stays on this node
+            raise
         log.info("took in %s from %s as %s", arrival.origin, origin_node, entry.key)
         return self._claims.record(h)
 

@@ -38,10 +38,9 @@ def environment(environ: Mapping[str, str], entry: Entry) -> dict[str, str]:
     return {**env, **entry.env}
 
 
-def spawn_holder(entry: Entry, adapter: list[str], env: dict[str, str]) -> holders.Started:
-    """A new holder for ``entry`` over ``adapter``, started (:func:`holder_ready` waits for its
-    socket). An adapter that is not on the environment's PATH is refused before any holder
-    starts: the holder would start and then fail to run it, a 502 that reads like a crash where
+def check_adapter(entry: Entry, adapter: list[str], env: Mapping[str, str]) -> None:
+    """Refuse an adapter that is not on the environment's PATH, before anything is started or
+    written: a holder would start and then fail to run it, a 502 that reads like a crash where
     the fix is to install it."""
     if shutil.which(adapter[0], path=env.get("PATH", os.defpath)) is None:
         raise Conflict(
@@ -49,6 +48,12 @@ def spawn_holder(entry: Entry, adapter: list[str], env: dict[str, str]) -> holde
             "run `rosterd setup` to install it",
             code="adapter_missing",
         )
+
+
+def spawn_holder(entry: Entry, adapter: list[str], env: dict[str, str]) -> holders.Started:
+    """A new holder for ``entry`` over ``adapter``, started (:func:`holder_ready` waits for its
+    socket); :func:`check_adapter` first."""
+    check_adapter(entry, adapter, env)
     try:
         return holders.spawn(
             holders.new_key(),

@@ -81,6 +81,11 @@ class Lifecycle:
 
     # Launching.
 
+    def check(self, entry: Entry) -> None:
+        """What :meth:`launch` would refuse before it starts anything: an adapter not installed."""
+        adapter = self._settings.adapters[entry.harness]
+        launch.check_adapter(entry, adapter, launch.environment(self._environ, entry))
+
     async def launch(self, entry: Entry, *, fresh: bool, load: bool | None = None) -> Headless:
         """Start a holder for ``entry`` and open or ``load`` its ACP session (load: when not
         ``fresh``). ``fresh`` makes a new session key; a crash's resume is fresh and loads."""

@@ -23,6 +23,7 @@ Boundaries, as the target checks them (:func:`read`, :func:`place`):
 from __future__ import annotations
 
 import base64
+import contextlib
 import glob
 import os
 import re
@@ -230,10 +231,12 @@ def _relative(path: str) -> bool:
     return all(part not in ("", ".", "..") for part in path.split("/"))
 
 
-def place(arrival: Arrival, patterns: tuple[str, ...], home: Path, node: str) -> int:
+def place(arrival: Arrival, patterns: tuple[str, ...], home: Path, node: str) -> list[Path]:
     """Write the arrival's files under ``home``, after checking everything first: the folder
     is there, each path is one this node's manifest names for the session, none would replace
-    a different file or go through a link. Returns how many files were written."""
+    a different file or go through a link. Returns the files written (a file already there
+    with the same bytes is left, and not among them), for :func:`unplace` should the session
+    not open after all."""
     entry = arrival.entry
     if not os.path.isdir(entry.cwd):
         raise Conflict(
@@ -264,10 +267,24 @@ def place(arrival: Arrival, patterns: tuple[str, ...], home: Path, node: str) ->
                 f"~/{carried.path} on {node} holds a different transcript: nothing was overwritten",
                 code="transcript_differs",
             )
-    for target, carried in writes:
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        files.replace(target, carried.content, mode=carried.mode)
-    return len(writes)
+    made: list[Path] = []
+    try:
+        for target, carried in writes:
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            files.replace(target, carried.content, mode=carried.mode)
+            made.append(target)
+    except OSError:
+        unplace(made)
+        raise
+    return made
+
+
+def unplace(written: list[Path]) -> None:
+    """Remove what :func:`place` wrote: a handoff refused after its files were placed leaves
+    nothing behind (the folders it made stay; they hold nothing of the session's)."""
+    for path in written:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def _through_link(home: Path, target: Path) -> bool:

@@ -2,10 +2,14 @@
 
 ``base64url(JSON{swarm_id, nonce, expires_at, admitter, admitter_public_key,
 admitter_address})`` + ``.`` + hex HMAC-SHA256 of that base64url text under the 32-byte
-swarm key. Only a member holds the key, so only a member can make one; the joiner cannot
-check the tag and only reads the admitter's key and address from it (:func:`read`) to pin
-the admitter's certificate. The admitter checks it (:func:`check`) and burns the nonce in
-the same step that admits, so a token admits once.
+swarm key. The joiner cannot check the tag and only reads the admitter's key and address
+from it (:func:`read`) to pin the admitter's certificate.
+
+A token is honoured by the node that made it and by no other (:func:`check`): that node keeps
+the nonce of every invite it made while it is open, and burns it in the same step that
+admits, so a token admits once in the whole swarm without any node having to tell another
+first, and a copy of the swarm key (a revoked member still holds one) makes no token anyone
+honours. Another member refuses it as ``not_admitter`` and names the node to ask.
 """
 
 from __future__ import annotations
@@ -125,22 +129,34 @@ def check(
     swarm_key: bytes,
     burnt: MutableMapping[str, int],
     *,
+    admitter: str,
+    issued: MutableMapping[str, int],
     now: float,
     burn: bool = False,
 ) -> Invite:
-    """The invite ``token`` carries, when this swarm made it, it has not expired and its nonce
-    is not in ``burnt``; :class:`PeerRefused` otherwise (``malformed``, ``other_swarm``,
-    ``forged``, ``expired``, ``used``, in that order). With ``burn`` the nonce is added to
-    ``burnt`` (nonce → expires_at) in the same call, for the admitter that admits on it."""
+    """The invite ``token`` carries, when this swarm made it, it names ``admitter`` (this node),
+    it has not expired, its nonce is not in ``burnt`` and is one this node ``issued``;
+    :class:`PeerRefused` otherwise (``malformed``, ``other_swarm``, ``forged``,
+    ``not_admitter``, ``expired``, ``used``, ``not_issued``, in that order). With ``burn`` the
+    nonce moves to ``burnt`` (nonce → expires_at) in the same call, for the admitter that
+    admits on it."""
     text, tag, invite = _split(token)
     if not hmac.compare_digest(invite.swarm_id, swarm_id):
         raise PeerRefused(code="other_swarm", message="the invite is for another swarm")
     if not hmac.compare_digest(tag, _tag(text, swarm_key)):
         raise PeerRefused(code="forged", message="the invite's tag does not match this swarm's key")
+    if invite.admitter != admitter:
+        raise PeerRefused(
+            code="not_admitter",
+            message=f"the invite is node {invite.admitter}'s to honour: join at {invite.admitter_address}",
+        )
     if now >= invite.expires_at:
         raise PeerRefused(code="expired", message="the invite has expired; ask for a new one")
     if invite.nonce in burnt:
         raise PeerRefused(code="used", message="the invite has been used; an invite admits one node")
+    if invite.nonce not in issued:
+        raise PeerRefused(code="not_issued", message="this node made no such invite (or has forgotten it)")
     if burn:
         burnt[invite.nonce] = invite.expires_at
+        del issued[invite.nonce]
     return invite

@@ -2,38 +2,45 @@
 
 A record says one node's name, keys and address, whether it is revoked, when it was signed
 (``signed_at``, Unix milliseconds) and by whom (``signer``, a node id), with the signer's
-Ed25519 signature over its canonical JSON (:mod:`roost.swarm.canonical`). The merge rule, in
-full (``docs/swarm.md`` has it as a table):
+Ed25519 signature over its canonical JSON (:mod:`roost.swarm.canonical`). What a record may
+do depends on who signed it (``docs/swarm.md``, "The trust model", has the why):
 
-1. A record counts only when its signer is a member this node knows and has not revoked, and
-   the signature is that member's. So a node enters the swarm only by a member's record (its
-   admitter's); a record a node signs about itself counts once it is a member, which is how
-   it changes its own address or name, and how it leaves (revokes itself).
-2. A node's public key never changes: a record that gives a known node another key is
-   dropped. A new key is a new node, admitted anew.
-3. Per node, the newest ``signed_at`` wins; at the same instant a revocation wins; two
-   records equal in both are ordered by their canonical bytes, so every node picks the same.
-4. A revoked node signs nothing that counts (rule 1), so it cannot un-revoke itself. A
-   member may re-admit it with a newer record; the key stays the one it had (rule 2).
-5. A record dated more than ``FUTURE_MS`` ahead of this node's clock is dropped: it would
-   otherwise win every later change.
+- **An introduction** (signed by another member, not revoked) brings a node in, once. It
+  counts when the node is unknown here, or has left and the introduction is newer than its
+  leaving. Any other introduction of a known node is dropped (``not_own``): an admitter's
+  signature introduces a node and no more.
+- **A node's own record** (signed by the node itself, a current member) changes its name,
+  address and certificate; the newest counts. Nothing else can change them.
+- **Leaving** is a node's own record with ``revoked``; a member may introduce it again later.
+- **A revocation** (``revoked``, signed by another current member) is final: the node stays
+  revoked whatever any record says after it, whatever its date. A revocation of a node not
+  known here is kept too, so that its introduction, arriving later, cannot bring it in. A
+  revoked node's signature counts for nothing, but for one record: the revocation of the very
+  member that revoked it (two members that revoke each other are both out, in whichever order
+  a node hears of it, rather than whichever came first).
 
-Records are merged to a fixed point, so a batch that holds an admission and records signed by
-the admitted node counts both, whatever their order. Records a now-revoked member signed
-before its revocation stay where they were already known; a node that learns of them only
-after the revocation drops them, and a remaining member must sign them again.
+Whatever its signer, a record's public key must be the one already known for its node (a new
+key is a new node), and a record dated more than ``FUTURE_MS`` ahead of this node's clock is
+dropped (it would win every later change of the node's own).
+
+Records are merged to a fixed point, so a batch that holds an introduction and records signed
+by the introduced node counts both, whatever their order. A limit, written down in the doc:
+an introduction signed by a member that is revoked by the time this node hears of it is
+dropped, while a node that heard of it first keeps it; ``rosterd revoke --admitted`` revokes
+the nodes a revoked member admitted, everywhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from roost.errors import PeerRefused
 from roost.swarm import canonical, fields
 from roost.swarm.identity import Identity, b64, certificate_key, unb64
 
-FUTURE_MS = 5 * 60 * 1000
+FUTURE_MS = 60 * 1000
+"""How far ahead of this node's clock a record may be dated: the signed requests' skew."""
 MAX_MEMBERS = 1024
 MAX_NAME = 64
 
@@ -54,6 +61,56 @@ class Member:
     certificate: bytes | None = field(default=None, repr=False)
     """The node's TLS certificate (DER) when the record carries one: what peers pin at the
     handshake. Its key is the record's ``public_key``, or the record is not parsed."""
+
+    @property
+    def own(self) -> bool:
+        """Signed by the node it describes."""
+        return self.signer == self.node_id
+
+    @property
+    def left(self) -> bool:
+        """The node's own leaving: a member may introduce it again."""
+        return self.revoked and self.own
+
+    @property
+    def revoked_by_other(self) -> bool:
+        """Another member's revocation of the node: final."""
+        return self.revoked and not self.own
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One node as this node knows it: the record it counts by now, the introduction that
+    brought it in (None for the swarm's first node, and for a node known only as revoked)."""
+
+    current: Member
+    introduction: Member | None = None
+
+    @property
+    def admitted_by(self) -> str | None:
+        return self.introduction.signer if self.introduction is not None else None
+
+    @property
+    def active(self) -> bool:
+        """A member now: neither left nor revoked."""
+        return not self.current.revoked
+
+    def documents(self) -> list[dict[str, object]]:
+        """The records another node needs to know this node as this one does."""
+        intro = self.introduction
+        if intro is None or intro.document == self.current.document:
+            return [self.current.document]
+        return [intro.document, self.current.document]
+
+
+def valid_name(value: object) -> str | None:
+    """A node's name: one line of printable text, 1 to ``MAX_NAME`` characters, with no ``/``
+    (it is a path segment of ``/swarm/{node}/…``) and no space at either end (a name is typed
+    after ``--node``)."""
+    name = fields.text(value, MAX_NAME)
+    if name is None or "/" in name or name != name.strip():
+        return None
+    return name
 
 
 def certificate(value: object, public_key: bytes) -> bytes | None:
@@ -91,8 +148,23 @@ def record(
         document["certificate"] = b64(certificate)
     signed = canonical.sign(document, signer)
     if parse(signed) is None:
-        raise ValueError("a member record needs a node id, a name and an address of one line")
+        raise ValueError("a member record needs a node id, a name (no '/') and an address of one line")
     return signed
+
+
+def of(signer: Identity, member: Member, *, now: float, revoked: bool) -> dict[str, object]:
+    """``signer``'s record of a node it knows as ``member``: an introduction, a revocation."""
+    return record(
+        signer,
+        node_id=member.node_id,
+        name=member.name,
+        public_key=member.public_key,
+        x25519_public_key=member.x25519_public_key,
+        address=member.address,
+        now=now,
+        revoked=revoked,
+        certificate=member.certificate,
+    )
 
 
 def own_record(
@@ -118,7 +190,7 @@ def parse(document: object) -> Member | None:
     if not isinstance(document, dict) or not isinstance(document.get(canonical.SIGNATURE), str):
         return None
     node_id = fields.node_id(document.get("node_id"))
-    name = fields.text(document.get("name"), MAX_NAME)
+    name = valid_name(document.get("name"))
     public_key = fields.key(document.get("public_key"))
     x25519 = fields.key(document.get("x25519_public_key"))
     address = fields.text(document.get("address"))
@@ -152,47 +224,116 @@ def _rank(member: Member) -> tuple[int, bool, bytes]:
     )
 
 
+def current(standings: Mapping[str, Standing]) -> dict[str, Member]:
+    """Each node's record as it counts now: what every other part of the daemon reads."""
+    return {node_id: standing.current for node_id, standing in standings.items()}
+
+
+def documents(standings: Mapping[str, Standing]) -> list[dict[str, object]]:
+    """Every record another node needs to know the swarm as this node does, introductions first
+    (a node's own records count only once it is known)."""
+    intros = [document for s in standings.values() for document in s.documents()[:-1]]
+    return intros + [s.current.document for s in standings.values()]
+
+
+def standings(records: Iterable[object]) -> dict[str, Standing] | None:
+    """The standings a trusted list of records describes (this node's own file, or its
+    admitter's answer over a connection pinned to the invite's key), rebuilt without checking a
+    signature; None when a record is not one. Per node: a revocation by another member if there
+    is one, otherwise the newest of its introductions and own records; its newest introduction."""
+    by_node: dict[str, list[Member]] = {}
+    for document in records:
+        member = parse(document)
+        if member is None:
+            return None
+        by_node.setdefault(member.node_id, []).append(member)
+    built: dict[str, Standing] = {}
+    for node_id, found in by_node.items():
+        intros = [m for m in found if not m.own and not m.revoked]
+        revocations = [m for m in found if m.revoked_by_other]
+        introduction = max(intros, key=_rank) if intros else None
+        now = min(revocations, key=_rank) if revocations else max(found, key=_rank)
+        built[node_id] = Standing(now, introduction)
+    return built
+
+
 @dataclass
 class Merged:
-    """What :func:`merge` made: the members now, the node ids whose record changed, and each
+    """What :func:`merge` made: the standings now, the node ids whose record changed, and each
     record dropped with its reason."""
 
-    members: dict[str, Member]
+    standings: dict[str, Standing]
     changed: list[str]
     dropped: list[tuple[str, str]]
 
+    @property
+    def members(self) -> dict[str, Member]:
+        return current(self.standings)
+
 
 _WAIT = ("unknown_signer", "revoked_signer")
-"""Reasons a later record in the same batch can lift (an admission, a re-admission)."""
+"""Reasons a later record in the same batch can lift (an introduction, a re-introduction, the
+revocation that makes a revocation mutual)."""
 
 
-def _judge(members: Mapping[str, Member], document: object, now_ms: int) -> tuple[str, Member | None]:
+def _signer(standings: Mapping[str, Standing], member: Member) -> str | Member:
+    """The signer's record when its signature may count for ``member``; the reason otherwise."""
+    signer = standings.get(member.signer)
+    if signer is None:
+        return "unknown_signer"
+    if signer.active:
+        return signer.current
+    mutual = (
+        member.revoked_by_other
+        and signer.current.revoked_by_other
+        and signer.current.signer == member.node_id
+    )
+    return signer.current if mutual else "revoked_signer"
+
+
+def _judge(standings: Mapping[str, Standing], document: object, now_ms: int) -> tuple[str, Member | None]:
     member = parse(document)
     if member is None:
         return "malformed", None
     if member.signed_at > now_ms + FUTURE_MS:
         return "future", member
-    signer = members.get(member.signer)
-    if signer is None:
-        return "unknown_signer", member
-    if signer.revoked:
-        return "revoked_signer", member
+    signer = _signer(standings, member)
+    if isinstance(signer, str):
+        return signer, member
     if not canonical.verified(member.document, signer.public_key):
         return "bad_signature", member
-    current = members.get(member.node_id)
-    if current is not None and current.public_key != member.public_key:
+    known = standings.get(member.node_id)
+    if known is None:  # an introduction, or the revocation of a node not known here yet
+        return ("too_many", member) if len(standings) >= MAX_MEMBERS else ("accepted", member)
+    if known.current.public_key != member.public_key:
         return "wrong_key", member
-    if current is not None and _rank(member) <= _rank(current):
-        return "stale" if _rank(member) < _rank(current) else "same", member
-    if current is None and len(members) >= MAX_MEMBERS:
-        return "too_many", member
+    if known.current.revoked_by_other:
+        return ("same" if member.revoked_by_other else "revoked"), member
+    if member.revoked_by_other:
+        return "accepted", member
+    if not member.own:  # an introduction of a node already known
+        if known.current.left and member.signed_at > known.current.signed_at:
+            return "accepted", member
+        same = known.introduction is not None and known.introduction.document == member.document
+        return ("same" if same else "not_own"), member
+    if _rank(member) <= _rank(known.current):
+        return ("stale" if _rank(member) < _rank(known.current) else "same"), member
     return "accepted", member
 
 
-def merge(known: Mapping[str, Member], incoming: Iterable[object], *, now: float) -> Merged:
+def _taken(known: Standing | None, member: Member) -> Standing:
+    if member.own:
+        assert known is not None
+        return replace(known, current=member)
+    if member.revoked:
+        return Standing(member, known.introduction if known is not None else None)
+    return Standing(member, member)
+
+
+def merge(known: Mapping[str, Standing], incoming: Iterable[object], *, now: float) -> Merged:
     """``known`` with the records of ``incoming`` that the rule lets in (see the module's
     docstring); ``known`` itself is left as it was."""
-    members = dict(known)
+    taken = dict(known)
     changed: list[str] = []
     dropped: list[tuple[str, str]] = []
     waiting = list(incoming)[: 4 * MAX_MEMBERS]
@@ -201,9 +342,9 @@ def merge(known: Mapping[str, Member], incoming: Iterable[object], *, now: float
     while waiting and progress:
         progress, later = False, []
         for document in waiting:
-            verdict, member = _judge(members, document, now_ms)
+            verdict, member = _judge(taken, document, now_ms)
             if verdict == "accepted" and member is not None:
-                members[member.node_id] = member
+                taken[member.node_id] = _taken(taken.get(member.node_id), member)
                 if member.node_id not in changed:
                     changed.append(member.node_id)
                 progress = True
@@ -213,9 +354,9 @@ def merge(known: Mapping[str, Member], incoming: Iterable[object], *, now: float
                 dropped.append((member.node_id if member else "?", verdict))
         waiting = later
     for document in waiting:
-        verdict, member = _judge(members, document, now_ms)
+        verdict, member = _judge(taken, document, now_ms)
         dropped.append((member.node_id if member else "?", verdict))
-    return Merged(members, changed, dropped)
+    return Merged(taken, changed, dropped)
 
 
 def member(members: Mapping[str, Member], node_id: str) -> Member:

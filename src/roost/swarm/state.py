@@ -1,10 +1,12 @@
 """``swarm.json``: the swarm this node belongs to, kept beside ``node.key`` with mode 0600.
 
-It holds the swarm's id, its 32-byte key (whoever reads it can make invites and pass for the
-swarm), the member records as signed, and the nonces of invites already used, each with its
-expiry. A burnt nonce is kept until its invite expires (after that the invite is refused as
-``expired`` anyway), so the list is bounded by the invites used within one longest TTL;
-beyond ``MAX_BURNT`` the soonest to expire go first.
+It holds the swarm's id, its 32-byte key (it names the swarm on the wire and tags invites),
+the member records as signed (each node's introduction and the record it counts by now), the
+nonces of the invites this node made that are still open, and those already used, each with
+its expiry. An invite is honoured only by the node that made it and only while its nonce is
+open here, so a copy of the swarm key makes no invite anyone honours. A nonce is kept until
+its invite expires (after that the invite is refused as ``expired`` anyway), so each list is
+bounded by the invites of one longest TTL; beyond ``MAX_BURNT`` the soonest to expire go first.
 
 A file another user owns or others can read is refused, not repaired: whoever could read it
 may already hold the key, and the owner should know.
@@ -25,7 +27,7 @@ from roost import files
 from roost.errors import SetupError
 from roost.swarm import canonical, fields, members
 from roost.swarm.identity import Identity
-from roost.swarm.members import Member
+from roost.swarm.members import Member, Standing
 
 FILE = "swarm.json"
 VERSION = 1
@@ -41,9 +43,16 @@ class SwarmFileError(SetupError):
 class SwarmState:
     swarm_id: str
     swarm_key: bytes = field(repr=False)
-    members: dict[str, Member]
+    standings: dict[str, Standing]
     burnt: dict[str, int]
     """Nonce of a used invite → the Unix second it expires."""
+    issued: dict[str, int] = field(default_factory=dict)
+    """Nonce of an invite this node made and nobody has used yet → the Unix second it expires."""
+
+    @property
+    def members(self) -> dict[str, Member]:
+        """Each node's record as it counts now."""
+        return members.current(self.standings)
 
     @property
     def swarm_hash(self) -> str:
@@ -59,7 +68,7 @@ def create(identity: Identity, name: str, address: str, *, now: float) -> SwarmS
     """A new swarm with this node as its one member (self-signed: the first ``invite`` does this)."""
     own = members.parse(members.own_record(identity, name, address, now))
     assert own is not None  # own_record checked it
-    return SwarmState(secrets.token_hex(16), secrets.token_bytes(KEY_BYTES), {own.node_id: own}, {})
+    return SwarmState(secrets.token_hex(16), secrets.token_bytes(KEY_BYTES), {own.node_id: Standing(own)}, {})
 
 
 def prune(burnt: dict[str, int], now: float) -> dict[str, int]:
@@ -69,14 +78,16 @@ def prune(burnt: dict[str, int], now: float) -> dict[str, int]:
 
 
 def save(directory: Path, state: SwarmState, *, now: float) -> None:
-    """Write ``swarm.json`` whole (0600, fsynced), its burnt nonces pruned."""
+    """Write ``swarm.json`` whole (0600, fsynced), its nonces pruned."""
     state.burnt = prune(state.burnt, now)
+    state.issued = prune(state.issued, now)
     document = {
         "version": VERSION,
         "swarm_id": state.swarm_id,
         "swarm_key": state.swarm_key.hex(),
-        "members": [member.document for member in state.members.values()],
+        "members": members.documents(state.standings),
         "burnt": state.burnt,
+        "issued": state.issued,
     }
     files.replace(directory / FILE, canonical.encode(document) + b"\n", durable=True)
 
@@ -112,17 +123,20 @@ def _state(document: object) -> SwarmState | None:
     swarm_id = fields.hex_text(document.get("swarm_id"), 32)
     key = fields.hex_text(document.get("swarm_key"), 2 * KEY_BYTES)
     records, burnt = document.get("members"), document.get("burnt")
-    if swarm_id is None or key is None or not isinstance(records, list) or not isinstance(burnt, dict):
+    issued = document.get("issued", {})  # absent in a file from before invites were kept
+    if swarm_id is None or key is None or not isinstance(records, list):
         return None
-    known = {}
-    for record in records:
-        member = members.parse(record)
-        if member is None:
-            return None
-        known[member.node_id] = member
-    if any(
+    known = members.standings(records)
+    nonces = _nonces(burnt), _nonces(issued)
+    if known is None or nonces[0] is None or nonces[1] is None:
+        return None
+    return SwarmState(swarm_id, bytes.fromhex(key), known, *nonces)
+
+
+def _nonces(value: object) -> dict[str, int] | None:
+    if not isinstance(value, dict) or any(
         fields.hex_text(nonce, 32) is None or fields.integer(expires) is None
-        for nonce, expires in burnt.items()
+        for nonce, expires in value.items()
     ):
         return None
-    return SwarmState(swarm_id, bytes.fromhex(key), known, dict(burnt))
+    return dict(value)
