@@ -86,20 +86,22 @@ def test_a_relay_is_refused_to_strangers_replays_and_keys_of_another_node(
 
     async def check() -> None:
         path = f"/swarm/terminal/{quote(key, safe='')}"
-        headers = member.headers("GET", path, b"")
+        to_a = a.identity().node_id
+        headers = member.headers("GET", path, b"", to=to_a)
         socket = await attempt(path, headers)
         await until(socket, b"fake agent ready")
         await socket.close()
         for refused in (
             headers,
             {},
-            member.headers("GET", path + "?cols=1", b""),
-        ):  # replay, unsigned, re-targeted
+            member.headers("GET", path + "?cols=1", b"", to=to_a),
+            member.headers("GET", path, b"", to=b.identity().node_id),
+        ):  # replay, unsigned, re-targeted at another query, signed for another node
             with pytest.raises(InvalidStatus) as said:
                 await attempt(path, refused)
             assert said.value.response.status_code == 403
         other = f"/swarm/terminal/{quote(elsewhere, safe='')}"
-        socket = await attempt(other, member.headers("GET", other, b""))
+        socket = await attempt(other, member.headers("GET", other, b"", to=to_a))
         await socket.wait_closed()
         assert socket.close_code == 1008 and (socket.close_reason or "").startswith("not_owner")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import resource
 import signal
 import socket
 import time
@@ -68,8 +69,20 @@ def _server(app: object) -> uvicorn.Server:
     return server
 
 
+def _more_descriptors() -> None:
+    """Raise the soft limit on open descriptors to the hard one (at most 65536), as servers do:
+    the swarm listener's connection budget is a share of it (:func:`roost.mesh.connections.budget`),
+    and a default soft limit of 1024 would leave a swarm of a few hundred nodes no room."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
 def run_daemon(config: Config) -> int:
     """Serve until SIGTERM or SIGINT; returns the exit status."""
+    _more_descriptors()
     return asyncio.run(_serve(config))
 
 

@@ -5,8 +5,11 @@ bounded from the moment it is accepted, before TLS, so that nothing a stranger d
 node more than a few kilobytes and a few seconds per connection, and a fixed number of them:
 
 - **At accept**, before a byte is read: a connection beyond :attr:`Limits.per_address` from
-  one address, beyond :attr:`Limits.strangers` not yet known to be a member's, or beyond the
-  descriptor budget (:attr:`Limits.total`) in all, is closed at once.
+  one address (:attr:`Limits.stranger_per_address` of them not yet known to be a member's), or
+  beyond the descriptor budget (:attr:`Limits.total`) in all, is closed at once. Past
+  :attr:`Limits.strangers` not yet known to be a member's in all, the oldest of them is closed
+  to make room: a flood from many addresses then costs each of its connections its place
+  within milliseconds, while a member's handshake, which takes a few, still gets through.
 - **The TLS handshake** must finish within :attr:`Limits.handshake_s`; a client certificate is
   checked in it (:mod:`roost.mesh.tls`), and a connection that presented a member's is counted
   against that member (:attr:`Limits.per_member`) rather than against the strangers.
@@ -32,6 +35,11 @@ from dataclasses import dataclass, field
 
 log = logging.getLogger("rosterd.swarm")
 
+BACKLOG = 64
+"""Connections the kernel queues for the listener, and at most how many asyncio takes in at
+one turn of the loop (each is looked at on the next turn, and a refused one's descriptor freed
+on the one after): under a flood the listener holds at most two such batches more than its
+limits allow, for those moments."""
 HANDSHAKE_S = 5.0
 HEADER_S = 10.0
 SWEEP_S = 0.5
@@ -40,11 +48,18 @@ RESERVED_FDS = 256
 control clients, holders, taps, files."""
 
 
+MAX_BUDGET = 8192
+"""Connections the listener holds at most, whatever the limit: two streams and a few requests
+for each of a thousand members, with room."""
+
+
 def budget(share: float = 0.5) -> int:
     """How many swarm connections the daemon's descriptor limit leaves room for: ``share`` of
-    what is left once :data:`RESERVED_FDS` are set aside, and at least 64."""
+    what is left once :data:`RESERVED_FDS` are set aside, from 64 to :data:`MAX_BUDGET`."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return max(64, int((soft - RESERVED_FDS) * share))
+    if soft == resource.RLIM_INFINITY:
+        return MAX_BUDGET
+    return min(MAX_BUDGET, max(64, int((soft - RESERVED_FDS) * share)))
 
 
 @dataclass(frozen=True)
@@ -68,6 +83,7 @@ class _Connection:
     address: str
     peername: tuple[str, int]
     raw: asyncio.Transport
+    opened: float
     member: str | None = None
     certificate: bytes | None = None
     deadline: float | None = None
@@ -118,7 +134,7 @@ class Connections:
 
     async def serve(self, sock: object) -> None:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _Accepted(self), sock=sock)  # type: ignore[arg-type]
+        self._server = await loop.create_server(lambda: _Accepted(self), sock=sock, backlog=BACKLOG)  # type: ignore[arg-type]
         self._sweeper = asyncio.create_task(self._sweep())
 
     async def close(self) -> None:
@@ -133,6 +149,26 @@ class Connections:
         for connection in list(self.open.values()):
             connection.raw.abort()
         self.open.clear()
+
+    def describe(self) -> dict[str, object]:
+        """What ``rosterd nodes --json`` shows of the listener's connections."""
+        self._forget_closed()
+        limits = self.limits
+        return {
+            "open": len(self.open),
+            "members": len([c for c in self.open.values() if c.member is not None]),
+            "limits": {
+                "total": limits.total,
+                "per_address": limits.per_address,
+                "strangers": limits.strangers,
+                "stranger_per_address": limits.stranger_per_address,
+                "per_member": limits.per_member,
+                "handshake_s": limits.handshake_s,
+                "header_s": limits.header_s,
+                "backlog": BACKLOG,
+            },
+            "refused": dict(sorted(self.refused.items())),
+        }
 
     def _refuse(self, raw: asyncio.Transport, why: str) -> None:
         self.refused[why] = self.refused.get(why, 0) + 1
@@ -155,14 +191,13 @@ class Connections:
         if len(here) >= limits.per_address:
             self._refuse(raw, "per_address")
             return
-        if len(strangers) >= limits.strangers:
-            self._refuse(raw, "strangers")
-            return
         if len([c for c in here if c.member is None]) >= limits.stranger_per_address:
             self._refuse(raw, "stranger_per_address")
             return
+        if len(strangers) >= limits.strangers:
+            self._drop(min(strangers, key=lambda c: c.opened), "strangers")
         raw.pause_reading()
-        connection = _Connection(address, peername, raw)
+        connection = _Connection(address, peername, raw, asyncio.get_running_loop().time())
         self.open[peername] = connection
         task = asyncio.ensure_future(self._shake(connection))
         self._tasks.add(task)

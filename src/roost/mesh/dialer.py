@@ -53,7 +53,7 @@ def _unreachable(address: str, error: BaseException) -> PeerUnreachable:
     """A person's words for why a peer did not answer; the cause's own text where it has one."""
     reason = str(error)
     if "certificate" in reason.lower():
-        reason = "its certificate is not one this node pins (it is not a member of this swarm)"
+        reason = "the node that answered is not the one this node means to reach (not its certificate)"
     elif isinstance(error, httpx.TimeoutException | TimeoutError):
         reason = "no answer in time"
     elif isinstance(error, httpx.ReadError | httpx.RemoteProtocolError) and not reason:

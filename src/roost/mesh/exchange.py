@@ -190,12 +190,19 @@ class Exchange:
             if peer.node_id not in current and self.peers.forget(peer.node_id):
                 why = {"reason": self._why_gone(peer.node_id)}
                 self.feed.append(NODE_LEFT, peer.node_id, peer.node, detail=why)
+            elif (member := self.membership.members.get(peer.node_id)) and self.peers.rename(
+                peer.node_id, member.name
+            ):
+                row = union.node_row(peer, self.clock())
+                self.feed.append(NODE, peer.node_id, member.name, detail=row)
         if self._running:
             for node_id in current - self.links.keys():
                 self.links[node_id] = asyncio.create_task(self._link(node_id))
 
     def _why_gone(self, node_id: str) -> str:
         member = self.membership.members.get(node_id)
+        if self.membership.revoked is not None:
+            return "this_node_revoked"
         if member is None or member.signer == member.node_id:
             return "left"
         return "revoked"
@@ -307,7 +314,8 @@ class Exchange:
         old = dict(before.records) if before is not None else {}
         was = before.state() if before is not None else None
         try:
-            peer = self.peers.frame(node_id, document, now)
+            member = self.membership.members.get(node_id)
+            peer = self.peers.frame(node_id, document, now, member.name if member is not None else None)
         except PeerRefused:
             self.refused["frame"] += 1
             return False

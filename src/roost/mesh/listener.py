@@ -172,6 +172,8 @@ class Signed:
         try:
             member = self._who(scope)
         except PeerRefused as refused:
+            if refused.code == "revoked" and "revoked" in refused.extra:
+                await self._last_word(scope, receive)
             await self._refuse(scope, receive, answered, refused.code or "refused", refused.extra)
             return
         if member is None:  # a join
@@ -204,6 +206,25 @@ class Signed:
             told = self.membership.revocation(member.node_id)
             raise PeerRefused("a revoked node", code="revoked", **({"revoked": told} if told else {}))
         return None if is_join else member
+
+    async def _last_word(self, scope: Scope, receive: Receive) -> None:
+        """A revoked node's signed hello is read (within its cap and deadline) before it is
+        refused, and its records merged by the rule, which takes from it only the revocation
+        of the member that revoked it (:meth:`Membership.last_word`)."""
+        if scope["type"] != "http" or scope.get("path") != HELLO or scope.get("method") != "POST":
+            return
+        try:
+            claim = self.membership.claimed("POST", target(scope), Headers(scope=scope), revoked=True)
+            der = self._certificate(scope)
+            if der is None or claim.sender.certificate != der:
+                return
+            body = await _body(receive, MAX_BODY)
+            if isinstance(body, str):
+                return
+            self.membership.proven(claim, body)
+            self.membership.last_word(canonical.parse(body), claim.sender.node_id)
+        except (PeerRefused, ValueError):
+            return
 
     async def _let_in(self, scope: Scope, receive: Receive, send: Send, claim: object) -> None:
         if scope["type"] == "websocket":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,8 @@ class Membership:
         self.version = version
         self.clock = clock
         self.nonces = signing.Nonces()
+        self.dropped: Counter[str] = Counter()
+        """Member records a peer sent that the rule dropped, by why (``rosterd nodes``)."""
         self.listeners: list[Callable[[], None]] = []
         self.state: SwarmState | None = state.load(directory)
         self._certified: dict[bytes, Member] = {}
@@ -144,10 +147,9 @@ class Membership:
 
     def _merge(self, records: list[object]) -> list[str]:
         merged = members.merge(self.swarm.standings, records, now=self.clock())
-        if merged.dropped:
-            log.info(
-                "member records dropped: %s", ", ".join(f"{node} ({why})" for node, why in merged.dropped)
-            )
+        for node_id, why in merged.dropped:
+            self.dropped[why] += 1
+            log.info("a member record of %s was dropped (%s)", node_id, why)
         if merged.changed:
             self.swarm.standings = merged.standings
             self._changed()
@@ -185,9 +187,12 @@ class Membership:
             self.identity, self.swarm.swarm_key, method, target, body, to=to, now=self.clock()
         )
 
-    def claimed(self, method: str, target: str, headers: Mapping[str, str]) -> signing.Claimed:
+    def claimed(
+        self, method: str, target: str, headers: Mapping[str, str], *, revoked: bool = False
+    ) -> signing.Claimed:
         """What a request's headers claim, before its body is read; :class:`PeerRefused` when
-        they claim nothing this node takes (:func:`roost.swarm.signing.claimed`)."""
+        they claim nothing this node takes (:func:`roost.swarm.signing.claimed`; ``revoked``
+        lets a revoked sender's claim through, for its last word)."""
         if not self.active or self.state is None:
             raise PeerRefused("this node is no member of a swarm", code="unknown_node")
         return signing.claimed(
@@ -198,6 +203,7 @@ class Membership:
             swarm_key=self.state.swarm_key,
             recipient=self.identity.node_id,
             now=self.clock(),
+            revoked=revoked,
         )
 
     def proven(self, claim: signing.Claimed, body: bytes) -> Member:
@@ -231,6 +237,16 @@ class Membership:
         members.member(self.members, said.node_id)
         self._merge(said.members)
         return said
+
+    def last_word(self, document: object, sender: str) -> None:
+        """A revoked member's hello, its signature checked: its records are merged by the rule
+        like anyone's, which takes from a revoked signer one record only, the revocation of the
+        member that revoked it. Without this, two members revoking each other at once could
+        each be shut out of the other's door before its own revocation got through, and the
+        swarm would keep whichever one a third node heard from first."""
+        said = document.get("members") if isinstance(document, dict) else None
+        if isinstance(said, list) and isinstance(document, dict) and document.get("node_id") == sender:
+            self._merge(said[: 4 * members.MAX_MEMBERS])
 
     def told(self, records: object) -> Member | None:
         """A member's door refused this node and sent the records of its revocation: merge them

@@ -281,6 +281,7 @@ class Mesh:
         """This node, its swarm and every member with the last word from it: ``rosterd nodes``."""
         membership = self.membership
         swarm = membership.state
+        links = self.exchange
         rows = []
         for member in membership.members.values():
             row = membership.describe(member)
@@ -290,6 +291,7 @@ class Mesh:
             answered = contact.answered_at if contact else None
             row["answered_at_ms"] = int(answered * 1000) if answered is not None else None
             row["error"] = contact.error if contact else None
+            row["link_error"] = links.errors.get(member.node_id) if links is not None else None
             rows.append(row)
         gone = membership.revoked
         return {
@@ -302,5 +304,8 @@ class Mesh:
             "discovery": "tailscale" if self.use_tailscale else "static",
             "rounds": self.rounds.completed,
             "refused": dict(sorted(self.refusals.items())),
+            "records_dropped": dict(sorted(membership.dropped.items())),
+            "stream_refused": dict(sorted(links.refused.items())) if links is not None else {},
+            "connections": self._connections.describe() if self._connections is not None else None,
             "nodes": sorted(rows, key=lambda row: (not row["self"], str(row["name"]), str(row["node_id"]))),
         }

@@ -65,11 +65,13 @@ class Peer:
         return max(0, round((now - self.heard_at) * 1000))
 
 
-def _checked(doc: object, node_id: str) -> records.Record | None:
+def _checked(doc: object, node_id: str, name: str) -> records.Record | None:
+    """A peer's record, named after the node that sent it (whatever name the record gives)."""
     try:
-        return from_peer(doc, node_id)
+        record = from_peer(doc, node_id)
     except Invalid:
         return None
+    return record if record.node == name else record.replace(node=name)
 
 
 class Peers:
@@ -79,9 +81,12 @@ class Peers:
         self.own_id = own_id
         self._peers: dict[str, Peer] = {}
 
-    def frame(self, node_id: str, document: object, now: float) -> Peer:
+    def frame(self, node_id: str, document: object, now: float, known_as: str | None = None) -> Peer:
         """A whole roster from ``node_id`` replaces what was kept of it. PeerRefused (code
-        ``malformed``) when it is not a snapshot document of that node; nothing changes then."""
+        ``malformed``) when it is not a snapshot document of that node; nothing changes then.
+        ``known_as`` is the node's name as its member record says it (the frame's own ``node`` must
+        be one line, and is used only when no record names it): a peer speaks for itself, and
+        cannot go by another member's name in the union."""
         if node_id == self.own_id:
             raise PeerRefused("a node's own roster is not a peer's", code="malformed")
         if not isinstance(document, Mapping) or document.get("schema") != records.SCHEMA:
@@ -94,9 +99,10 @@ class Peers:
             wanted = f"a frame holds the node's name, one line, and at most {MAX_RECORDS} records"
             raise PeerRefused(wanted, code="malformed")
         earlier = self._peers.get(node_id)
+        name = known_as or name
         peer = Peer(node_id, name, now, dropped=earlier.dropped if earlier else 0)
         for doc in listed:
-            record = _checked(doc, node_id)
+            record = _checked(doc, node_id, name)
             if record is None:
                 peer.dropped += 1
             else:
@@ -110,7 +116,7 @@ class Peers:
         peer = self._peers.get(node_id)
         if peer is None:
             return None
-        record = _checked(document, node_id)
+        record = _checked(document, node_id, peer.node)
         if record is None or (record.session_key not in peer.records and len(peer.records) >= MAX_RECORDS):
             peer.dropped += 1
             return None
@@ -133,6 +139,17 @@ class Peers:
         peer = self._peers.get(node_id)
         if peer is not None:
             peer.reachable = False
+
+    def rename(self, node_id: str, name: str) -> bool:
+        """``node_id``'s member record now gives it ``name``: its records are served under it from
+        now on, not only from its next frame. Whether anything changed."""
+        peer = self._peers.get(node_id)
+        if peer is None or peer.node == name:
+            return False
+        peer.node = name
+        peer.records = {key: record.replace(node=name) for key, record in peer.records.items()}
+        peer.wire.clear()
+        return True
 
     def forget(self, node_id: str) -> bool:
         """Drop ``node_id`` at once (it was revoked, or left); whether anything was kept of it."""

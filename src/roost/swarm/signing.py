@@ -162,10 +162,13 @@ def claimed(
     swarm_key: bytes,
     recipient: str,
     now: float,
+    revoked: bool = False,
 ) -> Claimed:
     """What the headers of a request claim; :class:`PeerRefused` otherwise: ``malformed``,
     ``other_swarm``, ``wrong_recipient`` (signed for another node), ``unknown_node``,
-    ``revoked``, ``skew``, in that order. Nothing here is proven yet: :func:`proven` is."""
+    ``revoked`` (unless ``revoked`` allows a revoked sender: the door hears a revoked node's
+    last word, see :class:`roost.mesh.listener.Signed`), ``skew``, in that order. Nothing here
+    is proven yet: :func:`proven` is."""
     found = _headers(headers)
     node_id, to, timestamp = (
         fields.node_id(found[NODE]),
@@ -189,7 +192,8 @@ def claimed(
         raise PeerRefused(code="other_swarm", message="the request is from another swarm")
     if to != recipient:  # ids are no secret: a plain comparison
         raise PeerRefused(code="wrong_recipient", message="the request was signed for another node")
-    sender = member(members, node_id)
+    sender = members.get(node_id) if revoked else None
+    sender = sender or member(members, node_id)
     if abs(now - timestamp) > SKEW:
         raise PeerRefused(code="skew", message=f"the request's clock is more than {SKEW} s from this node's")
     return Claimed(sender, method, path_with_query, to, timestamp, nonce, signature)
