@@ -1,7 +1,8 @@
 """``rosterd status [--json]``: this node as ``GET /status`` reports it.
 
 Who the node is, its status epoch and head seq, sessions by activity, open streams, where it
-listens and how long its last rebuild took. ``--json`` prints the body as sent.
+listens (and which listener is off, and why) and how long its last rebuild took. ``--json``
+prints the body as sent.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ def describe(doc: dict[str, Any]) -> list[str]:
     by_activity = ", ".join(
         f"{number} {word}" for word, number in counts.items() if word not in ("sessions", "ended")
     )
-    listen = doc.get("listen") or {}
+    listen = dict(doc.get("listen") or {})
+    off = listen.pop("off", None) or {}
+    places = [f"{kind} {where}" for kind, where in listen.items() if where]
+    places += [f"{kind} off ({why})" for kind, why in off.items()]
     rebuild = doc.get("rebuild") or {}
     return printing.fields(
         [
@@ -34,7 +38,7 @@ def describe(doc: dict[str, Any]) -> list[str]:
             ("epoch", f"{doc.get('status_epoch')}, seq {doc.get('seq')}"),
             ("sessions", f"{counts.get('sessions', 0)}: {by_activity}; {counts.get('ended', 0)} ended"),
             ("streams", doc.get("streams")),
-            ("listen", " and ".join(f"{kind} {where}" for kind, where in listen.items()) or None),
+            ("listen", " and ".join(places) or None),
             ("rebuild", f"{rebuild['ms']} ms, {rebuild['sessions']} sessions" if rebuild else None),
         ]
     )
