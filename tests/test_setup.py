@@ -10,11 +10,12 @@ import subprocess
 
 from tests.conftest import REPO
 
-SLOW_TIERS_ONLY = {"chromium", "nodejs", "npm"}
+SLOW_TIERS_ONLY = {"chromium", "npm"}
 """Debian packages only the browser and agent tiers run."""
-FAST_PROGRAMS = {"openssh-server", "openssh-client", "zsh", "fish"}
+FAST_PROGRAMS = {"openssh-server", "openssh-client", "zsh", "fish", "nodejs"}
 """What tmux-tier tests drive besides tmux: a real sshd for ``roost ssh``
-(tests/cli/roost/test_ssh_openssh.py), zsh and fish for tab completion (tests/cli/test_completion.py)."""
+(tests/cli/roost/test_ssh_openssh.py), zsh and fish for tab completion (tests/cli/test_completion.py),
+Node.js for roost's JavaScript integrations under a stand-in host (tests/integrate/drivers)."""
 
 
 def plan(*options: str) -> list[tuple[str, list[str]]]:
@@ -28,12 +29,13 @@ def plan(*options: str) -> list[tuple[str, list[str]]]:
 
 
 def packages(steps: list[tuple[str, list[str]]]) -> set[str]:
-    return {name for kind, names in steps if kind in ("apt", "node") for name in names}
+    """The Debian packages of ``apt PACKAGE…`` and ``apt-unless PROGRAM PACKAGE…`` steps."""
+    return {name for kind, args in steps for name in {"apt": args, "apt-unless": args[1:]}.get(kind, [])}
 
 
 def test_the_fast_set_up_installs_no_npm_package_and_no_browser() -> None:
     fast = plan("--fast")
-    assert [kind for kind, _ in fast if kind in ("npm", "node")] == []
+    assert [kind for kind, _ in fast if kind == "npm"] == []
     assert packages(fast).isdisjoint(SLOW_TIERS_ONLY)
     assert packages(fast) >= FAST_PROGRAMS
     assert ("pip", [".[test]"]) in fast
@@ -59,7 +61,7 @@ def test_each_make_target_sets_up_with_its_own_plan() -> None:
 
 
 def test_what_only_the_whole_suite_installs_is_hidden_from_the_fast_tier() -> None:
-    look = "for p in chromium node npm npx; do command -v $p || true; done; ls -A .cache/agents || true"
+    look = "for p in chromium npm; do command -v $p || true; done; ls -A .cache/agents || true"
     hidden = subprocess.run(
         [str(REPO / "scripts" / "fast-setup-only"), "sh", "-c", look],
         capture_output=True,
