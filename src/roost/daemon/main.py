@@ -134,6 +134,7 @@ async def _serve(config: Config) -> int:
                 "unix": str(api_path),
                 "loopback": None if tcp_sock is None else f"{listen.LOOPBACK}:{config.node.loopback_port}",
                 "hooks": None if hook_sock is None else "{}:{}".format(*hook_sock.getsockname()),
+                "swarm": None,  # the mesh says, once it starts
                 "off": off,
             },
             "rebuild": {
