@@ -13,6 +13,7 @@ run ``scripts/bootstrap --test``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -200,7 +201,14 @@ def _foreign(name: str) -> bool:
 
 @pytest.fixture
 def roost(tmp_path: Path) -> Iterator[Roost]:
-    root = tmp_path
+    with sandbox(tmp_path) as made:
+        yield made
+
+
+@contextlib.contextmanager
+def sandbox(root: Path) -> Iterator[Roost]:
+    """A sandbox in ``root`` (an empty folder), its tmux server ended on leaving: the ``roost``
+    fixture's, and a second one for a test that needs another user's machine beside it."""
     # A unix socket path must fit in 108 bytes; pytest's temp paths can be longer.
     sockdir = tempfile.mkdtemp(prefix="rt", dir="/tmp")
     env = {k: v for k, v in os.environ.items() if not _foreign(k)}
@@ -216,15 +224,17 @@ def roost(tmp_path: Path) -> Iterator[Roost]:
     )
     for d in ("state", "config", "run", "home"):
         (root / d).mkdir(mode=0o700)
-    sandbox = Roost(root, env)
-    yield sandbox
-    subprocess.run(["tmux", "-S", sandbox.socket, "kill-server"], capture_output=True, timeout=10)
-    # A kill-server that could not connect (a loaded machine) would leave the server running
-    # after its socket is gone: end whatever still names the socket.
-    named = sandbox.socket.encode()
-    for pid in naming(named):
-        signal_if(pid, signal.SIGKILL, lambda pid=pid: holds(pid, named))
-    shutil.rmtree(sockdir, ignore_errors=True)
+    made = Roost(root, env)
+    try:
+        yield made
+    finally:
+        subprocess.run(["tmux", "-S", made.socket, "kill-server"], capture_output=True, timeout=10)
+        # A kill-server that could not connect (a loaded machine) would leave the server running
+        # after its socket is gone: end whatever still names the socket.
+        named = made.socket.encode()
+        for pid in naming(named):
+            signal_if(pid, signal.SIGKILL, lambda pid=pid: holds(pid, named))
+        shutil.rmtree(sockdir, ignore_errors=True)
 
 
 def naming(text: bytes) -> list[int]:

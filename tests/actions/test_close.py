@@ -132,7 +132,7 @@ def test_what_close_refuses_it_refuses_before_typing_or_closing(roost: Roost, da
     refused(daemon, working, {}, 409, f"{working.pane} is working")
     blocked = Agent(roost, "--dialog-on", "deploy", name="blocked")
     blocked.turn("deploy it", until="blocked")
-    refused(daemon, blocked, {}, 409, f"{blocked.pane} is blocked on a dialog for a human (Bash: npm test)")
+    refused(daemon, blocked, {}, 409, f"{blocked.pane} needs input (a dialog for a person: Bash: npm test)")
     unknown = Agent(roost, "--no-hooks", name="unknown")
     roost.tmux("set-option", "-p", "-t", unknown.pane, "@roost-state", "done")
     roost.tmux("set-option", "-p", "-t", unknown.pane, "@roost-harness", "mytool")

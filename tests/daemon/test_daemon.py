@@ -177,29 +177,37 @@ def test_a_token_readable_by_others_is_refused(daemon: Daemon) -> None:
     assert "readable by others" in daemon.log.read_text()
 
 
-def test_the_port_in_use_is_reported(daemon: Daemon) -> None:
+def test_a_loopback_port_in_use_leaves_the_web_app_off_not_the_daemon(daemon: Daemon) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", daemon.port))
         taken.listen()
-        daemon.write_config()
-        assert daemon.spawn().wait(20) == 1
-    assert f"cannot listen on 127.0.0.1:{daemon.port}" in daemon.log.read_text()
+        daemon.start()
+        status = daemon.get("/status")
+    why = f"cannot listen on 127.0.0.1:{daemon.port}: Address already in use"
+    assert status["listen"]["loopback"] is None and status["listen"]["off"]["loopback"] == why
+    assert f"rosterd: loopback listener off: {why}; " in daemon.log.read_text()
 
 
 @pytest.mark.parametrize("which", ["port", "hook_port"])
-def test_a_port_an_outgoing_connection_holds_is_reported_not_a_traceback(daemon: Daemon, which: str) -> None:
+def test_a_port_an_outgoing_connection_holds_is_off_and_said_not_a_traceback(
+    daemon: Daemon, which: str
+) -> None:
     """A bind with SO_REUSEADDR succeeds on the local port of a connection going out; only
-    ``listen`` finds the conflict, and the daemon says so in one line and exits 1."""
+    ``listen`` finds the conflict, and the daemon says so in one line and serves without it."""
     with socket.socket() as server, socket.socket() as client:
         server.bind(("127.0.0.1", 0))
         server.listen()
         client.connect(server.getsockname())
         port = client.getsockname()[1]
         setattr(daemon, which, port)
-        daemon.write_config()
-        assert daemon.spawn().wait(20) == 1
+        daemon.start()
+        off = daemon.get("/status")["listen"]["off"]
     said = daemon.log.read_text()
-    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in said
+    assert (
+        off["loopback" if which == "port" else "hooks"]
+        == f"cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
+    assert said.count(f"cannot listen on 127.0.0.1:{port}: Address already in use") == 1
     assert "Traceback" not in said
 
 

@@ -47,3 +47,15 @@ def test_a_badge_that_asks_something_else_or_says_another_word_is_new() -> None:
     assert not badges.shows(badge(reason=None), record)
     assert not badges.shows(badge("working", None), record)
     assert not badges.shows(badge(), None)
+
+
+def test_a_badge_that_moved_from_done_to_idle_is_new_though_the_activity_is_idle_either_way() -> None:
+    """A person looked at a finished pane (its badge went ✅ to 💤): the record's state must
+    follow, or rosterd's faces would keep saying done while ``roost status`` says idle."""
+    roster = Roster("test", "n0", lambda: 1_700_000_000.0, status_epoch=1)
+    fields = {"harness": "claude"}
+    roster.apply(Claim("hook", 1_700_000_000.0, process=ROOT, activity="done", event="Stop", fields=fields))
+    record = roster.record(roster.find(ROOT) or "")
+    assert record is not None and (record.activity, record.state) == ("idle", "done")
+    assert badges.shows(badge("done", None), record)
+    assert not badges.shows(badge("idle", None), record)

@@ -164,3 +164,33 @@ def test_a_parsed_claim_applies_to_the_roster() -> None:
     outcome = hub.apply(parse(payload, received_at=NOW))
     assert outcome.accepted and outcome.session_key == "n0de:10:20"
     assert [change.event for change in outcome.changes] == ["session_started", "attention"]
+
+
+@pytest.mark.parametrize(
+    ("said", "activity", "state"),
+    [
+        ("working", "active", "working"),
+        ("blocked", "needs_attention", "blocked"),
+        ("done", "idle", "done"),
+        ("idle", "idle", "idle"),
+        ("error", "idle", "error"),
+        ("active", "active", "working"),
+        ("needs_attention", "needs_attention", "blocked"),
+    ],
+)
+def test_a_record_keeps_the_state_in_roosts_words_beside_the_activity(
+    said: str, activity: str, state: str
+) -> None:
+    """rosterd's activity says ``idle`` for done, idle and error alike; the record's ``state``
+    keeps which, so every face can say it in the one set of words a person reads."""
+    roster = Roster("test", "n0", lambda: NOW, status_epoch=1)
+    roster.apply(ok(activity=said, fields={"error_reason": "boom"} if said == "error" else {}))
+    record = roster.record(roster.find(P) or "")
+    assert record is not None and (record.activity, record.state) == (activity, state)
+
+
+def test_a_session_with_no_activity_has_no_state() -> None:
+    roster = Roster("test", "n0", lambda: NOW, status_epoch=1)
+    roster.apply(ok(fields={"harness": "claude"}))
+    record = roster.record(roster.find(P) or "")
+    assert record is not None and (record.activity, record.state) == ("unknown", None)

@@ -50,6 +50,7 @@ WIRE_FIELDS = {
     "pending": None,
     "model": None,
     "handed_to": None,
+    "state": None,
 }
 
 

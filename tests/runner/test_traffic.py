@@ -26,7 +26,7 @@ def test_a_turn_is_active_once_per_kind_then_idle_with_its_final_message_as_reca
     traffic.update(chunk("", "m2"))
     traffic.update(chunk("the answer", "m2"))
     ended = traffic.turn_ended({"stopReason": "end_turn", "usage": {"totalTokens": 8}})
-    assert (ended.activity, ended.event) == ("idle", "end_turn")
+    assert (ended.activity, ended.event) == ("done", "end_turn")
     assert ended.fields["recap"] == "the answer"
     assert ended.fields["usage"] == {"tokens": {"totalTokens": 8}}
 
@@ -87,7 +87,7 @@ def test_a_replay_that_ended_idle_claims_idle_and_counts_no_turn_live() -> None:
         {"method": "session/update", "params": "nonsense"},
     ]
     folded = fold(replayed(Traffic(), history))
-    assert (folded.activity, folded.event) == ("idle", "end_turn")
+    assert (folded.activity, folded.event) == ("done", "end_turn")
     assert folded.fields["recap"] == "one"
     assert folded.fields["mode"] == "plan"
     assert folded.fields["plan"] == {"entries": [{"content": "x"}]}

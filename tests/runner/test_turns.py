@@ -26,19 +26,19 @@ def test_prompt_wait_prints_this_turns_recap_or_nothing_and_says_which(headless:
     key = headless.start(name="turns")["session_key"]
     done = _rosterd(headless, "prompt", "turns", "first", "--wait", "idle")
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == f"{key}: prompted; turns idle\necho: first\n"
+    assert done.stdout == f"{key}: prompted; turns done\necho: first\n"  # in the words a person reads
 
     # The wait ends before the turn does: the last turn's recap is not this one's answer.
     slow = _rosterd(headless, "prompt", "turns", "SLOW 30", "--wait", "idle", "--timeout", "1")
-    assert (slow.returncode, slow.stdout) == (1, f"{key}: prompted; turns active\n")
-    assert slow.stderr == NOT_YET + "rosterd prompt: the wait for idle ended with the session active\n"
+    assert (slow.returncode, slow.stdout) == (1, f"{key}: prompted; turns working\n")
+    assert slow.stderr == NOT_YET + "rosterd prompt: the wait for idle ended with the session working\n"
     assert headless.post(f"/sessions/{key}/cancel").status_code == 200
     assert headless.until(key, activity_event="cancelled")["recap"] == "working"
 
     # Waiting for a person: the turn runs on, so it has no reply yet, in words and in --json.
     asked = _rosterd(headless, "prompt", "turns", "PERMIT", "--wait", "needs_attention")
     assert asked.returncode == 0, asked.stderr
-    assert asked.stdout == f"{key}: prompted; turns needs_attention\n  waits on: rm -rf build\n"
+    assert asked.stdout == f"{key}: prompted; turns needs input\n  waits on: rm -rf build\n"
     assert asked.stderr == NOT_YET
     assert headless.post(f"/sessions/{key}/permission", {"option": "allow"}).status_code == 200
     headless.until(key, activity="idle")

@@ -133,8 +133,8 @@ def _exit_command(p: Pane, state: str | None, harness: str | None, agent: Manife
             "or pass --force"
         )
     if state == w.BLOCKED:
-        reason = p.opt(w.REASON) or "a dialog"
-        raise Conflict(f"{p.id} is blocked on a dialog for a human ({reason}); answer it, or pass --force")
+        asks = f": {reason}" if (reason := p.opt(w.REASON)) else ""
+        raise Conflict(f"{p.id} needs input (a dialog for a person{asks}); answer it, or pass --force")
     if agent is None or not agent.exit_command:
         what = f"harness '{harness}' has no exit command" if harness else "can't tell which agent runs there"
         raise Conflict(f"{p.id}: {what}, and a guess would be read as a prompt; --force closes it unasked")

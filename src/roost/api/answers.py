@@ -21,6 +21,7 @@ from roost.api import rows, schemas, waits
 from roost.ledger import journal
 from roost.roster import pending, records
 from roost.roster.changes import EVENTS
+from roost.state import words
 from roost.swarm import feed, union
 from roost.swarm.peers import PEER_STATES
 
@@ -48,6 +49,8 @@ def _record_field(name: str, kind: Any) -> Any:
         return (Literal[records.ACTIVITIES], ...)
     if name == "liveness":
         return (Literal[records.LIVENESS], ...)
+    if name == "state":
+        return (Literal[words.STATES] | None, ...)
     return (kind, ...)
 
 

@@ -6,7 +6,8 @@
   the page; a used or unknown token gets 401 and the "log in with the link" page. Without a
   token: that page, or the app when the browser is already logged in.
 - ``POST /login-link``: a new one-time link, ``{"url": …}``, for a caller that already holds
-  the bearer token or the unix socket (the link rosterd printed at start works once).
+  the bearer token or the unix socket (the link rosterd printed at start works once); 503
+  while the loopback listener is off, since no browser could follow the link.
 - ``/static/…``: the page's modules, styles and vendored xterm.js; public, they hold no secret.
 """
 
@@ -28,6 +29,7 @@ from roost.api import context
 from roost.api.gate import session_cookie
 from roost.api.logins import cookie_name
 from roost.api.operations import operation, parameter
+from roost.errors import Unavailable
 
 STATIC = Path(str(resources.files("roost.web") / "static"))
 NO_STORE = {"Cache-Control": "no-store"}
@@ -124,11 +126,19 @@ async def login(request: Request) -> Response:
     return response
 
 
-@operation("a one-time login address for a browser", answers={200: ("LoginLink", "the link")})
+@operation(
+    "a one-time login address for a browser (503 while the loopback listener is off: no browser "
+    "could follow it)",
+    answers={200: ("LoginLink", "the link")},
+    fails=(503,),
+)
 async def login_link(request: Request) -> JSONResponse:
     daemon = context.of(request)
     listen = daemon.facts.get("listen", {})
     loopback = listen.get("loopback") if isinstance(listen, dict) else None
+    off = (listen.get("off") or {}).get("loopback") if isinstance(listen, dict) else None
+    if off:
+        raise Unavailable(f"the web app is off: its loopback listener is off ({off})")
     origin = f"http://{loopback}" if loopback else str(request.base_url).rstrip("/")
     return JSONResponse({"url": daemon.logins.link(origin)}, headers=NO_STORE)
 

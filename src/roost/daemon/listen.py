@@ -5,6 +5,13 @@ never briefly open to others) and TCP on 127.0.0.1 at ``[node] loopback_port``; 
 port, TCP on 127.0.0.1 at ``[node] hook_port`` or the socket a service manager passed for it
 (:func:`activated`). The host is not configurable: no listener can be pointed at another
 interface by mistake.
+
+The unix socket is the one a daemon cannot do without: every CLI verb, hook, integration
+report and the MCP bridge reach it there, and the lock already proved no other daemon uses
+this runtime directory, so a socket it cannot bind is a fault and the daemon does not start.
+The two TCP ports are :data:`OPTIONAL`: another daemon on the machine (another user's, a test's)
+or any other program may hold them, and without them the roster, the CLIs, hooks and MCP all
+still work, so a port it cannot bind is off, said once at the start and in ``GET /status``.
 """
 
 from __future__ import annotations
@@ -90,6 +97,30 @@ def loopback(port: int) -> socket.socket:
         sock.close()
         raise SetupError(f"cannot listen on {LOOPBACK}:{port}: {error.strerror}") from None
     return sock
+
+
+OPTIONAL = {
+    "loopback": (
+        "no browser or HTTP client reaches this daemon (the CLIs, hooks and MCP use its socket); "
+        "give [node] loopback_port a free port in rosterd.toml and restart rosterd"
+    ),
+    "hooks": (
+        "only HTTP hooks post there (command hooks reach the daemon on its socket); "
+        "give [node] hook_port a free port in rosterd.toml, or 0 for none, and restart rosterd"
+    ),
+}
+"""The listeners a daemon starts without, by their name in ``GET /status``'s ``listen``: what
+their absence costs and how to get them back."""
+
+
+def optional(name: str, port: int, off: dict[str, str]) -> socket.socket | None:
+    """127.0.0.1:``port`` for the optional listener ``name``, or None with why it is off put in
+    ``off`` under that name."""
+    try:
+        return loopback(port)
+    except SetupError as error:
+        off[name] = error.message
+        return None
 
 
 LISTEN_FDS_START = 3

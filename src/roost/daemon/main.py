@@ -98,13 +98,16 @@ async def _serve(config: Config) -> int:
     listeners: list[tuple[uvicorn.Server, socket.socket]] = []
     bound = False
     whole = None
+    off: dict[str, str] = {}
     try:
         hook_sock = listen.activated()
         unix_sock = listen.unix(api_path)
         bound = True
-        tcp_sock = listen.loopback(config.node.loopback_port)
+        tcp_sock = listen.optional("loopback", config.node.loopback_port, off)
         if hook_sock is None and config.node.hook_port:
-            hook_sock = listen.loopback(config.node.hook_port)
+            hook_sock = listen.optional("hooks", config.node.hook_port, off)
+        elif hook_sock is None:
+            off["hooks"] = "[node] hook_port is 0"
         clock = time.time
         started_at = clock()
         live = Live(Roster(config.node.name, keys.node_id, clock), clock)
@@ -129,6 +132,8 @@ async def _serve(config: Config) -> int:
         )
         opening = Opening(early(roster_only))
         for peer, sock in ((auth.UNIX, unix_sock), (auth.TCP, tcp_sock)):
+            if sock is None:
+                continue
             server = _server(auth.via(opening, peer))
             await server.startup(sockets=[sock])
             listeners.append((server, sock))
@@ -140,8 +145,10 @@ async def _serve(config: Config) -> int:
         facts = {
             "listen": {
                 "unix": str(api_path),
-                "loopback": f"{listen.LOOPBACK}:{config.node.loopback_port}",
+                "loopback": None if tcp_sock is None else f"{listen.LOOPBACK}:{config.node.loopback_port}",
                 "hooks": None if hook_sock is None else "{}:{}".format(*hook_sock.getsockname()),
+                "swarm": None,  # the mesh says, once it starts
+                "off": off,
             },
             "rebuild": {
                 "ms": round((rebuilt.seconds + rebuilt_headless) * 1000, 1),

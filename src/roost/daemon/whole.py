@@ -152,6 +152,8 @@ class Whole:
             mesh.exchange.listeners.append(self.notifier.observe)
         await mesh.start()
         facts["listen"]["swarm"] = mesh.listening
+        if not mesh.listening:
+            facts["listen"]["off"]["swarm"] = mesh.off_because
         facts["swarm"] = {
             "listen": mesh.listening,
             "off": mesh.off_because,
@@ -160,16 +162,29 @@ class Whole:
         return app
 
     def announce(self, api_path: object) -> None:
-        """The daemon's lines on stderr once it all serves: where, how fast, the login link."""
+        """The daemon's lines on stderr once it all serves: where, how fast, the login link, and
+        each listener that is off with why (said once, here; ``GET /status`` keeps saying it)."""
         facts, mesh = self.facts, self.mesh
         assert mesh is not None
+        listening, off = facts["listen"], facts["listen"]["off"]
+        web = f" and http://{listening['loopback']}" if listening["loopback"] else ""
         sys.stderr.write(
-            f"rosterd: serving unix:{api_path} and http://{facts['listen']['loopback']}; roster rebuilt "
+            f"rosterd: serving unix:{api_path}{web}; roster rebuilt "
             f"in {facts['rebuild']['ms']} ms ({facts['rebuild']['sessions']} sessions)\n"
         )
-        sys.stderr.write(f"rosterd: web app login (works once): {self.logins.link(_origin(self.config))}\n")
-        hooks = facts["listen"].get("hooks")
-        sys.stderr.write(f"rosterd: hook port on {hooks}\n" if hooks else "rosterd: hook port off\n")
+        if listening["loopback"]:
+            link = self.logins.link(_origin(self.config))
+            sys.stderr.write(f"rosterd: web app login (works once): {link}\n")
+        else:
+            why = f"{off['loopback']}; {listen.OPTIONAL['loopback']}"
+            sys.stderr.write(f"rosterd: loopback listener off: {why}\n")
+        hooks = listening.get("hooks")
+        if hooks:
+            sys.stderr.write(f"rosterd: hook port on {hooks}\n")
+        elif self.config.node.hook_port:
+            sys.stderr.write(f"rosterd: hook port off: {off['hooks']}; {listen.OPTIONAL['hooks']}\n")
+        else:
+            sys.stderr.write(f"rosterd: hook port off: {off['hooks']}\n")
         if mesh.listening:
             sys.stderr.write(f"rosterd: swarm listener on {mesh.listening} (TLS, members only)\n")
         else:

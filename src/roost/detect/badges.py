@@ -67,7 +67,9 @@ def read(pane: Pane) -> Badge | None:
 
 def shows(badge: Badge, record: records.Record | None) -> bool:
     """Whether the record already says what the badge says, so claiming it again adds nothing
-    (a hook that posted its claim to the daemon also wrote the badge). A dialog's badge knows
+    (a hook that posted its claim to the daemon also wrote the badge); a badge that moved from
+    done to idle (a person looked at the pane) says something new though the activity is idle
+    either way. A dialog's badge knows
     only what it asks; the record's request has more (its id, when it opened), so the two
     agree when they ask the same."""
     if record is None:
@@ -75,6 +77,7 @@ def shows(badge: Badge, record: records.Record | None) -> bool:
     claimed = badge.claim_fields()
     if (
         record.activity != badge.activity
+        or record.state != badge.word
         or record.error_reason != claimed.get("error_reason")
         or _asks(record.pending) != _asks(claimed.get("pending"))
     ):

@@ -6,7 +6,8 @@ It keeps each session's previous activity so a change can be classified (see
 that session. Opening the session (:meth:`Notifier.seen`) cancels what is pending and
 acknowledges the revision it saw, so a late timer never buzzes about something already looked at.
 
-The payload names the session and its state, and for a session that needs input the request
+The payload names the session and its state as a person reads it (``needs input``, ``done``,
+``error``), and for a session that needs input the request
 it waits on (the one line saying what it asks, the answers rosterd can give): never a prompt or
 a reply. Push payloads are encrypted end to end (RFC 8291): the push service reads none of it.
 """
@@ -110,7 +111,7 @@ class Notifier:
             return
         before = self._activity.get(key)
         self._activity[key] = record.activity
-        what = classify(before, record.activity, record.activity_event)
+        what = classify(before, record.activity, record.activity_event, record.state)
         if what is not None:
             self.delays.schedule(key, lambda: self._fire(record, what))
         elif before != record.activity:

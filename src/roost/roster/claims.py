@@ -70,6 +70,13 @@ class Claim:
         return None if self.activity is None else records.to_activity(self.activity)
 
     @property
+    def state_word(self) -> str | None:
+        """The claimed state in roost's words (the pane badge's), whichever vocabulary the
+        sender used: a record carries it beside the activity, so every face can say done or
+        error where rosterd's activity says only idle."""
+        return words.state_of(self.activity)
+
+    @property
     def error_reason(self) -> str | None:
         """Why a turn failed, when the claim says it did: the internal ``error`` word keeps its
         reason here because rosterd's activity for it is plain ``idle``."""

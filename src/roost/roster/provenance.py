@@ -3,7 +3,8 @@
 The roster keeps what each source last said about each field, not only the winning value,
 so that when a leased source falls silent the next source's value shows through at once and
 ``explain`` can say which source set a field and which lost to it. Activity is kept as one
-group (the word, its event and time, an error reason, a pending request): mixing a hook's word
+group (the word, its event and time, an error reason, a pending request, the state in roost's
+words): mixing a hook's word
 with the screen's event would describe a moment nobody observed.
 """
 
@@ -19,7 +20,7 @@ from roost.roster.times import to_wire
 
 ACTIVITY = "activity"
 """The provenance name of the activity group."""
-ACTIVITY_GROUP = ("activity", "activity_event", "activity_at", "error_reason", "pending")
+ACTIVITY_GROUP = ("activity", "activity_event", "activity_at", "error_reason", "pending", "state")
 """Record fields that the activity group sets together."""
 
 Counts = Callable[[str], bool]

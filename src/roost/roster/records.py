@@ -95,6 +95,11 @@ class Record:
     model: str | None = None
     handed_to: dict[str, Any] | None = None
     """Where a headless session ended ``handed_off`` went: ``node``, ``node_id``, ``session_key``."""
+    state: str | None = None
+    """The activity in roost's words (``working``, ``blocked``, ``done``, ``idle``, ``error``:
+    what a pane's badge says), null while the activity is ``unknown``. It tells apart what
+    ``idle`` covers (a turn just done, an agent at rest, a failed turn), so every face can say
+    it in one set of words (``roost.state.words.HUMAN``)."""
 
     def replace(self, **changes: Any) -> Record:
         """A copy with some fields changed: records are values, never edited in place."""

@@ -21,6 +21,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from roost.roster import precedence, records
 from roost.roster.claimschema import COUNT_MAX, EVENT_LIMIT, Pid, RosterdFields, Ticks
 from roost.roster.times import from_wire
+from roost.state import words as state_words
 from roost.validation import Invalid, JsonObject, integer, refuse, text, validated, words
 
 Count = integer(0, COUNT_MAX, "a non-negative integer")
@@ -51,6 +52,7 @@ class RecordBody(RosterdFields):
     revision: Count = 0
     completed_revision: Count | None = None
     handed_to: JsonObject | None = None
+    state: words(state_words.STATES) | None = None
 
     @field_validator(*MOMENTS, mode="before")
     @classmethod

@@ -125,6 +125,7 @@ class Session:
                 "activity_at": claim.received_at,
                 "error_reason": claim.error_reason,
                 "pending": self._pending(claim),
+                "state": claim.state_word,
             }
         shadowed = []
         for name, value in offers.items():

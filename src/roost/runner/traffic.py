@@ -7,9 +7,9 @@ with the :class:`Said` it amounts to, or None when nothing a client sees changed
 - a prompt going out, a message or thought chunk, a tool call or its update: ``active``;
 - ``session/request_permission``: ``needs_attention`` with ``pending`` (the tool, a one-line
   summary, the options the adapter offered, under the adapter's own ids);
-- the end of the turn (the holder's ``_roost/turn_ended``): ``idle`` with the stop reason as
-  the event, or the internal ``error`` word with the error's message, at the time the holder
-  stamped it (the same live and in a replay);
+- the end of the turn (the holder's ``_roost/turn_ended``): the internal ``done`` word (rosterd's
+  ``idle``, a pane badge's ✅) with the stop reason as the event, or the internal ``error`` word
+  with the error's message, at the time the holder stamped it (the same live and in a replay);
 - ``plan`` replaces the plan, ``current_mode_update`` sets mode, a ``config_option_update``
   mode and model (its options of those categories), ``usage_update`` and the prompt's answer
   fill usage (``tokens`` is the last turn's, absent when it reported none),
@@ -177,7 +177,7 @@ class Traffic:
             reason = _line(error.get("message"), 1000) or "the adapter failed the turn"
             return Said(words.ERROR, "prompt_failed", {**fields, "error_reason": reason}, at)
         stop = params.get("stopReason")
-        return Said(words.IDLE, _line(stop, 64) or "end_turn", fields, at)
+        return Said(words.DONE, _line(stop, 64) or "end_turn", fields, at)
 
 
 def stamp(value: object) -> float | None:

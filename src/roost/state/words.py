@@ -20,6 +20,38 @@ ACTIVITY_OF_STATE: dict[str, str] = {
 WEB_OF_ACTIVITY: dict[str, str] = {ACTIVE: WORKING, NEEDS_ATTENTION: BLOCKED, IDLE: IDLE}
 """An activity in the web app's words, which ``roost.agentrow.STATES`` lists (the base layer
 cannot import this one); ``unknown`` has none: such a session has no row yet."""
+STATE_OF_ACTIVITY: dict[str, str] = {ACTIVE: WORKING, NEEDS_ATTENTION: BLOCKED, IDLE: IDLE}
+"""The state a claim in rosterd's activity words says: ``idle`` stays idle (such a source
+cannot tell a turn just done from an agent at rest), ``unknown`` says none."""
+
+NEEDS_INPUT = "needs input"
+HUMAN: dict[str, str] = {WORKING: WORKING, BLOCKED: NEEDS_INPUT, DONE: DONE, IDLE: IDLE, ERROR: ERROR}
+"""What a person reads for each state, the same words in every face: ``roost status``,
+``rosterd list``, notifications, the web app. The machine words of each contract (every
+``--json`` and API field, the exit codes) stay the contract's own."""
+
+
+BEING: dict[str, str] = {
+    WORKING: "is working",
+    BLOCKED: "needs input",
+    DONE: "is done",
+    IDLE: "is idle",
+    ERROR: "is in error state",
+}
+"""A state said of a pane in a sentence, in the words of :data:`HUMAN`: ``'api' needs input``."""
+
+
+def state_of(word: str | None) -> str | None:
+    """The state a claim's activity word says, in either vocabulary; None for no state."""
+    if word in STATES:
+        return word
+    return STATE_OF_ACTIVITY.get(word or "")
+
+
+def human(state: str | None) -> str | None:
+    """``state`` (a pane badge's word) as a person reads it; an unknown word as it is."""
+    return HUMAN.get(state, state) if state else None
+
 
 # Pane options, one fact each. Names are part of the contract: other tmux clients read them.
 STATE = "@roost-state"

@@ -142,7 +142,7 @@ def test_blocked_is_refused_then_forced(roost: Roost) -> None:
     before = agent.received()
     proc = close(roost, agent.pane)
     assert proc.returncode == 1
-    assert f"roost close: {agent.pane} is blocked" in proc.stderr
+    assert f"roost close: {agent.pane} needs input (a dialog for a person: " in proc.stderr
     assert "Bash: npm test" in proc.stderr
     assert agent.alive()
     assert agent.state() == "blocked"

@@ -175,14 +175,14 @@ def test_missing_target_exits_2_with_nothing_on_stdout(roost: Roost) -> None:
         assert proc.stderr.startswith("roost read: ")
 
 
-@pytest.mark.parametrize("state", ["working", "blocked"])
-def test_busy_pane_marks_the_reply_stale(roost: Roost, state: str) -> None:
+@pytest.mark.parametrize(("state", "said"), [("working", "is working"), ("blocked", "needs input")])
+def test_busy_pane_marks_the_reply_stale(roost: Roost, state: str, said: str) -> None:
     pane = agent(roost, "api", "--reply", "old answer")
     turn(roost, pane, "go")
     set_state(roost, pane, state)
     proc = roost.run("read", pane)
     assert proc.stdout == "old answer"
-    assert proc.stderr == f"roost read: '{pane}' is {state} — this reply is from an earlier turn.\n"
+    assert proc.stderr == f"roost read: '{pane}' {said} — this reply is from an earlier turn.\n"
     doc = roost.json("read", "--json", pane)
     assert (doc["stale"], doc["state"], doc["source"], doc["error_reason"]) == (True, state, "reply", None)
 

@@ -344,7 +344,7 @@ def test_blocked_target_is_refused_and_force_sends(roost: Roost, tmp_path: Path)
     wait_state(roost, pane, "blocked")
     before = log.read_bytes()
     proc = roost.run("send", "--json", pane, "are you there")
-    assert_failed(proc, 3, f"roost send: {pane} is blocked: ")
+    assert_failed(proc, 3, f"roost send: {pane} needs input: ")
     assert proc.stderr.endswith(" — retry later or pass --force\n")
     time.sleep(0.3)
     assert log.read_bytes() == before

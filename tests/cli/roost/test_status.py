@@ -9,6 +9,10 @@ import time
 import pytest
 
 from tests.cli.roost.inpane import counting_tmux
+from tests.contracts.tables import table
+
+HUMAN = {row["internal"]: row["a person reads"] for row in table("One state, three vocabularies")}
+"""What a person reads for each state (docs/contracts.md)."""
 
 PANE_KEYS = [
     "id",
@@ -195,6 +199,22 @@ def test_plain_status_is_a_table_with_badges(roost):
     assert lines[0] == "main: 2 windows"
     row = next(line for line in lines if pane in line)
     assert "⏳" in row and "main:2.1" in row and "api" in row and "working" in row
+
+
+def test_the_table_says_each_state_in_the_words_a_person_reads(roost):
+    """The document keeps the machine word; the table says the one every face uses."""
+    roost.start("sh", window="shell")
+    said = {}
+    for index, state in enumerate(("working", "blocked", "done", "idle", "error")):
+        pane = roost.window(f"w{index}", "sh")
+        roost.tmux("set-option", "-p", "-t", pane, "@roost-state", state)
+        said[pane] = state
+    lines = roost.run("status").stdout.splitlines()
+    for pane, state in said.items():
+        row = next(line for line in lines if f" {pane} " in line)
+        assert row.endswith(f"(sh)  {HUMAN[state]}"), row
+    assert {p["id"]: p["state"] for p in roost.json("status", "--json")["panes"] if p["state"]} == said
+    assert "blocked" not in "\n".join(lines) and "needs input" in "\n".join(lines)
 
 
 def test_plain_status_without_server(roost):

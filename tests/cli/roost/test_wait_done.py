@@ -153,7 +153,7 @@ def test_died_when_the_agent_is_killed_at_a_shell_prompt(roost: Roost) -> None:
     os.killpg(job, signal.SIGKILL)
     rc, out, err = finish(waiter)
     assert (rc, out) == (2, "")
-    assert f"'{pane}' died while working" in err
+    assert f"'{pane}' died (working)" in err
     assert roost.option(pane, "pane_id") == pane  # the pane and its shell live on
 
 
@@ -165,7 +165,7 @@ def test_died_when_the_pane_closes_while_working(roost: Roost) -> None:
     roost.tmux("kill-pane", "-t", pane)
     rc, _, err = finish(waiter)
     assert rc == 2
-    assert f"'{pane}' died while working" in err
+    assert f"'{pane}' died (working)" in err
 
 
 def test_died_when_the_pane_is_left_dead(roost: Roost) -> None:
@@ -177,7 +177,7 @@ def test_died_when_the_pane_is_left_dead(roost: Roost) -> None:
     os.killpg(int(roost.option(pane, "@roost-job")), signal.SIGKILL)
     rc, _, err = finish(waiter)
     assert rc == 2
-    assert "died while working" in err
+    assert "died (working)" in err
     assert roost.option(pane, "pane_dead") == "1"
 
 
@@ -189,7 +189,7 @@ def test_an_agent_that_died_before_the_wait_began(roost: Roost) -> None:
     roost.wait_for(lambda: roost.option(pane, "pane_dead") == "1")
     proc = roost.run("wait-done", pane, "30")
     assert proc.returncode == 2
-    assert "died while blocked" in proc.stderr
+    assert "died (needs input)" in proc.stderr
 
 
 def test_window_target_waits_for_every_agent_pane(roost: Roost) -> None:

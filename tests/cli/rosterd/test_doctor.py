@@ -54,6 +54,7 @@ def test_a_healthy_machine_passes_every_check(roost: Roost, daemon: Daemon) -> N
     assert found["node key"] == ("ok", f"{daemon.config_dir / 'node.key'} is 600")
     assert found["socket"] == ("ok", f"{daemon.socket} is 600")
     assert found["loopback"] == ("ok", f"port {daemon.port} is bound on 127.0.0.1 only")
+    assert found["hook port"] == ("ok", f"listens on 127.0.0.1:{daemon.hook_port} (HTTP hooks post there)")
     assert found["tmux"] == ("ok", f"roost's server answers on {roost.socket}")
     assert set(HARNESSES) <= found.keys()
     assert all(outcome in ("ok", "skip", "optional") for outcome, _ in found.values())
@@ -69,6 +70,7 @@ def test_a_stopped_daemon_fails_the_daemon_socket_and_loopback_checks(roost: Roo
         f"{daemon.socket} does not exist (the daemon creates it when it starts); run `rosterd daemon`",
     )
     assert found["loopback"] == ("FAIL", f"nothing listens on 127.0.0.1:{daemon.port}; run `rosterd daemon`")
+    assert found["hook port"] == ("skip", "no daemon answers: nothing to ask (see the daemon row)")
     assert found["config"][0] == found["token"][0] == "ok"
 
 

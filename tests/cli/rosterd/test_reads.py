@@ -40,12 +40,12 @@ def test_list_json_is_the_snapshot_body_and_the_table_has_one_row_per_session(
     table = ok(running, "list").decode().splitlines()
     assert len(table) == len(keys)
     rows = {columns(line)[-1]: columns(line) for line in table}
-    name, harness, activity, age, lane, node, _ = rows[str(working["pid"])]
-    assert (name, harness, activity, lane, node) == ("alpha", "-", "active", "interactive", working["node"])
+    name, harness, state, age, lane, node, _ = rows[str(working["pid"])]
+    assert (name, harness, state, lane, node) == ("alpha", "-", "working", "interactive", working["node"])
     assert re.fullmatch(r"\d+[smhd]", age), age
     unnamed = rows[str(blocked_record["pid"])]
     assert unnamed[0] == "[?]"  # no name and no cwd known: the [cwd basename] has nothing to show
-    assert unnamed[2] == "needs_attention"
+    assert unnamed[2] == "needs input"  # the record says needs_attention: the table says it for people
 
 
 def test_status_json_is_the_status_body_and_the_human_form_names_the_node(running: Daemon) -> None:
@@ -57,9 +57,17 @@ def test_status_json_is_the_status_body_and_the_human_form_names_the_node(runnin
     assert re.search(
         rf"^listen\s+unix {re.escape(str(running.socket))} and loopback 127\.0\.0\.1:", text, re.M
     )
-    assert re.search(
-        r"^sessions\s+\d+: \d+ active, \d+ idle, \d+ needs_attention, \d+ unknown; \d+ ended$", text, re.M
-    )
+    assert re.search(r"^sessions\s+0; 0 ended$", text, re.M), text
+
+
+def test_status_counts_the_sessions_by_state_in_the_words_a_person_reads(
+    roost: Roost, running: Daemon
+) -> None:
+    for session, state in (("a", "working"), ("b", "blocked"), ("c", "done"), ("d", "done")):
+        pane = badged(roost, state, session=session)
+        running.wait_for(lambda pane=pane, state=state: session_of(running, pane)["state"] == state)
+    text = ok(running, "status").decode()
+    assert re.search(r"^sessions\s+4: 1 working, 1 needs input, 2 done; 0 ended$", text, re.M), text
 
 
 def test_read_finds_a_session_by_key_pid_and_unique_name(roost: Roost, running: Daemon) -> None:

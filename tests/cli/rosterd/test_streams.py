@@ -41,7 +41,7 @@ def test_changes_prints_a_line_within_a_second_of_a_badge_change(roost: Roost, r
         changed = time.monotonic()  # before the command: its own run time counts too
         state(roost, pane, "blocked")
         line, at = follower.until(lambda text: key.encode() in text)
-        assert line.decode().split(" ")[1:] == ["attention", key, "golf", "needs_attention"]
+        assert line.decode().split(" ", 4)[1:] == ["attention", key, "golf", "needs input"]
         assert int(line.split(b" ")[0]) > 0
         print(f"changes: badge to line in {(at - changed) * 1000:.0f} ms")
         assert at - changed < PROMPT
@@ -86,11 +86,11 @@ def test_watch_reprints_the_roster_within_a_second_of_a_badge_change(roost: Roos
     key = session_of(running, pane)["session_key"]
     ok(running, "name", key, "juliet")
     with Follower(running, "watch") as follower:
-        follower.until(lambda text: text.startswith(b"juliet ") and b" active " in text)
+        follower.until(lambda text: text.startswith(b"juliet ") and b" working " in text)
         follower.until(lambda text: text == b"")  # a table ends with a blank line in a pipe
         changed = time.monotonic()  # before the command: its own run time counts too
         state(roost, pane, "blocked")
-        _, at = follower.until(lambda text: text.startswith(b"juliet ") and b" needs_attention " in text)
+        _, at = follower.until(lambda text: text.startswith(b"juliet ") and b" needs input " in text)
         print(f"watch: badge to table in {(at - changed) * 1000:.0f} ms")
         assert at - changed < PROMPT
 
@@ -143,7 +143,7 @@ def test_watch_on_a_terminal_redraws_in_place(roost: Roost, running: Daemon) -> 
     try:
         deadline = time.monotonic() + GENEROUS
         state(roost, pane, "blocked")
-        while not re.search(rb"\x1b\[H\x1b\[2J[^\x1b]*lima +- +needs_attention", seen):
+        while not re.search(rb"\x1b\[H\x1b\[2J[^\x1b]*lima +- +needs input", seen):
             assert time.monotonic() < deadline, seen
             if select.select([main], [], [], 0.1)[0]:
                 seen += os.read(main, 65536)

@@ -3,6 +3,8 @@ they refuse: the node header lines, the stale marking, exit 3 for an unreachable
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from roost.cli.rosterd import swarmview
@@ -13,7 +15,10 @@ NOW = 1_796_000_000.0
 USAGE = "usage: rosterd list [--json] [--swarm | --node N]"
 
 
-def record(node: str, pid: int, activity: str, liveness: str = "live") -> dict[str, object]:
+def record(
+    node: str, pid: int, activity: str, liveness: str = "live", state: str | None = None
+) -> dict[str, object]:
+    """A record as a node sends it; one from an older node has no ``state``."""
     return {
         "node": node,
         "node_id": f"{node}-id",
@@ -22,6 +27,7 @@ def record(node: str, pid: int, activity: str, liveness: str = "live") -> dict[s
         "harness": "claude",
         "activity": activity,
         "liveness": liveness,
+        **({"state": state} if state else {}),
         "started_at": "2026-12-01T00:00:00+00:00",
         "lane": "headless",
         "pid": pid,
@@ -37,7 +43,7 @@ UNION = {
         record("gibson", 1, "active"),
         record("gibson", 2, "needs_attention"),
         record("gibson", 3, "active"),
-        record("arch", 4, "idle"),
+        record("arch", 4, "idle", state="done"),
         record("arch", 5, "idle", "suspended"),
     ],
 }
@@ -60,11 +66,14 @@ def test_the_flags_choose_the_route() -> None:
 
 def test_the_table_heads_each_node_with_its_counts_and_standing() -> None:
     lines = swarmview.table(UNION, NOW)
-    assert lines[0].split() == ["gibson", "2", "active", "1", "needs", "attention", "reachable"]
-    assert lines[1].split() == ["arch", "1", "idle", "1", "suspended", "stale", "41s"]
+    # In the words a person reads; a record without a state (an older node's) by its activity.
+    assert re.split(r" {2,}", lines[0]) == ["gibson", "2 working", "1 needs input", "reachable"]
+    assert re.split(r" {2,}", lines[1]) == ["arch", "1 done", "1 suspended", "stale 41s"]
     assert lines[2] == ""
     assert [line.split()[0] for line in lines[3:]] == ["s1", "s2", "s3", "s4", "s5"]
-    assert [line.split()[5] for line in lines[3:]] == ["gibson"] * 3 + ["arch"] * 2
+    rows = [re.split(r" {2,}", line) for line in lines[3:]]
+    assert [row[2] for row in rows] == ["working", "needs input", "working", "done", "suspended"]
+    assert [row[5] for row in rows] == ["gibson"] * 3 + ["arch"] * 2
 
 
 def test_an_unreachable_named_node_is_exit_3_and_a_reachable_one_is_not() -> None:
@@ -83,7 +92,7 @@ def test_a_line_per_swarm_change() -> None:
         {"seq": 10, "event": "snapshot", "node": "gibson", "snapshot": UNION},
     ]
     assert [swarmview.describe(change) for change in said] == [
-        "7 attention gibson gibson-id:2:1 s2 needs_attention",
+        "7 attention gibson gibson-id:2:1 s2 needs input",
         "8 node arch stale 12s",
         "9 node arch reachable",
         "10 node_left arch revoked",

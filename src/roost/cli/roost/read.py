@@ -158,7 +158,7 @@ def _stale(request: Request, state: str | None, reason: str | None) -> bool:
     if state not in w.BUSY and state != w.ERROR:
         return False
     if state in w.BUSY:
-        notice("read", f"'{request.target}' is {state} — this reply is from an earlier turn.")
+        notice("read", f"'{request.target}' {w.BEING[state]} — this reply is from an earlier turn.")
     else:
         why = f": {reason}" if reason else ""
         notice(

@@ -113,7 +113,7 @@ def _agent_pane(panes: list[Pane]) -> Pane:
 def _refuse_if_blocked(call: Call, state: str | None, reason: str | None) -> None:
     if state == w.BLOCKED and not call.force:
         why = reason or "a dialog is open"
-        raise Blocked(f"{call.target} is blocked: {why} — retry later or pass --force")
+        raise Blocked(f"{call.target} needs input: {why} — retry later or pass --force")
 
 
 def _turn(values: dict[str, str]) -> int:

@@ -98,7 +98,8 @@ def _pane(values: list[str]) -> dict:
 
 
 def _table(server: Server, running: bool, sessions: list[dict], panes: list[dict]) -> None:
-    """The same facts for a person: one line per pane, its badge first."""
+    """The same facts for a person: one line per pane, its badge first and its state in the
+    words every face uses (``needs input``, not the document's ``blocked``)."""
     if not running:
         output.line(f"no roost server is running on socket '{server.socket}'")
         return
@@ -110,7 +111,7 @@ def _table(server: Server, running: bool, sessions: list[dict], panes: list[dict
             badge = w.BADGES.get(p["state"] or "", "  ")
             where = f"{p['session']}:{p['window_index']}.{p['pane_index']}"
             label = p["name"] or p["window_name"]
-            detail = f"  {p['state']}" if p["state"] else ""
+            detail = f"  {w.human(p['state'])}" if p["state"] else ""
             harness = f"  [{p['harness']}]" if p["harness"] else ""
             output.line(f"  {badge} {p['id']:<5} {where:<10} {label}  ({p['command']}){detail}{harness}")
 

@@ -146,7 +146,7 @@ class Watch:
             return self._turn_step(members, gone)
         for p in gone:
             if p.opt(w.STATE) in w.BUSY:
-                raise TargetGone(f"{self.name(p.id)} died while {p.opt(w.STATE)}: its pane closed")
+                raise TargetGone(f"{self.name(p.id)} died ({w.human(p.opt(w.STATE))}): its pane closed")
         busy = [p for p in members if p.opt(w.STATE) in w.BUSY]
         for p in busy:
             self._check_alive(p)
@@ -175,13 +175,13 @@ class Watch:
         return False
 
     def _check_alive(self, p: Pane) -> None:
-        state = p.opt(w.STATE)
+        state = w.human(p.opt(w.STATE))
         if p.dead:
-            raise TargetGone(f"{self.name(p.id)} died while {state}: its process exited")
+            raise TargetGone(f"{self.name(p.id)} died ({state}): its process exited")
         job = w.to_int(p.opt(w.JOB))
         if job and not jobs.job_alive(job):
             raise TargetGone(
-                f"{self.name(p.id)} died while {state}: its process exited and the shell has the pane"
+                f"{self.name(p.id)} died ({state}): its process exited and the shell has the pane"
             )
 
     def _error(self, panes: list[Pane]) -> AgentFailed:

@@ -6,7 +6,7 @@ node …``, ``node`` and ``node_left`` among the events, ``--since EPOCH:SEQ`` a
 give it), with ``--node N`` only N's changes. Without ``--since`` the first frame is a ``snapshot`` (where the
 roster stands); with it, every change after SEQ is replayed first, or a snapshot when SEQ is
 too old or from before the daemon restarted. A line for people is ``seq event key name
-activity``; ``--json`` prints each frame's JSON as received.
+state``; ``--json`` prints each frame's JSON as received.
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ _USAGE = "usage: rosterd changes [--json] [--since SEQ] [--swarm | --node N]"
 
 
 def describe(change: dict[str, Any]) -> str:
-    """``seq event key name activity``; a snapshot says how many sessions it holds."""
+    """``seq event key name state``; a snapshot says how many sessions it holds."""
     seq, event = change.get("seq"), change.get("event")
     record = change.get("record")
     if record is None:
         count = len((change.get("snapshot") or {}).get("records", []))
         return f"{seq} {event} {count} sessions"
-    return f"{seq} {event} {record.get('session_key')} {printing.label(record)} {printing.activity(record)}"
+    return f"{seq} {event} {record.get('session_key')} {printing.label(record)} {printing.state(record)}"
 
 
 def run(verb: str, args: list[str]) -> int:

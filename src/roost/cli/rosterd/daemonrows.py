@@ -1,5 +1,5 @@
 """The rows only ``rosterd doctor`` shows: the running daemon and what it made (its secrets,
-socket and loopback port), the agent manifests and roost's tmux server. Setup does not list
+socket, loopback and hook ports), the agent manifests and roost's tmux server. Setup does not list
 them: the daemon makes these itself when it starts, and a person fixes the rest."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from roost import paths
-from roost.cli.rosterd.machine import BROKEN, OK, SKIP, Finding, Machine
-from roost.daemon import config, secrets
+from roost.cli.rosterd.machine import BROKEN, MISSING, OK, SKIP, Finding, Machine
+from roost.daemon import config, listen, secrets
 from roost.errors import RoostError
 
 LOOPBACK = "127.0.0.1"
@@ -69,9 +69,22 @@ def _loopback_port(machine: Machine) -> int | None:
     return settings.node.loopback_port if isinstance(settings, config.Config) else None
 
 
+def _off(machine: Machine, listener: str) -> str | None:
+    """Why the running daemon says ``listener`` is off, or None (on, or no daemon to ask)."""
+    found = machine.daemon
+    off = (found.get("listen") or {}).get("off") if isinstance(found, dict) else None
+    why = off.get(listener) if isinstance(off, dict) else None
+    return str(why) if why else None
+
+
 def loopback(machine: Machine, _: str) -> Finding:
+    """Where the web app and HTTP clients reach the daemon. Off (its port taken by another
+    daemon or program) is no failure: the daemon runs, and the detail says why and what to do."""
     import psutil
 
+    off = _off(machine, "loopback")
+    if off:
+        return Finding(MISSING, f"off: {off}; {listen.OPTIONAL['loopback']}")
     port = _loopback_port(machine)
     if port is None:
         return Finding(SKIP, "no config, no daemon: no port to check")
@@ -87,6 +100,22 @@ def loopback(machine: Machine, _: str) -> Finding:
     if addresses != [LOOPBACK]:
         return Finding(BROKEN, f"port {port} is bound on {', '.join(addresses)}: only {LOOPBACK} may be")
     return Finding(OK, f"port {port} is bound on {LOOPBACK} only")
+
+
+def hook_port(machine: Machine, _: str) -> Finding:
+    """Where HTTP hooks post, as the running daemon says. Off is no failure: only HTTP hooks
+    need it, and the detail says why it is off (``[node] hook_port = 0``: ``skip``)."""
+    found = machine.daemon
+    if not isinstance(found, dict):
+        return Finding(SKIP, "no daemon answers: nothing to ask (see the daemon row)")
+    where = (found.get("listen") or {}).get("hooks")
+    if where:
+        return Finding(OK, f"listens on {where} (HTTP hooks post there)")
+    off = _off(machine, "hooks") or "no hook port"
+    settings = machine.settings
+    if isinstance(settings, config.Config) and not settings.node.hook_port:
+        return Finding(SKIP, f"off: {off}")
+    return Finding(MISSING, f"off: {off}; {listen.OPTIONAL['hooks']}")
 
 
 def swarm(machine: Machine, _: str) -> Finding:

@@ -82,7 +82,7 @@ def show(body: bytes, as_json: bool, verb: str) -> dict:
     record = answer.get("record") or {}
     if not as_json:
         printing.line(
-            f"{record.get('session_key')}: {verb}; {printing.label(record)} {printing.activity(record)}"
+            f"{record.get('session_key')}: {verb}; {printing.label(record)} {printing.state(record)}"
         )
         if record.get("pending"):
             printing.line(f"  waits on: {printing.value(record['pending'].get('summary'))}")
@@ -146,7 +146,7 @@ def _handoff(args: list[str]) -> int:
     node = (here.get("handed_to") or {}).get("node")
     printing.line(
         f"{here.get('session_key')}: handed off to {node} as {there.get('session_key')}; "
-        f"{printing.label(there)} {printing.activity(there)}"
+        f"{printing.label(there)} {printing.state(there)}"
     )
     return 0
 
@@ -171,5 +171,5 @@ def _prompt(args: list[str]) -> int:
     wait = answer.get("wait")
     if wait is not None and not wait.get("reached"):
         record = answer.get("record") or {}
-        raise Conflict(f"the wait for {wait.get('until')} ended with the session {printing.activity(record)}")
+        raise Conflict(f"the wait for {wait.get('until')} ended with the session {printing.state(record)}")
     return 0

@@ -18,7 +18,7 @@ from roost.cli.rosterd.options import parse
 USAGE = (
     (
         "list [--json] [--swarm | --node N]",
-        "one row per session: name, harness, activity, age, lane, node, pid",
+        "one row per session: name, harness, state, age, lane, node, pid",
     ),
 )
 _USAGE = "usage: rosterd list [--json] [--swarm | --node N]"

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from roost.cli import output
+from roost.state import words
 from roost.text import shown
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
@@ -24,7 +25,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 SHOWN_LIVENESS = ("suspended", "stale", "ended")
-"""Liveness words that replace the activity column: a suspended session is not "idle"."""
+"""Liveness words that replace the state column: a suspended session is not "idle"."""
+UNKNOWN = "unknown"
+"""The state column of a session nothing has said a state of yet (``roost status`` leaves it blank)."""
 
 
 def raw(body: bytes) -> None:
@@ -64,20 +67,25 @@ def label(record: dict[str, Any]) -> str:
     return f"[{os.path.basename(cwd.rstrip('/')) or cwd}]" if cwd else "[?]"
 
 
-def activity(record: dict[str, Any]) -> str:
+def state(record: dict[str, Any]) -> str:
+    """The session's state in the words every face uses (``working``, ``needs input``,
+    ``done``, ``idle``, ``error``: ``roost.state.words.HUMAN``), from the record's ``state``
+    (or, from a peer that sends none, its activity); its liveness instead when it is not live."""
     liveness = record.get("liveness")
-    return str(liveness) if liveness in SHOWN_LIVENESS else str(record.get("activity") or "unknown")
+    if liveness in SHOWN_LIVENESS:
+        return str(liveness)
+    return words.human(record.get("state") or words.state_of(record.get("activity"))) or UNKNOWN
 
 
 def row(record: dict[str, Any], now: float) -> list[str]:
-    """name, harness, activity, age, lane, node, pid: the columns of ``rosterd list``, each
+    """name, harness, state, age, lane, node, pid: the columns of ``rosterd list``, each
     escaped whole (a newline too), so a cell is one line and its width is what shows."""
     since = record.get("activity_at") or record.get("started_at")
     gone = record.get("liveness") in ("suspended", "ended")
     cells = [
         label(record),
         record.get("harness") or "-",
-        activity(record),
+        state(record),
         age(seconds_since(since, now)),
         record.get("lane") or "-",
         record.get("node") or "-",

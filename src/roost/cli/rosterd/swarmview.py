@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 FLAGS = ("--swarm",)
 VALUED = ("--node",)
-COUNTED = ("active", "idle", "needs_attention", "unknown", "suspended", "stale", "ended")
-"""The words a node's header line counts, in this order."""
+COUNTED = ("working", "needs input", "done", "idle", "error", "unknown", "suspended", "stale", "ended")
+"""The words a node's header line counts (:func:`roost.cli.rosterd.printing.state`'s), in this order."""
 
 
 def route(options: Parsed, local: str, swarm: str, usage: str) -> tuple[str, str | None]:
@@ -66,8 +66,8 @@ def stream(client: Client, path: str) -> Iterator[Frame]:
 
 
 def _counts(records: list[dict[str, Any]]) -> str:
-    words = [printing.activity(record) for record in records]
-    return "  ".join(f"{words.count(word)} {word.replace('_', ' ')}" for word in COUNTED if word in words)
+    said = [printing.state(record) for record in records]
+    return "  ".join(f"{said.count(word)} {word}" for word in COUNTED if word in said)
 
 
 def standing(row: dict[str, Any]) -> str:
@@ -109,7 +109,7 @@ def describe(change: dict[str, Any]) -> str:
     record = change.get("record")
     if record is not None:
         key = record.get("session_key")
-        return f"{seq} {event} {node} {key} {printing.label(record)} {printing.activity(record)}"
+        return f"{seq} {event} {node} {key} {printing.label(record)} {printing.state(record)}"
     if event == "node":
         return f"{seq} node {node} {standing(change)}"
     if event == "node_left":
