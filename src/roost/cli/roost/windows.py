@@ -146,7 +146,8 @@ def ls(args: list[str]) -> int:
         raise NoServer(f"no roost server is running on socket '{server.socket}'")
     for s in found:
         attached = " (attached)" if s.attached else ""
-        line(f"{s.name}: {s.windows} windows{attached}")
+        plural = "" if s.windows == 1 else "s"
+        line(f"{s.name}: {s.windows} window{plural}{attached}")
     return 0
 
 
