@@ -176,6 +176,21 @@ def test_the_default_socket_name_finds_the_record_its_servers_hooks_wrote(roost:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
+def test_restored_panes_get_the_environment_restore_runs_in(roost: Roost) -> None:
+    """As any new pane does, even where a server was started again before restoring (keys come
+    from this environment, never from the record)."""
+    roost.start("sh", session="work")
+    wait_recorded(roost, 1)
+    reboot(roost)
+    roost.start("sh", session="main")  # the server now runs, started without the variable
+    doc = roost.json("restore", "--json", env={"ROOST_TEST_KEY": "from-restore"})
+    pane = doc["panes"][0]["pane_id"]
+    out = roost.root / "key.out"
+    roost.tmux("send-keys", "-t", pane, f'echo "$ROOST_TEST_KEY" > {out}.tmp && mv {out}.tmp {out}', "Enter")
+    roost.wait_for(out.exists, what="the restored shell to answer")
+    assert out.read_text() == "from-restore\n"
+
+
 def test_refused_while_the_server_runs_its_layout(roost: Roost) -> None:
     roost.start("sh")
     wait_recorded(roost, 1)

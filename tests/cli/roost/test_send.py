@@ -329,7 +329,12 @@ def test_dead_pane_is_exit_2(roost: Roost) -> None:
     roost.tmux("set-option", "-g", "remain-on-exit", "on")
     pane = roost.window("dead", "true")
     roost.wait_for(lambda: roost.option(pane, "pane_dead") == "1", 10, "the pane to die")
-    assert_failed(roost.run("send", "--json", pane, "hi"), 2, f"roost send: pane {pane} is dead\n")
+    assert_failed(
+        roost.run("send", "--json", pane, "hi"),
+        2,
+        f"roost send: pane {pane} is dead: its program exited; roost screen {pane} shows how it ended, "
+        f"roost close {pane} closes it\n",
+    )
     assert roost.tmux("list-buffers") == ""
 
 

@@ -199,7 +199,7 @@ def _print_reply(request: Request, reply: Reply) -> None:
 def _fallback(server: Server, request: Request, pane: Pane, state: str | None, reason: str | None) -> bytes:
     from roost.tmux import capture
 
-    data = capture.last_lines(capture.capture(server, pane.id), request.lines)
+    data = capture.last_lines(capture.capture(server, pane.id, dead=pane.dead), request.lines)
     notice("read", f"no recorded reply for '{request.target}' — showing the pane's screen instead.")
     if state == w.ERROR:
         notice("read", f"'{request.target}' is in error state" + (f": {reason}" if reason else "."))

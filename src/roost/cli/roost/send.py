@@ -211,7 +211,10 @@ def run(verb: str, args: list[str]) -> int:
     resolved = targets.resolve(server, call.target, (*w.PANE_OPTIONS, READY_TIMEOUT, TURN_TIMEOUT))
     target = _agent_pane(resolved.panes)
     if target.dead:
-        raise TargetGone(f"pane {target.id} is dead")
+        raise TargetGone(
+            f"pane {target.id} is dead: its program exited; roost screen {target.id} shows how it ended, "
+            f"roost close {target.id} closes it"
+        )
     if target.opt(w.STATE) == w.BLOCKED:
         from roost.state import panestate
 
