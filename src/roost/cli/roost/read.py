@@ -77,6 +77,10 @@ def parse(args: list[str]) -> Request:
         elif flag == "--turn":
             if turn is not None:
                 raise UsageError(f"{USAGE} (--turn given twice)")
+            if rest and rest[0] == "":
+                from roost.cli.roost.turns import empty
+
+                raise UsageError(f"{USAGE} ({empty('leave out --turn to read its last reply')})")
             value = rest.pop(0) if rest else ""
             turn = _positive(value)
             if turn is None:
