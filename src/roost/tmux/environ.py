@@ -31,18 +31,25 @@ than 16 KB, and the rest of the command (the pane's own command, its options) ne
 _BETWEEN = "roost-environ-between"
 
 
+def _name(word: str) -> bool:
+    """Whether ``word`` can be a variable's name as tmux lists it: any word without a blank
+    (bash's exported functions are ``BASH_FUNC_f%%``)."""
+    return bool(word) and not any(char.isspace() for char in word)
+
+
 def _parse(text: str) -> dict[str, str | None]:
     """``show-environment`` lines as ``{name: value}``, None for a variable the scope removes
     (``-NAME``). A line that is no ``NAME=`` continues the value before it (a value may hold
-    newlines)."""
+    newlines). A continued line that looks like ``NAME=`` is read as a variable of its own: at
+    worst a variable is then passed with ``-e`` that needed not be."""
     found: dict[str, str | None] = {}
     last = None
     for line in text.split("\n"):
         name, equals, value = line.partition("=")
-        if line.startswith("-") and not equals and line[1:].isidentifier():
+        if line.startswith("-") and not equals and _name(line[1:]):
             found[line[1:]] = None
             last = None
-        elif equals and name.isidentifier():
+        elif equals and _name(name):
             found[name] = value
             last = name
         elif last is not None:
