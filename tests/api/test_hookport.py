@@ -39,9 +39,10 @@ def url(daemon: Daemon, harness: str = "claude") -> str:
 def twins(roost: Roost, daemon: Daemon, *flags: str) -> tuple[AgentPane, AgentPane, Path]:
     """The same fake agent twice: one runs the command hook, the other posts to the hook port."""
     log = roost.root / "posts.log"
-    # The command hook finds the daemon by its socket under XDG_RUNTIME_DIR, as in a real session.
-    roost.start("sleep 600", session="first")  # a server whose global environment to set
-    roost.tmux("set-environment", "-g", "XDG_RUNTIME_DIR", str(daemon.runtime))
+    # The command hook finds the daemon by its socket under XDG_RUNTIME_DIR, as in a real session:
+    # the shell that starts the agents has the daemon's, and a pane gets its starter's environment.
+    roost.env["XDG_RUNTIME_DIR"] = str(daemon.runtime)
+    roost.start("sleep 600", session="first")
     by_command = start_agent(roost, daemon, *flags, name="command")
     by_http = start_agent(
         roost, daemon, *flags, "--hook-url", url(daemon), "--hook-log", str(log), name="http"

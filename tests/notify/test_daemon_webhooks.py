@@ -173,8 +173,10 @@ def test_one_dialog_is_one_attention_on_the_stream_and_to_a_webhook(
     target = receiver(receivers)
     with running.unix() as client:
         register(client, target.url, ["attention"])
-    roost.start("sleep 600", session="keep")  # a server, so that its panes' hooks reach the daemon
-    roost.tmux("set-environment", "-g", "XDG_RUNTIME_DIR", str(running.runtime))
+    # The agent's hooks reach the daemon through XDG_RUNTIME_DIR, as in a real session: the shell
+    # that starts the agent has the daemon's, and a pane gets its starter's environment.
+    roost.env["XDG_RUNTIME_DIR"] = str(running.runtime)
+    roost.start("sleep 600", session="keep")
     agent = start_agent(roost, running, "--dialog-on", "deploy", *flags)
     row = agent.row() or {}
     key = agent.record()["session_key"]

@@ -10,7 +10,8 @@ failure of :mod:`roost.errors` its callers map to an exit code or a status:
 refusal                                        failure      ``force`` lifts it
 =============================================  ===========  ==========================
 a target naming more than one pane             UsageError   no
-the last pane of its tmux session              Conflict     no
+the last pane of its tmux session (unless its  Conflict     no
+program has exited: a dead pane holds nothing)
 the agent is working (it would lose the turn)  Conflict     yes
 the agent waits on a dialog for a person       Conflict     yes
 no exit command to type (not an agent roost    Conflict     yes
@@ -117,7 +118,9 @@ def _one_pane(target: str, found: list[Pane]) -> Pane:
             "give its %N (roost status lists them)"
         )
     p = found[0]
-    if p.window_panes == 1 and p.session_windows == 1:
+    # A dead pane (kept after its command exited) holds nothing to lose: closing it may end
+    # its session, as the person who asked to close it expects.
+    if p.window_panes == 1 and p.session_windows == 1 and not p.dead:
         raise Conflict(
             f"{p.id} is the last pane of session '{p.session}'; closing it would end the session "
             f"(roost kill {p.session} does that)"

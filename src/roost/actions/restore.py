@@ -24,6 +24,8 @@ from roost.state import layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from roost.agents.model import Manifest
     from roost.tmux.placement import Birth
     from roost.tmux.server import Server
@@ -237,9 +239,11 @@ def _without(args: list[str], pattern: list[str]) -> list[str]:
     return list(args)
 
 
-def apply(server: Server, made: Plan) -> None:
+def apply(server: Server, made: Plan, caller: Mapping[str, str] | None = None) -> None:
     """Create every session of the plan that is to be made, pane by pane, then mark the record
-    restored. Runs under the record's lock, so no snapshot sees a half-built layout."""
+    restored. Runs under the record's lock, so no snapshot sees a half-built layout. ``caller``
+    is the environment restore runs in: every pane gets it, as any new pane roost opens does,
+    with each agent's recorded ``resume_env`` over it."""
     if made.record.get("restored"):
         return
     by_session: dict[str, list[Step]] = {}
@@ -248,7 +252,7 @@ def apply(server: Server, made: Plan) -> None:
             by_session.setdefault(step.session, []).append(step)
     try:
         for name, steps in by_session.items():
-            _session(server, name, steps)
+            _session(server, name, steps, caller or {})
     finally:
         if by_session:
             layout.release(server)
@@ -257,7 +261,7 @@ def apply(server: Server, made: Plan) -> None:
     layout.mark_restored(made.path, made.record, server_key(server))
 
 
-def _session(server: Server, name: str, steps: list[Step]) -> None:
+def _session(server: Server, name: str, steps: list[Step], caller: Mapping[str, str]) -> None:
     from roost.tmux import placement, sessions
     from roost.tmux.server import THEN
 
@@ -269,7 +273,7 @@ def _session(server: Server, name: str, steps: list[Step]) -> None:
     active: list[str] = []
     for at, (window, panes) in enumerate(windows):
         first = panes[0]
-        birth = _birth(first)
+        birth = _birth(first, server, None if at == 0 else name, caller)
         if at == 0:
             size = [str(window.get("width") or 200), str(window.get("height") or 50)]
             first.pane_id = sessions.new_session(
@@ -286,7 +290,7 @@ def _session(server: Server, name: str, steps: list[Step]) -> None:
                 beside=True,
                 command=_command(step),
                 cwd=step.cwd,
-                birth=_birth(step),
+                birth=_birth(step, server, name, caller),
             )
             step.pane_id = opened.pane
             # Evened out after each split, or the first pane, halved again and again, runs out
@@ -320,10 +324,15 @@ def _chain(server: Server, commands: list[list[str]]) -> None:
         server.run(*args, check=False)
 
 
-def _birth(step: Step) -> Birth:
+def _birth(step: Step, server: Server, session: str | None, caller: Mapping[str, str]) -> Birth:
+    """What ``step``'s pane, opened in ``session`` (None: a new one), is born with: the caller's
+    environment, the agent's recorded variables over it, and a resumed command kept when it
+    exits soon after it started (a conversation that cannot be resumed says why)."""
     from roost.state import newpane
+    from roost.tmux import environ
 
-    birth = newpane.birth()
+    passed, _ = environ.callers(server, session, caller)
+    birth = newpane.birth(passed, keep=step.argv is not None)
     birth.env = {**birth.env, **step.env}
     birth.forget = (*birth.forget, *step.env)
     return birth

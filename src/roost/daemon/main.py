@@ -19,6 +19,7 @@ import logging
 import resource
 import signal
 import socket
+import sys
 import time
 from importlib import import_module
 from pathlib import Path
@@ -88,9 +89,10 @@ def run_daemon(config: Config) -> int:
 
 async def _serve(config: Config) -> int:
     stop = asyncio.Event()
+    stopped_by: list[signal.Signals] = []
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):  # from the start: a signal mid-startup is clean too
-        loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signum, _stopping, stop, stopped_by, signum)
     keys = secrets.load(config.directory)
     held = listen.lock()
     hook_sock = None
@@ -168,6 +170,7 @@ async def _serve(config: Config) -> int:
         await whole.stop()
         for server, sock in listeners:
             await server.shutdown(sockets=[sock])
+        _stopped(stopped_by)
         return 0
     finally:
         if whole is not None:
@@ -177,6 +180,22 @@ async def _serve(config: Config) -> int:
         if hook_sock is not None:
             hook_sock.close()
         held.close()
+
+
+def _stopping(stop: asyncio.Event, stopped_by: list[signal.Signals], signum: signal.Signals) -> None:
+    stopped_by.append(signum)
+    stop.set()
+
+
+def _stopped(stopped_by: list[signal.Signals]) -> None:
+    """The daemon's last line: a daemon in the foreground (``make run``) that ends without a
+    word leaves a person wondering whether it crashed. Sessions outlive it, so it says that too."""
+    why = f" on {stopped_by[0].name}" if stopped_by else ""
+    sys.stderr.write(
+        f"rosterd: stopped{why}; every session keeps running (in tmux, or in its holder), "
+        "and the next rosterd daemon finds it\n"
+    )
+    sys.stderr.flush()
 
 
 async def _until(stop: asyncio.Event, observer: Observer, interval: float) -> None:

@@ -81,13 +81,14 @@ _FIELDS = (
 
 
 def _key(socket: str) -> str:
-    """A file name for a socket: its name as it is when it is a plain name (letters, digits, ``-``
-    and ``_``), else a hash of it (a path, or a name that could pass for another's file)."""
-    if socket.replace("-", "").replace("_", "").isalnum() and socket.isascii():
-        return socket
+    """A file name for a socket: a hash of its path. tmux's hooks name the socket by its path
+    (``#{socket_path}``) when they rewrite the record, while a person's ``roost restore`` names
+    it as ``ROOST_SOCKET`` does, by default the name ``roost``: both must find one record."""
     import hashlib
 
-    return "sock-" + hashlib.sha256(socket.encode()).hexdigest()[:16]
+    from roost.tmux.server import Server
+
+    return "sock-" + hashlib.sha256(Server(socket).path().encode()).hexdigest()[:16]
 
 
 def record_path(socket: str) -> str:

@@ -12,21 +12,39 @@ call that opens the pane (see :class:`roost.tmux.placement.Birth`).
 
 Whoever starts the server also tells it where ``roost`` lives (``@roost-bin``): the packaged
 config's hooks call it to log closed panes, and a pane's PATH may not contain it.
+
+A pane opened to run a command is *kept* when that command exits soon after it started: an agent
+that fails at start (a bad key, a missing flag, a crash) would otherwise close its pane, and its
+error with it, before anyone looked. The open sets the server option :data:`OPENING` to the
+moment it opens, in the same tmux call; the packaged config's hooks copy it to the new pane's
+:data:`BORN` and turn the pane's ``remain-on-exit`` on, before tmux can notice the command end.
+When the command exits within ``@roost-keep-exited`` seconds (10) of that moment, the pane stays,
+dead, showing its last screen and how it ended, until someone closes it; a later exit closes it
+as tmux would. A pane with no command (a shell) is a person's, and its exit is meant: not kept.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
 from roost import paths
 from roost.state.layout import REWRITE
 from roost.tmux.placement import Birth
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 SESSION_ID = "ROOST_SESSION_ID"
 REPORTS = "ROOST_REPORTS"
 PANE_SESSION = "@roost-pane-session"
 BIN_OPTION = "@roost-bin"
+OPENING = "@roost-opening"
+"""Server option: the second a kept pane is being opened, read by the config's hooks."""
+BORN = "@roost-born"
+"""Pane option: the second a kept pane was opened (the config's hooks copy it from OPENING)."""
 
 
 def fresh_id() -> str:
@@ -51,8 +69,10 @@ def roost_bin() -> str:
     return shutil.which("roost") or "roost"
 
 
-def birth() -> Birth:
-    """A new pane's id, its reports endpoint and the server's ``@roost-bin``.
+def birth(env: Mapping[str, str] | None = None, *, keep: bool = False) -> Birth:
+    """A new pane's id, its reports endpoint and the server's ``@roost-bin``; ``env``: more of
+    its first process's environment (the caller's, :mod:`roost.tmux.environ`); ``keep``: a pane
+    opened to run a command, kept when it exits soon after it started (see above).
 
     The id is forgotten from the session's environment once the pane has it: ``-e`` on
     new-session also writes the session's environment, and a pane opened later by plain tmux
@@ -63,9 +83,10 @@ def birth() -> Birth:
     """
     session_id = fresh_id()
     return Birth(
-        env={SESSION_ID: session_id, REPORTS: paths.reports_socket_path()},
+        env={**(env or {}), SESSION_ID: session_id, REPORTS: paths.reports_socket_path()},
         forget=(SESSION_ID,),
         pane_options={PANE_SESSION: session_id},
         server_options={BIN_OPTION: roost_bin()},
         then=(REWRITE,),
+        opening={OPENING: str(int(time.time()))} if keep else None,
     )

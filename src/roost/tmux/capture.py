@@ -10,10 +10,15 @@ from roost.errors import TargetGone
 from roost.tmux.server import Server, TmuxError
 
 
-def capture(server: Server, pane_id: str) -> list[bytes]:
-    """The rows of the pane's visible screen, top to bottom, trailing spaces trimmed by tmux."""
+def capture(server: Server, pane_id: str, *, dead: bool = False) -> list[bytes]:
+    """The rows of the pane's visible screen, top to bottom, trailing spaces trimmed by tmux.
+
+    A ``dead`` pane (its program exited, the pane kept) is its last screen as it was: tmux
+    wrote the exit's line at its bottom by scrolling it one row, so the row that scrolled off
+    the top, often the one error a failing program printed, comes first."""
+    scrolled = ["-S", "-1"] if dead else []
     try:
-        out = server.run("capture-pane", "-p", "-t", pane_id).stdout
+        out = server.run("capture-pane", "-p", *scrolled, "-t", pane_id).stdout
     except TmuxError as error:
         raise TargetGone(f"can't capture pane '{pane_id}': {error}") from error
     return out.split(b"\n")[:-1] if out.endswith(b"\n") else out.split(b"\n")

@@ -42,10 +42,13 @@ class Birth:
     stay in the session's environment afterwards (new-session's ``-e`` writes it there too);
     ``pane_options`` and ``server_options`` are tmux user options, set right after the open;
     ``then`` are commands chained after them (a first session's own hooks fire before its
-    server has the options they read, so what must follow a new pane is said here too).
+    server has the options they read, so what must follow a new pane is said here too);
+    ``opening`` are server options set in the same tmux call just before the open and unset
+    just after it, for the open's own hooks to read while nothing else can run in between (a
+    command that exits at once cannot end before they have seen the pane).
     """
 
-    __slots__ = ("env", "forget", "pane_options", "server_options", "then")
+    __slots__ = ("env", "forget", "opening", "pane_options", "server_options", "then")
 
     def __init__(
         self,
@@ -54,12 +57,31 @@ class Birth:
         pane_options: Mapping[str, str] | None = None,
         server_options: Mapping[str, str] | None = None,
         then: tuple[tuple[str, ...], ...] = (),
+        opening: Mapping[str, str] | None = None,
     ) -> None:
         self.env = env or {}
         self.forget = forget
         self.pane_options = pane_options or {}
         self.server_options = server_options or {}
         self.then = then
+        self.opening = opening or {}
+
+    def around(self, open_args: list[str]) -> list[str]:
+        """The open's arguments with :attr:`opening` set before them and unset after them."""
+        if not self.opening:
+            return open_args
+        before: list[str] = []
+        after: list[str] = []
+        for name, value in self.opening.items():
+            before += ["set-option", "-g", name, value, THEN]
+            after += [THEN, "set-option", "-gu", name]
+        return [*before, *open_args, *after]
+
+    def undo(self, server: Server) -> None:
+        """After an open tmux refused: the rest of its call did not run, so :attr:`opening`
+        is unset here, or the next pane a person opens would read it as its own."""
+        for name in self.opening:
+            server.run("set-option", "-gu", name, check=False)
 
     def env_args(self) -> list[str]:
         return [arg for name, value in self.env.items() for arg in ("-e", f"{name}={value}")]
@@ -81,7 +103,12 @@ def _open(server: Server, args: list[str], command: str | None, birth: Birth) ->
     """Open the pane, then write what it is born with. A separate call, because only the new
     ``%N`` can name the pane; a report that comes in between is refused as naming no pane,
     never taken for another's."""
-    opened = _opened(server.out(*args, *birth.env_args(), *([command] if command else [])))
+    try:
+        out = server.out(*birth.around([*args, *birth.env_args(), *([command] if command else [])]))
+    except TmuxError:
+        birth.undo(server)
+        raise
+    opened = _opened(out)
     settings = birth.settings(["-t", opened.pane])
     if settings:
         server.run(*settings[1:], check=False)

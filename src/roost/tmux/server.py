@@ -66,6 +66,18 @@ class Server:
     def kind(self) -> str:
         return "path" if "/" in self.socket else "name"
 
+    def path(self) -> str:
+        """The socket's path as tmux makes it, whichever way it was named: a path as it is (its
+        links resolved), a name in ``tmux-UID`` under ``$TMUX_TMPDIR`` (else ``/tmp``), resolved
+        as tmux resolves that directory. ``roost`` and the path tmux reports for it
+        (``#{socket_path}``, what its hooks hand roost) are one socket and give one path."""
+        if self.kind == "path":
+            return os.path.realpath(self.socket)
+        tmpdir = os.environ.get("TMUX_TMPDIR") or ""
+        if not os.path.isdir(tmpdir):  # tmux passes over a TMUX_TMPDIR it cannot resolve
+            tmpdir = "/tmp"
+        return os.path.join(os.path.realpath(tmpdir), f"tmux-{os.getuid()}", self.socket)
+
     def argv(self, *args: str) -> list[str]:
         """The command line for ``args``: :data:`THEN` ends one tmux command and starts the
         next, and every other argument means only itself (``";"`` too)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from roost.tmux.placement import Birth
-from roost.tmux.server import THEN, Server
+from roost.tmux.server import THEN, Server, TmuxError
 
 
 def new_session(
@@ -32,11 +32,16 @@ def new_session(
         args += ["-x", size[0], "-y", size[1]]
     if command:
         args.append(command)
+    args = birth.around(args)
     # Untargeted, these act on the session just created.
     args += birth.settings([])
     for variable in birth.forget:
         args += [THEN, "set-environment", "-u", variable, THEN, "set-environment", "-gu", variable]
-    return server.out(*args).strip().splitlines()[0]
+    try:
+        return server.out(*args).strip().splitlines()[0]
+    except TmuxError:
+        birth.undo(server)
+        raise
 
 
 def has_session(server: Server, name: str) -> bool:

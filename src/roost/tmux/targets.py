@@ -54,7 +54,9 @@ def _group_windows(panes: list[Pane]) -> list[list[Pane]]:
 def resolve(server: Server, target: str, options: tuple[str, ...] = ()) -> Resolved:
     """Resolve ``target`` or raise ``TargetGone`` (exit 2) naming what was not found."""
     if not target:
-        raise UsageError("usage: empty target")
+        raise UsageError(
+            "usage: the target is empty: name a pane (%N), a window or a -n name (roost status lists them)"
+        )
     wanted = options if NAME_OPTION in options else (*options, NAME_OPTION)
     panes = list_panes(server, wanted)
     if not panes and not server.running():

@@ -60,24 +60,31 @@ def test_healthy_setup_exits_0(roost, fakebin):
     assert line_with(proc, "@roost-bin is /").startswith("ok ")
     assert line_with(proc, "kept replies in").startswith("ok ")
     assert line_with(proc, "events log on").startswith("ok ")
-    assert line_with(proc, "preen is on PATH").startswith("ok ")
+    assert line_with(proc, "renders replies with preen (on PATH)").startswith("ok ")
     assert line_with(proc, "roost, rosterd, rosterd-hook and rosterd-holder are on PATH").startswith("ok ")
     assert "integration" not in proc.stdout  # no harness on PATH, nothing to check
 
 
-def test_no_server_is_a_warning(roost, fakebin):
+def test_no_server_yet_is_no_fault(roost, fakebin):
+    """Right after ``make run`` no tmux server runs: roost starts one with the first session."""
+    script(fakebin, "preen", "cat")
     proc = doctor(roost, fakebin)
     assert proc.returncode == 0
-    assert line_with(proc, "no roost server").startswith("warn")
+    assert line_with(proc, "no roost tmux server").startswith("ok ")
+    assert f"on socket '{roost.socket}' yet, which is fine: the first session starts it" in proc.stdout
     assert "`roost new -d`" in proc.stdout
     assert "@roost-bin" not in proc.stdout
+    assert "warn" not in proc.stdout
 
 
-def test_missing_preen_is_a_warning(roost, fakebin):
+def test_missing_preen_is_a_warning_that_says_what_it_is_for(roost, fakebin):
     roost.start()
     proc = doctor(roost, fakebin)
     assert proc.returncode == 0
-    assert line_with(proc, "preen is not on PATH").startswith("warn")
+    line = line_with(proc, "roost read --render")
+    assert line.startswith("warn")
+    assert "`roost read --render` prints replies unrendered" in line
+    assert "markdown and diffs with preen, which is not on PATH (optional" in line
 
 
 def test_roost_bin_unset_fails_and_names_the_fix_that_works(roost, fakebin):

@@ -14,8 +14,10 @@ import json
 import os
 import pty
 import select
+import shutil
 import signal
 import stat
+import tempfile
 import time
 from pathlib import Path
 
@@ -149,6 +151,44 @@ def test_dry_run_shows_the_plan_and_starts_nothing(roost: Roost) -> None:
     assert [(p["action"], p["restored"], p["pane_id"]) for p in doc["panes"]] == [("shell", False, None)]
     assert sessions(roost) == []
     assert roost.json("restore", "--json")["restored"] == 1
+
+
+def test_the_default_socket_name_finds_the_record_its_servers_hooks_wrote(roost: Roost) -> None:
+    """A default install names the socket ``roost`` (``ROOST_SOCKET`` unset); tmux's hooks name
+    it by its path when they rewrite the record. Here tmux keeps its sockets in a throwaway
+    directory (``TMUX_TMPDIR``), and the sandbox's own helpers reach the same server by its path."""
+    tmpdir = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # a socket path must fit in 108 bytes
+    by_name = {"ROOST_SOCKET": "", "TMUX_TMPDIR": tmpdir}
+    roost.env["ROOST_SOCKET"] = os.path.join(tmpdir, f"tmux-{os.getuid()}", "roost")
+    try:
+        assert roost.run("new", "-d", "-s", "main", "-n", "first", env=by_name).returncode == 0
+        assert roost.run("spawn", "helper", "sh", env=by_name).returncode == 0
+        wait_recorded(roost, 2)
+        reboot(roost)
+        plan = roost.json("restore", "--dry-run", "--json", env=by_name)
+        assert plan["socket"] == "roost" and plan["record"] == record_file(roost)
+        doc = roost.json("restore", "--json", env=by_name)
+        restored = [(p["window_name"], p["restored"]) for p in doc["panes"]]
+        assert restored == [("first", True), ("helper", True)]
+        assert sessions(roost) == ["main"]
+    finally:
+        roost.tmux("kill-server", check=False)
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def test_restored_panes_get_the_environment_restore_runs_in(roost: Roost) -> None:
+    """As any new pane does, even where a server was started again before restoring (keys come
+    from this environment, never from the record)."""
+    roost.start("sh", session="work")
+    wait_recorded(roost, 1)
+    reboot(roost)
+    roost.start("sh", session="main")  # the server now runs, started without the variable
+    doc = roost.json("restore", "--json", env={"ROOST_TEST_KEY": "from-restore"})
+    pane = doc["panes"][0]["pane_id"]
+    out = roost.root / "key.out"
+    roost.tmux("send-keys", "-t", pane, f'echo "$ROOST_TEST_KEY" > {out}.tmp && mv {out}.tmp {out}', "Enter")
+    roost.wait_for(out.exists, what="the restored shell to answer")
+    assert out.read_text() == "from-restore\n"
 
 
 def test_refused_while_the_server_runs_its_layout(roost: Roost) -> None:

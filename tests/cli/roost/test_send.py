@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from roost.cli.roost.send import seconds
 from roost.tmux import paste
 from tests.cli.roost.inpane import Shell
-from tests.conftest import Roost
+from tests.conftest import REPO, Roost
 
 PASTE_START, PASTE_END = b"\x1b[200~", b"\x1b[201~"
 USAGE = "usage: roost send [--force] [--json] [--from LABEL] TARGET MESSAGE\n"
@@ -67,6 +68,19 @@ def set_option(roost: Roost, pane: str, name: str, value: str) -> None:
     roost.tmux("set-option", "-p", "-t", pane, name, value)
 
 
+def no_turn(pane: str, why: str) -> str:
+    """What a send that succeeded but names no turn says on stderr."""
+    return f"roost send: submitted to {pane}, with no turn to name: {why}\n"
+
+
+def no_reporter(pane: str) -> str:
+    return no_turn(
+        pane,
+        f"nothing in {pane} reported a turn: only an agent whose integration is installed numbers its "
+        f"turns (rosterd integrate install claude, …); roost screen {pane} shows what it did",
+    )
+
+
 def assert_failed(proc, code: int, message: str) -> None:
     assert proc.returncode == code, (proc.returncode, proc.stderr)
     assert proc.stdout == ""
@@ -112,7 +126,7 @@ def test_plain_shell_gets_no_turn(roost: Roost) -> None:
     pane = shell(roost)
     roost.wait_for(lambda: roost.screen(pane).strip(), 10, "a prompt")
     proc = roost.run("send", pane, "echo", "one", "two")
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", no_reporter(pane))
     roost.wait_screen(pane, "one two\n")
     doc = roost.json("send", "--json", pane, "echo three")
     assert doc == {
@@ -127,6 +141,44 @@ def test_plain_shell_gets_no_turn(roost: Roost) -> None:
     }
 
 
+def readme_example() -> str:
+    """The README's opening example, as written: its first ``sh`` block that sends."""
+    blocks = re.findall(r"```sh\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    return next(block for block in blocks if "roost send" in block)
+
+
+def test_the_readmes_opening_example_works_as_written_on_an_agent_with_turns(
+    roost: Roost, tmp_path: Path
+) -> None:
+    pane = agent(roost, tmp_path / "log", "--start-hook", "--reply", "the tests pass", name="api")
+    wait_state(roost, pane, "idle")
+    proc = subprocess.run(
+        ["bash", "-c", readme_example()], capture_output=True, text=True, env=roost.env, timeout=120
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "the tests pass", "")
+
+
+def test_the_readmes_opening_example_on_a_plain_shell_says_why_at_each_step(roost: Roost) -> None:
+    """A plain shell has no turns: send submits and says why it names none, and the steps that
+    needed the turn say what to do instead, never ``usage: empty target``."""
+    pane = shell(roost, name="api")
+    roost.wait_for(lambda: roost.screen(pane).strip(), 10, "a prompt")
+    proc = subprocess.run(
+        ["bash", "-c", readme_example()], capture_output=True, text=True, env=roost.env, timeout=120
+    )
+    assert (proc.returncode, proc.stdout) == (1, "")
+    said = proc.stderr.splitlines()
+    assert said[0] == no_reporter(pane).rstrip("\n")
+    assert said[1].startswith(
+        "roost wait-done: --turn is empty: roost send prints '%N TURN' only when a turn began"
+    )
+    assert said[1].endswith(
+        "leave out --turn to wait until it is no longer busy, or look at it with roost screen"
+    )
+    assert "(--turn is empty: roost send prints '%N TURN' only when a turn began" in said[2]
+    assert len(said) == 3, proc.stderr
+
+
 def test_enter_comes_a_beat_after_the_paste(roost: Roost, tmp_path: Path) -> None:
     """Gemini CLI takes an Enter within 30 ms of the key before it for a newline, and the
     prompt then sits unsubmitted in its input box; the screen moved, so nothing else would
@@ -135,7 +187,7 @@ def test_enter_comes_a_beat_after_the_paste(roost: Roost, tmp_path: Path) -> Non
     pane = agent(roost, log, "--fast-return", "0.03", "--no-hooks", "--echo-reply")
     for prompt in ("first prompt", "second prompt"):
         proc = roost.run("send", pane, prompt)
-        assert (proc.returncode, proc.stderr) == (0, "")
+        assert (proc.returncode, proc.stderr) == (0, no_reporter(pane))
         roost.wait_screen(pane, f"reply to: {prompt}")
     assert prompts(log) == [b"first prompt", b"second prompt"]
 
@@ -153,7 +205,7 @@ def test_only_a_program_that_reads_keys_waits_for_the_beat(roost: Roost, tmp_pat
     began = time.monotonic()
     proc = roost.run("send", reader, "echo", "quick")
     took = time.monotonic() - began
-    assert (proc.returncode, proc.stderr) == (0, "")
+    assert (proc.returncode, proc.stderr) == (0, no_reporter(reader))
     roost.wait_screen(reader, "quick\n")
     print(f"send to sh took {took * 1000:.0f} ms (the beat alone would be {paste.ENTER_GAP * 1000:.0f})")
 
@@ -165,6 +217,11 @@ def test_working_target_is_not_waited_for(roost: Roost, tmp_path: Path) -> None:
     set_option(roost, pane, "@roost-turn", "5")
     proc = roost.run("send", pane, "queued")
     assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    assert proc.stderr == no_turn(
+        pane,
+        f"{pane} was working, and a turn is named only for an agent whose badge read done or idle; "
+        f"roost wait-done {pane} waits until it is no longer busy",
+    )
     doc = roost.json("send", "--json", pane, "queued again")
     assert (doc["turn"], doc["started"], doc["state"], doc["sent_by"]) == (None, False, "working", None)
     assert prompts(log) == [b"queued", b"queued again"]
@@ -175,6 +232,9 @@ def test_unrecorded_replies_prove_a_turn_without_naming_it(roost: Roost, tmp_pat
     prime(roost, pane)
     proc = roost.run("send", pane, "not numbered", env={"ROOST_RECORD_DIR": ""})
     assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    assert proc.stderr == no_turn(
+        pane, "replies are not recorded (ROOST_RECORD_DIR is empty), so turns are not numbered"
+    )
     wait_state(roost, pane, "done")
     doc = roost.json("send", "--json", pane, "again", env={"ROOST_RECORD_DIR": ""})
     assert (doc["turn"], doc["started"], doc["sent_by"]) == (None, True, None)
@@ -197,6 +257,7 @@ def test_errored_turn_is_not_named(roost: Roost) -> None:
     set_option(roost, pane, "@roost-turn", "4")
     proc = roost.run("send", pane, "fail please")
     assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    assert proc.stderr == no_turn(pane, f"its turn ended in error at once; roost read {pane} says why")
     assert roost.option(pane, "@roost-turn") == "5"
     set_option(roost, pane, "@roost-state", "done")
     doc = roost.json("send", "--json", pane, "fail again")
@@ -329,7 +390,12 @@ def test_dead_pane_is_exit_2(roost: Roost) -> None:
     roost.tmux("set-option", "-g", "remain-on-exit", "on")
     pane = roost.window("dead", "true")
     roost.wait_for(lambda: roost.option(pane, "pane_dead") == "1", 10, "the pane to die")
-    assert_failed(roost.run("send", "--json", pane, "hi"), 2, f"roost send: pane {pane} is dead\n")
+    assert_failed(
+        roost.run("send", "--json", pane, "hi"),
+        2,
+        f"roost send: pane {pane} is dead: its program exited; roost screen {pane} shows how it ended, "
+        f"roost close {pane} closes it\n",
+    )
     assert roost.tmux("list-buffers") == ""
 
 
@@ -432,3 +498,6 @@ def test_turn_timeout_zero_turns_the_wait_off(roost: Roost, tmp_path: Path) -> N
     doc = roost.json("send", "--json", pane, "no wait")
     assert (doc["turn"], doc["started"], doc["sent_by"]) == (None, False, None)
     assert time.monotonic() - started < 3
+    wait_state(roost, pane, "done")
+    plain = roost.run("send", pane, "no wait either")
+    assert plain.stderr == no_turn(pane, "the turn proof is off (@roost-send-turn-timeout is 0)")

@@ -105,8 +105,9 @@ def test_each_reader_gets_it_once_and_the_truth(roost: Roost, tmp_path: Path, ki
     if expected == 4:
         assert proc.stderr.endswith("— do not resend\n"), proc.stderr
         assert proc.stderr.count("\n") == 1, proc.stderr
-    else:
-        assert proc.stderr == ""
+    else:  # no badge: it names no turn, and says why
+        assert proc.stderr.startswith(f"roost send: submitted to {pane}, with no turn to name: "), proc.stderr
+        assert proc.stderr.count("\n") == 1, proc.stderr
     assert took < 12, took  # bounded by the ready timeout, not by retries
     out = tmp_path / "out"
     whole = text + "\n"  # the Enter that submitted it

@@ -31,6 +31,9 @@ PANE_KEYS = [
     "transcript",
     "worktree",
     "branch",
+    "dead",
+    "exit_status",
+    "exit_signal",
 ]
 
 
@@ -78,6 +81,9 @@ def test_plain_shell_pane_has_four_identity_nulls(roost):
         "transcript": None,
         "worktree": None,
         "branch": None,
+        "dead": False,
+        "exit_status": None,
+        "exit_signal": None,
     }
 
 

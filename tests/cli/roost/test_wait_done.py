@@ -312,7 +312,7 @@ def test_timed_out_waiting_for_turn(roost: Roost) -> None:
     assert proc.stderr.startswith("roost wait-done: timed out waiting for turn 5")
 
 
-@pytest.mark.parametrize("value", ["", "0", "abc", "-1", "1.5"])
+@pytest.mark.parametrize("value", ["0", "abc", "-1", "1.5"])
 def test_turn_must_be_a_positive_whole_number(roost: Roost, value: str) -> None:
     pane = agent(roost, "api", "--work", "60")
     prompt(roost, pane, "go")
@@ -346,3 +346,13 @@ def test_turn_on_a_pane_that_closes_first_is_died(roost: Roost) -> None:
     rc, _, err = finish(waiter)
     assert rc == 2
     assert f"'{pane}' died: its pane ended before turn 1 was recorded" in err
+
+
+def test_an_empty_target_says_what_a_target_is(roost: Roost) -> None:
+    roost.start("sh")
+    for args in (("wait-done", ""), ("screen", ""), ("read", "")):
+        proc = roost.run(*args)
+        assert (proc.returncode, proc.stdout) == (1, "")
+        assert proc.stderr == (
+            "usage: the target is empty: name a pane (%N), a window or a -n name (roost status lists them)\n"
+        )

@@ -303,6 +303,8 @@ def test_ls_exit_codes(roost: Roost) -> None:
     assert no_server.returncode == 2
     assert "no roost server" in no_server.stderr
     roost.start("sh")
+    alone = roost.run("ls")
+    assert (alone.returncode, alone.stdout) == (0, "main: 1 window\n")
     roost.window("api", "sleep 600")
     listed = roost.run("ls")
     assert listed.returncode == 0

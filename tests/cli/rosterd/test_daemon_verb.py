@@ -7,12 +7,19 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from tests.cli.rosterd.helpers import GENEROUS, fails, rosterd
 from tests.conftest import BIN
 from tests.daemon.fixture import Daemon
 
 
-def test_rosterd_daemon_serves_until_sigterm(daemon: Daemon) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=lambda signum: signum.name)
+def test_rosterd_daemon_serves_until_a_signal_and_says_it_stopped(
+    daemon: Daemon, signum: signal.Signals
+) -> None:
+    """``make run`` is this daemon in the foreground: a stop (SIGTERM, or Ctrl-C's SIGINT) is
+    its last line on stderr, so a person never mistakes it for a crash."""
     daemon.write_config()
     proc = subprocess.Popen(
         [str(BIN / "rosterd"), "daemon", "--config", str(daemon.config)],
@@ -27,13 +34,19 @@ def test_rosterd_daemon_serves_until_sigterm(daemon: Daemon) -> None:
             assert time.monotonic() < deadline, answer.stderr
             time.sleep(0.05)
         assert json.loads(answer.stdout)["listen"]["loopback"] == f"127.0.0.1:{daemon.port}"
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         assert proc.wait(GENEROUS) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(GENEROUS)
     assert not daemon.socket.exists()
+    assert proc.stderr is not None
+    said = proc.stderr.read().decode().splitlines()
+    assert said[-1] == (
+        f"rosterd: stopped on {signum.name}; every session keeps running (in tmux, or in its holder), "
+        "and the next rosterd daemon finds it"
+    )
 
 
 def test_rosterd_daemon_with_a_missing_config_exits_1(daemon: Daemon) -> None:

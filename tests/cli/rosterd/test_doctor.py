@@ -173,10 +173,19 @@ def test_doctor_says_which_hooks_claude_runs_and_why(roost: Roost, daemon: Daemo
     )
 
 
-def test_no_tmux_server_fails(daemon: Daemon) -> None:
+def test_no_tmux_server_yet_is_no_fault_and_both_doctors_say_so(roost: Roost, daemon: Daemon) -> None:
+    """Right after ``make run`` the daemon runs and no tmux server does yet: roost starts one
+    with the first session. ``rosterd doctor`` skips the row, ``roost doctor`` says ok, in the
+    same words."""
     daemon.start()
-    found = checks(daemon, 1)
-    assert found["tmux"][0] == "FAIL" and "no tmux server answers on" in found["tmux"][1]
+    rows = {row["name"]: row for row in json.loads(rosterd(daemon, "doctor", "--json").stdout)["checks"]}
+    said = f"no roost tmux server on socket '{roost.socket}' yet, which is fine: the first session starts it"
+    assert rows["tmux"]["outcome"] == "skip" and rows["tmux"]["ok"] is True
+    assert rows["tmux"]["detail"].startswith(said) and rows["tmux"]["fix"] is None
+    plain = checks(daemon, rosterd(daemon, "doctor").returncode)
+    assert plain["tmux"] == ("skip", rows["tmux"]["detail"])
+    theirs = roost.run("doctor", env=daemon.env)
+    assert f"ok    {rows['tmux']['detail']}\n" in theirs.stdout
 
 
 def _version() -> str:

@@ -7,11 +7,15 @@ an ambiguous name are user errors (exit 1), the ambiguous one listing its candid
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+from typing import BinaryIO
 
+from roost.agents import manifest
 from tests.api.helpers import about, key_of, sleeper
 from tests.cli.rosterd.helpers import badged, body, fails, ok, rosterd, same_as_api, session_of
-from tests.conftest import Roost
+from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon
 
 
@@ -46,6 +50,42 @@ def test_list_json_is_the_snapshot_body_and_the_table_has_one_row_per_session(
     unnamed = rows[str(blocked_record["pid"])]
     assert unnamed[0] == "[?]"  # no name and no cwd known: the [cwd basename] has nothing to show
     assert unnamed[2] == "needs input"  # the record says needs_attention: the table says it for people
+
+
+def test_an_empty_roster_says_so_on_a_terminal_and_is_no_line_at_all_to_a_pipe(
+    roost: Roost, daemon: Daemon
+) -> None:
+    """The table has no header (as the specification draws it), so with no session a pipe gets
+    nothing and a person at a terminal one line. Every agent on this machine would be a session
+    of the daemon's scan: the sandbox's manifests name binaries that no process has."""
+    agents = roost.root / "config" / "roost" / "agents"
+    agents.mkdir(parents=True)
+    for name in manifest.load_all():
+        (agents / f"{name}.toml").write_text(f'binaries = ["no-such-{name}"]\naliases = []\n')
+    daemon.start()
+    assert json.loads(ok(daemon, "list", "--json"))["records"] == []
+    assert ok(daemon, "list") == b""
+    mine, theirs = os.openpty()
+    with os.fdopen(mine, "rb", buffering=0) as terminal:
+        proc = subprocess.run(
+            [str(BIN / "rosterd"), "list"], stdout=theirs, stderr=subprocess.PIPE, env=daemon.env, timeout=60
+        )
+        os.close(theirs)
+        assert proc.returncode == 0, proc.stderr
+        assert shown(terminal) == (
+            b"no agent sessions (plain shells are not listed: roost status shows every pane)\r\n"
+        )
+
+
+def shown(terminal: BinaryIO) -> bytes:
+    """What a terminal was shown, once nothing holds it open: its master reads EIO at the end."""
+    data = b""
+    try:
+        while chunk := terminal.read(4096):
+            data += chunk
+    except OSError:
+        pass
+    return data
 
 
 def test_status_json_is_the_status_body_and_the_human_form_names_the_node(running: Daemon) -> None:

@@ -1,7 +1,9 @@
 """``roost doctor``: check this machine's setup, one line per check, naming the fix.
 
 Each line starts with ``ok``, ``warn`` or ``fail``. Only a fail makes it exit 1: a warning is
-something that works less well (no renderer, a lossy tmux), not something that is broken.
+something that works less well (no renderer, a lossy tmux), not something that is broken. No
+tmux server yet is neither: roost starts one with the first session, and ``rosterd doctor``
+says the same (:mod:`roost.cli.noserver`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from roost import paths
 from roost.agents import manifest
 from roost.cli import installation
+from roost.cli.noserver import not_yet
 from roost.cli.output import line
 from roost.errors import UsageError
 from roost.state.newpane import BIN_OPTION, roost_bin
@@ -70,7 +73,7 @@ def _server(server: Server) -> Iterator[Check]:
         check=False,
     )
     if proc.returncode != 0:
-        yield WARN, f"no roost server is running on socket '{server.socket}': start one with `roost new -d`"
+        yield OK, not_yet(server.socket)
         return
     lines = proc.stdout.decode(errors="replace").splitlines()
     key, bin_option, marker = fields(lines[0], 3)[:3]
@@ -171,9 +174,14 @@ def _reported_state(stdout: str) -> str | None:
 
 
 def _renderer() -> Check:
+    """``roost read --render`` (``-r``) pipes a reply through ``preen``, a markdown and diff
+    renderer: optional, since plain ``read`` is the payload and never needs it."""
     if shutil.which("preen"):
-        return OK, "preen is on PATH for roost read --render"
-    return WARN, "preen is not on PATH: roost read --render prints raw text until it is installed"
+        return OK, "`roost read --render` renders replies with preen (on PATH)"
+    return WARN, (
+        "`roost read --render` prints replies unrendered: it renders their markdown and diffs with "
+        "preen, which is not on PATH (optional: nothing else needs it)"
+    )
 
 
 def checks(server: Server) -> Iterator[Check]:

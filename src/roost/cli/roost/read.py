@@ -77,6 +77,10 @@ def parse(args: list[str]) -> Request:
         elif flag == "--turn":
             if turn is not None:
                 raise UsageError(f"{USAGE} (--turn given twice)")
+            if rest and rest[0] == "":
+                from roost.cli.roost.turns import empty
+
+                raise UsageError(f"{USAGE} ({empty('leave out --turn to read its last reply')})")
             value = rest.pop(0) if rest else ""
             turn = _positive(value)
             if turn is None:
@@ -199,7 +203,7 @@ def _print_reply(request: Request, reply: Reply) -> None:
 def _fallback(server: Server, request: Request, pane: Pane, state: str | None, reason: str | None) -> bytes:
     from roost.tmux import capture
 
-    data = capture.last_lines(capture.capture(server, pane.id), request.lines)
+    data = capture.last_lines(capture.capture(server, pane.id, dead=pane.dead), request.lines)
     notice("read", f"no recorded reply for '{request.target}' — showing the pane's screen instead.")
     if state == w.ERROR:
         notice("read", f"'{request.target}' is in error state" + (f": {reason}" if reason else "."))

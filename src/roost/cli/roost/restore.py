@@ -11,6 +11,7 @@ record whose server still runs, or tmux refused.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from roost.errors import UsageError
@@ -50,7 +51,7 @@ def restore(server: Server, *, dry_run: bool, as_json: bool, report: TextIO | No
     try:
         plan = restoring.plan(server)
         if not dry_run:
-            restoring.apply(server, plan)
+            restoring.apply(server, plan, os.environ)
     finally:
         if held is not None:
             held.release()

@@ -72,7 +72,7 @@ def run(verb: str, args: list[str]) -> int:
     target, count, first, as_json = _parse(args)
     server = Server.from_env()
     pane = _active(resolve(server, target).panes)
-    rows = capture.capture(server, pane.id)
+    rows = capture.capture(server, pane.id, dead=pane.dead)
     data = (
         capture.from_row(rows, first)
         if first is not None

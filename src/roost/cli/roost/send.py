@@ -121,12 +121,20 @@ def _turn(values: dict[str, str]) -> int:
 
 
 class Outcome:
-    """The pane a send went to, its state after, and the turn that began, if one did."""
+    """The pane a send went to, its state before and after, and the turn that began, if one did."""
 
-    __slots__ = ("pane", "started", "state", "turn")
+    __slots__ = ("before", "pane", "started", "state", "turn")
 
-    def __init__(self, pane: Pane, state: str | None, started: bool = False, turn: int | None = None) -> None:
+    def __init__(
+        self,
+        pane: Pane,
+        before: str | None,
+        state: str | None,
+        started: bool = False,
+        turn: int | None = None,
+    ) -> None:
         self.pane = pane
+        self.before = before
         self.state = state
         self.started = started
         self.turn = turn
@@ -185,11 +193,31 @@ def _deliver(server: Server, call: Call, target: Pane, data: bytes) -> Outcome:
     if before not in (w.DONE, w.IDLE) or bound == 0:
         if not submitted:
             raise DeliveredNoTurn(_unproven(target.id, pasted.shown))
-        return Outcome(target, state)
+        return Outcome(target, before, state)
     if _turn(left.values) > _turn(first.values):
-        return Outcome(target, state, started=True, turn=_turn(left.values))
+        return Outcome(target, before, state, started=True, turn=_turn(left.values))
     began = _wait_for_turn(server, target.id, _turn(first.values), bound)
-    return Outcome(target, began.opt(w.STATE), started=True, turn=w.to_int(began.opt(w.TURN)))
+    return Outcome(target, before, began.opt(w.STATE), started=True, turn=w.to_int(began.opt(w.TURN)))
+
+
+def _why_no_turn(outcome: Outcome) -> str:
+    """Why a send that succeeded names no turn: a script that reads ``%N TURN`` from stdout
+    got nothing, and must not meet that silence first as ``wait-done``'s refusal."""
+    pane = outcome.pane.id
+    if outcome.started and outcome.state == w.ERROR:
+        return f"its turn ended in error at once; roost read {pane} says why"
+    if outcome.started:
+        return "replies are not recorded (ROOST_RECORD_DIR is empty), so turns are not numbered"
+    if outcome.before is None:
+        from roost.cli.roost.turns import WHO
+
+        return f"nothing in {pane} reported a turn: {WHO}; roost screen {pane} shows what it did"
+    if outcome.before in (w.DONE, w.IDLE):
+        return f"the turn proof is off ({TURN_TIMEOUT} is 0)"
+    return (
+        f"{pane} was {outcome.before}, and a turn is named only for an agent whose badge read done "
+        f"or idle; roost wait-done {pane} waits until it is no longer busy"
+    )
 
 
 def _named(outcome: Outcome, label: str) -> int | None:
@@ -211,7 +239,10 @@ def run(verb: str, args: list[str]) -> int:
     resolved = targets.resolve(server, call.target, (*w.PANE_OPTIONS, READY_TIMEOUT, TURN_TIMEOUT))
     target = _agent_pane(resolved.panes)
     if target.dead:
-        raise TargetGone(f"pane {target.id} is dead")
+        raise TargetGone(
+            f"pane {target.id} is dead: its program exited; roost screen {target.id} shows how it ended, "
+            f"roost close {target.id} closes it"
+        )
     if target.opt(w.STATE) == w.BLOCKED:
         from roost.state import panestate
 
@@ -243,4 +274,8 @@ def run(verb: str, args: list[str]) -> int:
         )
     elif turn is not None:
         sys.stdout.write(f"{target.id} {turn}\n")
+    else:
+        sys.stderr.write(
+            f"roost send: submitted to {target.id}, with no turn to name: {_why_no_turn(outcome)}\n"
+        )
     return 0

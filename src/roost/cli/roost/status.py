@@ -4,6 +4,8 @@ It costs one tmux invocation however many panes there are: ``list-sessions``,
 ``list-clients`` and ``list-panes -a`` are chained in a single call and each line says which
 listing it is from. ``attached_clients`` counts people: a terminal attached to the session or a
 web app viewing one of its panes, never the daemon's own watcher (``roost.tmux.panes.people``).
+A pane whose command exited soon after it started is kept, dead (:mod:`roost.state.newpane`):
+``dead``, ``exit_status`` and ``exit_signal`` say how it ended, and its badge is left as it was.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ _PANE = (
     "#{pane_current_command}",
     *(f"#{{{name}}}" for name in (w.NAME, w.STATE, w.SINCE, w.SESSION_ID, w.CWD, w.HARNESS, w.TRANSCRIPT)),
     *(f"#{{{name}}}" for name in (w.WORKTREE, w.BRANCH)),
+    "#{pane_dead}",
+    "#{pane_dead_status}",
+    "#{pane_dead_signal}",
 )
 
 
@@ -77,6 +82,7 @@ def _pane(values: list[str]) -> dict:
     pane_id, session, window_id, window_index, window_name, pane_index, command = values[:7]
     name, state, since, session_id, cwd, harness, transcript = (v or None for v in values[7:14])
     worktree, branch = (v or None for v in values[14:16])
+    dead, status, signal = values[16:19]
     return {
         "id": pane_id,
         "session": session,
@@ -94,7 +100,21 @@ def _pane(values: list[str]) -> dict:
         "transcript": transcript,
         "worktree": worktree,
         "branch": branch,
+        "dead": dead == "1",
+        "exit_status": w.to_int(status) if dead == "1" else None,
+        "exit_signal": w.to_int(signal) if dead == "1" else None,
     }
+
+
+def _ended(p: dict) -> str:
+    """How a dead pane's program ended, for the table: the pane stays until someone closes it."""
+    if not p["dead"]:
+        return ""
+    if p["exit_signal"] is not None:
+        return f"  killed by signal {p['exit_signal']}"
+    if p["exit_status"] is not None:
+        return f"  exited with status {p['exit_status']}"
+    return "  exited"
 
 
 def _table(server: Server, running: bool, sessions: list[dict], panes: list[dict]) -> None:
@@ -113,7 +133,10 @@ def _table(server: Server, running: bool, sessions: list[dict], panes: list[dict
             label = p["name"] or p["window_name"]
             detail = f"  {w.human(p['state'])}" if p["state"] else ""
             harness = f"  [{p['harness']}]" if p["harness"] else ""
-            output.line(f"  {badge} {p['id']:<5} {where:<10} {label}  ({p['command']}){detail}{harness}")
+            ended = _ended(p)
+            output.line(
+                f"  {badge} {p['id']:<5} {where:<10} {label}  ({p['command']}){detail}{harness}{ended}"
+            )
 
 
 def run(verb: str, args: list[str]) -> int:

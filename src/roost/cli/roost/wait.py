@@ -51,6 +51,10 @@ def parse(args: list[str]) -> tuple[str, int | None, int]:
             )
         timeout = seconds
     turn = None
+    if turn_value == "":
+        from roost.cli.roost.turns import empty
+
+        raise UsageError(empty("leave out --turn to wait until it is no longer busy"))
     if turn_value is not None:
         turn = _whole(turn_value)
         if not turn:

@@ -7,6 +7,8 @@ person is looking at, and print only the new pane's ``%N`` on stdout so a script
 Whatever command they are handed is what runs, with the words it was handed: one word is a
 shell command line, as tmux takes one (``roost view 'npm test -- --watch'``); several are a
 program and its arguments, each still one argument in the pane (``roost view less "my file"``).
+It runs in the caller's environment (:mod:`roost.tmux.environ`), and when it exits soon after
+it started its pane stays, with its last screen and exit status (:mod:`roost.state.newpane`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from roost.state import words as w
 from roost.text import control, utf8
 from roost.tmux import placement, sessions
 from roost.tmux.panes import Pane, list_panes, list_sessions, pane
+from roost.tmux.placement import Birth
 from roost.tmux.server import Server, TmuxError
 from roost.tmux.targets import DEFAULT_SESSION, resolve
 
@@ -47,7 +50,9 @@ def attach(args: list[str]) -> int:
     if not list_sessions(server) and os.environ.get("ROOST_RESTORE") == "1":
         _restore_first(server)
     if not sessions.has_session(server, DEFAULT_SESSION) and not list_sessions(server):
-        sessions.new_session(server, DEFAULT_SESSION, cwd=os.getcwd(), birth=newpane.birth())
+        sessions.new_session(
+            server, DEFAULT_SESSION, cwd=os.getcwd(), birth=_birth(server, None, None, "attach")
+        )
     target = DEFAULT_SESSION if sessions.has_session(server, DEFAULT_SESSION) else None
     argv = server.argv("attach-session", *(["-t", target] if target else []))
     os.execvp(argv[0], argv)
@@ -103,7 +108,7 @@ def new(args: list[str]) -> int:
     command = _command(rest)
     try:
         pane_id = sessions.new_session(
-            server, name, command, cwd=cwd, window_name=window, birth=newpane.birth()
+            server, name, command, cwd=cwd, window_name=window, birth=_birth(server, None, command, "new")
         )
     except TmuxError as error:
         raise UsageError(f"usage: roost new: {error}") from error
@@ -146,8 +151,24 @@ def ls(args: list[str]) -> int:
         raise NoServer(f"no roost server is running on socket '{server.socket}'")
     for s in found:
         attached = " (attached)" if s.attached else ""
-        line(f"{s.name}: {s.windows} windows{attached}")
+        plural = "" if s.windows == 1 else "s"
+        line(f"{s.name}: {s.windows} window{plural}{attached}")
     return 0
+
+
+def _birth(server: Server, session: str | None, command: str | None, verb: str) -> Birth:
+    """What a pane opened in ``session`` (None: a new one) is born with: the caller's
+    environment, and kept if ``command`` exits soon after it started (a shell is not)."""
+    from roost.tmux import environ
+
+    passed, left_out = environ.callers(server, session, os.environ)
+    if left_out:
+        notice(
+            verb,
+            f"{len(left_out)} of this environment's variables are too large for one tmux command "
+            f"and keep the server's values in the new pane: {', '.join(left_out)}",
+        )
+    return newpane.birth(passed, keep=command is not None)
 
 
 def _caller(server: Server) -> Pane | None:
@@ -182,22 +203,27 @@ def _flag_value(flag: str, rest: list[str], usage: str) -> str:
 
 
 def _open_window(
-    server: Server, session: str, name: str, command: str | None, cwd: str | None = None
+    server: Server, session: str, name: str, command: str | None, verb: str, cwd: str | None = None
 ) -> placement.Opened:
     """A new window in ``session`` (in ``cwd``, or here), creating the session (and server)
     when it is missing."""
     cwd = cwd or os.getcwd()
     if sessions.has_session(server, session):
-        return placement.new_window(server, session, name, command, cwd, newpane.birth())
-    birth = newpane.birth()
+        return placement.new_window(
+            server, session, name, command, cwd, _birth(server, session, command, verb)
+        )
+    birth = _birth(server, None, command, verb)
     pane_id = sessions.new_session(server, session, command, cwd=cwd, window_name=name, birth=birth)
     found = pane(server, pane_id)
     return placement.Opened(pane_id, found.window_index if found else None)
 
 
-def _split(server: Server, pane_id: str, *, beside: bool, command: str | None) -> placement.Opened:
+def _split(
+    server: Server, beside_pane: Pane, *, beside: bool, command: str | None, verb: str
+) -> placement.Opened:
+    birth = _birth(server, beside_pane.session, command, verb)
     return placement.split(
-        server, pane_id, beside=beside, command=command, cwd=os.getcwd(), birth=newpane.birth()
+        server, beside_pane.id, beside=beside, command=command, cwd=os.getcwd(), birth=birth
     )
 
 
@@ -229,7 +255,9 @@ def spawn(args: list[str]) -> int:
     if planned is not None:
         worktrees.create(planned)
     where = planned.path if planned is not None else None
-    opened = _open_window(server, caller.session if caller else DEFAULT_SESSION, name, command, where)
+    opened = _open_window(
+        server, caller.session if caller else DEFAULT_SESSION, name, command, "spawn", where
+    )
     panestate.label(server, opened.pane, name)
     if planned is not None:
         panestate.worktree(server, opened.pane, planned.path, planned.branch)
@@ -257,11 +285,11 @@ def split(args: list[str]) -> int:
         caller = _caller(server)
         if caller is None:
             raise UsageError(f"{SPLIT_USAGE} (outside roost, -t PANE says which pane to split)")
-        beside_id = caller.id
+        beside_pane = caller
     else:
         found = resolve(server, target).panes
-        beside_id = next((p.id for p in found if p.active), found[0].id)
-    opened = _split(server, beside_id, beside=beside, command=_command(rest))
+        beside_pane = next((p for p in found if p.active), found[0])
+    opened = _split(server, beside_pane, beside=beside, command=_command(rest), verb="split")
     if name:
         panestate.label(server, opened.pane, name)
     print(opened.pane)
@@ -304,11 +332,14 @@ def view(args: list[str]) -> int:
     caller = _caller(server)
     beside = caller is not None and caller.width >= min_cols
     if caller is not None and beside:
-        opened = _split(server, caller.id, beside=True, command=command)
+        opened = _split(server, caller, beside=True, command=command, verb="view")
     else:
-        opened = _open_window(server, caller.session if caller else DEFAULT_SESSION, name, command)
+        opened = _open_window(server, caller.session if caller else DEFAULT_SESSION, name, command, "view")
     panestate.label(server, opened.pane, name, view=True)
     if _ended_at_once(server, opened.pane):
+        # Kept dead for the person, it would show them nothing they asked to see: the caller is
+        # told here instead, and the pane closed as it always was.
+        placement.kill_pane(server, opened.pane)
         raise TargetGone(f"the command ended at once, so its view ({opened.pane}) has already closed")
     print(opened.pane)
     sys.stdout.flush()

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from roost import paths
+from roost.cli.noserver import not_yet
 from roost.cli.rosterd.machine import BROKEN, MISSING, OK, SKIP, Finding, Machine
 from roost.daemon import config, listen, secrets
 from roost.errors import RoostError
@@ -174,7 +175,7 @@ def tmux(machine: Machine, _: str) -> Finding:
         return Finding(BROKEN, f"cannot run tmux: {error.strerror or error}")
     if running:
         return Finding(OK, f"roost's server answers on {where}")
-    return Finding(BROKEN, f"no tmux server answers on {where}", "roost new -d")
+    return Finding(SKIP, not_yet(where))
 
 
 def sandbox_set(machine: Machine, _: str) -> bool:

@@ -4,12 +4,15 @@ Reads ``GET /snapshot`` only, so it answers even while the daemon's other parts 
 ``--swarm`` reads the union roster (``GET /swarm/snapshot``) and heads the table with a line
 per node; ``--node N`` only N's part of it, and exits 3 after printing when N is unreachable
 (:mod:`roost.cli.rosterd.swarmview`). ``--json`` prints the body as sent; the table is for
-people.
+people. As the specification draws it, the table has no header: a roster with no session is no
+line at all to a pipe (``rosterd list | wc -l`` counts sessions), and on a terminal one line
+that says so, since a person would otherwise read silence as a hang or a fault.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 
 from roost.cli.daemonclient import Client
 from roost.cli.rosterd import printing, swarmview
@@ -22,6 +25,8 @@ USAGE = (
     ),
 )
 _USAGE = "usage: rosterd list [--json] [--swarm | --node N]"
+EMPTY = "no agent sessions (plain shells are not listed: roost status shows every pane)"
+"""What a terminal is shown for a roster with no session."""
 
 
 def run(verb: str, args: list[str]) -> int:
@@ -34,6 +39,8 @@ def run(verb: str, args: list[str]) -> int:
         printing.raw(body)
     else:
         lines = swarmview.table(document) if path != "/snapshot" else printing.roster(document)
+        if not lines and sys.stdout.isatty():
+            lines = [EMPTY]
         for text in lines:
             printing.line(text)
     failure = swarmview.unreachable(document) if node is not None else None
