@@ -5,6 +5,10 @@
 // re-renders when either changes. Tabs, rows and cards are named by id: a terminal's pane, or a
 // headless session's key, or (in a swarm) the key of a session another node owns, whose
 // terminal opens through this node and whose actions go to /swarm/{node}/sessions/….
+//
+// What kind of view a tab holds (a terminal, or a headless session's panel) is decided once,
+// when it opens, and kept with it: the roster forgets a session that ended (another node's
+// above all), and a tab left open on it must still be handled as what it is.
 
 import { sessionPath } from "./api.js";
 import { badge } from "./badges.js";
@@ -22,7 +26,7 @@ import { TerminalView } from "./terminal.js";
 const PHONE = matchMedia("(max-width: 699px)");
 
 const roster = new Roster();
-const open = new Map(); // id -> { view, box }
+const open = new Map(); // id -> { view, box, kind: "terminal" | "headless" }
 const tails = new Tails();
 let active = null;
 // On a phone one thing shows at a time: the deck of cards, or the active terminal.
@@ -30,8 +34,14 @@ let phoneView = "deck";
 
 const $ = (id) => document.getElementById(id);
 const keys = new KeyRow($("keys"), {
-  target: () => (active && roster.isTerminal(active) ? open.get(active).view : null),
+  target: () => (kindOf(active) === "terminal" ? open.get(active).view : null),
 });
+
+// The kind of the open view `id`, or null when no tab holds it.
+function kindOf(id) {
+  const entry = id ? open.get(id) : null;
+  return entry ? entry.kind : null;
+}
 // A session counts as seen while it is this tab's active terminal and the tab is in view.
 const notifier = new Notifier(roster, {
   viewing: (id) => id === active && phoneView === "terminal" && document.visibilityState === "visible",
@@ -54,7 +64,7 @@ function showingDeck() {
 function render() {
   document.body.classList.toggle("phone", PHONE.matches);
   document.body.dataset.phoneView = phoneView;
-  document.body.dataset.activeKind = active && !roster.isTerminal(active) ? "headless" : "terminal";
+  document.body.dataset.activeKind = kindOf(active) === "headless" ? "headless" : "terminal";
   const nodes = roster.nodes();
   renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered, nodes });
   if (PHONE.matches) renderDeck();
@@ -127,7 +137,8 @@ function openView(id) {
     const note = document.createElement("div");
     note.className = "note";
     box.append(note);
-    if (roster.isTerminal(id)) {
+    const kind = roster.isTerminal(id) ? "terminal" : "headless";
+    if (kind === "terminal") {
       // What the pane's session waits on, over the terminal's corner: a notification opens
       // straight onto it (updateRequests keeps it current).
       const bar = document.createElement("div");
@@ -137,14 +148,14 @@ function openView(id) {
     $("views").append(box);
     // Visible before the terminal opens, so it can measure the box it fits.
     showOnly(id, box);
-    const view = roster.isTerminal(id) ? terminalView(id, box) : headlessView(id, box);
+    const view = kind === "terminal" ? terminalView(id, box) : headlessView(id, box);
     view.addEventListener("state", () => {
       note.textContent = view.state === "closed" ? `[closed: ${view.reason}]` : view.state === "disconnected" ? view.reason : "";
       // A closed pane leaves the list of terminals (the change stream says when); the tab
       // stays, marked, until closed.
       renderTabs();
     });
-    open.set(id, { view, box });
+    open.set(id, { view, box, kind });
     updateRequests();
   }
   activate(id);
@@ -182,7 +193,7 @@ function headlessView(key, box) {
 
 // A headless view shows its session's record: hand it each new one.
 function updateHeadless() {
-  for (const [id, { view }] of open) if (!roster.isTerminal(id)) view.update(roster.recordOf(id));
+  for (const [id, { view, kind }] of open) if (kind === "headless") view.update(roster.recordOf(id));
 }
 
 function showOnly(id, extra = null) {
