@@ -230,7 +230,11 @@ class Launcher(Reply):
     """What the launcher can start, and the folder it suggests."""
 
     home: str
-    agents: list[LauncherAgent]
+    agents: list[LauncherAgent] = Field(
+        description="every agent with a binary, those installed (found on the PATH of the person's "
+        "login shell, of roost's tmux server or of rosterd, asked anew) first"
+    )
+    shell: str = Field(description="the person's login shell, which the launcher offers as a plain shell")
     custom: bool
     headless: list[str] = Field(
         description="the harnesses POST /sessions can start here (the runner has an ACP adapter "

@@ -51,8 +51,9 @@ def roost_bin() -> str:
     return shutil.which("roost") or "roost"
 
 
-def birth() -> Birth:
-    """A new pane's id, its reports endpoint and the server's ``@roost-bin``.
+def birth(env: dict[str, str] | None = None) -> Birth:
+    """A new pane's id, its reports endpoint and the server's ``@roost-bin``; ``env``: what
+    else its first process is given (the web launcher's PATH).
 
     The id is forgotten from the session's environment once the pane has it: ``-e`` on
     new-session also writes the session's environment, and a pane opened later by plain tmux
@@ -63,7 +64,7 @@ def birth() -> Birth:
     """
     session_id = fresh_id()
     return Birth(
-        env={SESSION_ID: session_id, REPORTS: paths.reports_socket_path()},
+        env={**(env or {}), SESSION_ID: session_id, REPORTS: paths.reports_socket_path()},
         forget=(SESSION_ID,),
         pane_options={PANE_SESSION: session_id},
         server_options={BIN_OPTION: roost_bin()},
