@@ -86,6 +86,13 @@ class Change(Reply):
     snapshot: Snapshot | None = None
 
 
+class Gates(Reply):
+    """Each harness that offers a permission gate: null where it is on, else the command that
+    turns it on."""
+
+    gates: dict[str, str | None]
+
+
 class TerminalsChanged(Reply):
     """A ``terminals`` frame of ``GET /changes?terminals=1``: read ``GET /terminals`` again."""
 

@@ -13,6 +13,7 @@
 import { sessionPath } from "./api.js";
 import { badge } from "./badges.js";
 import { renderCards, Tails } from "./cards.js";
+import { Gates } from "./gates.js";
 import { HeadlessView } from "./headless.js";
 import { KeyRow } from "./keys.js";
 import { Launcher } from "./launcher.js";
@@ -28,6 +29,8 @@ const PHONE = matchMedia("(max-width: 699px)");
 const roster = new Roster();
 const open = new Map(); // id -> { view, box, kind: "terminal" | "headless" }
 const tails = new Tails();
+const gates = new Gates();
+const gateCommand = (record) => gates.commandFor(record);
 let active = null;
 // On a phone one thing shows at a time: the deck of cards, or the active terminal.
 let phoneView = "deck";
@@ -66,7 +69,7 @@ function render() {
   document.body.dataset.phoneView = phoneView;
   document.body.dataset.activeKind = kindOf(active) === "headless" ? "headless" : "terminal";
   const nodes = roster.nodes();
-  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered, nodes });
+  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered, gateCommand, nodes });
   if (PHONE.matches) renderDeck();
   renderTabs();
   const link = $("link");
@@ -80,6 +83,7 @@ function renderDeck() {
     recordOf: (id) => roster.recordOf(id),
     onOpen: openView,
     onAnswered: answered,
+    gateCommand,
     nodes: roster.nodes(),
   });
 }
@@ -170,7 +174,7 @@ function answered(record) {
 function updateRequests() {
   for (const [id, { box }] of open) {
     const bar = box.querySelector(":scope > .request-bar");
-    if (bar) showRequest(bar, roster.recordOf(id), { onAnswered: answered });
+    if (bar) showRequest(bar, roster.recordOf(id), { onAnswered: answered, gateCommand });
   }
 }
 
@@ -257,11 +261,16 @@ roster.addEventListener("change", () => {
   updateHeadless();
   updateRequests();
   render();
+  gates.watch(roster.allRecords());
   // A card's last lines follow its session: read them again shortly after the roster moves.
   if (showingDeck()) {
     clearTimeout(tailSoon);
     tailSoon = setTimeout(() => tails.refresh().catch(() => {}), 300);
   }
+});
+gates.addEventListener("change", () => {
+  updateRequests();
+  render();
 });
 tails.addEventListener("change", () => {
   if (PHONE.matches) renderDeck();
@@ -288,6 +297,7 @@ async function main() {
     if (active && phoneView === "terminal") notifier.seen(active);
   });
   tails.start(() => [...roster.terminals.keys()], showingDeck);
+  gates.refresh().catch((error) => console.warn("gates:", error.message));
   settings.start().catch((error) => console.warn("settings:", error));
   // A notification clicked while no Roost window was open opened this one with ?open=KEY.
   const asked = new URLSearchParams(location.search).get("open");
@@ -314,5 +324,5 @@ if ("serviceWorker" in navigator) {
 }
 
 // For people poking at the page in devtools, and for the browser tests.
-window.roost = { roster, open, keys, tails, notifier, settings };
+window.roost = { roster, open, keys, tails, notifier, settings, gates };
 main();

@@ -66,22 +66,23 @@ function lastLines(row, { tails, recordOf }) {
 
 // `nodes`: the swarm's nodes (roster.js nodes()), or null with no swarm: in a swarm the folders
 // are grouped by node, as in the sidebar.
-export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, nodes = null }) {
+export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, gateCommand, nodes = null }) {
+  const how = { tails, recordOf, onOpen, onAnswered, gateCommand };
   if (nodes) {
     const all = document.createDocumentFragment();
     for (const [node, members] of byNode(rows, nodes)) {
       const folders = document.createElement("div");
-      renderFolderCards(folders, members, { tails, recordOf, onOpen, onAnswered }, "No sessions.");
+      renderFolderCards(folders, members, how, "No sessions.");
       all.append(nodeGroup(node, members, folders, "card-node"));
     }
     deck.replaceChildren(all);
     return;
   }
   const empty = "No terminals yet: start one with New session.";
-  renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, empty);
+  renderFolderCards(deck, rows, how, empty);
 }
 
-function renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, empty) {
+function renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, gateCommand }, empty) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
@@ -108,7 +109,7 @@ function renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, 
       detail.className = "detail";
       detail.textContent = row.harness ? `${row.harness} · ${row.detail}` : row.detail;
       card.append(top, tail, detail);
-      const request = requestView(row.record, { onAnswered, onTerminal: () => onOpen(row.id) });
+      const request = requestView(row.record, { onAnswered, gateCommand, onTerminal: () => onOpen(row.id) });
       if (request) card.append(request);
       card.addEventListener("click", () => onOpen(row.id));
       card.addEventListener("keydown", (event) => {
