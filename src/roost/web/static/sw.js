@@ -33,6 +33,7 @@ const SHELL = [
   "/static/vendor/xterm/xterm.css",
   "/static/vendor/addon-fit/addon-fit.mjs",
   "/static/vendor/addon-web-links/addon-web-links.mjs",
+  "/static/vendor/symbols/symbols.css",
   "/manifest.webmanifest",
 ];
 
