@@ -142,9 +142,11 @@ function openView(id) {
     note.className = "note";
     box.append(note);
     const kind = roster.isTerminal(id) ? "terminal" : "headless";
+    box.dataset.kind = kind;
     if (kind === "terminal") {
-      // What the pane's session waits on, over the terminal's corner: a notification opens
-      // straight onto it (updateRequests keeps it current).
+      // What the pane's session waits on, over the terminal's corner (on a phone, above the
+      // terminal, which it would cover): a notification opens straight onto it
+      // (updateRequests keeps it current).
       const bar = document.createElement("div");
       bar.className = "request-bar";
       box.append(bar);

@@ -50,7 +50,12 @@ export class TerminalView extends EventTarget {
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);
     this.term.loadAddon(new WebLinksAddon());
-    this.term.open(box);
+    // The terminal fills a box of its own, below whatever else the view shows (on a phone, the
+    // request it waits on), and is fitted to that box alone.
+    this.screen = document.createElement("div");
+    this.screen.className = "screen";
+    box.append(this.screen);
+    this.term.open(this.screen);
     this.term.onData((data) => this.send({ type: "input", data: filter(data) }));
     this.term.onBinary((data) => this.send({ type: "input", data, binary: true }));
     // Paste goes to tmux as a paste (bracketed when the program asked for it: tmux knows
@@ -58,7 +63,7 @@ export class TerminalView extends EventTarget {
     box.addEventListener("paste", (event) => this.onPaste(event), { capture: true });
     this.resizing = null;
     this.observer = new ResizeObserver(() => this.scheduleResize());
-    this.observer.observe(box);
+    this.observer.observe(this.screen);
     this.connect();
   }
 
