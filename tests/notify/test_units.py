@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.notify.classify import DONE, NEEDS_INPUT, classify
+from roost.notify.classify import DONE, ERROR, NEEDS_INPUT, classify
 from roost.notify.delay import Delays
 from roost.notify.notifier import request_of
 from roost.notify.store import Store, Subscription
@@ -41,6 +41,13 @@ def test_a_dialog_that_left_the_screen_is_not_news() -> None:
     """Somebody at the terminal declined it: "done" would tell them what they just did."""
     assert classify(NEEDS_ATTENTION, IDLE, DIALOG_CLOSED) is None
     assert classify(NEEDS_ATTENTION, IDLE, "done") == DONE
+
+
+def test_a_turn_that_failed_is_told_as_an_error() -> None:
+    assert classify(ACTIVE, IDLE, "StopFailure", failed=True) == ERROR
+    assert classify(NEEDS_ATTENTION, IDLE, failed=True) == ERROR
+    assert classify(ACTIVE, NEEDS_ATTENTION, failed=True) == NEEDS_INPUT  # a dialog is no failure
+    assert classify(IDLE, IDLE, failed=True) is None
 
 
 def test_a_delay_fires_once_after_its_grace() -> None:

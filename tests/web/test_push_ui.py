@@ -230,6 +230,8 @@ def test_a_push_shows_one_notification_per_session(page: Any, web: Web) -> None:
     push({"session_key": "other-session", "name": "tests", "state": "done", "revision": 1})
     assert displayed.wait(3)[2] == {"Title": "Roost", "Body": "tests: done"}
     assert sorted(n["body"] for n in page.evaluate(SHOWN)) == ["builder: done", "tests: done"]
+    push({"session_key": key, "name": "builder", "state": "error", "revision": 5})  # a failed turn
+    assert displayed.wait(4)[3] == {"Title": "Roost", "Body": "builder: error"}
     cdp.detach()
 
 

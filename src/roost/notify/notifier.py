@@ -110,7 +110,7 @@ class Notifier:
             return
         before = self._activity.get(key)
         self._activity[key] = record.activity
-        what = classify(before, record.activity, record.activity_event)
+        what = classify(before, record.activity, record.activity_event, record.error_reason is not None)
         if what is not None:
             self.delays.schedule(key, lambda: self._fire(record, what))
         elif before != record.activity:

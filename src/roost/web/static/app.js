@@ -18,7 +18,7 @@ import { HeadlessView } from "./headless.js";
 import { KeyRow } from "./keys.js";
 import { Launcher } from "./launcher.js";
 import { Notifier } from "./notify.js";
-import { isPane, Roster, Unauthorized } from "./roster.js";
+import { isPane, Roster, stateOf, Unauthorized } from "./roster.js";
 import { markSeen, Settings } from "./settings.js";
 import { showRequest } from "./request.js";
 import { renderSidebar } from "./sidebar.js";
@@ -88,14 +88,7 @@ function renderDeck() {
   });
 }
 
-// A tab's name: its row's, or (for a headless session that ended, which has no row) its record's.
-function nameOf(id, names) {
-  const record = isPane(id) ? null : roster.recordOf(id);
-  return names.get(id) || (record && record.name) || id;
-}
-
 function renderTabs() {
-  const names = new Map(roster.rows().map((row) => [row.id, row.name]));
   const tabs = [];
   for (const [id, { view }] of open) {
     const tab = document.createElement("div");
@@ -108,7 +101,7 @@ function renderTabs() {
     tab.title = view.reason || id;
     const label = document.createElement("span");
     label.className = "name";
-    label.textContent = nameOf(id, names);
+    label.textContent = roster.nameOf(id);
     const close = document.createElement("button");
     close.className = "close";
     close.type = "button";
@@ -126,7 +119,7 @@ function renderTabs() {
   $("empty").hidden = open.size > 0;
   const title = $("phone-title");
   title.replaceChildren();
-  if (active) title.append(nameOf(active, names), " ", badge(roster.stateOf(active)));
+  if (active) title.append(roster.nameOf(active), " ", badge(roster.stateOf(active)));
 }
 
 function openView(id) {
@@ -192,7 +185,11 @@ function terminalView(id, box) {
 function headlessView(key, box) {
   const record = roster.recordOf(key);
   const path = record ? sessionPath(record) : undefined;
-  const view = new HeadlessView(key, box, { onRecord: (record) => roster.offer(record), path });
+  const view = new HeadlessView(key, box, {
+    onRecord: (record) => roster.offer(record),
+    stateOf: (record) => stateOf(record, roster.seen),
+    path,
+  });
   view.update(roster.recordOf(key));
   return view;
 }
@@ -211,6 +208,7 @@ function activate(id) {
   active = id;
   phoneView = "terminal";
   notifier.seen(id);
+  roster.markSeen(id);
   const record = roster.recordOf(id);
   if (record) markSeen(record.session_key);
   showOnly(id);
@@ -260,6 +258,8 @@ $("back").addEventListener("click", backToDeck);
 
 let tailSoon = null;
 roster.addEventListener("change", () => {
+  // A turn that ends while the person watches its session is seen as it ends.
+  if (active && notifier.viewing(active)) roster.markSeen(active);
   updateHeadless();
   updateRequests();
   render();
@@ -296,7 +296,10 @@ async function main() {
   document.addEventListener("visibilitychange", () => {
     settings.viewing();
     if (document.hidden) return;
-    if (active && phoneView === "terminal") notifier.seen(active);
+    if (active && phoneView === "terminal") {
+      notifier.seen(active);
+      roster.markSeen(active);
+    }
   });
   tails.start(() => [...roster.terminals.keys()], showingDeck);
   gates.refresh().catch((error) => console.warn("gates:", error.message));
