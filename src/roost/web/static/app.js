@@ -137,9 +137,9 @@ function openView(id) {
     const kind = roster.isTerminal(id) ? "terminal" : "headless";
     box.dataset.kind = kind;
     if (kind === "terminal") {
-      // What the pane's session waits on, over the terminal's corner (on a phone, above the
-      // terminal, which it would cover): a notification opens straight onto it
-      // (updateRequests keeps it current).
+      // What the pane's session waits on, above the terminal (over it, it would hide the
+      // agent's first lines): a notification opens straight onto it (updateRequests keeps it
+      // current).
       const bar = document.createElement("div");
       bar.className = "request-bar";
       box.append(bar);
