@@ -224,7 +224,7 @@ def test_the_first_setup_turns_the_gate_on_and_says_what_that_means(machine: Mac
     settings = machine.home / ".claude" / "settings.json"
     assert (word, said.splitlines()[0]) == (
         "fixed",
-        "on: a permission request can be answered from the web app, `rosterd answer` and MCP as well "
+        "on: a permission request can be answered from the web app, `rosterd allow`/`deny` and MCP as well "
         "as in the terminal, each held up to 300 s; "
         "`rosterd integrate install claude --no-gate` turns it off",
     )

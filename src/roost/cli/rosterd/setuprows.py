@@ -158,7 +158,7 @@ def gate(machine: Machine, harness: str) -> Finding:
     if report.gate:
         return Finding(
             OK,
-            f"on: a permission request can be answered from the web app, `rosterd answer` and MCP "
+            f"on: a permission request can be answered from the web app, `rosterd allow`/`deny` and MCP "
             f"as well as in the terminal, each held up to {hold} s; "
             f"`rosterd integrate install {harness} --no-gate` turns it off",
         )
