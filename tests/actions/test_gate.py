@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Roost
+from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon, pid_start_ticks
 from tests.mcpserver.client import ok, refused, unix
 
@@ -316,3 +316,38 @@ def test_mcp_answers_a_gated_request_and_the_journal_says_so(daemon: Daemon, gat
     assert decision == {"behavior": "deny", "message": "ask me tomorrow"}
     [entry] = [e for e in daemon.get("/journal")["entries"] if e["kind"] == "answer"]
     assert (entry["answer"], entry["by"], entry["via"]) == ("reject", f"pid {os.getpid()}", "mcp")
+
+
+def test_a_claude_pane_whose_gate_is_off_is_told_the_command_that_turns_it_on(
+    roost: Roost, daemon: Daemon
+) -> None:
+    daemon.start()
+    me, ticks = os.getpid(), pid_start_ticks(os.getpid())
+    turn_on = "rosterd integrate install claude --gate"
+    assert daemon.get("/gates") == {"gates": {"claude": turn_on}}  # no hooks here yet
+    with daemon.unix() as client:
+        claimed = client.post(
+            "/claim",
+            json={
+                "pid": me,
+                "start_ticks": ticks,
+                "activity": "blocked",
+                "fields": {"harness": "claude", "pending": {"summary": "Bash: touch x"}},
+            },
+        )
+        assert claimed.status_code == 200, claimed.text
+        key = claimed.json()["session_key"]
+        answer = client.post(f"/sessions/{key}/permission", json={"option": "allow"})
+        assert (answer.status_code, answer.json()["code"]) == (409, "answer_in_terminal")
+        assert (
+            answer.json()["error"]
+            == f"answer it in the terminal: claude's gate is off (`{turn_on}` turns it on)"
+        )
+        installed = subprocess.run(
+            [str(BIN / "rosterd"), *turn_on.split()[1:]], env=daemon.env, capture_output=True, text=True
+        )
+        assert installed.returncode == 0, installed.stderr
+        assert daemon.get("/gates") == {"gates": {"claude": None}}  # read anew, no restart
+        # On now, but this request was never held: only its terminal can answer it still.
+        again = client.post(f"/sessions/{key}/permission", json={"option": "allow"})
+        assert again.json()["error"] == "answer it in the terminal: its gate let go of the request"

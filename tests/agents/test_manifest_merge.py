@@ -120,10 +120,10 @@ def test_a_bad_user_file_is_checked_once_per_version(agents: Path) -> None:
 
 
 def test_the_launcher_lists_agents_by_their_manifests_rank(agents: Path) -> None:
-    assert [a["name"] for a in launcher.agents()][:3] == ["claude", "codex", "gemini"]
+    assert [a["name"] for a in launcher.agents("")][:3] == ["claude", "codex", "gemini"]
     (agents / "omp.toml").write_text("rank = 0\n")
     (agents / "zed.toml").write_text('binaries = ["zed"]\n')
-    names = [a["name"] for a in launcher.agents()]
+    names = [a["name"] for a in launcher.agents("")]
     assert names[:2] == ["omp", "claude"]
     assert names[-1] == "zed"  # no rank: after every ranked agent
 

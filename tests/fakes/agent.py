@@ -58,6 +58,9 @@ def main() -> None:
         help="a PermissionRequest is followed by Notification permission_prompt, as Claude Code does",
     )
     parser.add_argument("--no-hooks", action="store_true", help="never badge itself")
+    parser.add_argument(
+        "--footer", default=None, help="a line drawn under the prompt, as Claude Code's mode line"
+    )
     parser.add_argument("--hook-url", default=None, help="POST events but SessionStart here (HTTP hooks)")
     parser.add_argument("--hook-log", default=None, help="append each POST's answer here")
     parser.add_argument("--no-start", action="store_true", help="never fire UserPromptSubmit")
@@ -94,6 +97,9 @@ def main() -> None:
     out = sys.stdout.buffer
 
     def write(text: str) -> None:
+        # A prompt gets the footer two lines under it, the cursor left where typing goes.
+        if args.footer and text.endswith("> "):
+            text += f"\x1b7\n\n  {args.footer}\x1b8"
         out.write(text.replace("\n", "\r\n").encode())
         out.flush()
 

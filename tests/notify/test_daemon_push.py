@@ -116,6 +116,11 @@ def test_blocked_in_the_background_pushes_once_after_the_grace(
     wait_pushes(service, 2)
     assert service.pushes[1]["payload"]["state"] == "done"
 
+    working(roost, running, pane)
+    set_state(roost, pane, "error", "API Error: 400")  # a failed turn reads as the page says it
+    wait_pushes(service, 3)
+    assert service.pushes[2]["payload"]["state"] == "error"
+
 
 def test_opening_the_session_within_the_second_cancels_the_push(
     roost: Roost, running: Daemon, services: list[PushService]

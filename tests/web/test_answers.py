@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Roost
+from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon
 from tests.web.conftest import Web
 from tests.web.test_browser import log_in, row
@@ -193,3 +194,46 @@ def test_a_notifications_allow_action_answers_the_request(page: Any, web: Web, g
     )
     assert held.decision() == {"behavior": "allow"}
     page.wait_for_selector(f"{row(held.pane)} .request", state="detached")
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1200, "height": 760}, {"width": 390, "height": 760}])
+def test_a_claude_request_while_its_gate_is_off_says_the_command_that_turns_it_on(
+    page: Any, web: Web, roost: Roost, viewport: dict[str, int]
+) -> None:
+    roost.env["XDG_RUNTIME_DIR"] = str(web.daemon.runtime)  # the pane's hooks find the daemon
+    agent = roost.fake_agent("--start-hook", "--dialog-on", "ASK")
+    pane = roost.start(f"ROOST_AGENT=claude exec {agent}")
+    roost.wait_screen(pane, "fake agent ready")
+    roost.tmux("send-keys", "-t", pane, "ASK", "Enter")
+    web.daemon.wait_for(
+        lambda: web.daemon.record_where(
+            lambda r: (r.get("tmux") or {}).get("pane") == pane and r["activity"] == "needs_attention"
+        ),
+        what="the dialog's request",
+    )
+    page.set_viewport_size(viewport)
+    page.goto(web.new_link())
+    phone = viewport["width"] < 700
+    where = f'.card[data-pane="{pane}"]' if phone else row(pane)
+    request = f"{where} .request"
+    page.wait_for_selector(f"{request} .gate-off")
+    assert page.locator(f"{request} button").all_inner_texts() == ["Answer in the terminal"]
+    turn_on = "rosterd integrate install claude --gate"
+    assert (
+        page.locator(f"{request} .gate-off").inner_text()
+        == f"To answer from here, turn its gate on: {turn_on}"
+    )
+    assert page.locator(f"{request} .gate-off code").inner_text() == turn_on
+    line = page.locator(f"{request} .gate-off").bounding_box()
+    assert line is not None and line["height"] < 40, line  # one line (two at most on a phone)
+    page.click(f'{request} button[data-answer="terminal"]')
+    bar = f'.view[data-pane="{pane}"] .request-bar .request'
+    page.wait_for_selector(f"{bar} .gate-off code")
+
+    installed = subprocess.run(
+        [str(BIN / "rosterd"), *turn_on.split()[1:]], env=web.daemon.env, capture_output=True, text=True
+    )
+    assert installed.returncode == 0, installed.stderr
+    page.goto(web.new_link())  # the gate is on now: this request was never held, nothing to turn on
+    page.wait_for_selector(request)
+    assert page.locator(f"{request} .gate-off").count() == 0

@@ -85,7 +85,7 @@ def test_a_headless_session_from_the_launcher_to_its_stop(
     assert page.locator(f'.tab[data-session="{key}"]').get_attribute("aria-selected") == "true"
     assert page.locator(f'li.session[data-session="{key}"]').get_attribute("data-state") == "idle"
     assert page.locator("li.session[data-pane]").count() == 1  # the shell, beside it
-    assert page.locator(f"{view} .badge").inner_text() == "done"
+    assert page.locator(f"{view} .badge").inner_text() == "idle"  # no turn has ended yet
     assert "policy attention" in page.locator(f"{view} .facts").inner_text()
     assert page.locator(f'{view} [data-action="cancel"]').is_hidden()
     assert page.locator(f'{view} [data-action="resume"]').is_hidden()

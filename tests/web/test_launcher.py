@@ -66,12 +66,18 @@ def missing_agent(web: Web) -> dict[str, Any]:
 
 def test_the_list_names_eleven_agents_and_whether_each_is_installed(web: Web) -> None:
     doc = listing(web)
-    assert [agent["name"] for agent in doc["agents"]] == AGENTS
+    installed = [agent["name"] for agent in doc["agents"] if agent["installed"]]
+    missing = [agent["name"] for agent in doc["agents"] if not agent["installed"]]
+    assert installed + missing == [agent["name"] for agent in doc["agents"]]  # the installed first
+    assert [name for name in AGENTS if name in installed] + [name for name in AGENTS if name in missing] == (
+        installed + missing
+    )  # each part in the manifests' order
     by_name = {agent["name"]: agent for agent in doc["agents"]}
     assert by_name["claude"]["display"] == "Claude Code"
     assert by_name["cursor-agent"]["display"] == "Cursor Agent"
     assert by_name["cursor-agent"]["binary"] == "cursor-agent"
     path = web.roost.env["PATH"]
+    assert doc["shell"] == web.roost.env["SHELL"]
     for agent in doc["agents"]:
         assert set(agent) == {"name", "display", "binary", "installed", "headless"}
         assert agent["headless"] is (agent["name"] in doc["headless"]), agent
@@ -165,6 +171,62 @@ def test_an_installed_agent_runs_its_binary(daemon: Daemon, roost: Roost, tmp_pa
     assert roost.option(doc["pane"], "@roost-name") == "amp"
 
 
+def fake_agent(folder: Path, binary: str) -> Path:
+    """A stand-in for an agent's program in ``folder``: it says it runs, then is a shell."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fake = folder / binary
+    fake.write_text(f"#!/bin/sh\necho {binary}-is-running\nexec sh\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def on_login_path(roost: Roost, folder: Path) -> None:
+    """``folder`` on the PATH of the person's login shell (the sandbox's ``/bin/sh`` reads
+    ``~/.profile``), as an installer that edits the profile leaves it."""
+    profile = Path(roost.env["HOME"]) / ".profile"
+    profile.write_text(f'PATH="{folder}:$PATH"\nexport PATH\n')
+
+
+def pane_path(roost: Roost, pane: str) -> str:
+    pid = roost.option(pane, "pane_pid")
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return next(line for line in environ if line.startswith(b"PATH=")).decode()[len("PATH=") :]
+
+
+def test_an_agent_installed_since_the_daemon_started_where_the_login_shell_looks_is_listed_first_and_runs(
+    web: Web, tmp_path: Path
+) -> None:
+    roost = web.roost
+    roost.start()
+    folder = Path(roost.env["HOME"]) / ".local" / "bin"
+    before = {agent["name"]: agent for agent in listing(web)["agents"]}
+    assert before["droid"]["installed"] is False
+    fake_agent(folder, "droid")
+    on_login_path(roost, folder)  # the daemon's own PATH never had it
+    assert str(folder) not in web.daemon.env["PATH"]
+    agents = listing(web)["agents"]
+    assert agents[0]["name"] == "droid" and agents[0]["installed"] is True
+    response = launch(web, {"agent": "droid", "cwd": str(tmp_path)})
+    assert response.status_code == 201, response.text
+    pane = response.json()["pane"]
+    roost.wait_screen(pane, "droid-is-running")
+    assert str(folder) in pane_path(roost, pane).split(os.pathsep)  # what it starts finds it too
+
+
+def test_an_agent_on_the_path_of_roosts_tmux_server_is_installed(web: Web, tmp_path: Path) -> None:
+    roost = web.roost
+    roost.start()
+    folder = tmp_path / "from-tmux"
+    fake_agent(folder, "grok")
+    assert next(a for a in listing(web)["agents"] if a["name"] == "grok")["installed"] is False
+    path = roost.tmux("show-environment", "-g", "PATH").strip().removeprefix("PATH=")
+    roost.tmux("set-environment", "-g", "PATH", f"{folder}{os.pathsep}{path}")
+    assert next(a for a in listing(web)["agents"] if a["name"] == "grok")["installed"] is True
+    response = launch(web, {"agent": "grok", "cwd": str(tmp_path)})
+    assert response.status_code == 201, response.text
+    roost.wait_screen(response.json()["pane"], "grok-is-running")
+
+
 def bad_bodies(tmp_path: Path) -> list[tuple[str, Any]]:
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
@@ -242,7 +304,7 @@ def test_launch_a_shell_from_the_panel(page: Any, web: Web, tmp_path: Path) -> N
     page.click("#sidebar .new-session")
     page.wait_for_selector('dialog#launcher[open] .choice[data-agent="claude"]')
     assert page.locator("#launch-cwd").input_value() == roost.env["HOME"]
-    assert page.locator("#launch-agents .choice").count() == len(AGENTS)
+    assert page.locator("#launch-agents .choice[data-agent]").count() == len(AGENTS)
     page.fill("#launch-command", "sh")
     assert page.locator('.choice.custom input[type="radio"]').is_checked()
     page.fill("#launch-cwd", str(folder))
@@ -260,6 +322,42 @@ def test_launch_a_shell_from_the_panel(page: Any, web: Web, tmp_path: Path) -> N
     assert roost.option(pane, "@roost-name") == "web shell"
     run(page, "echo $((6*7)) in $(pwd)")
     wait_screen(page, pane, lambda lines: f"42 in {folder}" in lines, "the shell's answer")
+
+
+@pytest.mark.browser
+def test_the_panel_lists_what_is_installed_now_first_and_offers_a_plain_shell(page: Any, web: Web) -> None:
+    roost = web.roost
+    started = roost.start()
+    log_in(page, web)
+    page.click("#sidebar .new-session")
+    page.wait_for_selector('dialog#launcher[open] .choice[data-agent="codex"]')
+    assert page.locator('.choice[data-agent="codex"] input').is_disabled()
+    page.click("#launch-cancel")
+    folder = Path(roost.env["HOME"]) / "bin-later"
+    fake_agent(folder, "codex")
+    on_login_path(roost, folder)
+    page.click("#sidebar .new-session")  # asked again as the panel opens
+    first = page.locator("#launch-agents .choice").first
+    first.locator("input:not([disabled])").wait_for()
+    assert first.get_attribute("data-agent") == "codex"
+    assert "not installed" not in first.inner_text()
+    shell = page.locator("#launch-agents .choice.shell")
+    assert page.locator("#launch-agents .choice").nth(1).get_attribute("class") == shell.get_attribute(
+        "class"
+    )
+    assert shell.locator(".display").inner_text() == "Shell"
+    assert shell.locator("code").inner_text() == "sh"
+    shell.click()
+    page.click("#launch-go")
+    launched = page.locator(f'li.session:not([data-pane="{started}"])')
+    launched.wait_for()
+    assert launched.locator(".name").inner_text() == "sh"
+    pane = launched.get_attribute("data-pane")
+    assert pane
+    assert roost.option(pane, "@roost-name") == "sh"
+    assert str(folder) in pane_path(roost, pane).split(os.pathsep)
+    run(page, "codex")
+    wait_screen(page, pane, lambda lines: "codex-is-running" in lines, "the agent, from the shell")
 
 
 @pytest.mark.browser

@@ -28,9 +28,9 @@ def wait_title(page: Any, title: str) -> None:
     page.wait_for_function("title => document.title === title", arg=title, timeout=5000)
 
 
-def set_state(web: Web, pane: str, word: str) -> None:
+def set_state(web: Web, pane: str, word: str, *reason: str) -> None:
     inside = {"TMUX": f"{web.roost.socket},1,0", "TMUX_PANE": pane}
-    proc = web.roost.run("state", word, env=inside)
+    proc = web.roost.run("state", word, *reason, env=inside)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -94,10 +94,14 @@ def test_a_background_session_finishing_says_done(page: Any, web: Web) -> None:
     page.wait_for_selector(f'{row(second)} .badge[data-state="working"]', timeout=5000)
     set_state(web, second, "done")
     page.wait_for_selector(f'.toast[data-pane="{second}"][data-what="done"]', timeout=5000)
+    assert page.locator(f'.toast[data-pane="{second}"]').inner_text() == "other: done"
+    assert page.locator(f"{row(second)} .badge").inner_text() == "done"  # until the person looks
     wait_title(page, "(1) Roost")
     page.click(f'.toast[data-pane="{second}"]')
     page.wait_for_selector(f'.tab[data-pane="{second}"][aria-selected="true"]')
     wait_title(page, "Roost")
+    page.wait_for_selector(f'{row(second)} .badge[data-state="idle"]')
+    assert page.locator(f"{row(second)} .badge").inner_text() == "idle"  # seen
 
 
 def test_a_session_seen_idle_then_blocked_says_needs_input(page: Any, web: Web) -> None:
@@ -113,3 +117,47 @@ def test_a_session_seen_idle_then_blocked_says_needs_input(page: Any, web: Web) 
     set_state(web, second, "blocked")
     page.wait_for_selector(f'.toast[data-pane="{second}"][data-what="needs input"]', timeout=5000)
     wait_title(page, "(1) Roost")
+
+
+@pytest.mark.parametrize("width", [1200, 390])
+def test_every_state_reads_in_one_set_of_words(page: Any, web: Web, width: int) -> None:
+    """working, needs input, error, done, idle: on badges, rollups and toasts, at a desktop's
+    and a phone's size, whatever word rosterd's activity uses."""
+    watched = web.roost.start()
+    pane = web.roost.window("worker", "sh")
+    page.set_viewport_size({"width": width, "height": 760})
+    page.goto(web.new_link())
+    phone = width < 700
+    where = f'.card[data-pane="{pane}"]' if phone else row(pane)
+    page.wait_for_selector(where)
+    if not phone:
+        page.click(row(watched))  # the person looks elsewhere: the worker is in the background
+    words = []
+    for word, reason, shown in (
+        ("working", (), "working"),
+        ("blocked", ("Bash: touch x",), "needs input"),
+        ("working", (), "working"),
+        ("error", ("API Error: 400",), "error"),
+        ("working", (), "working"),
+        ("done", (), "done"),
+    ):
+        set_state(web, pane, word, *reason)
+        page.wait_for_function(
+            "([where, shown]) => document.querySelector(`${where} .badge`)?.textContent === shown",
+            arg=[where, shown],
+            timeout=5000,
+        )
+        words.append(page.locator(f"{where} .badge").inner_text())
+    assert words == ["working", "needs input", "working", "error", "working", "done"]
+    rollup = page.locator(f"{where} >> xpath=ancestor::section[1]//span[@class='rollup']").inner_text()
+    assert "1 done" in rollup, rollup
+    for what in ("needs input", "error", "done"):
+        page.wait_for_selector(f'.toast[data-pane="{pane}"][data-what="{what}"]', state="attached")
+    assert page.locator(f'.toast[data-pane="{pane}"][data-what="error"]').inner_text() == "worker: error"
+    page.click(f"{where} .name")  # the person opens it: a finished turn seen is idle
+    page.wait_for_selector(
+        '#phone-title .badge[data-state="idle"]' if phone else f'{where} .badge[data-state="idle"]'
+    )
+    if phone:
+        page.click("#back")
+    assert page.locator(f"{where} .badge").inner_text() == "idle"

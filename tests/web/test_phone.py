@@ -195,3 +195,80 @@ def test_the_service_worker_registers_and_keeps_the_shell(page: Any, web: Web) -
     )
     for path in SHELL:
         assert path in kept
+
+
+@pytest.mark.browser
+def test_an_agents_card_previews_its_last_reply_not_its_footer(phone_page: Any, web: Web) -> None:
+    page = phone_page
+    roost = web.roost
+    roost.env["XDG_RUNTIME_DIR"] = str(web.daemon.runtime)  # the pane's hooks find the daemon
+    reply = "Looked at the tests.\nAll 12 pass.\nNothing is left to do."
+    agent = roost.fake_agent(
+        "--start-hook", "--footer", "⏵⏵ auto mode on (shift+tab to cycle)", "--reply", reply
+    )
+    pane = roost.start(f"ROOST_AGENT=claude exec {agent}")
+    shell = roost.window("plain", printer("built in 3s"))
+    roost.wait_screen(pane, "auto mode on")
+    roost.tmux("send-keys", "-t", pane, "are the tests green?", "Enter")
+    web.daemon.wait_for(
+        lambda: web.daemon.record_where(
+            lambda r: (r.get("tmux") or {}).get("pane") == pane and r.get("recap") == reply
+        ),
+        what="the kept reply",
+    )
+    assert "auto mode on" in roost.screen(pane).strip().splitlines()[-1]  # the screen ends in the footer
+    phone(page, web)
+    page.wait_for_selector(f"{card(pane)} .tail:has-text('Nothing is left to do.')")
+    assert page.locator(f"{card(pane)} .tail").inner_text().splitlines() == reply.splitlines()
+    page.wait_for_selector(f"{card(shell)} .tail:has-text('built in 3s')")  # a shell shows its screen
+
+
+HEADER = ("╭────────────────────────╮", "│ ✻ Welcome to the agent │", "╰────────────────────────╯")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1200, 390, 360, 320])
+def test_a_request_never_covers_the_terminals_first_lines_and_every_key_shows_whole(
+    phone_page: Any, web: Web, width: int
+) -> None:
+    page = phone_page
+    roost = web.roost
+    pane = roost.start(printer(*HEADER))
+    roost.wait_screen(pane, "Welcome")
+    inside = {"TMUX": f"{roost.socket},1,0", "TMUX_PANE": pane}
+    assert roost.run("state", "blocked", "Bash: rm -rf build && npm run build", env=inside).returncode == 0
+    page.set_viewport_size({"width": width, "height": 760})
+    page.goto(web.new_link())
+    opener = f"{card(pane)} .name" if width < 700 else f'li.session[data-pane="{pane}"] .name'
+    page.click(opener)
+    view = f'.view[data-pane="{pane}"]'
+    page.wait_for_selector(f"{view}[data-state='open'] .xterm-rows")
+    page.wait_for_selector(f"{view} .request-bar .request")
+    wait_screen(page, pane, lambda lines: lines[0].startswith("╭"), "the header on the first row")
+    bar = page.locator(f"{view} .request-bar .request").bounding_box()
+    rows = page.locator(f"{view} .xterm-rows").bounding_box()
+    assert bar is not None and rows is not None
+    assert bar["y"] + bar["height"] <= rows["y"] + 1, (bar, rows)  # above the terminal, not over it
+    if width < 700:
+        keys = page.locator("#keys .key")
+        assert keys.count() == 9
+        for index in range(keys.count()):
+            key = keys.nth(index).bounding_box()
+            assert key is not None and key["x"] >= 0 and key["x"] + key["width"] <= width, (index, key)
+        clipped = page.evaluate(
+            "[...document.querySelectorAll('#keys .key')].filter((k) => k.scrollWidth > k.clientWidth)"
+            ".map((k) => k.textContent)"
+        )
+        assert clipped == []
+    else:
+        assert page.locator("#keys").is_hidden()
+    # where the header begins, the terminal itself is on top: nothing covers it
+    first = page.evaluate(
+        """view => {
+            const row = document.querySelector(`${view} .xterm-rows > div`).getBoundingClientRect();
+            const hit = document.elementFromPoint(row.left + 4, row.top + row.height / 2);
+            return Boolean(hit && hit.closest(".xterm"));
+        }""",
+        view,
+    )
+    assert first is True

@@ -78,8 +78,7 @@ def test_the_settings_panel_turns_the_sound_on_and_off(page: Any, web: Web) -> N
     assert page.locator("#settings").is_hidden()
     page.click("#sidebar .open-settings")
     page.wait_for_selector("#settings[open]")
-    assert page.locator("#push-on").is_visible()
-    assert page.locator("#push-on").inner_text() == "Desktop notifications"
+    assert page.locator("#push-enabled").is_visible() and not page.locator("#push-enabled").is_checked()
     assert not page.locator("#notify-sound").is_checked()
     page.check("#notify-sound")
     assert page.evaluate("localStorage.getItem('roost-notify-sound')") == "on"
@@ -89,6 +88,28 @@ def test_the_settings_panel_turns_the_sound_on_and_off(page: Any, web: Web) -> N
     page.click("#settings-close")
     page.click("#sidebar .open-settings")
     assert page.locator("#notify-sound").is_checked()  # the panel shows what notify.js will read
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1200, "height": 760}, {"width": 390, "height": 844}])
+def test_the_two_settings_read_apart_and_nothing_hidden_shows(
+    page: Any, web: Web, viewport: dict[str, int]
+) -> None:
+    web.roost.start()
+    page.set_viewport_size(viewport)
+    page.goto(web.new_link())
+    page.wait_for_function("() => window.roost.settings.known")
+    page.click("#sidebar .open-settings" if viewport["width"] >= 700 else "#deck .open-settings")
+    page.wait_for_selector("#settings[open]")
+    shown = page.evaluate(
+        """() => [...document.querySelectorAll("#settings input, #settings button:not(#settings-close)")]
+            .filter((control) => control.checkVisibility())
+            .map((control) => (control.closest("label") || control).textContent.trim())"""
+    )
+    assert shown == ["System notifications on this device", "Beep with this page's pop-ups"]
+    first, second = (set(label.lower().split()) for label in shown)
+    assert len(first & second) <= 1, shown  # no two labels that read alike
+    for about in ("#push-about", "#sound-about"):
+        assert page.locator(about).is_visible()
 
 
 INCOGNITO = "Chrome currently does not support the Push API in incognito mode"
@@ -115,7 +136,7 @@ def test_desktop_notifications_subscribe_this_device_or_say_why_not(push_page: A
     pane = web.roost.start()
     open_app(page, web, pane)
     page.click("#sidebar .open-settings")
-    page.click("#push-on")
+    page.click("#push-enabled")
     page.wait_for_function("() => document.getElementById('push-status').textContent !== ''", timeout=20000)
     status = page.locator("#push-status").inner_text()
     endpoint = page.evaluate("window.roost.settings.endpoint")
@@ -124,9 +145,9 @@ def test_desktop_notifications_subscribe_this_device_or_say_why_not(push_page: A
         # with no network waits on a push service that never answers).
         print(f"push status: {status}")
         assert status.startswith("This browser could not subscribe to push messages:"), status
-        assert page.locator("#push-on").is_visible()
+        assert not page.locator("#push-enabled").is_checked()  # the box says what is so
         return
-    assert status == "Desktop notifications are on for this device.", status
+    assert status == "System notifications are on for this device.", status
     assert viewing_status(web, endpoint) == 204  # rosterd keeps this endpoint
     assert page.locator("#push-enabled").is_checked()
     page.uncheck("#push-enabled")
@@ -209,6 +230,8 @@ def test_a_push_shows_one_notification_per_session(page: Any, web: Web) -> None:
     push({"session_key": "other-session", "name": "tests", "state": "done", "revision": 1})
     assert displayed.wait(3)[2] == {"Title": "Roost", "Body": "tests: done"}
     assert sorted(n["body"] for n in page.evaluate(SHOWN)) == ["builder: done", "tests: done"]
+    push({"session_key": key, "name": "builder", "state": "error", "revision": 5})  # a failed turn
+    assert displayed.wait(4)[3] == {"Title": "Roost", "Body": "builder: error"}
     cdp.detach()
 
 
@@ -273,12 +296,11 @@ def test_a_subscribed_device_tells_rosterd_what_it_views_and_can_unsubscribe(pag
             assert told.value.response().status == 204
         page.click("#sidebar .open-settings")
         assert page.locator("#push-enabled").is_checked()
-        assert page.locator("#push-on").is_hidden()
         with page.expect_request(request_to("DELETE", "/push/subscribe")) as gone:
             page.uncheck("#push-enabled")
         assert gone.value.post_data_json == {"endpoint": endpoint}
         assert gone.value.response().status == 204
-        page.wait_for_selector("#push-on:not([hidden])")
+        page.wait_for_selector("#push-enabled:not(:checked)")
         assert viewing_status(web, endpoint) == 404  # rosterd forgot it
     finally:
         service.close()

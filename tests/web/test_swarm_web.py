@@ -48,7 +48,8 @@ class Swarm:
         """The fake agent TUI in a new window of the owner's tmux server, named; its key once
         the node the browser is on holds it."""
         key = str(launched(self.owner, self.root, keys, name)["session_key"])
-        assert self.owner.post(f"/sessions/{key}/name", {"name": name}).status_code == 200
+        named = self.owner.post(f"/sessions/{key}/name", {"name": name})
+        assert named.status_code == 200, named.text
         self.here.wait_for(
             lambda: any(r["session_key"] == key for r in snapshot(self.here)["records"]), "n2 holds it"
         )
@@ -184,6 +185,32 @@ def test_on_a_phone_the_cards_are_grouped_by_node_and_a_remote_request_is_answer
     page.keyboard.press("Enter")
     view.locator(".xterm-rows").get_by_text("fake reply").wait_for(timeout=WAIT_MS)
     assert b"tapped\r" in keys.read_bytes()
+    page.context.close()
+    assert not errors, errors
+
+
+def test_after_a_remote_session_ends_under_its_open_terminal_new_sessions_still_appear(
+    pair: Swarm, browser: Any
+) -> None:
+    keys = pair.root / "keys.log"
+    pair.pane("stays", pair.root / "stays.log")  # n1's tmux server outlives the session that ends
+    far = pair.pane("far", keys)
+    page, errors = logged_in(browser, pair.here, {"width": 1200, "height": 760})
+    remote = page.locator('.node-group[data-node="n1"]')
+    remote.locator(f'li.session[data-session="{far}"]').click()
+    view = page.locator(f'.view[data-session="{far}"]')
+    view.locator(".xterm-rows").get_by_text("fake agent ready").wait_for(timeout=WAIT_MS)
+
+    # the person ends it from its terminal: it leaves the sidebar, its tab stays
+    page.keyboard.type("/exit")
+    page.keyboard.press("Enter")
+    remote.locator(f'li.session[data-session="{far}"]').wait_for(state="detached", timeout=WAIT_MS)
+    assert page.locator(f'.tab[data-session="{far}"]').count() == 1
+
+    # the sidebar still follows the swarm: a session started on n1 afterwards shows
+    later = pair.pane("later", pair.root / "later.log")
+    remote.locator(f'li.session[data-session="{later}"] .name').wait_for(timeout=WAIT_MS)
+    assert remote.locator(f'li.session[data-session="{later}"] .name').inner_text() == "later"
     page.context.close()
     assert not errors, errors
 

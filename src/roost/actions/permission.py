@@ -15,7 +15,8 @@ session_ended           the session is over
 nothing_pending         no request is open: it was answered already, or the session moved on
 request_changed         another request is open now than the one the answer names
 answer_in_terminal      the request can only be answered where it is shown (a harness with no
-                        gate, or a gate that let go of it): open the terminal
+                        gate, a gate turned off, which the refusal names the command for, or a
+                        gate that let go of it): open the terminal
 no_such_option          the harness did not offer that answer (``allow_always`` where it has none)
 ======================  ==========================================================================
 
@@ -31,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from roost import integrate
 from roost.actions.gates import Decision, Gates
 from roost.errors import Conflict, TargetGone
 from roost.roster import Claim, Record, records
@@ -47,7 +49,17 @@ GATE_TIMEOUT = 3600.0
 ANSWERED = "permission_answered"
 """The activity event of a session whose request was answered from rosterd."""
 
-__all__ = ["ALLOW", "ALLOW_ALWAYS", "ANSWERED", "ANSWERS", "REJECT", "Answer", "Permissions", "answer"]
+__all__ = [
+    "ALLOW",
+    "ALLOW_ALWAYS",
+    "ANSWERED",
+    "ANSWERS",
+    "REJECT",
+    "Answer",
+    "Permissions",
+    "answer",
+    "gates",
+]
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,11 @@ class Permissions:
         self._answered = answered
         self._gate_timeouts = dict(gate_timeouts or {})
 
+    def offered_gates(self) -> dict[str, str | None]:
+        """Each harness that offers a gate: None where it is on here, else the command that
+        turns it on (read anew: a person may have run it a moment ago)."""
+        return integrate.gates()
+
     def gate_timeout(self, harness: str | None) -> float:
         """Seconds a gate of ``harness`` holds a request before the dialog is the person's alone."""
         return self._gate_timeouts.get(harness or "", GATE_TIMEOUT)
@@ -97,7 +114,7 @@ class Permissions:
         record = self._fenced(key, given)
         pending = record.pending or {}
         if not pending.get("answerable"):
-            raise _terminal(record)
+            raise _terminal(record, self._why_terminal(record))
         if self.runner is not None and self.runner.owns(key):
             after = self.runner.answer(
                 key, allow=given.option != REJECT, always=given.option == ALLOW_ALWAYS, reason=given.reason
@@ -107,6 +124,17 @@ class Permissions:
         if self._answered is not None:
             self._answered(after, given)
         return after
+
+    def _why_terminal(self, record: Record) -> str:
+        """Why only the terminal can answer ``record``'s request, in the person's words."""
+        agent = record.harness or "this agent"
+        gates = self.offered_gates()
+        if record.harness not in gates:
+            return f"{agent} asks in its terminal and offers rosterd no gate"
+        turn_on = gates[record.harness]
+        if turn_on is not None:
+            return f"{agent}'s gate is off (`{turn_on}` turns it on)"
+        return "its gate let go of the request"
 
     def _fenced(self, key: str, given: Answer) -> Record:
         roster = self.live.roster
@@ -160,9 +188,15 @@ def answer(door: Door, target: str | Found, given: Answer) -> Record:
     return door.permissions.answer(key, given)
 
 
-def _terminal(record: Record, why: str | None = None) -> Conflict:
-    """The refusal that sends the person to the terminal, saying which one."""
+def gates(door: Door) -> dict[str, str | None]:
+    """Each harness whose permission requests this node could answer through a gate: None
+    where that gate is on, else the command that turns it on; none where the daemon answers no
+    permissions (no gate would help)."""
+    return {} if door.permissions is None else door.permissions.offered_gates()
+
+
+def _terminal(record: Record, why: str) -> Conflict:
+    """The refusal that sends the person to the terminal, saying which one and why."""
     pane = (record.tmux or {}).get("pane")
     where = f" (pane {pane})" if pane else ""
-    because = why or f"{record.harness or 'this agent'} asks in its terminal and offers rosterd no gate"
-    return Conflict(f"answer it in the terminal{where}: {because}", code="answer_in_terminal", pane=pane)
+    return Conflict(f"answer it in the terminal{where}: {why}", code="answer_in_terminal", pane=pane)

@@ -3,8 +3,9 @@
 The window opens the way ``roost spawn`` opens one (the same tmux helpers): at the end of
 session ``main`` (made, with the server, when missing), the pane's own session id and reports
 endpoint in its environment (``state/newpane.py``), the name on the window and in
-``@roost-name``. What to run has been checked completely before this is called, so a bad
-request creates nothing.
+``@roost-name``; and the PATH the launcher searched (:mod:`roost.actions.runnable`), so what
+it found is what runs. What to run has been checked completely before this is called, so a
+bad request creates nothing.
 """
 
 from __future__ import annotations
@@ -32,38 +33,53 @@ class Launched:
     branch: str | None = None
 
 
-def _open_window(server: Server, name: str, command: str, cwd: str) -> str:
+def _open_window(server: Server, name: str, command: str, cwd: str, env: dict[str, str]) -> str:
+    born = newpane.birth(env)
     if sessions.has_session(server, DEFAULT_SESSION):
-        pane = placement.new_window(server, DEFAULT_SESSION, name, command, cwd, newpane.birth()).pane
+        pane = placement.new_window(server, DEFAULT_SESSION, name, command, cwd, born).pane
     else:
-        pane = sessions.new_session(
-            server, DEFAULT_SESSION, command, cwd=cwd, window_name=name, birth=newpane.birth()
-        )
+        pane = sessions.new_session(server, DEFAULT_SESSION, command, cwd=cwd, window_name=name, birth=born)
     panestate.label(server, pane, name)
     return pane
 
 
-def _open(server: Server, name: str, command: str, cwd: str, planned: worktrees.Planned | None) -> str:
+def _open(
+    server: Server,
+    name: str,
+    command: str,
+    cwd: str,
+    planned: worktrees.Planned | None,
+    env: dict[str, str],
+) -> str:
     if planned is None:
-        return _open_window(server, name, command, cwd)
+        return _open_window(server, name, command, cwd, env)
     worktrees.create(planned)
-    pane = _open_window(server, name, command, planned.path)
+    pane = _open_window(server, name, command, planned.path, env)
     panestate.worktree(server, pane, planned.path, planned.branch)
     return pane
 
 
 async def launch(
-    door: Door, name: str, command: str, cwd: str, *, worktree: bool = False, branch: str | None = None
+    door: Door,
+    name: str,
+    command: str,
+    cwd: str,
+    *,
+    path: str | None = None,
+    worktree: bool = False,
+    branch: str | None = None,
 ) -> Launched:
-    """Run ``command`` in ``cwd`` in a new window called ``name`` (with ``worktree``, in a new
-    git worktree and branch from ``cwd``'s repository, as ``roost spawn --worktree``);
-    Unavailable when the daemon watches no tmux server or tmux could not open it, and the
-    worktree's refusals (no repository, a branch or folder that exists) before anything is made."""
+    """Run ``command`` in ``cwd`` in a new window called ``name``, with ``path`` as its PATH
+    (None: the server's); with ``worktree``, in a new git worktree and branch from ``cwd``'s
+    repository, as ``roost spawn --worktree``. Unavailable when the daemon watches no tmux
+    server or tmux could not open it, and the worktree's refusals (no repository, a branch or
+    folder that exists) before anything is made."""
     if door.tmux is None:
         raise Unavailable("this daemon watches no tmux server")
     planned = await asyncio.to_thread(worktrees.plan, cwd, name, branch) if worktree else None
+    env = {} if path is None else {"PATH": path}
     try:
-        pane = await asyncio.to_thread(_open, door.tmux, name, command, cwd, planned)
+        pane = await asyncio.to_thread(_open, door.tmux, name, command, cwd, planned, env)
     except TmuxError as error:
         raise Unavailable(f"tmux could not open the window: {error}") from None
     if planned is None:

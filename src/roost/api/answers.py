@@ -89,6 +89,13 @@ class Change(Reply):
     snapshot: Snapshot | None = None
 
 
+class Gates(Reply):
+    """Each harness that offers a permission gate: null where it is on, else the command that
+    turns it on."""
+
+    gates: dict[str, str | None]
+
+
 class TerminalsChanged(Reply):
     """A ``terminals`` frame of ``GET /changes?terminals=1``: read ``GET /terminals`` again."""
 
@@ -233,7 +240,11 @@ class Launcher(Reply):
     """What the launcher can start, and the folder it suggests."""
 
     home: str
-    agents: list[LauncherAgent]
+    agents: list[LauncherAgent] = Field(
+        description="every agent with a binary, those installed (found on the PATH of the person's "
+        "login shell, of roost's tmux server or of rosterd, asked anew) first"
+    )
+    shell: str = Field(description="the person's login shell, which the launcher offers as a plain shell")
     custom: bool
     headless: list[str] = Field(
         description="the harnesses POST /sessions can start here (the runner has an ACP adapter "

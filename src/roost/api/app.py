@@ -91,6 +91,7 @@ ROUTES = (
     Route("/agents/{session}", rows.agent, methods=["GET"]),
     Route("/claim", claims.claim, methods=["POST"]),
     Route("/gate", permissions.gate, methods=["POST"]),
+    Route("/gates", permissions.gates, methods=["GET"]),
     Route("/register", claims.register, methods=["POST"]),
     Route("/status", reads.status, methods=["GET"]),
     Route("/openapi.json", _openapi, methods=["GET"]),

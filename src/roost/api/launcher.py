@@ -1,10 +1,13 @@
 """The web app's launcher: which agents it can start (``GET /launcher``), and starting one
 (``POST /launch``) in a new window of roost's tmux server.
 
-Every agent with a manifest is listed, in its manifest's ``rank`` order (the unranked after,
-by name), with whether its binary is on the daemon's PATH: a missing one is shown as "not
-installed" and refused here too (409), so a person never lands in a window that only says
-"command not found". Beside the agents, a custom command runs the same way, unlabelled.
+Every agent with a manifest is listed, those installed first, each part in its manifest's
+``rank`` order (the unranked after, by name), with whether its binary is found where the
+person can run it now (:mod:`roost.actions.runnable`: their login shell's PATH, roost's tmux
+server's, the daemon's, asked again on every listing and launch): a missing one is shown as
+"not installed" and refused here too (409), so a person never lands in a window that only
+says "command not found". Beside the agents, the person's own shell and a custom command run
+the same way, unlabelled, with that same PATH.
 
 The listing also says which harnesses can run headless (``POST /sessions``, no terminal): those
 the daemon's runner has an ACP adapter for, the manifests' defaults and any ``[harness.NAME]``
@@ -21,14 +24,13 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-import shutil
 from collections.abc import Collection
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.actions import windows
+from roost.actions import runnable, windows
 from roost.actions.headless import harnesses
 from roost.agents import manifest, mcpconfig
 from roost.agents.mcpconfig import StdioServer
@@ -38,9 +40,9 @@ from roost.api.errors import BadRequest, Conflict
 from roost.api.operations import operation
 
 
-def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
-    """Each agent with a binary to start: name, display name, binary, whether it is installed,
-    and whether it is among the ``headless`` harnesses."""
+def agents(path: str, headless: Collection[str] = ()) -> list[dict[str, Any]]:
+    """Each agent with a binary to start, those found on ``path`` first: name, display name,
+    binary, whether it is installed, and whether it is among the ``headless`` harnesses."""
     listed = []
     for entry in manifest.ordered():
         if not entry.binaries:
@@ -51,11 +53,11 @@ def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
                 "name": entry.name,
                 "display": entry.display,
                 "binary": binary,
-                "installed": shutil.which(binary) is not None,
+                "installed": runnable.which(binary, path) is not None,
                 "headless": entry.name in headless,
             }
         )
-    return listed
+    return sorted(listed, key=lambda agent: not agent["installed"])
 
 
 @operation(
@@ -63,12 +65,20 @@ def agents(headless: Collection[str] = ()) -> list[dict[str, Any]]:
     answers={200: ("Launcher", "the agents")},
 )
 async def listing(request: Request) -> JSONResponse:
-    adapters = harnesses(context.of(request).door)
-    found = await asyncio.to_thread(agents, adapters)
+    door = context.of(request).door
+    adapters = harnesses(door)
+    path = await asyncio.to_thread(runnable.search_path, door)
+    found = await asyncio.to_thread(agents, path, adapters)
     # The harnesses a headless session can run here: the agents' first, in their order.
     named = [agent["name"] for agent in found if agent["headless"]]
-    runnable = named + sorted(adapters - set(named))
-    body = {"home": os.path.expanduser("~"), "agents": found, "custom": True, "headless": runnable}
+    startable = named + sorted(adapters - set(named))
+    body = {
+        "home": os.path.expanduser("~"),
+        "agents": found,
+        "shell": runnable.login_shell(),
+        "custom": True,
+        "headless": startable,
+    }
     return JSONResponse(body)
 
 
@@ -84,10 +94,10 @@ def folder(value: str) -> str:
     return os.path.normpath(path)
 
 
-def plan(body: schemas.Launch, mcp: StdioServer | None = None) -> dict[str, Any]:
+def plan(body: schemas.Launch, path: str, mcp: StdioServer | None = None) -> dict[str, Any]:
     """What to launch, checked completely: the schema has checked the shape of every field;
-    here, what only the machine knows (the folder, the agent and its binary). An agent is told
-    of the ``mcp`` server on its command line."""
+    here, what only the machine knows (the folder, the agent and its binary on ``path``). An
+    agent is told of the ``mcp`` server on its command line."""
     cwd, name = folder(body.cwd), body.name
     if body.command is not None:
         command = body.command
@@ -98,15 +108,15 @@ def plan(body: schemas.Launch, mcp: StdioServer | None = None) -> dict[str, Any]
             "name": name or command.split()[0][: schemas.WINDOW_NAME],
         }
     agent = body.agent
-    known = {entry["name"]: entry for entry in agents()}
+    known = {entry["name"]: entry for entry in agents(path)}
     if agent not in known:
         raise BadRequest(f"unknown agent {agent!r}; known: {', '.join(known)}", field="agent")
     entry = known[agent]
-    path = shutil.which(entry["binary"])
-    if path is None:
-        missing = f"{entry['binary']!r} is not on the daemon's PATH"
+    found = runnable.which(entry["binary"], path)
+    if found is None:
+        missing = f"{entry['binary']!r} is not on your login shell's PATH, roost's tmux server's or rosterd's"
         raise Conflict(f"{entry['display']} is not installed: {missing}", agent=agent)
-    command = shlex.join([path, *told_of(agent, mcp)])
+    command = shlex.join([found, *told_of(agent, mcp)])
     return {"agent": agent, "command": command, "cwd": cwd, "name": name or agent}
 
 
@@ -128,12 +138,14 @@ def told_of(agent: str, server: StdioServer | None) -> list[str]:
 async def launch(request: Request) -> JSONResponse:
     daemon = context.of(request)
     body = await read(request, schemas.Launch)
-    wanted = plan(body, daemon.mcp)
+    path = await asyncio.to_thread(runnable.search_path, daemon.door)
+    wanted = plan(body, path, daemon.mcp)
     opened = await windows.launch(
         daemon.door,
         wanted["name"],
         wanted["command"],
         wanted["cwd"],
+        path=path,
         worktree=body.worktree,
         branch=body.branch,
     )

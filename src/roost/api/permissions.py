@@ -1,4 +1,5 @@
-"""``POST /sessions/{key}/permission`` and ``POST /gate``: answering a request, and holding one.
+"""``POST /sessions/{key}/permission`` and ``POST /gate``: answering a request, and holding one;
+``GET /gates``: whose requests this node can answer that way, and how to turn a gate on.
 
 The answer's contract (what it pins, each refusal's code) is :mod:`roost.actions.permission`;
 holding a gate's request open until it is decided is :mod:`roost.actions.holding`. Here are
@@ -8,10 +9,13 @@ the agent).
 
 from __future__ import annotations
 
+import asyncio
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from roost.actions import holding
+from roost.actions import permission as permissions
 from roost.actions.permission import Answer, answer
 from roost.api import context, proxy, schemas, waits
 from roost.api.body import held, read, read_object
@@ -68,3 +72,13 @@ async def gate(request: Request) -> JSONResponse:
     claim = from_body(body.claim, now)
     ended = await holding.hold(daemon.door, claim, always=body.always, watch=waits.watch(request))
     return JSONResponse({"decision": ended.answer, "reason": ended.reason, "request_id": ended.request_id})
+
+
+@operation(
+    "each harness that offers a permission gate, and whether it is on here: null, or the command "
+    "that turns it on (the web app says it where only the terminal can answer a request)",
+    answers={200: ("Gates", "the gates")},
+)
+async def gates(request: Request) -> JSONResponse:
+    found = await asyncio.to_thread(permissions.gates, context.of(request).door)
+    return JSONResponse({"gates": found})

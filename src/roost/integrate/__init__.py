@@ -19,6 +19,7 @@ Boundaries, as sentences:
     integration("claude").install()    # -> lines saying what changed
     integration("claude").status()     # -> Report(state="installed", ...)
     gated("claude").install(gate=True, gate_timeout_s=600)   # the permission gate, on
+    gates()                            # -> {"claude": None}: on; else the command that turns it on
     missing("pi")                      # -> None, or why it is not in place and the fix
 """
 
@@ -34,6 +35,7 @@ from roost.integrate.common import (
     NoIntegration,
     Report,
     gated,
+    gates,
     integration,
     missing,
     names,
@@ -49,6 +51,7 @@ __all__ = [
     "NoIntegration",
     "Report",
     "gated",
+    "gates",
     "integration",
     "missing",
     "names",

@@ -7,7 +7,8 @@ daemon's hook port (``install(http=True, port=…)``, ``rosterd integrate instal
 refuses, so HTTP hooks belong where the port outlives the daemon (a service's socket unit);
 the CLI chooses that way by default only there. A plain ``install()`` keeps the way it finds.
 
-With the gate (``install(gate=True)``, ``--gate``; off by default) the handler of the
+With the gate (``install(gate=True)``, ``--gate``; off unless asked for, which ``rosterd
+setup`` does at a harness's first set-up) the handler of the
 manifest's ``[hook.gate] event`` runs ``rosterd-hook --gate`` (or posts to the gate's URL)
 instead, with a timeout a little past ``gate_timeout_s`` so Claude never ends a gate the
 daemon still holds. A plain ``install()`` keeps the gate as it found it: turning it on or off

@@ -69,6 +69,7 @@ class Gated(Protocol):
     def install(
         self, gate: bool | None = None, gate_timeout_s: int | None = None, *, port: int | bool = True
     ) -> list[str]: ...
+    def gate_timeout(self) -> int | None: ...
 
 
 def names() -> list[str]:
@@ -101,6 +102,22 @@ def missing(harness: str) -> str | None:
     if report.state == INSTALLED:
         return None
     return f"{report.line}: run `rosterd integrate install {harness}`"
+
+
+def gates() -> dict[str, str | None]:
+    """Every harness that offers a permission gate, by name: None where roost's gate is on,
+    else the command that turns it on (the web app says it where only the terminal can answer)."""
+    found: dict[str, str | None] = {}
+    for harness in names():
+        agent = manifest.load(harness)
+        if agent is None or agent.hook.gate is None:
+            continue
+        try:
+            on = integration(harness).status().gate
+        except RoostError:
+            on = False
+        found[harness] = None if on else f"rosterd integrate install {harness} --gate"
+    return found
 
 
 def gated(harness: str) -> Gated:

@@ -71,8 +71,9 @@ def roost_bin() -> str:
 
 def birth(env: Mapping[str, str] | None = None, *, keep: bool = False) -> Birth:
     """A new pane's id, its reports endpoint and the server's ``@roost-bin``; ``env``: more of
-    its first process's environment (the caller's, :mod:`roost.tmux.environ`); ``keep``: a pane
-    opened to run a command, kept when it exits soon after it started (see above).
+    its first process's environment (the caller's, :mod:`roost.tmux.environ`, or the web
+    launcher's PATH); ``keep``: a pane opened to run a command, kept when it exits soon after it
+    started (see above).
 
     The id is forgotten from the session's environment once the pane has it: ``-e`` on
     new-session also writes the session's environment, and a pane opened later by plain tmux

@@ -86,6 +86,11 @@ class Birth:
     def env_args(self) -> list[str]:
         return [arg for name, value in self.env.items() for arg in ("-e", f"{name}={value}")]
 
+    def client_env(self) -> dict[str, str]:
+        """What the tmux client that opens the pane must run with: tmux 3.3 gives a new pane
+        the PATH of the client that asked for it, over ``-e``, so a PATH goes there too."""
+        return {"PATH": self.env["PATH"]} if "PATH" in self.env else {}
+
     def settings(self, target: list[str]) -> list[str]:
         """The chained commands that write the options; ``target`` picks the pane (``-t %N``),
         or is empty right after new-session, whose new pane is then the current one."""
@@ -104,7 +109,10 @@ def _open(server: Server, args: list[str], command: str | None, birth: Birth) ->
     ``%N`` can name the pane; a report that comes in between is refused as naming no pane,
     never taken for another's."""
     try:
-        out = server.out(*birth.around([*args, *birth.env_args(), *([command] if command else [])]))
+        out = server.out(
+            *birth.around([*args, *birth.env_args(), *([command] if command else [])]),
+            env=birth.client_env(),
+        )
     except TmuxError:
         birth.undo(server)
         raise

@@ -85,11 +85,16 @@ class Server:
         return ["tmux", flag, self.socket, "-f", CONFIG, *map(literal, args)]
 
     def run(
-        self, *args: str, input: bytes | None = None, check: bool = True
+        self,
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
     ) -> Completed | subprocess.CompletedProcess[bytes]:
         """Run one tmux invocation; several commands can be chained with :data:`THEN`, an
-        argument of its own (see :meth:`argv`)."""
-        env = environment()
+        argument of its own (see :meth:`argv`). ``env``: variables the tmux client runs with
+        besides :func:`environment`'s (a new pane takes its PATH from the client that opens it)."""
+        env = environment(**(env or {}))
         argv = self.argv(*args)
         proc = _spawn(argv, env, input)
         if proc is None:
@@ -117,8 +122,8 @@ class Server:
         out, _ = await proc.communicate()
         return proc.returncode or 0, out
 
-    def out(self, *args: str) -> str:
-        return self.run(*args).stdout.decode(errors="replace")
+    def out(self, *args: str, env: dict[str, str] | None = None) -> str:
+        return self.run(*args, env=env).stdout.decode(errors="replace")
 
     def running(self) -> bool:
         return self.run("list-sessions", "-F", "x", check=False).returncode == 0

@@ -1,4 +1,4 @@
-"""Starting roost's server and its sessions."""
+"""Starting roost's server and its sessions, and reading the environment it gives their panes."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def new_session(
     for variable in birth.forget:
         args += [THEN, "set-environment", "-u", variable, THEN, "set-environment", "-gu", variable]
     try:
-        return server.out(*args).strip().splitlines()[0]
+        return server.out(*args, env=birth.client_env()).strip().splitlines()[0]
     except TmuxError:
         birth.undo(server)
         raise
@@ -46,3 +46,14 @@ def new_session(
 
 def has_session(server: Server, name: str) -> bool:
     return server.run("has-session", "-t", f"={name}", check=False).returncode == 0
+
+
+def global_environment(server: Server, name: str) -> str | None:
+    """The value of ``name`` in the server's global environment, which every new pane inherits;
+    None when it has none there (or no server runs)."""
+    proc = server.run("show-environment", "-g", name, check=False)
+    if proc.returncode != 0:
+        return None
+    said = proc.stdout.decode(errors="replace").strip()
+    prefix = f"{name}="
+    return said[len(prefix) :] if said.startswith(prefix) else None

@@ -59,8 +59,8 @@ def test_each_problem_names_its_fix_and_setup_fixes_its_own(machine: Machine) ->
         "name": "claude hooks",
         "ok": True,
         "outcome": "ok",
-        "detail": f"claude: installed ({settings}); command hooks: no socket unit holds the hook port "
-        "open while rosterd is down",
+        "detail": f"claude: installed ({settings}) — gate on: holds a permission request up to 3600 s; "
+        "command hooks: no socket unit holds the hook port open while rosterd is down",
         "fix": None,
     }
     assert after["config"]["outcome"] == "ok" and after["config"]["fix"] is None

@@ -51,11 +51,12 @@ def test_setup_twice_fixes_then_changes_nothing(machine: Machine, tmp_path: Path
     assert found["claude hooks"][0] == "fixed"
     assert found["claude hooks"][1].startswith("installed claude hooks (SessionStart, UserPromptSubmit")
     assert found["codex hooks"][0] == "fixed"
+    assert found["claude gate"][0] == "fixed"  # the first set-up turns it on (docs/web.md says why)
     assert found["claude adapter"][0] == found["codex adapter"][0] == "optional"
     assert found["claude adapter"][1].endswith("; run `npm install -g @agentclientprotocol/claude-agent-acp`")
     assert found["pi"] == ("skipped", "not installed (no pi on PATH)")
     assert "pi hooks" not in found  # a harness that is not installed is one row
-    assert first.stdout.splitlines()[-1] == "fixed 3 rows; every needed row is done"
+    assert first.stdout.splitlines()[-1] == "fixed 4 rows; every needed row is done"
     written = machine.files()
     assert machine.config.read_text() == config.default_text()
     assert {
@@ -72,8 +73,8 @@ def test_setup_twice_fixes_then_changes_nothing(machine: Machine, tmp_path: Path
     # What setup wrote into an agent's own config is what `rosterd integrate install` writes.
     other = make(tmp_path / "other")
     harnesses(other)
-    for harness in ("claude", "codex"):
-        assert other.rosterd("integrate", "install", harness).returncode == 0
+    assert other.rosterd("integrate", "install", "claude", "--gate").returncode == 0
+    assert other.rosterd("integrate", "install", "codex").returncode == 0
     there, here = str(other.root), str(machine.root)  # codex's config names its hooks file by path
     elsewhere = {
         path.replace(there, here): data.replace(there.encode(), here.encode())
@@ -213,24 +214,44 @@ def test_without_a_terminal_setup_asks_for_yes_and_changes_nothing(machine: Mach
     assert machine.files() == {}
 
 
-def test_the_gate_is_a_row_setup_offers_but_does_not_pick(machine: Machine) -> None:
+def test_the_first_setup_turns_the_gate_on_and_says_what_that_means(machine: Machine) -> None:
     harnesses(machine)
-    first = rows(machine.rosterd("setup", "--yes").stdout)
-    assert first["claude gate"][0] == "optional"
-    assert first["claude gate"][1].endswith("; run `rosterd integrate install claude --gate`")
-    assert "codex gate" not in first  # codex offers none
+    machine.config.parent.mkdir(parents=True, exist_ok=True)
     machine.config.write_text("[harness.claude]\ngate_timeout_s = 300\n")
-    picked = machine.rosterd("setup", "--yes", "claude gate")
-    assert picked.returncode == 0, picked.stdout + picked.stderr
-    assert rows(picked.stdout)["claude gate"] == (
+    first = machine.rosterd("setup", "--yes")
+    assert first.returncode == 0, first.stdout + first.stderr
+    word, said = rows(first.stdout)["claude gate"]
+    settings = machine.home / ".claude" / "settings.json"
+    assert (word, said.splitlines()[0]) == (
         "fixed",
-        "installed claude hooks (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, "
-        "PostToolUse, PostToolUseFailure, Notification, Stop, StopFailure) with the gate (holds a "
-        f"permission request up to 300 s) in {machine.home / '.claude' / 'settings.json'}",
+        "on: a permission request can be answered from the web app, `rosterd allow`/`deny` and MCP as well "
+        "as in the terminal, each held up to 300 s; "
+        "`rosterd integrate install claude --no-gate` turns it off",
     )
-    settings = json.loads((machine.home / ".claude" / "settings.json").read_text())
-    (group,) = settings["hooks"]["PermissionRequest"]
+    assert "with the gate (holds a permission request up to 300 s)" in said.splitlines()[1]
+    assert "codex gate" not in rows(first.stdout)  # codex offers none
+    (group,) = json.loads(settings.read_text())["hooks"]["PermissionRequest"]
     assert group["hooks"][0]["command"].split()[-1] == "--gate"
     again = machine.rosterd("setup", "--yes")
-    assert rows(again.stdout)["claude gate"] == ("done", "gate on: holds a permission request up to 300 s")
+    assert rows(again.stdout)["claude gate"] == ("done", said.splitlines()[0])
     assert again.stdout.splitlines()[-1] == "nothing changed: every needed row is done"
+
+
+def test_a_later_setup_keeps_the_gate_off_once_turned_off_and_says_how_to_turn_it_on(
+    machine: Machine,
+) -> None:
+    harnesses(machine)
+    assert machine.rosterd("setup", "--yes").returncode == 0
+    assert machine.rosterd("integrate", "install", "claude", "--no-gate").returncode == 0
+    settings = machine.home / ".claude" / "settings.json"
+    before = settings.read_bytes()
+    again = machine.rosterd("setup", "--yes")
+    assert again.returncode == 0, again.stdout
+    assert rows(again.stdout)["claude gate"] == (
+        "optional",
+        "off: its permission requests are answered in the terminal only; "
+        "run `rosterd integrate install claude --gate`",
+    )
+    assert settings.read_bytes() == before
+    named = machine.rosterd("setup", "--yes", "claude gate")  # asked for by name: turned on again
+    assert rows(named.stdout)["claude gate"][0] == "fixed"

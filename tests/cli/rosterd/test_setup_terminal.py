@@ -67,7 +67,7 @@ def test_arrows_move_space_picks_and_enter_runs_the_picked_fixes(roost: Roost, m
         "service": "",  # no service manager here
         "claude": "",
         "claude hooks": "[x]",
-        "claude gate": "[ ]",  # optional: not picked by default
+        "claude gate": "[x]",  # optional, but picked at the first set-up of claude's hooks
         "claude adapter": "[ ]",
         "codex": "",
         "codex hooks": "[x]",
@@ -84,7 +84,11 @@ def test_arrows_move_space_picks_and_enter_runs_the_picked_fixes(roost: Roost, m
     press(roost, pane, "Up")
     roost.wait_for(lambda: cursor(roost, pane) == "claude", what="the cursor up on claude")
     press(roost, pane, "Space")  # nothing to pick there
-    press(roost, pane, "Down", "Down", "Down")
+    press(roost, pane, "Down", "Down")
+    roost.wait_for(lambda: cursor(roost, pane) == "claude gate", what="the cursor on claude gate")
+    press(roost, pane, "Space")
+    roost.wait_for(lambda: listed(roost, pane)["claude gate"] == (True, "[ ]"), what="claude gate unpicked")
+    press(roost, pane, "Down")
     roost.wait_for(lambda: cursor(roost, pane) == "claude adapter", what="the cursor on claude adapter")
     assert listed(roost, pane)["claude"] == (False, "") and listed(roost, pane)["claude hooks"][1] == "[ ]"
     press(roost, pane, "Enter")

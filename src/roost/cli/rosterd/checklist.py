@@ -1,9 +1,10 @@
 """The one table of what this machine needs, read by ``rosterd setup`` and ``rosterd doctor``.
 
 Each entry of :data:`KINDS` is one kind of row: its check, its fix (None when only a person
-can act), whether setup picks it by default, whether it is optional (a machine without it
-works: doctor does not fail its absence), whether setup lists it, and whether it is one row per harness.
-Adding a row to both verbs is adding an entry here.
+can act), whether setup picks it by default (always, never, or as the machine stands: the
+permission gate only at the first set-up of its harness), whether it is optional (a machine
+without it works: doctor does not fail its absence), whether setup lists it, and whether it is
+one row per harness. Adding a row to both verbs is adding an entry here.
 
 Doctor prints every row; setup lists the rows it can do something about. A fix runs only for
 a row whose check found it ``missing``, and the row is checked again afterwards.
@@ -27,8 +28,9 @@ class Kind:
     """The row's name; ``{harness}`` in it is filled in for a per-harness kind."""
     check: Check
     fix: Fix | None = None
-    default: bool = True
-    """Setup picks the row when it is missing (``--yes`` fixes it)."""
+    default: bool | Callable[[Machine, str], bool] = True
+    """Setup picks the row when it is missing (``--yes`` fixes it); a function decides it for
+    the machine as it stands."""
     optional: bool = False
     """Missing, it is no problem: doctor does not fail it (broken, it still is one)."""
     setup: bool = True
@@ -54,6 +56,11 @@ class Row:
         assert self.kind.fix is not None
         return self.kind.fix(machine, self.harness)
 
+    def picked(self, machine: Machine) -> bool:
+        """Whether setup picks the row by default when it is missing."""
+        default = self.kind.default
+        return default if isinstance(default, bool) else default(machine, self.harness)
+
 
 KINDS = (
     Kind("commands", setuprows.commands, setuprows.link_commands),
@@ -71,7 +78,7 @@ KINDS = (
         "{harness} gate",
         setuprows.gate,
         setuprows.install_gate,
-        default=False,
+        default=setuprows.first_setup,
         optional=True,
         per_harness=True,
         applies=setuprows.has_gate,

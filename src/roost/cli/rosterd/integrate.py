@@ -23,7 +23,8 @@ HARNESS is one of: {names}.
 install    adds roost's entries to the agent's own configuration, so each of its events
            runs `rosterd-hook`. Only entries roost marks as its own are ever changed;
            everything else in those files is kept. Installing twice is installing once.
-           --gate (Claude Code only; off by default) makes its permission requests
+           --gate (Claude Code only; `rosterd setup` turns it on at a first set-up,
+           a plain install leaves it off) makes its permission requests
            answerable from anywhere: the PermissionRequest hook holds each request open for
            up to [harness.claude] gate_timeout_s of rosterd.toml (3600 s) while the web app,
            `rosterd allow`/`deny`, MCP and the API may answer it; the dialog in the terminal

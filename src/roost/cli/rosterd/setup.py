@@ -114,16 +114,16 @@ def _chosen(rows: list[Row], names: tuple[str, ...]) -> list[Row]:
     return [row for row in rows if row.name in names]
 
 
-def _ask(rows: list[Row], findings: list[Finding]) -> list[bool] | None:
+def _ask(rows: list[Row], findings: list[Finding], defaults: list[bool]) -> list[bool] | None:
     """The person's picks on the terminal, or None when they quit."""
     width = max(len(row.name) for row in rows)
     items = [
         picker.Item(
             f"{row.name:<{width}}  {_state(row, finding):<{WIDTH}}  {finding.with_fix}",
             _pickable(row, finding),
-            _pickable(row, finding) and row.kind.default,
+            _pickable(row, finding) and default,
         )
-        for row, finding in zip(rows, findings, strict=True)
+        for row, finding, default in zip(rows, findings, defaults, strict=True)
     ]
     title = "rosterd setup: ↑/↓ move, space picks, enter runs the picked fixes, q quits"
     chooser = picker.Picker(title, items)
@@ -142,14 +142,16 @@ def run(verb: str, args: list[str]) -> int:
     machine = Machine(config_path)
     rows = _chosen(checklist.rows(machine, setup=True), options.positional)
     findings = [row.check(machine) for row in rows]
+    defaults = [row.picked(machine) for row in rows]
     if headless:
         # A row named on the command line is asked for: picked even where setup would not pick it.
         named = bool(options.positional)
         picked = [
-            _pickable(row, f) and (row.kind.default or named) for row, f in zip(rows, findings, strict=True)
+            _pickable(row, f) and (default or named)
+            for row, f, default in zip(rows, findings, defaults, strict=True)
         ]
     else:
-        asked = _ask(rows, findings)
+        asked = _ask(rows, findings, defaults)
         if asked is None:
             line("quit: nothing was changed")
             needed = [_state(r, f) for r, f in zip(rows, findings, strict=True)]

@@ -145,24 +145,44 @@ def install_hooks(machine: Machine, harness: str) -> list[str]:
 
 
 def gate(machine: Machine, harness: str) -> Finding:
-    """The permission gate: off is fine (it is optional); on, it says how long it holds."""
-    from roost.integrate import integration
+    """The permission gate: on, it says what that allows and how to turn it off; off is fine
+    too (it is optional), and it says how to turn it on (docs/web.md, "Answering a request",
+    says why the first set-up turns it on)."""
+    from roost.integrate import gated, integration
 
     try:
         report = integration(harness).status()
+        hold = gated(harness).gate_timeout()
     except RoostError:
         return Finding(SKIP, f"its hooks' file cannot be read: see the {harness} hooks row")
     if report.gate:
-        return Finding(OK, report.detail)
+        return Finding(
+            OK,
+            f"on: a permission request can be answered from the web app, `rosterd allow`/`deny` and MCP "
+            f"as well as in the terminal, each held up to {hold} s; "
+            f"`rosterd integrate install {harness} --no-gate` turns it off",
+        )
     fix = f"rosterd integrate install {harness} --gate"
-    return Finding(MISSING, "off: its permission dialogs are answered in the terminal only", fix)
+    return Finding(MISSING, "off: its permission requests are answered in the terminal only", fix)
 
 
 def install_gate(machine: Machine, harness: str) -> list[str]:
     from roost.integrate import gated
 
     hold = config.load(machine.config_path).harness.get(harness, config.Harness()).gate_timeout_s
-    return gated(harness).install(gate=True, gate_timeout_s=hold)
+    said = gated(harness).install(gate=True, gate_timeout_s=hold)
+    return [gate(Machine(machine.config_path), harness).detail, *said]
+
+
+def first_setup(machine: Machine, harness: str) -> bool:
+    """Whether roost's hooks for ``harness`` were never installed here: the first set-up turns
+    its gate on; a later one keeps what the person chose (``--no-gate``) since."""
+    from roost.integrate import NOT_INSTALLED, integration
+
+    try:
+        return integration(harness).status().state == NOT_INSTALLED
+    except RoostError:
+        return False
 
 
 def has_gate(machine: Machine, harness: str) -> bool:

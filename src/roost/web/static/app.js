@@ -5,15 +5,20 @@
 // re-renders when either changes. Tabs, rows and cards are named by id: a terminal's pane, or a
 // headless session's key, or (in a swarm) the key of a session another node owns, whose
 // terminal opens through this node and whose actions go to /swarm/{node}/sessions/….
+//
+// What kind of view a tab holds (a terminal, or a headless session's panel) is decided once,
+// when it opens, and kept with it: the roster forgets a session that ended (another node's
+// above all), and a tab left open on it must still be handled as what it is.
 
 import { sessionPath } from "./api.js";
 import { badge } from "./badges.js";
 import { renderCards, Tails } from "./cards.js";
+import { Gates } from "./gates.js";
 import { HeadlessView } from "./headless.js";
 import { KeyRow } from "./keys.js";
 import { Launcher } from "./launcher.js";
 import { Notifier } from "./notify.js";
-import { isPane, Roster, Unauthorized } from "./roster.js";
+import { isPane, Roster, stateOf, Unauthorized } from "./roster.js";
 import { markSeen, Settings } from "./settings.js";
 import { showRequest } from "./request.js";
 import { renderSidebar } from "./sidebar.js";
@@ -22,16 +27,24 @@ import { TerminalView } from "./terminal.js";
 const PHONE = matchMedia("(max-width: 699px)");
 
 const roster = new Roster();
-const open = new Map(); // id -> { view, box }
+const open = new Map(); // id -> { view, box, kind: "terminal" | "headless" }
 const tails = new Tails();
+const gates = new Gates();
+const gateCommand = (record) => gates.commandFor(record);
 let active = null;
 // On a phone one thing shows at a time: the deck of cards, or the active terminal.
 let phoneView = "deck";
 
 const $ = (id) => document.getElementById(id);
 const keys = new KeyRow($("keys"), {
-  target: () => (active && roster.isTerminal(active) ? open.get(active).view : null),
+  target: () => (kindOf(active) === "terminal" ? open.get(active).view : null),
 });
+
+// The kind of the open view `id`, or null when no tab holds it.
+function kindOf(id) {
+  const entry = id ? open.get(id) : null;
+  return entry ? entry.kind : null;
+}
 // A session counts as seen while it is this tab's active terminal and the tab is in view.
 const notifier = new Notifier(roster, {
   viewing: (id) => id === active && phoneView === "terminal" && document.visibilityState === "visible",
@@ -54,9 +67,9 @@ function showingDeck() {
 function render() {
   document.body.classList.toggle("phone", PHONE.matches);
   document.body.dataset.phoneView = phoneView;
-  document.body.dataset.activeKind = active && !roster.isTerminal(active) ? "headless" : "terminal";
+  document.body.dataset.activeKind = kindOf(active) === "headless" ? "headless" : "terminal";
   const nodes = roster.nodes();
-  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered, nodes });
+  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered, gateCommand, nodes });
   if (PHONE.matches) renderDeck();
   renderTabs();
   const link = $("link");
@@ -70,18 +83,12 @@ function renderDeck() {
     recordOf: (id) => roster.recordOf(id),
     onOpen: openView,
     onAnswered: answered,
+    gateCommand,
     nodes: roster.nodes(),
   });
 }
 
-// A tab's name: its row's, or (for a headless session that ended, which has no row) its record's.
-function nameOf(id, names) {
-  const record = isPane(id) ? null : roster.recordOf(id);
-  return names.get(id) || (record && record.name) || id;
-}
-
 function renderTabs() {
-  const names = new Map(roster.rows().map((row) => [row.id, row.name]));
   const tabs = [];
   for (const [id, { view }] of open) {
     const tab = document.createElement("div");
@@ -94,7 +101,7 @@ function renderTabs() {
     tab.title = view.reason || id;
     const label = document.createElement("span");
     label.className = "name";
-    label.textContent = nameOf(id, names);
+    label.textContent = roster.nameOf(id);
     const close = document.createElement("button");
     close.className = "close";
     close.type = "button";
@@ -112,7 +119,7 @@ function renderTabs() {
   $("empty").hidden = open.size > 0;
   const title = $("phone-title");
   title.replaceChildren();
-  if (active) title.append(nameOf(active, names), " ", badge(roster.stateOf(active)));
+  if (active) title.append(roster.nameOf(active), " ", badge(roster.stateOf(active)));
 }
 
 function openView(id) {
@@ -127,9 +134,12 @@ function openView(id) {
     const note = document.createElement("div");
     note.className = "note";
     box.append(note);
-    if (roster.isTerminal(id)) {
-      // What the pane's session waits on, over the terminal's corner: a notification opens
-      // straight onto it (updateRequests keeps it current).
+    const kind = roster.isTerminal(id) ? "terminal" : "headless";
+    box.dataset.kind = kind;
+    if (kind === "terminal") {
+      // What the pane's session waits on, above the terminal (over it, it would hide the
+      // agent's first lines): a notification opens straight onto it (updateRequests keeps it
+      // current).
       const bar = document.createElement("div");
       bar.className = "request-bar";
       box.append(bar);
@@ -137,14 +147,14 @@ function openView(id) {
     $("views").append(box);
     // Visible before the terminal opens, so it can measure the box it fits.
     showOnly(id, box);
-    const view = roster.isTerminal(id) ? terminalView(id, box) : headlessView(id, box);
+    const view = kind === "terminal" ? terminalView(id, box) : headlessView(id, box);
     view.addEventListener("state", () => {
       note.textContent = view.state === "closed" ? `[closed: ${view.reason}]` : view.state === "disconnected" ? view.reason : "";
       // A closed pane leaves the list of terminals (the change stream says when); the tab
       // stays, marked, until closed.
       renderTabs();
     });
-    open.set(id, { view, box });
+    open.set(id, { view, box, kind });
     updateRequests();
   }
   activate(id);
@@ -159,7 +169,7 @@ function answered(record) {
 function updateRequests() {
   for (const [id, { box }] of open) {
     const bar = box.querySelector(":scope > .request-bar");
-    if (bar) showRequest(bar, roster.recordOf(id), { onAnswered: answered });
+    if (bar) showRequest(bar, roster.recordOf(id), { onAnswered: answered, gateCommand });
   }
 }
 
@@ -175,14 +185,18 @@ function terminalView(id, box) {
 function headlessView(key, box) {
   const record = roster.recordOf(key);
   const path = record ? sessionPath(record) : undefined;
-  const view = new HeadlessView(key, box, { onRecord: (record) => roster.offer(record), path });
+  const view = new HeadlessView(key, box, {
+    onRecord: (record) => roster.offer(record),
+    stateOf: (record) => stateOf(record, roster.seen),
+    path,
+  });
   view.update(roster.recordOf(key));
   return view;
 }
 
 // A headless view shows its session's record: hand it each new one.
 function updateHeadless() {
-  for (const [id, { view }] of open) if (!roster.isTerminal(id)) view.update(roster.recordOf(id));
+  for (const [id, { view, kind }] of open) if (kind === "headless") view.update(roster.recordOf(id));
 }
 
 function showOnly(id, extra = null) {
@@ -194,6 +208,7 @@ function activate(id) {
   active = id;
   phoneView = "terminal";
   notifier.seen(id);
+  roster.markSeen(id);
   const record = roster.recordOf(id);
   if (record) markSeen(record.session_key);
   showOnly(id);
@@ -243,14 +258,21 @@ $("back").addEventListener("click", backToDeck);
 
 let tailSoon = null;
 roster.addEventListener("change", () => {
+  // A turn that ends while the person watches its session is seen as it ends.
+  if (active && notifier.viewing(active)) roster.markSeen(active);
   updateHeadless();
   updateRequests();
   render();
+  gates.watch(roster.allRecords());
   // A card's last lines follow its session: read them again shortly after the roster moves.
   if (showingDeck()) {
     clearTimeout(tailSoon);
     tailSoon = setTimeout(() => tails.refresh().catch(() => {}), 300);
   }
+});
+gates.addEventListener("change", () => {
+  updateRequests();
+  render();
 });
 tails.addEventListener("change", () => {
   if (PHONE.matches) renderDeck();
@@ -274,9 +296,13 @@ async function main() {
   document.addEventListener("visibilitychange", () => {
     settings.viewing();
     if (document.hidden) return;
-    if (active && phoneView === "terminal") notifier.seen(active);
+    if (active && phoneView === "terminal") {
+      notifier.seen(active);
+      roster.markSeen(active);
+    }
   });
   tails.start(() => [...roster.terminals.keys()], showingDeck);
+  gates.refresh().catch((error) => console.warn("gates:", error.message));
   settings.start().catch((error) => console.warn("settings:", error));
   // A notification clicked while no Roost window was open opened this one with ?open=KEY.
   const asked = new URLSearchParams(location.search).get("open");
@@ -303,5 +329,5 @@ if ("serviceWorker" in navigator) {
 }
 
 // For people poking at the page in devtools, and for the browser tests.
-window.roost = { roster, open, keys, tails, notifier, settings };
+window.roost = { roster, open, keys, tails, notifier, settings, gates };
 main();

@@ -1,8 +1,10 @@
 // A session's state as a person reads it: a badge, and a folder's rollup of its sessions.
-// The states read "working", "needs input" and "done"; a plain shell has no state and no badge.
+// The states read "working", "needs input", "error", "done" and "idle" (roster.js says which
+// is which), the same words in the toasts and the pushed notifications; a plain shell has no
+// state and no badge.
 
-export const LABELS = { working: "working", blocked: "needs input", idle: "done" };
-const ORDER = ["working", "blocked", "idle"];
+export const LABELS = { working: "working", blocked: "needs input", error: "error", done: "done", idle: "idle" };
+const ORDER = ["working", "blocked", "error", "done", "idle"];
 
 export function badge(state) {
   const span = document.createElement("span");

@@ -2,11 +2,14 @@
 // terminal, or a headless session), grouped by folder with the folder's rollup, each with its
 // badge and the last lines its terminal shows. Tapping a card opens the session full screen.
 //
-// The last lines come from GET /terminals/{pane}/tail (a screen read, no live terminal per
+// A card previews its session's last reply when the roster keeps one (the record's recap: a
+// headless session's, or the reply an agent's Stop hook handed over), since an agent's last
+// screen lines are its own chrome (Claude Code's composer and "auto mode on" footer), not what
+// it said; other terminals (a plain shell, an agent before its first reply) show the last
+// lines of their screen, from GET /terminals/{pane}/tail (a screen read, no live terminal per
 // card): read again while the deck is in view, every few seconds and after roster changes.
-// Badges still come only from the roster's change stream. A headless session has no terminal:
-// its card shows the last lines of its last reply (the record's recap) instead. A session that
-// waits on a person shows what it asks and the answers it offers (request.js), right on its card.
+// Badges still come only from the roster's change stream. A session that waits on a person
+// shows what it asks and the answers it offers (request.js), right on its card.
 
 import { badge } from "./badges.js";
 import { requestView } from "./request.js";
@@ -59,29 +62,31 @@ export class Tails extends EventTarget {
 }
 
 function lastLines(row, { tails, recordOf }) {
-  if (row.pane) return tails.lines.get(row.pane) || [];
   const record = recordOf(row.id);
-  return ((record && record.recap) || "").split("\n").filter((line) => line.trim()).slice(-TAIL_LINES);
+  const reply = ((record && record.recap) || "").split("\n").filter((line) => line.trim());
+  if (reply.length || !row.pane) return reply.slice(-TAIL_LINES);
+  return tails.lines.get(row.pane) || [];
 }
 
 // `nodes`: the swarm's nodes (roster.js nodes()), or null with no swarm: in a swarm the folders
 // are grouped by node, as in the sidebar.
-export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, nodes = null }) {
+export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, gateCommand, nodes = null }) {
+  const how = { tails, recordOf, onOpen, onAnswered, gateCommand };
   if (nodes) {
     const all = document.createDocumentFragment();
     for (const [node, members] of byNode(rows, nodes)) {
       const folders = document.createElement("div");
-      renderFolderCards(folders, members, { tails, recordOf, onOpen, onAnswered }, "No sessions.");
+      renderFolderCards(folders, members, how, "No sessions.");
       all.append(nodeGroup(node, members, folders, "card-node"));
     }
     deck.replaceChildren(all);
     return;
   }
   const empty = "No terminals yet: start one with New session.";
-  renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, empty);
+  renderFolderCards(deck, rows, how, empty);
 }
 
-function renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, empty) {
+function renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, gateCommand }, empty) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
@@ -108,7 +113,7 @@ function renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered }, 
       detail.className = "detail";
       detail.textContent = row.harness ? `${row.harness} · ${row.detail}` : row.detail;
       card.append(top, tail, detail);
-      const request = requestView(row.record, { onAnswered, onTerminal: () => onOpen(row.id) });
+      const request = requestView(row.record, { onAnswered, gateCommand, onTerminal: () => onOpen(row.id) });
       if (request) card.append(request);
       card.addEventListener("click", () => onOpen(row.id));
       card.addEventListener("keydown", (event) => {

@@ -11,7 +11,6 @@
 import { get, post } from "./api.js";
 import { badge } from "./badges.js";
 import { showRequest } from "./request.js";
-import { STATE_OF_ACTIVITY } from "./roster.js";
 
 function element(tag, className, text) {
   const made = document.createElement(tag);
@@ -47,11 +46,12 @@ export function usageText(usage) {
 }
 
 export class HeadlessView extends EventTarget {
-  // `onRecord(record)`: an action's answer carried the session's record after it; `path`: the
-  // session's routes (api.js sessionPath).
-  constructor(key, box, { onRecord, path = `/sessions/${encodeURIComponent(key)}` }) {
+  // `onRecord(record)`: an action's answer carried the session's record after it; `stateOf`:
+  // the state a record reads as (roster.js); `path`: the session's routes (api.js sessionPath).
+  constructor(key, box, { onRecord, stateOf, path = `/sessions/${encodeURIComponent(key)}` }) {
     super();
     this.key = key;
+    this.stateOf = stateOf;
     this.path = path;
     this.box = box;
     this.onRecord = onRecord;
@@ -127,7 +127,7 @@ export class HeadlessView extends EventTarget {
     panel.dataset.liveness = record.liveness;
     this.name.textContent = record.name || record.harness || this.key;
     const ended = record.liveness === "ended";
-    this.badgeSlot.replaceChildren(badge(ended ? null : STATE_OF_ACTIVITY[record.activity]));
+    this.badgeSlot.replaceChildren(badge(ended ? null : this.stateOf(record)));
     this.liveness.textContent = record.liveness;
     const facts = [
       record.harness,

@@ -1,7 +1,9 @@
-// The launcher: "New session" opens a panel listing the agents rosterd can start (GET /launcher)
-// and a custom command; Launch asks rosterd to open a window running it (POST /launch). An
-// agent whose binary is not on the daemon's PATH is listed as "not installed" and cannot be
-// picked: launching it would only show "command not found" (rosterd refuses it too).
+// The launcher: "New session" opens a panel listing the agents rosterd can start (GET /launcher),
+// the person's own shell and a custom command; Launch asks rosterd to open a window running it
+// (POST /launch). rosterd looks for each agent where the person can run it now (their login
+// shell's PATH, roost's tmux server's, its own), asked again each time the panel opens, and
+// lists the installed ones first; one it cannot find is listed as "not installed" and cannot
+// be picked: launching it would only show "command not found" (rosterd refuses it too).
 //
 // "In a git worktree of its own" runs it, as `roost spawn --worktree` does, in a new worktree and
 // branch of the folder's repository (the branch named after the window unless one is typed).
@@ -20,7 +22,7 @@ export class Launcher {
     this.dialog = dialog;
     this.onLaunched = onLaunched;
     this.onStarted = onStarted;
-    this.listing = { agents: [], headless: [] };
+    this.listing = { agents: [], headless: [], shell: null };
     $("launch-form").addEventListener("submit", (event) => {
       event.preventDefault();
       this.launch();
@@ -49,7 +51,7 @@ export class Launcher {
       $("launch-error").textContent = `could not list the agents: HTTP ${response.status}`;
     } else {
       const doc = await response.json();
-      this.listing = { agents: doc.agents, headless: doc.headless || [] };
+      this.listing = { agents: doc.agents, headless: doc.headless || [], shell: doc.shell || null };
       if (!$("launch-cwd").value) $("launch-cwd").value = doc.home;
     }
     this.render();
@@ -72,8 +74,9 @@ export class Launcher {
     $("launch-agents").replaceChildren(...(lane === "headless" ? this.harnessRows() : this.agentRows()));
   }
 
+  // The installed agents (rosterd lists them first), the person's shell, then the rest.
   agentRows() {
-    return this.listing.agents.map((agent) => {
+    const rows = this.listing.agents.map((agent) => {
       const label = choice(agent.name, agent.display, agent.binary);
       label.dataset.installed = agent.installed ? "yes" : "no";
       label.querySelector("input").disabled = !agent.installed;
@@ -81,11 +84,19 @@ export class Launcher {
         const missing = document.createElement("span");
         missing.className = "missing";
         missing.textContent = "not installed";
-        label.title = `${agent.binary} is not on rosterd's PATH`;
+        label.title = `${agent.binary} is not on the PATH of your login shell, of roost's tmux server or of rosterd`;
         label.append(missing);
       }
       return label;
     });
+    if (!this.listing.shell) return rows;
+    const shell = choice("", "Shell", shellName(this.listing.shell));
+    shell.classList.add("shell");
+    delete shell.dataset.agent;
+    shell.dataset.shell = this.listing.shell;
+    const installed = this.listing.agents.filter((agent) => agent.installed).length;
+    rows.splice(installed, 0, shell);
+    return rows;
   }
 
   // A harness no agent manifest describes (one the config added) is shown by its name.
@@ -100,9 +111,12 @@ export class Launcher {
   body() {
     const picked = this.dialog.querySelector('input[name="what"]:checked');
     if (!picked) return null;
-    const body = picked.value ? { agent: picked.value } : { command: $("launch-command").value };
+    const shell = picked.closest(".shell");
+    let body;
+    if (shell) body = { command: shell.dataset.shell };
+    else body = picked.value ? { agent: picked.value } : { command: $("launch-command").value };
     body.cwd = $("launch-cwd").value;
-    const name = $("launch-name").value.trim();
+    const name = $("launch-name").value.trim() || (shell ? shellName(shell.dataset.shell) : "");
     if (name) body.name = name;
     if (this.lane() === "terminal" && $("launch-worktree").checked) {
       body.worktree = true;
@@ -163,6 +177,11 @@ export class Launcher {
     $("launch-name").value = "";
     $("launch-command").value = "";
   }
+}
+
+// "bash" for "/bin/bash".
+function shellName(path) {
+  return path.split("/").pop() || path;
 }
 
 function choice(name, display, note) {

@@ -1,5 +1,6 @@
 // In-browser notifications: no permission needed. When a session the person is not looking at
-// moves in the background — working -> needs input, or working|needs input -> done — one tab of
+// moves in the background — working -> needs input, or working|needs input -> done (error, when
+// the turn failed) — one tab of
 // this browser profile shows a toast (and, if asked for, plays a sound), and every tab counts it
 // as unseen in its title: "(2) Roost". Opening the session clears its count in every tab.
 //
@@ -32,9 +33,11 @@ const CLAIM_HOLD_MS = 60000;
 const TOAST_MS = 8000;
 const TITLE = "Roost";
 
-// What a record moving from `before` to `after` is worth telling, or null.
-export function backgroundTransition(before, after) {
-  return (BACKGROUND[before] || {})[after] || null;
+// What a record moving from `before` to `after` is worth telling, or null; a turn that ended
+// `failed` is told as an error, not done.
+export function backgroundTransition(before, after, failed = false) {
+  const what = (BACKGROUND[before] || {})[after] || null;
+  return what === "done" && failed ? "error" : what;
 }
 
 function readJSON(key, fallback) {
@@ -97,7 +100,7 @@ export class Notifier {
       const before = this.activity.get(key);
       this.activity.set(key, record.activity);
       if (before === undefined || before === record.activity) continue;
-      const what = backgroundTransition(before, record.activity);
+      const what = backgroundTransition(before, record.activity, Boolean(record.error_reason));
       if (what) this.transition(record, what).catch((error) => console.warn("notify:", error));
     }
     const live = new Set(records.map((record) => record.session_key));
@@ -115,10 +118,13 @@ export class Notifier {
     const id = this.viewOf(record);
     const seen = id !== null && this.viewing(id);
     // The tab showing the session claims it silently, so no other tab speaks up for it. The
-    // claim names the activity and when it began, not the revision: a later change that leaves
-    // the activity alone (a dialog's summary filled in) bumps the revision, and a tab that
-    // first hears of the transition there must still find it claimed.
-    if (!(await this.claim(`${record.session_key}:${record.activity}:${record.activity_at}`))) return;
+    // claim names the activity, when it began and the turn that ended there, not the revision:
+    // a later change that leaves the activity alone (a dialog's summary filled in) bumps the
+    // revision, and a tab that first hears of the transition there must still find it
+    // claimed. A badge's time is whole seconds: two turns that end within one second differ
+    // by the turn (completed_revision) alone.
+    const turn = record.completed_revision || 0;
+    if (!(await this.claim(`${record.session_key}:${record.activity}:${turn}:${record.activity_at}`))) return;
     if (seen) return;
     this.bump(record.session_key, 1);
     this.toast(record, id, what);
@@ -194,7 +200,7 @@ export class Notifier {
     toast.dataset.session = record.session_key;
     if (id && id !== record.session_key) toast.dataset.pane = id;
     toast.dataset.what = what;
-    toast.textContent = `${record.name || id || record.session_key}: ${what}`;
+    toast.textContent = `${id ? this.roster.nameOf(id) : record.name || record.session_key}: ${what}`;
     toast.addEventListener("click", () => {
       toast.remove();
       if (id) this.onOpen(id);

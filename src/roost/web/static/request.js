@@ -45,8 +45,9 @@ export function waitingOn(record) {
 
 // The request of `record` as an element, or null when it waits on nothing.
 // `onAnswered(record)`: the answer's record; `onTerminal()`: open the terminal (when only it can
-// answer; omit where the terminal is already in view).
-export function requestView(record, { onAnswered, onTerminal } = {}) {
+// answer; omit where the terminal is already in view); `gateCommand(record)`: the command that
+// turns on the gate that would let the page answer it, or null (gates.js).
+export function requestView(record, { onAnswered, onTerminal, gateCommand } = {}) {
   const pending = waitingOn(record);
   if (!pending) return null;
   const box = element("div", "request");
@@ -85,7 +86,16 @@ export function requestView(record, { onAnswered, onTerminal } = {}) {
       choices.append(element("span", "hint", "answer it in the terminal"));
     }
   }
-  box.append(ask, choices, error);
+  box.append(ask, choices);
+  const command = !answers.length && gateCommand ? gateCommand(record) : null;
+  if (command) {
+    // One line: what to run so the page can answer this harness's requests too.
+    const off = element("p", "gate-off", "To answer from here, turn its gate on: ");
+    off.append(element("code", "", command));
+    box.dataset.gate = command;
+    box.append(off);
+  }
+  box.append(error);
   return box;
 }
 
@@ -94,7 +104,10 @@ export function requestView(record, { onAnswered, onTerminal } = {}) {
 export function showRequest(slot, record, options) {
   const pending = waitingOn(record);
   const shown = slot.firstElementChild;
-  if (pending && shown && shown.dataset.request === pending.id) return pending;
+  const command = pending && options.gateCommand ? options.gateCommand(record) || "" : "";
+  if (pending && shown && shown.dataset.request === pending.id && (shown.dataset.gate || "") === command) {
+    return pending;
+  }
   const request = requestView(record, options);
   slot.replaceChildren(...(request ? [request] : []));
   return pending;

@@ -5,9 +5,11 @@
 // panes, windows and sessions coming, going or being renamed, which the roster does not
 // report for a plain shell.
 //
-// A session's state is rosterd's activity in the web app's words (ARCHITECTURE.md, "One
-// state, three vocabularies"): active -> working, needs_attention -> blocked, idle -> idle.
-// A terminal with no live record, or one whose activity is unknown, has no state: unmarked.
+// A session's state is one of the words a person reads everywhere (badges.js shows them):
+// working, blocked ("needs input"), and for an idle session error (its last turn failed: the
+// record's error_reason), done (a turn ended that this browser has not shown the person yet:
+// seen.js) or idle. rosterd's activity says the first two; the record says the rest. A
+// terminal with no live record, or one whose activity is unknown, has no state: unmarked.
 //
 // Headless sessions (lane "headless": run over ACP by rosterd's runner, no terminal) are rows
 // too, named by their session key where a terminal is named by its pane ("%N"). The last
@@ -19,7 +21,18 @@
 // each node's standing (reachable, or unreachable and served from its last frame, with its
 // age). With no swarm nothing of this is asked for again and the page is as it always was.
 
-export const STATE_OF_ACTIVITY = { active: "working", needs_attention: "blocked", idle: "idle" };
+import { Seen } from "./seen.js";
+
+const BUSY = { active: "working", needs_attention: "blocked" };
+
+// The state `record` is in, as a person reads it; `seen`: which finished turns were shown.
+export function stateOf(record, seen) {
+  if (!record) return null;
+  if (record.activity in BUSY) return BUSY[record.activity];
+  if (record.activity !== "idle") return null;
+  if (record.error_reason) return "error";
+  return record.completed_revision && !seen.shown(record) ? "done" : "idle";
+}
 
 export class Unauthorized extends Error {}
 
@@ -54,6 +67,14 @@ export class Roster extends EventTarget {
     this.source = null;
     this.asked = 0; // listings asked for, and the newest one applied: a slow answer never
     this.applied = 0; // overwrites a newer one
+    this.seen = new Seen();
+    this.seen.addEventListener("change", () => this.changed());
+  }
+
+  // The person sees the view `id` now: the turn its session last finished reads idle, not done.
+  markSeen(id) {
+    const record = this.recordOf(id);
+    if (record) this.seen.mark(record, this.allRecords().map((live) => live.session_key));
   }
 
   // Load the terminals and the snapshot, then follow the change stream from the snapshot's seq.
@@ -203,8 +224,15 @@ export class Roster extends EventTarget {
   }
 
   stateOf(id) {
-    const record = this.recordOf(id);
-    return record ? STATE_OF_ACTIVITY[record.activity] || null : null;
+    return stateOf(this.recordOf(id), this.seen);
+  }
+
+  // What the page calls the view `id`: its row's name (a terminal's window when its session
+  // has no name), else its record's, else the id.
+  nameOf(id) {
+    const row = this.rows().find((candidate) => candidate.id === id);
+    const record = isPane(id) ? null : this.recordOf(id);
+    return (row && row.name) || (record && record.name) || id;
   }
 
   // What the sidebar shows: one row per terminal and per headless session not ended, named and
@@ -229,7 +257,7 @@ export class Roster extends EventTarget {
       detail: `${record.node} · ${where || record.lane || "session"}`,
       cwd: record.cwd || "",
       harness: record.harness,
-      state: STATE_OF_ACTIVITY[record.activity] || null,
+      state: stateOf(record, this.seen),
       since: record.started_at,
       record,
     };
@@ -245,7 +273,7 @@ export class Roster extends EventTarget {
         detail: `${terminal.session}:${terminal.window} · ${terminal.pane}`,
         cwd: (record && record.cwd) || terminal.cwd || "",
         harness: record ? record.harness : null,
-        state: record ? STATE_OF_ACTIVITY[record.activity] || null : null,
+        state: stateOf(record, this.seen),
         record,
       };
     });
@@ -258,7 +286,7 @@ export class Roster extends EventTarget {
         detail: record.liveness === "suspended" ? "headless · suspended" : "headless",
         cwd: record.cwd || "",
         harness: record.harness,
-        state: STATE_OF_ACTIVITY[record.activity] || null,
+        state: stateOf(record, this.seen),
         since: record.started_at,
         record,
       }));

@@ -1,8 +1,9 @@
-// Settings → Notifications: desktop notifications through Web Push, and the sound of the
-// in-page toasts (notify.js reads it from localStorage).
+// Settings → Notifications: the system's notifications on this device through Web Push, and a
+// sound with the page's own pop-ups (notify.js reads it from localStorage). Two settings, each
+// one checkbox, with words that cannot be taken for each other.
 //
-// Turning desktop notifications on asks the browser's permission, which browsers grant only
-// from a person's click: so it happens in the button's click handler and nowhere else. Then
+// Turning system notifications on asks the browser's permission, which browsers grant only
+// from a person's click: so it happens when the person ticks the box and nowhere else. Then
 // this device subscribes with rosterd's VAPID key (GET /push/vapid-key) and hands the
 // subscription to rosterd (POST /push/subscribe); turning it off forgets it on both sides
 // (DELETE /push/subscribe). While subscribed, the device tells rosterd which session its
@@ -61,9 +62,9 @@ export class Settings {
     }
     $("settings-close").addEventListener("click", () => dialog.close());
     $("notify-sound").addEventListener("change", (event) => setSound(event.target.checked));
-    $("push-on").addEventListener("click", () => this.turnOn());
     $("push-enabled").addEventListener("change", (event) => {
-      if (!event.target.checked) this.turnOff();
+      if (event.target.checked) this.turnOn();
+      else this.turnOff();
     });
   }
 
@@ -99,17 +100,14 @@ export class Settings {
   }
 
   render() {
-    const on = this.endpoint !== null;
-    $("push-on").hidden = on;
-    $("push-on").disabled = !this.supported();
-    $("push-toggle").hidden = !on;
-    $("push-enabled").checked = on;
-    if (!this.supported()) this.say("This browser cannot show desktop notifications.");
+    $("push-enabled").checked = this.endpoint !== null;
+    $("push-enabled").disabled = !this.supported();
+    if (!this.supported()) this.say("This browser cannot show system notifications.");
   }
 
   async turnOn() {
     this.say("");
-    $("push-on").disabled = true;
+    $("push-enabled").disabled = true;
     try {
       const permission = await Notification.requestPermission();
       if (permission !== "granted") {
@@ -131,11 +129,10 @@ export class Settings {
       }
       await send("POST", "/push/subscribe", { ...subscription.toJSON(), viewing: this.session() });
       this.endpoint = subscription.endpoint;
-      this.say("Desktop notifications are on for this device.");
+      this.say("System notifications are on for this device.");
     } catch (error) {
       this.say(`Could not turn notifications on: ${error.message}`);
     } finally {
-      $("push-on").disabled = false;
       this.render();
     }
   }
@@ -147,7 +144,7 @@ export class Settings {
       const subscription = await (await this.registration()).pushManager.getSubscription();
       if (subscription) await subscription.unsubscribe();
       if (endpoint) await send("DELETE", "/push/subscribe", { endpoint });
-      this.say("Desktop notifications are off for this device.");
+      this.say("System notifications are off for this device.");
     } catch (error) {
       this.say(`Could not turn notifications off: ${error.message}`);
     }

@@ -101,25 +101,27 @@ export function nodeGroup(node, members, body, className) {
   return group;
 }
 
-// `onAnswered(record)`: a request answered from a row; the record after the answer. `nodes`:
-// the swarm's nodes (roster.js nodes()), or null with no swarm.
-export function renderSidebar(nav, rows, { active, onOpen, onAnswered, nodes = null }) {
+// `onAnswered(record)`: a request answered from a row; the record after the answer;
+// `gateCommand(record)`: see request.js. `nodes`: the swarm's nodes (roster.js nodes()), or
+// null with no swarm.
+export function renderSidebar(nav, rows, { active, onOpen, onAnswered, gateCommand, nodes = null }) {
+  const how = { active, onOpen, onAnswered, gateCommand };
   if (nodes) {
     const all = document.createDocumentFragment();
     for (const [node, members] of byNode(rows, nodes)) {
       const folders = document.createElement("div");
-      renderFolders(folders, members, { active, onOpen, onAnswered }, "No sessions.");
+      renderFolders(folders, members, how, "No sessions.");
       all.append(nodeGroup(node, members, folders, "node-group"));
     }
     nav.replaceChildren(all);
     return;
   }
   const empty = "No terminals yet: start one with New session or `roost new`.";
-  renderFolders(nav, rows, { active, onOpen, onAnswered }, empty);
+  renderFolders(nav, rows, how, empty);
 }
 
 // The folders of `rows` into `nav`; `empty` is what it says when there are none.
-function renderFolders(nav, rows, { active, onOpen, onAnswered }, empty) {
+function renderFolders(nav, rows, { active, onOpen, onAnswered, gateCommand }, empty) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
@@ -145,7 +147,7 @@ function renderFolders(nav, rows, { active, onOpen, onAnswered }, empty) {
       text.className = "text";
       text.append(label, detail);
       li.append(text, badge(row.state));
-      const request = requestView(row.record, { onAnswered, onTerminal: () => onOpen(row.id) });
+      const request = requestView(row.record, { onAnswered, gateCommand, onTerminal: () => onOpen(row.id) });
       if (request) li.append(request);
       li.addEventListener("click", () => onOpen(row.id));
       li.addEventListener("keydown", (event) => {

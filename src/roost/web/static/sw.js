@@ -16,12 +16,14 @@ const SHELL = [
   "/static/app.js",
   "/static/badges.js",
   "/static/cards.js",
+  "/static/gates.js",
   "/static/headless.js",
   "/static/keys.js",
   "/static/launcher.js",
   "/static/notify.js",
   "/static/request.js",
   "/static/roster.js",
+  "/static/seen.js",
   "/static/settings.js",
   "/static/sidebar.js",
   "/static/terminal.js",
@@ -32,6 +34,7 @@ const SHELL = [
   "/static/vendor/xterm/xterm.css",
   "/static/vendor/addon-fit/addon-fit.mjs",
   "/static/vendor/addon-web-links/addon-web-links.mjs",
+  "/static/vendor/symbols/symbols.css",
   "/manifest.webmanifest",
 ];
 
@@ -90,7 +93,7 @@ self.addEventListener("push", (event) => {
   // A repeat for the same session replaces the notification before it (same tag).
   event.waitUntil(
     self.registration.showNotification("Roost", {
-      body: `${name}: ${doc.state === "done" ? "done" : "needs input"}${asks}`,
+      body: `${name}: ${TOLD.includes(doc.state) ? doc.state : "needs input"}${asks}`,
       tag: key || "roost",
       data: { key, request: request && typeof request.id === "string" ? request.id : null },
       icon: "/static/icon-192.png",
@@ -99,6 +102,9 @@ self.addEventListener("push", (event) => {
     }),
   );
 });
+
+// What a push may say a session did, in the words the page uses for its states.
+const TOLD = ["needs input", "done", "error"];
 
 // The answers a notification may carry, at most two (what most browsers show).
 const ACTIONS = [

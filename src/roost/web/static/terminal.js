@@ -20,6 +20,12 @@ const THEME = {
 const RETRY_MS = [500, 1000, 2000, 5000, 10000];
 const FINAL_CODES = new Set([1000, 1008, 1009]); // closed on purpose: do not reconnect
 
+// The page's monospace fonts (style.css --mono), with the symbols agents draw that the usual
+// fonts lack: without them Chromium on a plain Debian draws Claude's ⏵⏵ and ⎿ as empty boxes.
+function monoFonts() {
+  return getComputedStyle(document.documentElement).getPropertyValue("--mono").trim() || "monospace";
+}
+
 export class TerminalView extends EventTarget {
   // ``filter`` rewrites keys typed on the keyboard before they are sent (the key row's Ctrl);
   // ``path``: the WebSocket's path, when it is not this node's pane ``pane``.
@@ -35,7 +41,7 @@ export class TerminalView extends EventTarget {
     this.socket = null;
     this.term = new Terminal({
       cursorBlink: true,
-      fontFamily: '"DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace',
+      fontFamily: monoFonts(),
       fontSize: 14,
       lineHeight: 1.1, // room for underscores: at 1.0 the DOM renderer clips them
       scrollback: 5000,
@@ -44,7 +50,12 @@ export class TerminalView extends EventTarget {
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);
     this.term.loadAddon(new WebLinksAddon());
-    this.term.open(box);
+    // The terminal fills a box of its own, below whatever else the view shows (on a phone, the
+    // request it waits on), and is fitted to that box alone.
+    this.screen = document.createElement("div");
+    this.screen.className = "screen";
+    box.append(this.screen);
+    this.term.open(this.screen);
     this.term.onData((data) => this.send({ type: "input", data: filter(data) }));
     this.term.onBinary((data) => this.send({ type: "input", data, binary: true }));
     // Paste goes to tmux as a paste (bracketed when the program asked for it: tmux knows
@@ -52,7 +63,7 @@ export class TerminalView extends EventTarget {
     box.addEventListener("paste", (event) => this.onPaste(event), { capture: true });
     this.resizing = null;
     this.observer = new ResizeObserver(() => this.scheduleResize());
-    this.observer.observe(box);
+    this.observer.observe(this.screen);
     this.connect();
   }
 
