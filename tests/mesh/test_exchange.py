@@ -31,7 +31,7 @@ class Clock:
 def exchange() -> tuple[Exchange, Clock]:
     clock = Clock()
     live = Live(Roster("desk", OWN, clock), clock)
-    return Exchange(None, None, Peers(OWN), live, clock), clock  # type: ignore[arg-type]
+    return Exchange(Members(), None, Peers(OWN), live, clock), clock  # type: ignore[arg-type]
 
 
 def take(found: Exchange, event: str, document: Any) -> bool:
@@ -172,9 +172,12 @@ class Members:
     """As much of :class:`Membership` as ``Exchange.sync`` reads: the current peers and every
     record, revoked ones too."""
 
+    revoked = None
+    """This node itself is no one's to revoke here."""
+
     def __init__(self, **revoked_by: str) -> None:
         self.members = {
-            node_id: SimpleNamespace(node_id=node_id, signer=signer, revoked=True)
+            node_id: SimpleNamespace(node_id=node_id, name="n2", signer=signer, revoked=True)
             for node_id, signer in revoked_by.items()
         }
 

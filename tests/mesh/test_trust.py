@@ -506,3 +506,31 @@ def test_odd_node_names_are_refused_and_names_that_mislead_mislead_nobody(
     )
     assert named["node"] == b_id and named["node_id"] == m_id
     assert not handshake_refused(as_node(b, a), a.address)
+
+
+def test_nodes_a_revoked_member_admitted_are_marked_and_go_with_it_when_asked(
+    network: Network, tmp_path: Path
+) -> None:
+    """A node a revoked member admitted stays (its key is its own), marked for the person to
+    judge; ``revoke --admitted`` takes a member and every node it admitted, at any depth."""
+    a, b, c, d = make(network, tmp_path, 4)
+    b.ok("join", a.address, "--token", a.ok("invite").strip())
+    c.ok("join", b.address, "--token", b.ok("invite").strip())
+    d.ok("join", c.address, "--token", c.ok("invite").strip())
+    b_id, c_id, d_id = (node.identity().node_id for node in (b, c, d))
+    assert rows(a)["n4"]["admitted_by"] == c_id
+
+    key = session(a)
+    c.wait_for(lambda: any(r["session_key"] == key for r in snapshot(c)["records"]), "c hears a's session")
+    a.ok("revoke", c_id)
+    assert (rows(a)["n4"]["revoked"], rows(a)["n4"]["admitted_by_revoked"]) == (False, True)
+    assert "admitted by a revoked node" in a.ok("nodes")
+    assert "this node was revoked by" in c.ok("nodes")
+    refused = c.rosterd("read", key)  # c acts for nobody now, and says why
+    assert refused.returncode in (1, 3) and "revoked" in refused.stderr, refused.stderr
+
+    a_id = a.identity().node_id
+    shown = json.loads(a.ok("revoke", b_id, "--admitted", "--json"))
+    gone = {row["name"]: row["revoked_by"] for row in shown["nodes"]}
+    assert gone == {"n1": None, "n2": a_id, "n3": a_id, "n4": a_id}
+    assert d.nodes()["revoked"]["by"] == a_id and rows(d)["n4"]["node_id"] == d_id  # told, like b

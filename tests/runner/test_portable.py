@@ -116,7 +116,7 @@ def test_place_writes_the_files_private_under_home(tmp_path: Path) -> None:
     assert written.read_bytes() == b'{"turn": 1}\n'
     assert (written.stat().st_mode & 0o777, written.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     # The same bundle again (the origin asking after it was cut short) changes nothing.
-    assert portable.place(portable.read(document(cwd), 9.0), CLAUDE, home, "n2") == 0
+    assert portable.place(portable.read(document(cwd), 9.0), CLAUDE, home, "n2") == []
 
 
 def test_place_refuses_a_missing_folder_a_path_the_manifest_does_not_name_a_link_and_a_different_file(

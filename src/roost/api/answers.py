@@ -410,25 +410,52 @@ class SwarmNode(Reply):
     address: str
     self: bool
     revoked: bool
+    left: bool
+    revoked_by: str | None
+    admitted_by: str | None
+    admitted_by_revoked: bool
     signer: str
     signed_at_ms: int
     public_key: str
     reachable: bool | None
     answered_at_ms: int | None
     error: str | None
+    link_error: str | None
+
+
+class SwarmRevoked(Reply):
+    """Who revoked this node from its swarm, and when (Unix milliseconds)."""
+
+    by: str
+    at_ms: int
+
+
+class SwarmConnections(Reply):
+    """The swarm listener's connections: how many are open (``members``: presented a member's
+    certificate), its limits, and how many were refused or closed, by why."""
+
+    open: int
+    members: int
+    limits: dict[str, float]
+    refused: dict[str, int]
 
 
 class SwarmNodes(Reply):
-    """This node, its swarm (null: none) and its members; ``listen_off`` says why no listener runs."""
+    """This node, its swarm (null: none) and its members; ``listen_off`` says why no listener
+    runs; ``revoked`` is set once another member revoked this node."""
 
     node_id: str
     name: str
     swarm_id: str | None
+    revoked: SwarmRevoked | None
     listen: str | None
     listen_off: str | None
     discovery: Literal["tailscale", "static"]
     rounds: int
     refused: dict[str, int]
+    records_dropped: dict[str, int]
+    stream_refused: dict[str, int]
+    connections: SwarmConnections | None
     nodes: list[SwarmNode]
 
 

@@ -546,9 +546,11 @@ class Join(Strict):
 
 
 class Revoke(Strict):
-    """``POST /swarm/revoke``: the member to take out of the swarm."""
+    """``POST /swarm/revoke``: the member to take out of the swarm; with ``admitted``, every node
+    it admitted too (and every node those admitted)."""
 
     node_id: text(64, least=1, one_line=True, what="a member's node id")
+    admitted: bool = False
 
 
 BODIES = (

@@ -82,7 +82,7 @@ async def join(request: Request) -> JSONResponse:
 async def revoke(request: Request) -> JSONResponse:
     mesh = _mesh(request)
     body = await read(request, schemas.Revoke)
-    return JSONResponse(await mesh.revoke(body.node_id))
+    return JSONResponse(await mesh.revoke(body.node_id, admitted=body.admitted))
 
 
 @operation(

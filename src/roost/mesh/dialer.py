@@ -73,6 +73,14 @@ class Dialer:
         self._generation = -1
 
     def _context(self, member: Member) -> ssl.SSLContext:
+        gone = self.membership.revoked
+        if gone is not None:
+            raise PeerUnreachable(
+                f"this node was revoked from its swarm by {self.membership.name_of(gone.signer)}: "
+                "it acts for nobody there; nothing was sent",
+                code=UNREACHABLE,
+                address=member.address,
+            )
         context = self.trust.client_for(member.node_id)
         if context is None:
             raise PeerUnreachable(

@@ -49,7 +49,7 @@ NO_DAEMON = [
         "usage: rosterd invite --ttl MINUTES: 1 to 10080 minutes, not '10081'\n",
     ),
     (("invite", "--ttl", "ten"), 1, "usage: rosterd invite --ttl MINUTES: 1 to 10080 minutes, not 'ten'\n"),
-    (("revoke",), 1, "usage: rosterd revoke NODE_ID [--json]\n"),
+    (("revoke",), 1, "usage: rosterd revoke NODE_ID [--admitted] [--json]\n"),
     (("leave", "extra"), 1, "usage: rosterd leave [--json]\n"),
     (("nodes", "extra"), 1, "usage: rosterd nodes [--json]\n"),
 ]

@@ -23,14 +23,18 @@ from roost.text import shown
 USAGE = (
     ("invite [--ttl MINUTES] [--json]", "a single-use token another machine joins with (60 minutes)"),
     ("join ADDRESS --token T [--json]", "join the swarm of an invite, admitted by the node at ADDRESS"),
-    ("revoke NODE_ID [--json]", "take a member out of the swarm; every member hears at once"),
+    (
+        "revoke NODE_ID [--admitted] [--json]",
+        "take a member out of the swarm for good (with --admitted, every node it admitted too); "
+        "every member hears at once",
+    ),
     ("leave [--json]", "revoke this node, tell the members, forget the swarm"),
     ("nodes [--json]", "this node's swarm: every member, reachable or not"),
 )
 _USAGES = {
     "invite": "usage: rosterd invite [--ttl MINUTES] [--json]",
     "join": "usage: rosterd join ADDRESS --token T [--json]",
-    "revoke": "usage: rosterd revoke NODE_ID [--json]",
+    "revoke": "usage: rosterd revoke NODE_ID [--admitted] [--json]",
     "leave": "usage: rosterd leave [--json]",
     "nodes": "usage: rosterd nodes [--json]",
 }
@@ -65,7 +69,8 @@ def run(verb: str, args: list[str]) -> int:
     usage = _USAGES[verb]
     positional = {"join": 1, "revoke": 1}.get(verb, 0)
     valued = {"invite": ("--ttl",), "join": ("--token",)}.get(verb, ())
-    options = parse(args, usage, flags=("--json",), valued=valued, positional=positional)
+    flags = ("--json", "--admitted") if verb == "revoke" else ("--json",)
+    options = parse(args, usage, flags=flags, valued=valued, positional=positional)
     if verb == "invite":
         body = _call("/swarm/invite", {"ttl_minutes": _ttl(options.values.get("--ttl"))})
     elif verb == "join":
@@ -77,7 +82,8 @@ def run(verb: str, args: list[str]) -> int:
         invites.read(token)  # a token that is not one goes no further than this machine
         body = _call("/swarm/join", {"address": options.positional[0], "token": token})
     elif verb == "revoke":
-        body = _call("/swarm/revoke", {"node_id": options.positional[0]})
+        admitted = "--admitted" in options.flags
+        body = _call("/swarm/revoke", {"node_id": options.positional[0], "admitted": admitted})
     elif verb == "leave":
         body = _call("/swarm/leave", {})
     else:
@@ -108,10 +114,13 @@ def _invited(answer: dict) -> None:
 
 def _state(node: dict) -> str:
     if node.get("self"):
-        return "this node"
+        return "this node, revoked" if node.get("revoked_by") else "this node"
+    if node.get("left"):
+        return "left"
     if node.get("revoked"):
         return "revoked"
-    return "reachable" if node.get("reachable") else "unreachable"
+    state = "reachable" if node.get("reachable") else "unreachable"
+    return state + (", admitted by a revoked node" if node.get("admitted_by_revoked") else "")
 
 
 def _nodes(answer: dict) -> None:
@@ -122,6 +131,12 @@ def _nodes(answer: dict) -> None:
         f"{'swarm ' + swarm if swarm else 'in no swarm'}; listener {listen}; "
         f"discovery {answer.get('discovery')}"
     )
+    gone = answer.get("revoked")
+    if isinstance(gone, dict):
+        printing.line(
+            f"this node was revoked by {gone.get('by')}: it acts as no member; "
+            "`rosterd leave` forgets the swarm"
+        )
     rows = [["NODE", "NAME", "ADDRESS", "STATE", "SEEN"]]
     now = time.time()
     for node in answer.get("nodes") or []:
