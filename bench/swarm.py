@@ -29,7 +29,8 @@ own round trip. Cases:
   pinned TLS connection, the act run through ``a``'s own route). The ratio is the proxied
   prompt's cost against the same prompt made locally.
 
-Run: ``.venv/bin/python bench/swarm.py [--runs N]``
+Run: ``.venv/bin/python bench/swarm.py [--runs N] [--only hello,prompt]`` (``--only`` names the
+cases to run: ``hello``, ``join``, ``revoke``, ``claim``, ``idle``, ``union``, ``prompt``).
 """
 
 from __future__ import annotations
@@ -110,25 +111,29 @@ async def hellos(runs: int) -> None:
         await swarm.start()
         await swarm.form()
         a, b = swarm.nodes
-        address = a.listening or ""
+        a_id = a.membership.identity.node_id
+        member = b.membership.members[a_id]
         kept: list[float] = []
         for _ in range(runs):
             began = time.perf_counter()
-            answer = await b.dialer.send(address, "POST", listener.HELLO, b.membership.hello())
-            b.membership.greeted(canonical.parse(answer.content))
+            answer = await b.dialer.send(member, "POST", listener.HELLO, b.membership.hello())
+            b.membership.greeted(canonical.parse(answer.content), a_id)
             kept.append(time.perf_counter() - began)
         fresh: list[float] = []
         for _ in range(max(20, runs // 5)):
-            b.trust.update(b.membership.certificates())  # new trust: a new client, a new handshake
+            # new trust: a new client, a new handshake
+            b.trust.update(b.membership.pinned(), b.membership.certificates())
             began = time.perf_counter()
-            answer = await b.dialer.send(address, "POST", listener.HELLO, b.membership.hello())
+            answer = await b.dialer.send(member, "POST", listener.HELLO, b.membership.hello())
             fresh.append(time.perf_counter() - began)
         key = b.membership.swarm.swarm_key
         nonces = signing.Nonces()
         alone: list[float] = []
         for _ in range(runs):
             began = time.perf_counter()
-            headers = signing.sign(b.membership.identity, key, "POST", "/swarm/hello", b"{}", now=time.time())
+            headers = signing.sign(
+                b.membership.identity, key, "POST", "/swarm/hello", b"{}", to=a_id, now=time.time()
+            )
             signing.verify_request(
                 "POST",
                 "/swarm/hello",
@@ -136,6 +141,7 @@ async def hellos(runs: int) -> None:
                 b"{}",
                 members=a.membership.members,
                 swarm_key=key,
+                recipient=a_id,
                 nonces=nonces,
                 now=time.time(),
             )
@@ -365,26 +371,36 @@ def prompts(rounds: int) -> None:
             end_holders(a_box)
 
 
-async def main(runs: int) -> None:
-    await hellos(runs)
-    for members in (1, 9):
+CASES = ("hello", "join", "revoke", "claim", "idle", "union", "prompt")
+
+
+async def main(runs: int, cases: set[str]) -> None:
+    if "hello" in cases:
+        await hellos(runs)
+    for members in (1, 9) if "join" in cases else ():
         print(f"join, {members} member(s) in      {ms(await joins(max(3, runs // 100), members))}")
-    for count in (3, 10):
+    for count in (3, 10) if "revoke" in cases else ():
         print(f"revoke, {count:2d} nodes            {ms(await revokes(max(5, runs // 50), count))}")
-    for count in (3, 10):
+    for count in (3, 10) if "claim" in cases else ():
         own, each, slowest = await propagation(max(50, runs // 3), count)
         ratio = statistics.median(slowest) / statistics.median(own)
         print(f"claim, own feed ({count:2d})       {ms(own)}")
         print(f"claim to one peer ({count:2d})     {ms(each)}")
         print(f"claim to every peer ({count:2d})   {ms(slowest)}   {ratio:.0f}x own feed")
-    for count in (3, 10):
+    for count in (3, 10) if "idle" in cases else ():
         await idle(count, 20.0)
-    union(max(5, runs // 30))
+    if "union" in cases:
+        union(max(5, runs // 30))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
-    runs = parser.parse_args().runs
-    asyncio.run(main(runs))
-    prompts(max(10, runs // 10))
+    parser.add_argument("--only", default=",".join(CASES), help="cases to run, comma-separated")
+    options = parser.parse_args()
+    chosen = set(options.only.split(","))
+    if chosen - set(CASES):
+        parser.error(f"--only takes {', '.join(CASES)}")
+    asyncio.run(main(options.runs, chosen))
+    if "prompt" in chosen:
+        prompts(max(10, options.runs // 10))

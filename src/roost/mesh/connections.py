@@ -137,9 +137,14 @@ class Connections:
         self._server = await loop.create_server(lambda: _Accepted(self), sock=sock, backlog=BACKLOG)  # type: ignore[arg-type]
         self._sweeper = asyncio.create_task(self._sweep())
 
-    async def close(self) -> None:
+    def stop_accepting(self) -> None:
+        """No new connection from now on; the listening socket is closed."""
         if self._server is not None:
             self._server.close()
+
+    async def close(self) -> None:
+        """Every connection ends now, whatever it was doing."""
+        self.stop_accepting()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -199,9 +199,10 @@ class Mesh:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._rounds
         await self.dialer.close()
-        if self._server is not None and self._socket is not None:
-            await self._server.shutdown(sockets=[self._socket])
-            self._socket.close()
+        if self._connections is not None:
+            self._connections.stop_accepting()  # closes the listening socket too
+        if self._server is not None:
+            await self._server.shutdown()  # open requests get GRACE to end
         if self._connections is not None:
             await self._connections.close()
         self._server = self._socket = self._connections = None

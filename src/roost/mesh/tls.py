@@ -111,8 +111,15 @@ class Trust:
         """From the next handshake on: take a client certificate of any ``known`` node (the
         door decides what it may do) and dial each of ``members`` (node id → certificate)
         trusting that member's certificate alone."""
+        # a member whose certificate did not change keeps its context: a change of membership
+        # costs one new context per new or changed member, not one per member
+        kept = {
+            node: self._clients[node]
+            for node, der in members.items()
+            if self._members.get(node) == der and node in self._clients
+        }
         self._members = dict(members)
-        self._clients = {}
+        self._clients = kept
         self._current = server_context(self.identity, list(known))
         self.client = client_context(self.identity, self._members.values())
         self.generation += 1

@@ -292,6 +292,12 @@ def _signer(standings: Mapping[str, Standing], member: Member) -> str | Member:
 
 
 def _judge(standings: Mapping[str, Standing], document: object, now_ms: int) -> tuple[str, Member | None]:
+    known = standings.get(document.get("node_id")) if isinstance(document, dict) else None  # type: ignore[arg-type]
+    if known is not None and document in (
+        known.current.document,
+        known.introduction and known.introduction.document,
+    ):
+        return "same", known.current  # a record this node took already: its signature held then
     member = parse(document)
     if member is None:
         return "malformed", None
