@@ -4,7 +4,8 @@ It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_m
 ``session/prompt``'s text says what the turn does:
 
 - ``COUNT N`` streams N message chunks;
-- ``ASK`` asks a permission (options ``allow`` / ``reject``) and reports the answer;
+- ``ASK [COMMAND]`` asks a permission to run COMMAND in Bash (``rm -rf build`` when none is
+  given; options ``allow`` / ``reject``) and reports the answer;
 - ``PERMIT`` asks as Claude's adapter does (``allow_always`` / ``allow`` / ``reject``): an
   allowed tool runs, a rejected one ends the turn ``end_turn`` with nothing run;
 - ``PLAN`` sends a plan, a mode change, a usage update and a title, then replies;
@@ -130,7 +131,7 @@ def config_options() -> list[dict]:
     ]
 
 
-def ask(session: str, options: list[dict]) -> dict:
+def ask(session: str, options: list[dict], command: str = "rm -rf build") -> dict:
     send(
         {
             "jsonrpc": "2.0",
@@ -140,9 +141,9 @@ def ask(session: str, options: list[dict]) -> dict:
                 "sessionId": session,
                 "toolCall": {
                     "toolCallId": "t1",
-                    "title": "rm -rf build",
+                    "title": command,
                     "kind": "execute",
-                    "rawInput": {"command": "rm -rf build"},
+                    "rawInput": {"command": command},
                     "_meta": {"claudeCode": {"toolName": "Bash"}},
                 },
                 "options": options,
@@ -185,13 +186,14 @@ def turn(message: dict) -> tuple[str, str, dict]:
         for n in range(1, int(text.split()[1]) + 1):
             chunk(session, f"chunk {n}")
         return "", stop, {}
-    if text == "ASK":
+    if text == "ASK" or text.startswith("ASK "):
         answer = ask(
             session,
             [
                 {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
                 {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
             ],
+            text[4:] or "rm -rf build",
         )
         chunk(session, f"answered {json.dumps(answer.get('result'))}")
         return "", stop, {}

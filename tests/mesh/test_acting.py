@@ -188,7 +188,7 @@ def forwarding(status: int = 200, body: bytes = b"{}") -> tuple[Forwarding, Dial
     peers = Peers("me")
     for found in members[1:4]:
         frame = {"schema": records.SCHEMA, "node_id": found.node_id, "node": found.name, "records": []}
-        peers.frame(found.node_id, frame, NOW - 12.5)
+        peers.frame(found.node_id, frame, NOW - 2.5)  # its last keep-alive, 2.5 s ago
     return Forwarding(membership, dialer, peers, lambda: NOW), dialer  # type: ignore[arg-type]
 
 
@@ -238,6 +238,9 @@ def test_a_refusing_door_or_an_answer_roost_does_not_send_is_unreachable(status:
 
 def test_an_owner_the_union_shows_unreachable_is_refused_at_once_with_its_age_and_not_dialled() -> None:
     forwarder, dialer = forwarding()
+    forwarder.peers.frame(
+        "a1", {"schema": records.SCHEMA, "node_id": "a1", "node": "laptop", "records": []}, NOW - 12.5
+    )
     forwarder.peers.lost("a1")
     with pytest.raises(PeerUnreachable) as refused:
         asyncio.run(forwarder.forward("a1", Act("a1:1:2", API, "prompt", "{}", "x", "api")))
@@ -248,6 +251,19 @@ def test_an_owner_the_union_shows_unreachable_is_refused_at_once_with_its_age_an
     forwarder.peers.heard("a1", NOW)
     assert asyncio.run(forwarder.forward("a1", Act("a1:1:2", API, "read", "", "x", "api"))).status == 200
     assert len(dialer.sent) == 1
+
+
+def test_an_owner_whose_stream_went_silent_past_its_keep_alives_is_not_dialled() -> None:
+    """A pulled cable, before the stream's own read timeout has called it: an act for that owner
+    is refused at once rather than left to wait out a connect to a host that answers nothing."""
+    forwarder, dialer = forwarding()
+    forwarder.peers.heard("a1", NOW - 6.5)
+    with pytest.raises(PeerUnreachable) as refused:
+        asyncio.run(forwarder.forward("a1", Act("a1:1:2", API, "prompt", "{}", "x", "api")))
+    assert str(refused.value) == "laptop (laptop:8791) did not answer: silent for 6 s, so nothing was sent"
+    with pytest.raises(PeerUnreachable):
+        asyncio.run(forwarder.hand("a1", {}))  # a handoff alike
+    assert dialer.sent == []
 
 
 def test_a_revoked_or_unknown_node_is_not_dialled() -> None:

@@ -107,9 +107,17 @@ def test_a_pulled_cable_is_served_stale_with_its_age_and_a_return_is_fresh_again
     assert time.monotonic() - pulled < WITHIN
     (stale,) = [r for r in snapshot(a)["records"] if r["session_key"] == key]
     assert stale["peer_state"] == "unreachable" and stale["peer_age_ms"] >= 5_000
-    listed = a.rosterd("list", "--node", "n3", "--json")  # served stale, and exit 3 says so
-    assert listed.returncode == 3 and "n3 is unreachable" in listed.stderr, listed.stderr
+    # served stale, with its age, exit 0 as --swarm; and the one record read alike, by key or name
+    listed = a.rosterd("list", "--node", "n3", "--json")
+    assert listed.returncode == 0 and "n3 is unreachable" in listed.stderr, listed.stderr
     assert [r["session_key"] for r in json.loads(listed.stdout)["records"]] == [key]
+    for way in (key, f"/swarm/n3/sessions/{key}"):
+        answer = a.get(way if way.startswith("/") else f"/sessions/{way}", check=False)
+        assert answer.status_code == 200, answer.text
+        assert (answer.json()["session_key"], answer.json()["peer_state"]) == (key, "unreachable")
+        assert answer.json()["peer_age_ms"] >= 5_000
+    read = a.rosterd("read", key, "--json")
+    assert read.returncode == 0 and json.loads(read.stdout)["peer_state"] == "unreachable", read.stderr
     table = a.ok("list", "--swarm").splitlines()
     assert table[0].split()[0] == "n1" and table[2].split()[0] == "n3" and "stale" in table[2]
     since = cursor(b)

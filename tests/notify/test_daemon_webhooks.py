@@ -1,5 +1,5 @@
 """Webhooks end to end: a real rosterd, real claims, and receivers on loopback that count what
-arrives against ``GET /changes``, the stream a webhook must match change for change."""
+arrives against ``GET /swarm/changes``, the stream a webhook must match change for change."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_every_matching_change_arrives_once_in_order_as_the_stream_gives_it(
         made = register(client, everything.url)
         register(client, some.url, chosen, OTHER_TOKEN)
     assert made["events"] == [] and "token" not in made
-    with Events(running.unix(), "/changes") as stream, sleeper() as proc:
+    with Events(running.unix(), "/swarm/changes") as stream, sleeper() as proc:
         key = drive(running, proc)
         opened, frames = changes_until(stream, key, "session_ended")
     assert [f.name for f in frames if f.data.get("session_key") == key] == list(DRIVEN)
@@ -180,7 +180,7 @@ def test_one_dialog_is_one_attention_on_the_stream_and_to_a_webhook(
     agent = start_agent(roost, running, "--dialog-on", "deploy", *flags)
     row = agent.row() or {}
     key = agent.record()["session_key"]
-    with Events(running.unix(), "/changes") as stream:
+    with Events(running.unix(), "/swarm/changes") as stream:
         stream.until("snapshot")
         pins = {name: row[name] for name in ("status_epoch", "occupant_id", "revision")}
         assert agent.post("/prompt", {"text": prompt, **pins}).status_code == 200
@@ -271,7 +271,7 @@ def test_a_hung_or_down_receiver_delays_neither_the_stream_nor_the_roster(
                 times.append(stream.until(wanted, key=answer.json()["session_key"]).at - sent)
         return times
 
-    with Events(running.unix(), "/changes") as stream, running.unix() as client:
+    with Events(running.unix(), "/swarm/changes") as stream, running.unix() as client:
         stream.until("snapshot")
         alone = latencies(client, stream, 10)
         hung = receiver(receivers, hang=True)

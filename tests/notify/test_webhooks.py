@@ -4,6 +4,7 @@ may grow, and what a failure leaves in the log (never the token, never the body)
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -17,7 +18,8 @@ from roost.notify.registrations import Registrations
 from roost.notify.webhooks import Webhooks
 from roost.roster import Change, Roster
 from roost.roster.live import Live
-from tests.roster.helpers import Clock, claim, roster
+from roost.swarm.feed import Feed
+from tests.roster.helpers import Clock
 
 TOKEN = "unit-secret-0123456789abcdef"
 
@@ -44,7 +46,8 @@ def resolving(first: list[str]) -> tuple[Callable[[str, int], Awaitable[list[str
 def run(tmp_path: Path, body: Callable[[Webhooks], Awaitable[Any]], **options: Any) -> Any:
     async def main() -> Any:
         live = Live(Roster("node", "n1", time.time), time.time)
-        async with Webhooks(live, Registrations(tmp_path / "webhooks.json"), **options) as webhooks:
+        follow = lambda: live.subscribe(replay=False, own=True)  # noqa: E731
+        async with Webhooks(follow, Registrations(tmp_path / "webhooks.json"), **options) as webhooks:
             return await body(webhooks)
 
     return asyncio.run(main())
@@ -98,7 +101,7 @@ def test_a_delivery_that_takes_too_long_is_dropped_and_logged(
     lines = [record.getMessage() for record in caplog.records]
     assert lines == [
         f"webhook {found['id']}: attention (seq {seq}) was not delivered: no answer within 0.05 s; dropped "
-        "(the receiver catches up with GET /changes?since=)"
+        "(the receiver catches up with GET /swarm/changes?since=)"
         for seq in (1, 2)
     ]
 
@@ -107,12 +110,13 @@ def test_each_webhook_queues_only_the_kinds_it_named(tmp_path: Path) -> None:
     lookup, _ = resolving(["127.0.0.1"])
 
     async def body(webhooks: Webhooks) -> list[int]:
-        await webhooks.add("http://localhost:9/some", ["attention", "snapshot"], TOKEN)
+        await webhooks.add("http://localhost:9/some", ["attention", "node", "snapshot"], TOKEN)
         await webhooks.add("http://127.0.0.1:9/all", (), TOKEN)
-        for seq, event in enumerate(("activity", "attention", "renamed", "snapshot", "updated"), 1):
+        for seq, event in enumerate(("activity", "attention", "renamed", "snapshot", "node", "updated"), 1):
             webhooks.fan_out(change(seq, event))
         return [hook["deliveries"]["queued"] for hook in webhooks.listing()]
 
+    # a snapshot is never delivered, even to a webhook that named it
     assert run(tmp_path, body, queue=10, resolver=lookup) == [2, 5]
 
 
@@ -157,25 +161,30 @@ def test_deleting_a_webhook_drops_what_it_had_queued(tmp_path: Path) -> None:
     assert Registrations(tmp_path / "webhooks.json").all() == []
 
 
-def test_the_service_follows_the_live_roster_and_a_follower_left_behind_gets_a_snapshot(
+def test_the_service_follows_the_swarms_feed_and_delivers_no_snapshot_to_a_follower_left_behind(
     tmp_path: Path,
 ) -> None:
+    """Every node's changes come through the swarm's feed, numbered as ``/swarm/changes`` numbers
+    them; a follower that fell behind is handed a snapshot, which is no change: nothing is
+    delivered for it, and the receiver catches up from the stream with the last seq it saw."""
     lookup, _ = resolving(["127.0.0.1"])
     clock = Clock()
 
-    async def main() -> list[list[str]]:
-        live = Live(roster(clock), clock, backlog=3)
-        async with Webhooks(live, Registrations(tmp_path / "webhooks.json"), resolver=lookup) as webhooks:
+    async def main() -> list[list[tuple[str, int, str]]]:
+        feed = Feed("n1", "desk", lambda epoch, seq: {"seq": seq}, clock, backlog=3)
+        follow = lambda: feed.subscribe(feed.head, feed.epoch)  # noqa: E731
+        async with Webhooks(follow, Registrations(tmp_path / "webhooks.json"), resolver=lookup) as webhooks:
             await webhooks.add("http://localhost:9/hook", (), TOKEN)
-            kinds = []
-            for burst in (("working", "blocked"), ("working", "idle", "working", "idle", "working")):
-                for word in burst:  # in one go, so the follower reads them after the last
-                    live.apply(claim(clock, activity=word))
+            seen = []
+            for burst in ((("n1", "activity"), ("n2", "attention")), (("n3", "activity"),) * 5):
+                for node, event in burst:  # in one go, so the follower reads them after the last
+                    feed.append(event, node, node, record={"session_key": f"{node}:1:2"})
                 await asyncio.sleep(0.05)
                 lane = next(iter(webhooks._lanes.values()))
-                kinds.append([lane.queue.get_nowait().event for _ in range(lane.queue.qsize())])
-            return kinds
+                items = [lane.queue.get_nowait() for _ in range(lane.queue.qsize())]
+                seen.append([(i.event, i.seq, json.loads(i.body)["data"]["node_id"]) for i in items])
+            return seen
 
     first, behind = asyncio.run(main())
-    assert first[-1:] == ["attention"] and len(first) == 1  # the other is in the hung delivery
-    assert behind == ["snapshot"]
+    assert first == [("attention", 2, "n2")]  # the first is in the hung delivery; the peer's follows
+    assert behind == []  # five past a backlog of three: a snapshot, which is not delivered

@@ -20,7 +20,7 @@ from roost.actions import prompt
 from roost.api import rows, schemas, waits
 from roost.ledger import journal
 from roost.roster import pending, records
-from roost.roster.changes import EVENTS
+from roost.roster.changes import EVENTS, SWARM_EVENTS
 from roost.state import words
 from roost.swarm import feed, union
 from roost.swarm.peers import PEER_STATES
@@ -332,7 +332,7 @@ class Webhook(Reply):
 
     id: str
     url: str
-    events: list[Literal[EVENTS]]  # type: ignore[valid-type]
+    events: list[Literal[SWARM_EVENTS]]  # type: ignore[valid-type]
     created_at: DateTime
     deliveries: Deliveries
 
@@ -562,9 +562,11 @@ class SwarmUsage(Reply):
 
 
 class Invited(Reply):
-    """A single-use invite token and when it expires."""
+    """A single-use invite token, when it expires, and the address the joiner gives
+    ``rosterd join`` (the admitter's swarm listener, which the token names too)."""
 
     token: str
     swarm_id: str
     expires_at: int
     created: bool
+    address: str

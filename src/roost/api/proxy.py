@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message
 
 from roost.actions import remote
@@ -35,7 +35,7 @@ from roost.actions.remote import API, NOT_OWNER, Act, Dispatch, Reply, Through
 from roost.api import auth, context
 from roost.api.errors import BadRequest, Conflict, NotFound, TooLarge
 from roost.api.operations import of, parameter
-from roost.errors import RoostError
+from roost.errors import PeerUnreachable, RoostError
 
 FORWARDED = "rosterd.forwarded"
 """The scope key of a request another node forwarded: its :class:`Through`."""
@@ -150,8 +150,30 @@ async def _forward(request: Request, door: Door, owner: str, verb: str, session:
         raise BadRequest("the body is not UTF-8 JSON") from None
     by, via = who(request)
     act = Act(session, API, verb, text, by, via, remote.waiting(text, time.time()))
-    reply = await remote.forward(door.forwarder, owner, act)
+    try:
+        reply = await remote.forward(door.forwarder, owner, act)
+    except PeerUnreachable:
+        kept = _as_last_heard(door, owner, session) if verb == READ else None
+        if kept is None:
+            raise
+        return JSONResponse(kept)
     return Response(reply.body, reply.status, media_type="application/json")
+
+
+def _as_last_heard(door: Door, owner: str, session: str | None) -> dict[str, Any] | None:
+    """A read of a session whose owner cannot be reached: its record as that owner's last frame
+    had it, marked with how the owner stands and how long ago it was heard (as the union serves
+    it), since nothing waits on a peer and what is known is served; None when nothing is."""
+    peer = door.peers.get(owner) if door.peers is not None and session is not None else None
+    if peer is None:
+        return None
+    found = peer.records.get(session or "")
+    if found is None:
+        named = [r for r in peer.records.values() if r.name == session and r.liveness != "ended"]
+        found = named[0] if len(named) == 1 else None
+    if found is None:
+        return None
+    return {**peer.served(found), "peer_state": peer.state(), "peer_age_ms": peer.age_ms(time.time())}
 
 
 def dispatcher(app: ASGIApp, verbs: Mapping[str, tuple[str, str]]) -> Dispatch:

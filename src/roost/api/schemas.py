@@ -36,7 +36,7 @@ from roost.actions.prompt import TEXT_LIMIT
 from roost.errors import UsageError
 from roost.notify import destinations, registrations, urlshape
 from roost.roster import pending, records
-from roost.roster.changes import EVENTS
+from roost.roster.changes import SWARM_EVENTS
 from roost.roster.claimschema import CLAIMABLE_WORDS, COUNT_MAX, WHOLE, ClaimBody, ClaimFields, Pid, Ticks
 from roost.roster.precedence import HOOK
 from roost.text import REFUSED_CLASS
@@ -477,8 +477,10 @@ def _not_too_long(value: object) -> object:
 
 def _change_kinds(events: list[str]) -> list[str]:
     for index, name in enumerate(events):
-        if name not in EVENTS:
-            raise refuse(f"holds {name!r}, which is not a change kind; the kinds are {', '.join(EVENTS)}")
+        if name not in SWARM_EVENTS:
+            raise refuse(
+                f"holds {name!r}, which is not a change kind; the kinds are {', '.join(SWARM_EVENTS)}"
+            )
         if name in events[:index]:
             raise refuse(f"names {name!r} twice")
     return events
@@ -508,12 +510,12 @@ class Hook(Strict):
             list[
                 Annotated[
                     text(64, least=1, one_line=True, what="a change kind"),
-                    Field(json_schema_extra={"enum": list(EVENTS)}),
+                    Field(json_schema_extra={"enum": list(SWARM_EVENTS)}),
                 ]
             ],
             Field(
-                max_length=len(EVENTS),
-                description=f"distinct change kinds from {', '.join(EVENTS)}",
+                max_length=len(SWARM_EVENTS),
+                description=f"distinct change kinds from {', '.join(SWARM_EVENTS)}",
                 json_schema_extra={"uniqueItems": True},
             ),
             AfterValidator(_change_kinds),

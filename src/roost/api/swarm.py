@@ -57,6 +57,7 @@ async def invite(request: Request) -> JSONResponse:
             "swarm_id": made.swarm_id,
             "expires_at": made.expires_at,
             "created": made.created,
+            "address": made.address,
         }
     )
 

@@ -25,7 +25,7 @@ from roost.actions.hookposts import HookPosts
 from roost.actions.permission import Permissions
 from roost.actions.remote import Act, Through
 from roost.agents.mcpconfig import StdioServer
-from roost.api import create_app, proxy, terminal
+from roost.api import auth, create_app, proxy, terminal
 from roost.api.app import VERBS
 from roost.api.context import Context
 from roost.api.hookroute import hook_app
@@ -54,6 +54,7 @@ from roost.notify.store import Store
 from roost.notify.webhooks import Webhooks
 from roost.roster.live import Live
 from roost.runner.runner import Runner
+from roost.swarm.feed import Subscription
 from roost.swarm.identity import Identity
 from roost.swarm.peers import Peers
 from roost.tmux.tap import Taps
@@ -95,8 +96,6 @@ class Whole:
         self.reports_server = await reports.serve(listen.unix(self.reports_path))
         facts["reports"] = {"unix": str(self.reports_path), "counts": reports.counts}
         self.notifier = Notifier(live, Store.default(), vapid.load(config.directory))
-        self.webhooks = Webhooks(live, Registrations.beside(config.directory))
-        loglimit.limit(logging.getLogger("rosterd.webhooks"))
         taps = Taps(paths.taps_dir())
         taps.sweep()
         self.topology = Topology()
@@ -113,6 +112,8 @@ class Whole:
         peers = Peers(self.keys.node_id)
         acting = Acting(live.roster, _acted(journal))
         self.mesh = mesh = _mesh(config, clock, live, peers, acting, (journal, usage), Arrivals(self.runner))
+        self.webhooks = Webhooks(_swarm_changes(mesh), Registrations.beside(config.directory))
+        loglimit.limit(logging.getLogger("rosterd.webhooks"))
         door = Door(
             live,
             clock,
@@ -148,6 +149,7 @@ class Whole:
         )
         acting.faces.update({remote.API: proxy.dispatcher(app, VERBS), remote.MCP: acts.dispatcher(tools)})
         mesh.relay.serve = terminal.serving(app.state.context)
+        mesh.serve_clients(auth.via(app, auth.TCP), self.keys.token)
         if mesh.exchange is not None:  # another node's sessions are pushed about as this node's
             mesh.exchange.listeners.append(self.notifier.observe)
         await mesh.start()
@@ -258,6 +260,19 @@ def _mesh(
         limits=arrivals.limits,
         ledgers=ledgers,
     )
+
+
+def _swarm_changes(mesh: Mesh) -> Callable[[], Subscription]:
+    """What the webhooks follow: the swarm's feed (every node's changes, this node's among them,
+    numbered as ``GET /swarm/changes`` numbers them), from its head on."""
+    exchange = mesh.exchange
+    assert exchange is not None  # the daemon's mesh always has one: it holds the swarm's feed
+
+    def follow() -> Subscription:
+        feed = exchange.feed
+        return feed.subscribe(feed.head, feed.epoch)
+
+    return follow
 
 
 def _origin(config: Config) -> str:

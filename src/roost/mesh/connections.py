@@ -43,6 +43,8 @@ limits allow, for those moments."""
 HANDSHAKE_S = 5.0
 HEADER_S = 10.0
 SWEEP_S = 0.5
+CLIENT = "(client)"
+"""What a connection that presented this node's bearer token counts as, in place of a member."""
 RESERVED_FDS = 256
 """Descriptors the daemon keeps for everything but the swarm listener: its sockets, tmux's
 control clients, holders, taps, files."""
@@ -117,6 +119,14 @@ class Connections:
         """The certificate the client on this connection presented and the handshake checked."""
         found = self.open.get(peername) if isinstance(peername, tuple) else None
         return found.certificate if found is not None else None
+
+    def vouch(self, peername: object) -> None:
+        """The connection presented this node's bearer token: a client, counted as one of its
+        own (:data:`CLIENT`) rather than as a stranger, so a flood of strangers does not push
+        its long-lived streams out."""
+        found = self.open.get(peername) if isinstance(peername, tuple) else None
+        if found is not None and found.member is None:
+            found.member = CLIENT
 
     def begun(self, peername: object) -> None:
         """A request's headers arrived whole: no header deadline while it is served."""

@@ -38,6 +38,11 @@ from roost.swarm.members import Member
 UNREACHABLE = "peer_unreachable"
 TIMEOUT = 5.0
 """Seconds a peer request may take; a lost peer is found out by this and nothing waits longer."""
+CONNECT_S = 3.0
+"""Seconds a connection for one act may take to open, TLS included: a tailnet's round trips are
+well under a second even relayed, and a peer behind a pulled cable answers no SYN, so this is
+what the first act after a silent cut waits at most (before the roster stream has missed its
+keep-alives; after that an act to it is refused without dialling)."""
 REFUSAL_LIMIT = 1 << 20
 """Bytes of a door's refusal read: a revocation and its signer's records."""
 
@@ -147,7 +152,7 @@ class Dialer:
         open, and a request on it would wait the whole ``read_s``; a new one finds out in the
         connect."""
         body, headers = self._signed(member, method, path, document)
-        timeout = httpx.Timeout(self.timeout, read=read_s)
+        timeout = httpx.Timeout(self.timeout, connect=min(CONNECT_S, self.timeout), read=read_s)
         try:
             async with (
                 httpx.AsyncClient(verify=self._context(member), timeout=timeout, trust_env=False) as client,

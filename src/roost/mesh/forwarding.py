@@ -23,6 +23,7 @@ from roost.actions.remote import UNREACHABLE, Act, Reply
 from roost.errors import PeerUnreachable
 from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
+from roost.swarm.members import Member
 from roost.swarm.peers import Peers
 
 ACT = "/swarm/act"
@@ -36,6 +37,9 @@ session resumes before its prompt is sent); an act that waits is given its wait 
 MAX_ANSWER = 8 * 1024 * 1024
 """Bytes of an owner's answer this node reads: a record and its fields, with room to spare."""
 WAIT_LIMIT_MS = 24 * 3600 * 1000
+QUIET_S = 6.0
+"""Seconds of silence from a peer's roster stream (a keep-alive every 4 s) after which an act
+for it is refused without dialling."""
 ANSWERED = (200, 201)
 """The success statuses a session route answers; with the failures (4xx, 5xx), all an owner may
 give back: a 204 or a redirect with a body would not even be HTTP once passed on."""
@@ -80,19 +84,29 @@ class Forwarding:
         found = self.membership.members.get(node_id)
         return found.name if found is not None else node_id
 
-    async def forward(self, node_id: str, act: Act) -> Reply:
+    def _reachable(self, node_id: str) -> Member:
+        """The member to dial; :class:`PeerUnreachable` at once, without dialling, when it is no
+        member, when its roster stream is known lost, or when that stream has been silent past
+        :data:`QUIET_S` (it sends a keep-alive every few seconds, so a silent one is a cut cable
+        that the stream's read timeout has not yet called)."""
         member = self.membership.members.get(node_id)
         if member is None or member.revoked:
             raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
         known = self.peers.get(node_id)
-        if known is not None and not known.reachable:
-            gone_s = known.age_ms(self.clock()) // 1000
-            raise PeerUnreachable(
-                f"{member.name} ({member.address}) did not answer: unreachable for {gone_s} s, "
-                "so nothing was sent",
-                code=UNREACHABLE,
-                address=member.address,
-            )
+        if known is not None:
+            silent_ms = known.age_ms(self.clock())
+            if not known.reachable or silent_ms > QUIET_S * 1000:
+                lost = "unreachable" if not known.reachable else "silent"
+                raise PeerUnreachable(
+                    f"{member.name} ({member.address}) did not answer: {lost} for {silent_ms // 1000} s, "
+                    "so nothing was sent",
+                    code=UNREACHABLE,
+                    address=member.address,
+                )
+        return member
+
+    async def forward(self, node_id: str, act: Act) -> Reply:
+        member = self._reachable(node_id)
         status, body = await self.dialer.once(
             member, "POST", ACT, document(act), read_s=READ_S + act.wait_s, limit=MAX_ANSWER
         )
@@ -114,9 +128,7 @@ class Forwarding:
     async def hand(self, node_id: str, bundle: dict[str, object]) -> Reply:
         """Send a handoff's bundle to ``node_id`` once (:mod:`roost.mesh.arrivals`): its answer
         as it gave it; PeerUnreachable when it does not answer (within :data:`HANDOFF_S`)."""
-        member = self.membership.members.get(node_id)
-        if member is None or member.revoked:
-            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
+        member = self._reachable(node_id)
         status, body = await self.dialer.once(
             member, "POST", HANDOFF, bundle, read_s=HANDOFF_S, limit=MAX_ANSWER
         )

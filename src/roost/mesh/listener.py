@@ -33,6 +33,16 @@ closed before it is accepted.
 its self-signed hello are its proof, and a refused token is told why (``used``, ``expired``…)
 so the person holding it knows what to ask for.
 
+Clients, not only peers: the specification serves "the swarm paths also on the Tailscale
+listener". A connection with no certificate that presents this node's bearer token (the one
+the loopback listener takes) may use the union and session routes a client uses there
+(:func:`client_route`: ``/swarm/nodes``, ``snapshot``, ``events``, ``changes``, ``journal``,
+``usage`` and ``/swarm/{node}/sessions…``), over the same TLS: the token is checked from the
+headers before anything else is read, a wrong or missing one is the same refusal as any other,
+and the request then goes to this node's own API app (:attr:`Signed.clients`), which applies
+its own rules as for a loopback client. The membership verbs (invite, join, revoke, leave)
+stay on the machine itself.
+
 The route table is the caller's: :func:`app` takes the routes a feature serves to peers (the
 hello now; a roster stream and proxied actions later), and a handler finds the member that
 signed its request in ``request.state.peer``.
@@ -41,7 +51,9 @@ signed its request in ``request.state.peer``.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
+import re
 import ssl
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -64,6 +76,10 @@ log = logging.getLogger("rosterd.swarm")
 
 JOIN = "/swarm/join"
 HELLO = "/swarm/hello"
+CLIENT_PATHS = frozenset(
+    {"/swarm/nodes", "/swarm/snapshot", "/swarm/events", "/swarm/changes", "/swarm/journal", "/swarm/usage"}
+)
+_ON_NODE = re.compile(r"/swarm/[^/]+/sessions(/.*)?")
 MAX_BODY = canonical.MAX_DOCUMENT
 JOIN_BODY = 16 * 1024
 """Bytes of a join's body: a token (2 KiB at most) and a hello that lists no members."""
@@ -111,6 +127,11 @@ def _declared(scope: Scope) -> int | None:
     return int(value) if value is not None and value.isdigit() and len(value) < 19 else None
 
 
+def client_route(path: str) -> bool:
+    """Whether a client with this node's bearer token may reach ``path`` on the swarm listener."""
+    return path in CLIENT_PATHS or _ON_NODE.fullmatch(path) is not None
+
+
 def client_certificate(scope: Scope) -> bytes | None:
     """The client certificate of a request served without :class:`Connections` (in process):
     the ASGI TLS extension's first ``client_cert_chain`` entry, PEM."""
@@ -144,6 +165,10 @@ class Signed:
         """Bytes of body a path takes, where it is not :data:`MAX_BODY` (a handoff's files)."""
         self.connections: Connections | None = None
         """The listener's connections, once it serves: who presented which certificate."""
+        self.clients: ASGIApp | None = None
+        """This node's own API app (marked as the loopback listener's), for clients with its
+        bearer token; None until the daemon has made it (client requests are refused then)."""
+        self.client_token: bytes | None = None
 
     def _certificate(self, scope: Scope) -> bytes | None:
         if self.connections is not None:
@@ -169,6 +194,11 @@ class Signed:
             if (ended or message["type"] == "websocket.close") and self.connections is not None:
                 self.connections.ended(client)
 
+        if self._client(scope) and self.clients is not None:
+            if self.connections is not None:
+                self.connections.vouch(client)
+            await self.clients(scope, receive, answered)
+            return
         try:
             member = self._who(scope)
         except PeerRefused as refused:
@@ -189,6 +219,16 @@ class Signed:
             await self._refuse(scope, receive, answered, refused.code or "refused")
             return
         await self._let_in(scope, receive, answered, claim)
+
+    def _client(self, scope: Scope) -> bool:
+        """A client's request: no certificate, a client route, this node's bearer token."""
+        if self.clients is None or self.client_token is None or not client_route(scope.get("path", "")):
+            return False
+        if self._certificate(scope) is not None:
+            return False
+        scheme, _, presented = Headers(scope=scope).get("authorization", "").partition(" ")
+        token = presented.strip().encode("latin-1", "replace")
+        return scheme.lower() == "bearer" and hmac.compare_digest(token, self.client_token)
 
     def _who(self, scope: Scope) -> Member | None:
         """The member whose certificate this connection presented, None for a join; a refusal

@@ -55,6 +55,8 @@ class Invited:
     expires_at: int
     created: bool
     """Whether this invite made the swarm (the first one does)."""
+    address: str
+    """The admitter's swarm listener, ``host:port``: what the joiner gives ``rosterd join``."""
 
 
 class Membership:
@@ -286,7 +288,7 @@ class Membership:
         made = invites.read(token)
         self.swarm.issued[made.nonce] = made.expires_at
         self._changed()
-        return Invited(token, self.swarm.swarm_id, made.expires_at, created)
+        return Invited(token, self.swarm.swarm_id, made.expires_at, created, address)
 
     def admit(self, token: object, document: object) -> dict[str, object]:
         """The admitter's side of a join: the token must be one this node made for this swarm,

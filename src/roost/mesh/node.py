@@ -52,6 +52,12 @@ stream sends a keep-alive every few seconds (``TCP_USER_TIMEOUT``, which accepte
 take from the listening one)."""
 
 
+def _lost(peers: Peers | None, node_id: str) -> bool:
+    """Whether ``node_id``'s roster stream is known lost: nothing waits on it."""
+    found = peers.get(node_id) if peers is not None else None
+    return found is not None and not found.reachable
+
+
 def _document(data: bytes) -> dict[str, object]:
     try:
         document = canonical.parse(data)
@@ -99,6 +105,9 @@ class Mesh:
             port=place.port,
             clock=clock,
             use_tailscale=use_tailscale,
+            lost=lambda node_id: (
+                peers is not None and (found := peers.get(node_id)) is not None and not found.reachable
+            ),
         )
         self.refusals = listener.Refusals()
         self.exchange = (
@@ -208,6 +217,12 @@ class Mesh:
         self._server = self._socket = self._connections = None
         self.listening = None
 
+    def serve_clients(self, app: object, token: str) -> None:
+        """Serve this node's client routes to holders of its bearer token on the swarm listener
+        (``app``: its own API, marked as the loopback listener's)."""
+        self.app.clients = app  # type: ignore[assignment]
+        self.app.client_token = token.encode()
+
     def _listening(self) -> None:
         if self.listening is None:
             raise listener_off(self.off_because)
@@ -263,8 +278,13 @@ class Mesh:
     async def revoke(self, node_id: str, *, admitted: bool = False) -> dict[str, object]:
         """Revoke a member (with ``admitted``, every node it admitted too), tell every other
         member in the same round, and tell each revoked node."""
+        lost = {
+            found for found in self.membership.members if self.rounds.lost(found)
+        }  # before it is forgotten
         revoked = self.membership.revoke(node_id, admitted=admitted)
-        await asyncio.gather(self.rounds.round(), *(self.rounds.tell(member) for member in revoked))
+        for member in revoked:
+            await self.rounds.tell(member, wait=member.node_id not in lost)
+        await self.rounds.round()
         return self.nodes()
 
     async def leave(self) -> dict[str, object]:

@@ -75,8 +75,13 @@ class Rounds:
         port: int,
         clock: Callable[[], float],
         use_tailscale: bool,
+        lost: Callable[[str], bool] = lambda _node_id: False,
     ) -> None:
         self.membership = membership
+        self.lost = lost
+        """Whether a member's roster stream is known lost (or silent): a verb's round does not
+        wait for its greeting, which goes on in the background."""
+        self._background: set[asyncio.Task[str | None]] = set()
         self.dialer = dialer
         self.static_peers = static_peers
         self.port = port
@@ -105,19 +110,15 @@ class Rounds:
         self.contacts[said.node_id] = Contact(member.address, self.clock(), contact.tried_at)
         return said.node_id
 
-    async def tell(self, member: Member) -> None:
-        """Tell a node this one just revoked: a hello whose records hold its revocation, which
-        it believes since a member it knows signed it (it stops acting as a member); the
-        answer is not read."""
-        if self.membership.address is not None:
-            await self.dialer.tell(member, listener.HELLO, self.membership.hello())
-
     def heard(self, node_id: str, address: str) -> None:
         """A member greeted this node: that is a word from it too."""
         self.contacts[node_id] = Contact(address, self.clock(), self.clock())
 
     async def round(self, document: dict[str, object] | None = None) -> list[str | None]:
-        """Greet every target at once; the node ids that answered (None where none did)."""
+        """Greet every target at once; the node ids that answered (None where none did). A
+        member whose roster stream is known lost is greeted too, but not waited for: a verb
+        that runs a round (join, revoke, leave) returns once the reachable ones answered, so
+        nothing waits on a lost peer."""
         if not self.membership.active or self.membership.address is None:
             return []
         online = (await tailscale.status_async()).peers if self.use_tailscale else ()
@@ -129,9 +130,29 @@ class Rounds:
             for address, member in zip(elsewhere, found, strict=True)
             if member is not None and member.node_id != self.membership.identity.node_id
         ]
-        answered = await asyncio.gather(*(self.greet(member, document) for member in targets))
+        waited, later = [], []
+        for member in targets:
+            greeting = asyncio.ensure_future(self.greet(member, document))
+            (later if self.lost(member.node_id) else waited).append(greeting)
+        for task in later:
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+        answered = await asyncio.gather(*waited)
         self.completed += 1
         return list(answered)
+
+    async def tell(self, member: Member, *, wait: bool) -> None:
+        """Tell a node this one just revoked: a hello whose records hold its revocation, which
+        it believes since a member it knows signed it (it stops acting as a member); waited for
+        only when ``wait`` (a node known lost is told in the background), its answer not read."""
+        if self.membership.address is None:
+            return
+        told = asyncio.ensure_future(self.dialer.tell(member, listener.HELLO, self.membership.hello()))
+        if wait:
+            await told
+            return
+        self._background.add(told)  # type: ignore[arg-type]
+        told.add_done_callback(self._background.discard)
 
     def wake(self) -> None:
         """Run a round now rather than at the next tick."""

@@ -23,7 +23,7 @@ from roost import cjson, files, paths
 from roost.errors import SetupError, TargetGone, TooMany, UsageError
 from roost.notify import destinations
 from roost.notify.destinations import Destination
-from roost.roster.changes import EVENTS
+from roost.roster.changes import SWARM_EVENTS
 from roost.roster.times import to_wire
 
 FILENAME = "webhooks.json"
@@ -151,7 +151,7 @@ def _webhook(entry: dict[str, Any]) -> Webhook:
         raise ValueError("an id is not 16 hex digits")
     if not isinstance(url, str) or len(url) > destinations.LONGEST:
         raise ValueError(f"webhook {ident}'s url is not text of at most {destinations.LONGEST} characters")
-    if not isinstance(events, list) or not all(isinstance(e, str) and e in EVENTS for e in events):
+    if not isinstance(events, list) or not all(isinstance(e, str) and e in SWARM_EVENTS for e in events):
         raise ValueError(f"webhook {ident}'s events are not change kinds")
     if not isinstance(token, str) or not _token_ok(token):
         raise ValueError(f"webhook {ident}'s token is not a bearer token")

@@ -1,19 +1,25 @@
-"""The daemon's webhooks: every matching change, POSTed to each receiver, in order, never waited for.
+"""The daemon's webhooks: every matching change anywhere in the swarm, POSTed to each receiver, in
+order, never waited for.
 
-A client that would rather be called than hold ``GET /changes`` open registers a webhook; each
-change of a kind it named then arrives as one ``POST`` of ``{"event": NAME, "data": CHANGE}``,
-``CHANGE`` being exactly the stream's frame for it (its ``seq`` and ``status_epoch`` included),
-with ``X-Rosterd-Event: NAME`` and the webhook's token as a bearer.
+A client that would rather be called than hold ``GET /swarm/changes`` open registers a webhook;
+each change of a kind it named, on this node or any other of its swarm, then arrives as one
+``POST`` of ``{"event": NAME, "data": CHANGE}``, ``CHANGE`` being exactly that stream's frame for
+it (its ``seq`` and ``status_epoch`` included, ``node`` and ``node_id`` naming where it
+happened), with ``X-Rosterd-Event: NAME`` and the webhook's token as a bearer. So the
+specification's catch-up recipe holds as written: a receiver that missed deliveries asks
+``GET /swarm/changes?since=SEQ`` (or ``EPOCH:SEQ``, the SSE id) with the last ``seq`` it saw, and
+gets exactly the changes after it from the same numbering (or a snapshot, when this node can no
+longer give them, never a guess). A node in no swarm has only its own changes in that stream.
 
-The roster never waits for a receiver. The service follows the live feed like any stream (one
-subscription of the daemon's own, see :class:`roost.roster.live.Live`); the follower only sorts
+The roster never waits for a receiver. The service follows the swarm's feed like any stream
+(one subscription of the daemon's own, :class:`roost.swarm.feed.Feed`); the follower only sorts
 each change into the bounded queue of every webhook that wants it, and each webhook has a task of
 its own that empties its queue one delivery at a time, which is what keeps one receiver's
 deliveries in order. A delivery has :data:`TIMEOUT` seconds in all; one that fails (refused,
 timed out, not 2xx, a redirect: none is followed) is dropped, not retried, and so is a change
 that finds its webhook's queue full. Both are logged by the webhook's id, the change's name and
 seq, never the token or the body (the daemon holds each kind of line to one a minute); the
-receiver catches up with ``GET /changes?since=SEQ``.
+receiver catches up with ``GET /swarm/changes?since=SEQ``.
 
 Importing httpx and making its client (its certificate store, the async backend its first
 connection loads) costs the process about 0.2 s of CPU, which stalls the event loop even from
@@ -33,15 +39,14 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from roost import __version__
 from roost.errors import Unavailable, UsageError
 from roost.notify import destinations, registrations
 from roost.notify.destinations import Resolver
 from roost.notify.registrations import Registrations, Webhook
-from roost.roster import Change
-from roost.roster.live import Live, Stream
+from roost.roster.changes import SNAPSHOT
 
 if TYPE_CHECKING:
     import httpx
@@ -60,6 +65,26 @@ FOLLOW_TIMEOUT = 60.0
 USER_AGENT = f"rosterd/{__version__}"
 
 
+class Event(Protocol):
+    """A change as a feed numbers it: the roster's own, or the swarm's."""
+
+    @property
+    def event(self) -> str: ...
+
+    @property
+    def seq(self) -> int: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class Following(Protocol):
+    """A subscription to a feed: its changes in batches, None once it ends."""
+
+    async def next(self, timeout: float) -> tuple[Any, ...] | None: ...
+
+    def __exit__(self, *_: object) -> None: ...
+
+
 @dataclass(frozen=True)
 class Delivery:
     """One change, encoded once for every webhook that wants it."""
@@ -69,7 +94,7 @@ class Delivery:
     body: bytes
 
 
-def delivery(change: Change) -> Delivery:
+def delivery(change: Event) -> Delivery:
     doc = {"event": change.event, "data": change.to_json()}
     return Delivery(change.event, change.seq, json.dumps(doc, separators=(",", ":")).encode())
 
@@ -121,7 +146,7 @@ class Webhooks:
 
     def __init__(
         self,
-        live: Live,
+        follow: Callable[[], Following],
         store: Registrations,
         *,
         queue: int = QUEUE,
@@ -129,13 +154,14 @@ class Webhooks:
         resolver: Resolver = destinations.resolve,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.live = live
+        self.follow = follow
+        """A new subscription to the feed, from its head on (no replay, no snapshot first)."""
         self.store = store
         self.queue = queue
         self.timeout = timeout
         self.resolver = resolver
         self.clock = clock
-        self._stream: Stream | None = None
+        self._stream: Following | None = None
         self._follower: asyncio.Task[None] | None = None
         self._client: httpx.AsyncClient | None = _client(timeout) if store.all() else None
         self._making = asyncio.Lock()
@@ -148,7 +174,7 @@ class Webhooks:
         self._running = True
         for lane in self._lanes.values():
             lane.task = asyncio.create_task(self._drain(lane))
-        self._stream = self.live.subscribe(replay=False, own=True)
+        self._stream = self.follow()
         self._follower = asyncio.create_task(self._follow(self._stream))
         return self
 
@@ -206,13 +232,16 @@ class Webhooks:
         self._lanes[hook.id] = lane
         return lane
 
-    async def _follow(self, stream: Stream) -> None:
+    async def _follow(self, stream: Following) -> None:
         while (batch := await stream.next(FOLLOW_TIMEOUT)) is not None:
             for change in batch:
                 self.fan_out(change)
 
-    def fan_out(self, change: Change) -> None:
-        """Queue ``change`` for every webhook that wants it; encoded once, only if one does."""
+    def fan_out(self, change: Event) -> None:
+        """Queue ``change`` for every webhook that wants it; encoded once, only if one does. A
+        snapshot (what a subscriber too far behind is sent) is no change to deliver."""
+        if change.event == SNAPSHOT:
+            return
         item: Delivery | None = None
         for lane in self._lanes.values():
             if lane.hook.wants(change.event):
@@ -244,7 +273,7 @@ class Webhooks:
         lane.counts.failed += 1
         log.warning(
             f"webhook {lane.hook.id}: %s (seq %d) was not delivered: %s; dropped (the receiver "
-            "catches up with GET /changes?since=)",
+            "catches up with GET /swarm/changes?since=)",
             item.event,
             item.seq,
             why[:300],

@@ -53,6 +53,11 @@ EVENTS = (
     RENAMED,
     UPDATED,
 )
+NODE = "node"
+NODE_LEFT = "node_left"
+SWARM_EVENTS = (*EVENTS, NODE, NODE_LEFT)
+"""The swarm's changes (``GET /swarm/changes``, webhooks): a session's, and how a node stands
+(a peer heard, lost or back; a peer's records gone from the union)."""
 SHOWN = ("plan", "mode", "usage", "recap", "lane", "tmux")
 """Fields whose change alone is an ``updated`` change: what a client draws beside the activity,
 and where the session runs (an agent's hook may speak before the scan has found its pane: the

@@ -38,9 +38,9 @@ from roost.roster.records import Record
 from roost.roster.times import to_wire
 
 SNAPSHOT = roster_changes.SNAPSHOT
-NODE = "node"
-NODE_LEFT = "node_left"
-EVENTS = (*roster_changes.EVENTS, NODE, NODE_LEFT)
+NODE = roster_changes.NODE
+NODE_LEFT = roster_changes.NODE_LEFT
+EVENTS = roster_changes.SWARM_EVENTS
 REASONS = ("revoked", "left", "expired")
 """Why a node's records left the union."""
 RING_SIZE = 4096

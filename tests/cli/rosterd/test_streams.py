@@ -41,19 +41,25 @@ def test_changes_prints_a_line_within_a_second_of_a_badge_change(roost: Roost, r
         changed = time.monotonic()  # before the command: its own run time counts too
         state(roost, pane, "blocked")
         line, at = follower.until(lambda text: key.encode() in text)
-        assert line.decode().split(" ", 4)[1:] == ["attention", key, "golf", "needs input"]
+        node = json.loads(body(running, "/swarm/snapshot"))["node"]
+        assert line.decode().split(" ", 5)[1:] == ["attention", node, key, "golf", "needs input"]
         assert int(line.split(b" ")[0]) > 0
         print(f"changes: badge to line in {(at - changed) * 1000:.0f} ms")
         assert at - changed < PROMPT
         assert follower.stop() == 130
 
 
-def test_changes_json_lines_are_the_frames_as_the_daemon_sent_them(roost: Roost, running: Daemon) -> None:
+@pytest.mark.parametrize(("args", "path"), [((), "/swarm/changes"), (("--local",), "/changes")])
+def test_changes_json_lines_are_the_frames_as_the_daemon_sent_them(
+    roost: Roost, running: Daemon, args: tuple[str, ...], path: str
+) -> None:
+    """Across the swarm by default (the specification's "one line per change across the swarm"),
+    this node's own numbering with ``--local``."""
     pane = badged(roost, "working", session="hotel")
     key = session_of(running, pane)["session_key"]
     with (
-        Events(running.unix(timeout=30), "/changes") as events,
-        Follower(running, "changes", "--json") as follower,
+        Events(running.unix(timeout=30), path) as events,
+        Follower(running, "changes", "--json", *args) as follower,
     ):
         assert json.loads(follower.next()[0])["event"] == "snapshot"
         changed = time.monotonic()  # before the command: its own run time counts too
@@ -71,13 +77,19 @@ def test_changes_since_replays_what_came_after_that_seq(roost: Roost, running: D
     state(roost, pane, "blocked")
     running.wait_for(lambda: session_of(running, pane)["activity"] == "needs_attention")
     head = json.loads(body(running, "/status"))["seq"]
-    with Follower(running, "changes", "--json", "--since", str(head - 1)) as follower:
+    with Follower(running, "changes", "--local", "--json", "--since", str(head - 1)) as follower:
         line, _ = follower.next()
         assert json.loads(line)["seq"] == head
-    with Follower(running, "changes", "--since=0") as follower:
+    with Follower(running, "changes", "--local", "--since=0") as follower:
         lines = [follower.next()[0].decode() for _ in range(head)]
     assert [int(text.split(" ")[0]) for text in lines] == list(range(1, head + 1))
     assert any(text.split(" ")[1:3] == ["attention", key] for text in lines), lines
+    # across the swarm (the default), by the swarm's own numbering, bare or as EPOCH:SEQ
+    union = json.loads(body(running, "/swarm/snapshot"))
+    for since in (str(union["seq"] - 1), f"{union['status_epoch']}:{union['seq'] - 1}"):
+        with Follower(running, "changes", "--json", "--since", since) as follower:
+            line, _ = follower.next()
+            assert json.loads(line)["seq"] == union["seq"] and json.loads(line)["event"] != "snapshot"
 
 
 @pytest.mark.alone  # a bound on time

@@ -111,6 +111,9 @@ def test_invite_makes_the_swarm_once_and_revoke_refuses_itself_and_strangers(dae
     assert again.returncode == 0 and "\n" not in token
     assert "admits one node, until " in again.stderr.decode() and "made swarm" not in again.stderr.decode()
     assert invites.read(token).swarm_id == made["swarm_id"]
+    # the line to run on the other machine, its address filled in: the one the token names
+    assert made["address"] == invites.read(token).admitter_address
+    assert f"  rosterd join {made['address']} --token TOKEN\n" in again.stderr.decode()
     assert (daemon.config_dir / "swarm.json").stat().st_mode & 0o777 == 0o600
 
     answer = json.loads(ok(daemon, "nodes", "--json"))

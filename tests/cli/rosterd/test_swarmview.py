@@ -76,11 +76,10 @@ def test_the_table_heads_each_node_with_its_counts_and_standing() -> None:
     assert [row[5] for row in rows] == ["gibson"] * 3 + ["arch"] * 2
 
 
-def test_an_unreachable_named_node_is_exit_3_and_a_reachable_one_is_not() -> None:
-    failure = swarmview.unreachable({"nodes": UNION["nodes"][1:]})
-    assert failure is not None and failure.exit_code == 3
-    assert str(failure) == "arch is unreachable: its sessions as last heard 41s ago"
-    assert swarmview.unreachable({"nodes": UNION["nodes"][:1]}) is None
+def test_an_unreachable_named_node_is_said_to_be_stale_and_a_reachable_one_is_not() -> None:
+    said = swarmview.stale({"nodes": UNION["nodes"][1:]})
+    assert said == "arch is unreachable: its sessions as last heard 41s ago"
+    assert swarmview.stale({"nodes": UNION["nodes"][:1]}) is None
 
 
 def test_a_line_per_swarm_change() -> None:

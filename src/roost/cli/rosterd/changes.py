@@ -1,12 +1,15 @@
-"""``rosterd changes [--json] [--since SEQ] [--swarm | --node N]``: one line per change, as
-they happen.
+"""``rosterd changes [--json] [--since SEQ] [--local | --swarm | --node N]``: one line per change,
+as they happen, across the swarm (the specification's "one line per change across the swarm").
 
-Follows ``GET /changes``; with ``--swarm`` the swarm's ``GET /swarm/changes`` (``seq event
-node …``, ``node`` and ``node_left`` among the events, ``--since EPOCH:SEQ`` as its frames' ids
-give it), with ``--node N`` only N's changes. Without ``--since`` the first frame is a ``snapshot`` (where the
-roster stands); with it, every change after SEQ is replayed first, or a snapshot when SEQ is
-too old or from before the daemon restarted. A line for people is ``seq event key name
-state``; ``--json`` prints each frame's JSON as received.
+Follows the swarm's ``GET /swarm/changes`` (``seq event node …``, ``node`` and ``node_left``
+among the events, ``--since SEQ`` or ``EPOCH:SEQ`` as its frames' ids give it); a node in no
+swarm has only its own changes there. ``--node N`` narrows it to N's changes; ``--local``
+follows this node's own ``GET /changes`` instead (its own numbering, ``seq event key name
+state``). ``--swarm`` is accepted and changes nothing: it was the way to ask for the swarm
+before the swarm was the default. Without ``--since`` the first frame is a ``snapshot``
+(where things stand); with it, every change after SEQ is replayed first, or a snapshot when
+SEQ is too old or from before the daemon restarted. ``--json`` prints each frame's JSON as
+received.
 """
 
 from __future__ import annotations
@@ -24,11 +27,11 @@ if TYPE_CHECKING:
 
 USAGE = (
     (
-        "changes [--json] [--since SEQ] [--swarm | --node N]",
-        "one line per change, here or across the swarm (attention is the one to notify on)",
+        "changes [--json] [--since SEQ] [--local | --swarm | --node N]",
+        "one line per change across the swarm, or --local (attention is the one to notify on)",
     ),
 )
-_USAGE = "usage: rosterd changes [--json] [--since SEQ] [--swarm | --node N]"
+_USAGE = "usage: rosterd changes [--json] [--since SEQ] [--local | --swarm | --node N]"
 
 
 def describe(change: dict[str, Any]) -> str:
@@ -42,11 +45,13 @@ def describe(change: dict[str, Any]) -> str:
 
 
 def run(verb: str, args: list[str]) -> int:
-    options = parse(args, _USAGE, flags=("--json", *swarmview.FLAGS), valued=("--since", *swarmview.VALUED))
+    flags = ("--json", "--local", *swarmview.FLAGS)
+    options = parse(args, _USAGE, flags=flags, valued=("--since", *swarmview.VALUED))
     since = options.values.get("--since")
-    if since == "":
+    local = "--local" in options.flags
+    if since == "" or (local and ("--swarm" in options.flags or "--node" in options.values)):
         raise UsageError(_USAGE)
-    path, _ = swarmview.route(options, "/changes", "/swarm/changes", _USAGE)
+    path = "/changes" if local else swarmview.route(options, "/swarm/changes", "/swarm/changes", _USAGE)[0]
     if since is not None:
         path = swarmview.joined(path, f"since={quote(since)}")
     lines = describe if path.startswith("/changes") else swarmview.describe

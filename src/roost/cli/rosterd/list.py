@@ -15,6 +15,7 @@ import json
 import sys
 
 from roost.cli.daemonclient import Client
+from roost.cli.output import complain
 from roost.cli.rosterd import printing, swarmview
 from roost.cli.rosterd.options import parse
 
@@ -43,7 +44,7 @@ def run(verb: str, args: list[str]) -> int:
             lines = [EMPTY]
         for text in lines:
             printing.line(text)
-    failure = swarmview.unreachable(document) if node is not None else None
-    if failure is not None:
-        raise failure
+    stale = swarmview.stale(document) if node is not None else None
+    if stale is not None:
+        complain(f"rosterd list: {stale}\n")
     return 0

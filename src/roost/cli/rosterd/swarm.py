@@ -108,7 +108,7 @@ def _invited(answer: dict) -> None:
     printing.line(answer["token"])
     complain(
         f"rosterd invite: {made}admits one node, until {expires}; on the other machine:\n"
-        f"  rosterd join ADDRESS --token TOKEN   (ADDRESS: this node's swarm listener)\n"
+        f"  rosterd join {answer['address']} --token TOKEN\n"
     )
 
 

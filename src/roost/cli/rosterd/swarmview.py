@@ -4,8 +4,9 @@
 ``/swarm/changes``); ``--node N`` the same routes with ``?node=N``, one node's part of it. The
 table gains one header line per node, its counts and how it stands (``stale 41s`` for a node
 served from its last frame), as the specification's ``list --swarm`` shows. ``list --node N``
-prints what is known of N and then exits 3 when N is unreachable: the rows are its last frame,
-and a script that needed N now must not take them for the present.
+for an unreachable N prints its last frame and exits 0, as ``list --swarm`` does (the
+specification serves a stale peer "from its last snapshot, dimmed, with its age"), and says on
+stderr how old the rows are: a script that needs N now reads each row's ``peer_state``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from urllib.parse import quote
 
 from roost.cli.daemonclient import Client, Frame, Refused
 from roost.cli.rosterd import printing
-from roost.errors import PeerUnreachable, TargetGone, UsageError
+from roost.errors import TargetGone, UsageError
 from roost.text import shown
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
@@ -91,14 +92,13 @@ def table(union: dict[str, Any], now: float | None = None) -> list[str]:
     return [*printing.columns(heads), *([""] if rows else []), *rows]
 
 
-def unreachable(union: dict[str, Any]) -> PeerUnreachable | None:
-    """The failure to exit with when a node asked for by name is served stale."""
+def stale(union: dict[str, Any]) -> str | None:
+    """What to say when a node asked for by name is served from its last frame."""
     for row in union.get("nodes", []):
         if row.get("peer_state") == "unreachable":
-            return PeerUnreachable(
+            return (
                 f"{row.get('node')} is unreachable: its sessions as last heard "
-                f"{printing.age((row.get('peer_age_ms') or 0) / 1000)} ago",
-                code="peer_unreachable",
+                f"{printing.age((row.get('peer_age_ms') or 0) / 1000)} ago"
             )
     return None
 
