@@ -11,7 +11,8 @@ import pytest
 from roost.errors import Conflict, PeerRefused, TargetGone
 from roost.mesh.membership import Membership, NotInSwarm
 from roost.swarm import canonical, invites, state
-from roost.swarm.identity import Identity, b64, unb64
+from roost.swarm.fields import b64, unb64
+from roost.swarm.identity import Identity
 
 
 def membership(root: Path, name: str, identity: Identity | None = None, address: str = "") -> Membership:

@@ -28,9 +28,9 @@ from tests.mesh.unionnodes import standing
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER
 
-UNREACHABLE_WITHIN = 8.0
-"""Seconds a forward to a node whose cable is pulled may take to refuse: the dialer's 5 s
-connect bound, and room for a loaded machine."""
+UNREACHABLE_WITHIN = 4.5
+"""Seconds a forward to a node whose cable was just pulled may take to refuse: the dialer's 3 s
+connect bound for an act, and room for a loaded machine."""
 
 
 def prompts(log: Path) -> list[str]:

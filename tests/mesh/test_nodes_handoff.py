@@ -150,6 +150,25 @@ def test_a_different_transcript_on_the_target_is_never_overwritten(
     assert record(a, key)["liveness"] == "suspended"
 
 
+def test_a_target_without_the_adapter_refuses_and_writes_no_transcript(
+    pair: tuple[SwarmNode, SwarmNode, Path],
+) -> None:
+    """A refused handoff writes nothing on the target: its transcript least of all (the adapter
+    is checked before any file is placed, and a file placed is taken back when the session
+    does not open)."""
+    a, b, project = pair
+    key = start(a, project)
+    session_id = turn(a, key, "mine")["session_id"]
+    b.stop()
+    b.settings["harness.fake"]["adapter"] = "/nowhere/fake-acp-adapter"
+    b.start()
+    answer = a.post(f"/sessions/{key}/handoff", {"to": "n2"})
+    assert (answer.status_code, answer.json()["code"]) == (409, "adapter_missing"), answer.text
+    assert not (b.root / "home" / ".fake-acp" / f"{session_id}.json").exists()
+    assert list((b.root / "home" / ".fake-acp").iterdir()) == []
+    assert record(a, key)["liveness"] == "suspended"
+
+
 def test_refusals_leave_everything_as_it_was(pair: tuple[SwarmNode, SwarmNode, Path]) -> None:
     a, _b, project = pair
     key = start(a, project)

@@ -7,7 +7,8 @@ import pytest
 
 from roost.errors import PeerRefused
 from roost.swarm import canonical, hello, members
-from roost.swarm.identity import Identity, b64
+from roost.swarm.fields import b64
+from roost.swarm.identity import Identity
 from tests.swarm.helpers import NOW, SWARM_ID, admit, current, founded, node
 
 

@@ -13,7 +13,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from roost import cjson, files
 from roost.daemon import secrets
-from roost.swarm.identity import Identity, b64, certificate_key, fingerprint, pinned, unb64, verify
+from roost.swarm.fields import b64, unb64
+from roost.swarm.identity import Identity, certificate_key, fingerprint, pinned, verify
 from tests.swarm.helpers import NOW, node
 
 

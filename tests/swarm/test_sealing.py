@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roost.errors import PeerRefused
-from roost.swarm.identity import Identity, b64, unb64
+from roost.swarm.fields import b64, unb64
+from roost.swarm.identity import Identity
 from roost.swarm.sealing import open_sealed, seal
 from tests.conftest import examples
 from tests.swarm.helpers import SWARM_KEY, node

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from roost.errors import PeerRefused
 from roost.swarm import signing
-from roost.swarm.identity import b64, unb64
+from roost.swarm.fields import b64, unb64
 from roost.swarm.members import Member
 from roost.swarm.signing import Nonces, sign, verify_request
 from tests.conftest import examples

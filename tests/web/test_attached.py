@@ -58,7 +58,7 @@ def test_the_daemons_watcher_is_nobody(roost: Roost, web: Web) -> None:
 def test_a_person_in_tmux_attach_counts(roost: Roost, web: Web, terminal: str) -> None:
     watched(roost, web)
     roost.wait_for(lambda: attached(roost) == 1, 10, "one attached client")
-    assert "main: 1 windows (attached)" in roost.run("ls").stdout
+    assert "main: 1 window (attached)" in roost.run("ls").stdout
 
 
 def test_a_browser_viewing_a_pane_counts(roost: Roost, web: Web) -> None:

@@ -229,11 +229,11 @@ def _check(config: Config) -> Config:
             f"[node] hook_port must be a TCP port (1-65535) or 0 (none), got {config.node.hook_port}"
         )
     _listen(config.node.listen)
-    from roost.swarm.members import MAX_NAME, valid_name
+    from roost.swarm import fields  # no cryptography: the daemon serves before it loads that
 
-    if valid_name(config.node.name) is None:
+    if fields.name(config.node.name) is None:
         raise ConfigError(
-            f"[node] name must be one line of printable text, 1 to {MAX_NAME} characters, with no '/' "
+            f"[node] name must be one line of printable text, 1 to {fields.MAX_NAME} characters, with no '/' "
             f"and no space at either end, got {config.node.name!r}"
         )
     for peer in config.swarm.static_peers:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from roost.errors import Conflict, PeerRefused, TargetGone
 from roost.swarm import hello, invites, members, sealing, signing, state
+from roost.swarm.fields import b64
 from roost.swarm.hello import Hello
-from roost.swarm.identity import Identity, b64
+from roost.swarm.identity import Identity
 from roost.swarm.members import Member, Standing
 from roost.swarm.state import SwarmState
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 
-from roost.swarm.identity import Identity, b64, unb64, verify
+from roost.swarm.fields import b64, unb64
+from roost.swarm.identity import Identity, verify
 
 MAX_DEPTH = 16
 MAX_DOCUMENT = 1 << 20

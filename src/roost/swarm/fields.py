@@ -6,9 +6,33 @@ each document refuses with its own code. ``bool`` is never taken for an integer.
 
 from __future__ import annotations
 
-from roost.swarm.identity import KEY_BYTES, unb64
+import base64
+import binascii
 
+KEY_BYTES = 32
 MAX_TEXT = 256
+MAX_NAME = 64
+
+
+def b64(data: bytes) -> str:
+    """base64url without padding: keys and signatures on the wire."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def unb64(text: object, size: int | None = None) -> bytes | None:
+    """The bytes of a base64url text (no padding, nothing else), ``size`` long when given;
+    None for anything else, so a caller refuses with its own code."""
+    if not isinstance(text, str) or len(text) > 4096 or len(text) % 4 == 1:
+        return None
+    if not text.isascii() or not all(c.isalnum() or c in "-_" for c in text):
+        return None
+    try:
+        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    if b64(data) != text or (size is not None and len(data) != size):
+        return None  # a non-canonical spelling of the same bytes is refused too
+    return data
 
 
 def text(value: object, limit: int = MAX_TEXT) -> str | None:
@@ -16,6 +40,16 @@ def text(value: object, limit: int = MAX_TEXT) -> str | None:
     if not isinstance(value, str) or not 0 < len(value) <= limit or not value.isprintable():
         return None
     return value
+
+
+def name(value: object) -> str | None:
+    """A node's name: one line of printable text, 1 to ``MAX_NAME`` characters, with no ``/``
+    (it is a path segment of ``/swarm/{node}/…``) and no space at either end (a name is typed
+    after ``--node``)."""
+    found = text(value, MAX_NAME)
+    if found is None or "/" in found or found != found.strip():
+        return None
+    return found
 
 
 def node_id(value: object) -> str | None:

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from roost.errors import PeerRefused
 from roost.swarm import canonical, fields
-from roost.swarm.identity import Identity, b64, certificate_key, unb64
-from roost.swarm.members import MAX_MEMBERS, Member, valid_name
+from roost.swarm.fields import b64, unb64
+from roost.swarm.identity import Identity, certificate_key
+from roost.swarm.members import MAX_MEMBERS, Member
 
 MAX_CAPABILITIES = 64
 
@@ -76,7 +77,7 @@ def _parse(document: object) -> Hello | None:
     if not isinstance(document, dict):
         return None
     node_id = fields.node_id(document.get("node_id"))
-    name = valid_name(document.get("name"))
+    name = fields.name(document.get("name"))
     public_key = fields.key(document.get("public_key"))
     x25519 = fields.key(document.get("x25519_public_key"))
     version = fields.text(document.get("version"), 64)

@@ -16,8 +16,6 @@ certificate.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime
 import hashlib
 import hmac
@@ -32,35 +30,15 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.x509.oid import NameOID
 
+from roost.swarm.fields import b64
+
 SEED_BYTES = 32
-KEY_BYTES = 32
 X25519_INFO = b"roost swarm x25519 v1"
 """HKDF's ``info`` for the sealing key: no other derivation from the seed may use it."""
 CERTIFICATE_FROM = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
 CERTIFICATE_UNTIL = datetime.datetime(2125, 1, 1, tzinfo=datetime.UTC)
 """A pinned certificate is trusted for its key, not its dates: fixed dates make it the same
 bytes on every start, so a member's certificate, once published, stays the one it presents."""
-
-
-def b64(data: bytes) -> str:
-    """base64url without padding: keys and signatures on the wire."""
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def unb64(text: object, size: int | None = None) -> bytes | None:
-    """The bytes of a base64url text (no padding, nothing else), ``size`` long when given;
-    None for anything else, so a caller refuses with its own code."""
-    if not isinstance(text, str) or len(text) > 4096 or len(text) % 4 == 1:
-        return None
-    if not text.isascii() or not all(c.isalnum() or c in "-_" for c in text):
-        return None
-    try:
-        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError):
-        return None
-    if b64(data) != text or (size is not None and len(data) != size):
-        return None  # a non-canonical spelling of the same bytes is refused too
-    return data
 
 
 def fingerprint(public_key: bytes) -> str:

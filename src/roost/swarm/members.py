@@ -37,12 +37,12 @@ from dataclasses import dataclass, field, replace
 
 from roost.errors import PeerRefused
 from roost.swarm import canonical, fields
-from roost.swarm.identity import Identity, b64, certificate_key, unb64
+from roost.swarm.fields import b64, unb64
+from roost.swarm.identity import Identity, certificate_key
 
 FUTURE_MS = 60 * 1000
 """How far ahead of this node's clock a record may be dated: the signed requests' skew."""
 MAX_MEMBERS = 1024
-MAX_NAME = 64
 
 
 @dataclass(frozen=True)
@@ -101,16 +101,6 @@ class Standing:
         if intro is None or intro.document == self.current.document:
             return [self.current.document]
         return [intro.document, self.current.document]
-
-
-def valid_name(value: object) -> str | None:
-    """A node's name: one line of printable text, 1 to ``MAX_NAME`` characters, with no ``/``
-    (it is a path segment of ``/swarm/{node}/…``) and no space at either end (a name is typed
-    after ``--node``)."""
-    name = fields.text(value, MAX_NAME)
-    if name is None or "/" in name or name != name.strip():
-        return None
-    return name
 
 
 def certificate(value: object, public_key: bytes) -> bytes | None:
@@ -190,7 +180,7 @@ def parse(document: object) -> Member | None:
     if not isinstance(document, dict) or not isinstance(document.get(canonical.SIGNATURE), str):
         return None
     node_id = fields.node_id(document.get("node_id"))
-    name = valid_name(document.get("name"))
+    name = fields.name(document.get("name"))
     public_key = fields.key(document.get("public_key"))
     x25519 = fields.key(document.get("x25519_public_key"))
     address = fields.text(document.get("address"))

@@ -25,7 +25,7 @@ from roost.errors import PeerRefused
 from roost.roster import records
 from roost.roster.recordschema import from_peer
 from roost.swarm import fields
-from roost.swarm.members import MAX_NAME
+from roost.swarm.fields import MAX_NAME
 from roost.validation import Invalid
 
 LOCAL, REACHABLE, UNREACHABLE = "local", "reachable", "unreachable"

@@ -19,7 +19,8 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from roost.errors import PeerRefused
-from roost.swarm.identity import KEY_BYTES, Identity, b64, unb64
+from roost.swarm.fields import KEY_BYTES, b64, unb64
+from roost.swarm.identity import Identity
 
 INFO = b"roost swarm seal v1"
 NONCE_BYTES = 12

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 
 from roost.errors import PeerRefused
 from roost.swarm import fields
-from roost.swarm.identity import Identity, b64, unb64, verify
+from roost.swarm.fields import b64, unb64
+from roost.swarm.identity import Identity, verify
 from roost.swarm.members import Member, member
 
 NODE = "x-roost-node"
