@@ -5,7 +5,8 @@ webhook with one node (every kind of change, so the stream's `seq`s arrive one a
 a gap shows a dropped delivery), prints a line for a person on each `attention` (a session, on
 whichever machine, waits on someone), and when a delivery is missing, or after it started,
 catches up with `GET /swarm/changes?since=` the last seq it saw. Each change is told at most
-once: it is keyed by its seq within the stream's epoch. It removes its webhook on Ctrl-C.
+once: it is keyed by its seq within the stream's epoch. It removes its webhook when it is
+stopped (Ctrl-C, or SIGTERM).
 
 Usage (the daemon's socket, and a free port on this machine for the webhook to call):
     python notify.py $XDG_RUNTIME_DIR/roost/rosterd.sock 9123
@@ -13,6 +14,7 @@ Usage (the daemon's socket, and a free port on this machine for the webhook to c
 
 import json
 import secrets
+import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -80,12 +82,13 @@ class Hook(BaseHTTPRequestHandler):
         pass  # a person reads the notifications, not an access log
 
 
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a service manager's stop, like Ctrl-C
 server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Hook)
 hook = api.post("/hooks", json={"url": f"http://127.0.0.1:{sys.argv[2]}/", "token": token}).json()
 print(f"listening for every node's changes through webhook {hook['id']}", flush=True)
 try:
     server.serve_forever()
-except KeyboardInterrupt:
+except (KeyboardInterrupt, SystemExit):
     pass
 finally:
     api.delete(f"/hooks/{hook['id']}")

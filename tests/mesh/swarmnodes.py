@@ -31,6 +31,12 @@ from roost.swarm.identity import Identity
 from tests.conftest import BIN, _foreign
 from tests.nodes import Network, Node
 
+FAKE_MANIFEST = """name = "fake"
+[acp]
+command = ["fake-acp"]
+transcripts = [".fake-acp/{session_id}.json"]
+"""
+"""A manifest for the fake ACP adapter whose history travels in a handoff (under ~/.fake-acp)."""
 START_TIMEOUT = 30.0
 PORT = 8791
 

@@ -144,7 +144,7 @@ def test_the_approval_workflow_answers_a_push_on_one_node_by_a_sibling_on_anothe
     with open(said, "w") as out:
         b.node.start(sys.executable, str(EXAMPLES / "approve_push.py"), str(b.socket), env=b.env,
                      stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-    tests = start(a, "tests-ship", recap=True)
+    tests = start(a, "tests-ship")  # a headless turn's last words are its recap
     assert a.post(f"/sessions/{tests}/prompt", {"text": "3 passed", "wait": "idle"}).status_code == 200
     heard(b, tests, "the green recap, on b", lambda r: "passed" in (r.get("recap") or ""))
     ship = start(c, "ship", policy="attention")

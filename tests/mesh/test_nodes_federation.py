@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.mesh.swarmnodes import SwarmNode, make
+from tests.mesh.swarmnodes import FAKE_MANIFEST, SwarmNode, make
 from tests.mesh.unionnodes import session, snapshot, standing
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER
@@ -31,6 +31,8 @@ def three(network: Network) -> Iterator[list[SwarmNode]]:
 
         def harness(node: SwarmNode) -> None:
             node.settings = {"harness.fake": {"adapter": f"{sys.executable} {ADAPTER}"}}
+            (node.config_dir / "agents").mkdir(parents=True)
+            (node.config_dir / "agents" / "fake.toml").write_text(FAKE_MANIFEST)  # a history that travels
 
         nodes = make(network, Path(short), 3, harness)
         try:

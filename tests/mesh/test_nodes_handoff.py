@@ -23,17 +23,11 @@ import httpx
 import pytest
 
 from roost.swarm import canonical
-from tests.mesh.swarmnodes import Peer, SwarmNode, make
+from tests.mesh.swarmnodes import FAKE_MANIFEST, Peer, SwarmNode, make
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER
 
 pytestmark = pytest.mark.alone
-
-FAKE = """name = "fake"
-[acp]
-command = ["fake-acp"]
-transcripts = [".fake-acp/{session_id}.json"]
-"""
 
 
 @pytest.fixture
@@ -54,7 +48,7 @@ def pair(network: Network) -> Iterator[tuple[SwarmNode, SwarmNode, Path]]:
             node.extra_env = {"FAKE_ACP_STATE": str(node.root / "home" / ".fake-acp")}
             (node.root / "home" / ".fake-acp").mkdir()
             (node.config_dir / "agents").mkdir(parents=True)
-            (node.config_dir / "agents" / "fake.toml").write_text(FAKE)
+            (node.config_dir / "agents" / "fake.toml").write_text(FAKE_MANIFEST)
 
         a, b = make(network, root, 2, prepare)
         b.ok("join", a.address, "--token", a.ok("invite").strip())
