@@ -46,22 +46,29 @@ def names(node: SwarmNode) -> dict[str, dict[str, Any]]:
     return {row["name"]: row for row in node.nodes()["nodes"]}
 
 
-def test_a_join_is_known_to_every_member_within_two_seconds(three: list[SwarmNode]) -> None:
-    """Two nodes join through the same admitter: each knows the other, reachable, and has the
-    other in its union, within a couple of seconds of its join (not on the next 30 s round)."""
+@pytest.mark.parametrize("chain", [False, True], ids=["same admitter", "admitted by the second"])
+def test_a_join_is_known_to_every_member_within_two_seconds(three: list[SwarmNode], chain: bool) -> None:
+    """The third node joins through the first node (as the second did) or through the second:
+    every member knows every other, reachable, and has it in its union, within a couple of
+    seconds of the join (not on the next 30 s round)."""
     a, b, c = three
     b.ok("join", a.address, "--token", a.ok("invite").strip())
     key = session(b)
-    c.ok("join", a.address, "--token", a.ok("invite").strip())
+    admitter = b if chain else a
+    c.ok("join", admitter.address, "--token", admitter.ok("invite").strip())
     joined = time.monotonic()
-    for node, other in ((b, "n3"), (c, "n2")):
-        node.wait_for(lambda node=node, other=other: (names(node).get(other) or {}).get("reachable"), "known",
-                      SETTLED)  # fmt: skip
-        node.wait_for(
-            lambda node=node, other=other: (standing(node, other) or {}).get("peer_state") == "reachable",
-            "in its union",
-            SETTLED,
-        )
+    for node, others in ((a, ("n2", "n3")), (b, ("n1", "n3")), (c, ("n1", "n2"))):
+        for other in others:
+            node.wait_for(
+                lambda node=node, other=other: (names(node).get(other) or {}).get("reachable"),
+                f"{node.name} knows {other}",
+                SETTLED,
+            )
+            node.wait_for(
+                lambda node=node, other=other: (standing(node, other) or {}).get("peer_state") == "reachable",
+                f"{other} in {node.name}'s union",
+                SETTLED,
+            )
     assert any(r["session_key"] == key for r in snapshot(c)["records"])
     assert time.monotonic() - joined < SETTLED + 1
 
