@@ -9,7 +9,7 @@ from roost.swarm.peers import Peers
 from tests.contracts.tables import names, table
 
 DOCS = {row["document"]: names(row["fields"]) for row in table("`rosterd --json` documents")}
-EVERY = DOCS["swarm change (changes --swarm --json, GET /swarm/changes), every event"]
+EVERY = DOCS["swarm change (changes --json, GET /swarm/changes), every event"]
 NOW = 1_796_000_000.0
 
 

@@ -130,6 +130,8 @@ class Mesh:
         if self.exchange is not None:
             self.membership.listeners.append(self.exchange.sync)
         self.membership.listeners.append(self.relay.sync)
+        self.membership.listeners.append(self._if_revoked)
+        self._farewell: asyncio.Task[None] | None = None
         self.app = listener.app(self.membership, table, self.refusals, limits)
         self.listening: str | None = None
         """``host:port`` the listener is bound to, None while it is off."""
@@ -216,6 +218,23 @@ class Mesh:
             await self._connections.close()
         self._server = self._socket = self._connections = None
         self.listening = None
+
+    def _if_revoked(self) -> None:
+        """This node just learnt it was revoked: it says so once to every member it knew, then
+        acts as none. Its hello carries the records that revoked it, and a member hears a
+        revoked node's hello before refusing it, so a revocation of this node's revoker that it
+        signed in the same moment (two members revoking each other) reaches every member, and
+        each takes both: nobody keeps whichever one it happened to hear first."""
+        if self._farewell is not None or self.membership.revoked is None or self.membership.address is None:
+            return
+        with contextlib.suppress(RuntimeError):  # no loop: a membership changed outside the daemon
+            self._farewell = asyncio.get_running_loop().create_task(self._last_words())
+
+    async def _last_words(self) -> None:
+        own = self.membership.identity.node_id
+        knew = [m for m in self.membership.members.values() if not m.revoked and m.node_id != own]
+        said = self.membership.hello()
+        await asyncio.gather(*(self.dialer.tell(member, listener.HELLO, said) for member in knew))
 
     def serve_clients(self, app: object, token: str) -> None:
         """Serve this node's client routes to holders of its bearer token on the swarm listener

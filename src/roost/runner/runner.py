@@ -84,6 +84,7 @@ class Runner:
         self._clock = clock
         self.sessions: dict[str, Headless] = {}
         self._idle: asyncio.Task[None] | None = None
+        self._closed = False
         self._background: set[asyncio.Task[Any]] = set()
         self._claims = Claims(live, clock)
         self._lifecycle = Lifecycle(
@@ -323,7 +324,8 @@ class Runner:
             for h in [h for h in self.sessions.values() if h.entry.unconfirmed]:
                 await self._handoffs.drop(h)  # taken in, and this daemon died before answering
         finally:
-            self._idle = asyncio.ensure_future(self._lifecycle.idle_loop())
+            if not self._closed:  # a daemon stopped while it was connecting starts no idle loop
+                self._idle = asyncio.ensure_future(self._lifecycle.idle_loop())
 
     async def _ready_for(self, key: str) -> Headless:
         """The session, once the restart is done with it: the SDK loaded, and its holder (when
@@ -344,6 +346,7 @@ class Runner:
 
     async def close(self) -> None:
         """The daemon is stopping: links close, holders keep running."""
+        self._closed = True
         if self._idle is not None:
             self._idle.cancel()
         for h in self.sessions.values():
