@@ -15,19 +15,20 @@ config's hooks call it to log closed panes, and a pane's PATH may not contain it
 
 A pane opened to run a command is *kept* when that command exits soon after it started: an agent
 that fails at start (a bad key, a missing flag, a crash) would otherwise close its pane, and its
-error with it, before anyone looked. The open sets the server option :data:`OPENING` to the
-moment it opens, in the same tmux call; the packaged config's hooks copy it to the new pane's
-:data:`BORN` and turn the pane's ``remain-on-exit`` on, before tmux can notice the command end.
-When the command exits within ``@roost-keep-exited`` seconds (10) of that moment, the pane stays,
-dead, showing its last screen and how it ended, until someone closes it; a later exit closes it
-as tmux would. A pane with no command (a shell) is a person's, and its exit is meant: not kept.
+error with it, before anyone looked. The open sets the server option :data:`OPENING` in the same
+tmux call; the packaged config's hooks see it and turn the new pane's ``remain-on-exit`` on before
+tmux can notice the command end, then give it back to tmux after ``@roost-keep-exited`` seconds
+(10), as that option reads at the open. A command that exits within them stays, dead, showing its
+last screen and how it ended, until someone closes it; a later exit closes the pane as tmux would.
+That ending is tmux's own, not a hook's: tmux before 3.6 can miss a pane's exit altogether and
+never run ``pane-died`` (the config says how). A pane with no command (a shell) is a person's, and
+its exit is meant: not kept.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 
 from roost import paths
 from roost.state.layout import REWRITE
@@ -42,9 +43,7 @@ REPORTS = "ROOST_REPORTS"
 PANE_SESSION = "@roost-pane-session"
 BIN_OPTION = "@roost-bin"
 OPENING = "@roost-opening"
-"""Server option: the second a kept pane is being opened, read by the config's hooks."""
-BORN = "@roost-born"
-"""Pane option: the second a kept pane was opened (the config's hooks copy it from OPENING)."""
+"""Server option: set while a pane to keep is being opened, for the config's hooks to see."""
 
 
 def fresh_id() -> str:
@@ -89,5 +88,5 @@ def birth(env: Mapping[str, str] | None = None, *, keep: bool = False) -> Birth:
         pane_options={PANE_SESSION: session_id},
         server_options={BIN_OPTION: roost_bin()},
         then=(REWRITE,),
-        opening={OPENING: str(int(time.time()))} if keep else None,
+        opening={OPENING: "1"} if keep else None,
     )

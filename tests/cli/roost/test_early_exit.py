@@ -14,6 +14,7 @@ import pytest
 from tests.cli.roost.test_pane_env import dumping, environ
 from tests.cli.roost.test_windows import panes
 from tests.conftest import Roost
+from tests.lostexit import exits_unheard, settled, unheard
 
 FAILING = "echo 'fatal: no API key in this environment' >&2; exit 3"
 """An agent that fails at start: one line of error, exit status 3."""
@@ -25,6 +26,10 @@ def entry(roost: Roost, pane: str) -> dict:
 
 def dead(roost: Roost, pane: str) -> bool:
     return roost.option(pane, "pane_dead") == "1"
+
+
+def server_pid(roost: Roost) -> int:
+    return int(roost.tmux("display-message", "-p", "#{pid}"))
 
 
 @pytest.mark.parametrize("verb", ["spawn", "split", "view", "new"])
@@ -118,6 +123,46 @@ def test_a_command_that_exits_later_closes_its_pane_as_before(roost: Roost) -> N
     roost.tmux("set-option", "-g", "@roost-keep-exited", "1")
     pane = roost.run("spawn", "agent", "sleep 2; exit 1").stdout.strip()
     roost.wait_for(lambda: pane not in panes(roost), timeout=15, what="the pane to close")
+
+
+def test_a_command_that_exits_later_closes_its_pane_though_tmux_never_hears_it_end(roost: Roost) -> None:
+    """tmux before 3.6 now and then misses a pane's SIGCHLD (tests/lostexit.py): it never runs
+    pane-died for that pane, so closing one that exits later cannot wait for it. The pane's
+    remain-on-exit goes back off as its keep ends, and tmux closes it when its terminal ends."""
+    roost.start("sh")
+    roost.tmux("set-option", "-g", "@roost-keep-exited", "1")
+    server = server_pid(roost)
+    with exits_unheard(server, roost.socket):
+        pane = roost.run("spawn", "agent", "sleep 2; exit 1").stdout.strip()
+        child = int(roost.option(pane, "pane_pid"))
+        roost.wait_for(lambda: pane not in panes(roost), timeout=15, what="the pane to close")
+        assert unheard(child, server)
+
+
+def test_a_kept_pane_whose_end_tmux_never_heard_says_how_it_ended_when_its_keep_ends(roost: Roost) -> None:
+    """The shell that ends a pane's keep is one more SIGCHLD for tmux, which then collects every
+    child that has ended: the exit it missed, and the line that says how it ended."""
+    keeper = int(roost.option(roost.start("sh"), "pane_pid"))
+    roost.tmux("set-option", "-g", "@roost-keep-exited", "5")
+    server = server_pid(roost)
+    with exits_unheard(server, roost.socket):
+        pane = roost.run("spawn", "agent", FAILING).stdout.strip()
+        child = int(roost.option(pane, "pane_pid"))
+        roost.wait_for(lambda: unheard(child, server), what="the command to end unheard")
+        roost.wait_for(lambda: settled(server, {keeper}), what="the jobs the open started to end")
+    assert entry(roost, pane)["exit_status"] is None
+    roost.wait_for(lambda: entry(roost, pane)["exit_status"] == 3, what="tmux to learn how it ended")
+    lines = roost.run("screen", "agent").stdout.splitlines()
+    assert lines[0] == "fatal: no API key in this environment"
+    assert lines[-1].startswith("exited with status 3 at ")
+    assert pane in panes(roost)
+
+
+def test_a_keep_of_0_keeps_no_pane(roost: Roost) -> None:
+    keeper = roost.start("sh")
+    roost.tmux("set-option", "-g", "@roost-keep-exited", "0")
+    pane = roost.run("spawn", "agent", FAILING).stdout.strip()
+    roost.wait_for(lambda: panes(roost) == [keeper], what=f"{pane} to close")
 
 
 def test_a_shell_a_person_leaves_and_a_pane_tmux_opened_close_at_once(roost: Roost) -> None:
