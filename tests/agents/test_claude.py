@@ -94,7 +94,7 @@ def test_permission_dialog_blocks_and_approving_it_finishes_the_turn(roost: Roos
 
     refused = roost.run("send", claude.name, "are you there")
     assert refused.returncode == 3
-    assert "blocked" in refused.stderr
+    assert "needs input" in refused.stderr
     assert DIALOG in claude.screen()
     assert not (claude.project / "x").exists()
 

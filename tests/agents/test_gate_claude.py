@@ -154,7 +154,13 @@ def test_the_web_apps_allow_runs_the_tool(web: Any, claude: AgentPane, page: Any
     claude.wait(lambda: (claude.project / "x").exists(), TURN_TIMEOUT, "the tool to run")
     page.wait_for_selector(request, state="detached")
     claude.wait_state("done")
-    page.wait_for_selector(f'{row(claude.pane)} .badge[data-state="idle"]')
+    # The person answered from the sidebar and never opened the pane's terminal, so the turn's
+    # end is not shown to them yet: done, as the pane's badge says. Opening it shows it: idle.
+    badge = f"{row(claude.pane)} .badge"
+    page.wait_for_selector(f'{badge}[data-state="done"]')
+    page.click(row(claude.pane))
+    page.wait_for_selector(f'{badge}[data-state="idle"]')
+    assert claude.state() == "done"  # a look from the page is not a look in tmux
 
 
 @pytest.mark.parametrize("claude", ["gate"], indirect=True)

@@ -112,11 +112,34 @@ def test_a_session_seen_idle_then_blocked_says_needs_input(page: Any, web: Web) 
     page.goto(web.new_link())
     page.wait_for_selector(row(second))
     page.click(row(first))
-    set_state(web, second, "done")
+    set_state(web, second, "idle")
     page.wait_for_selector(f'{row(second)} .badge[data-state="idle"]', timeout=5000)
     set_state(web, second, "blocked")
     page.wait_for_selector(f'.toast[data-pane="{second}"][data-what="needs input"]', timeout=5000)
     wait_title(page, "(1) Roost")
+
+
+def test_the_page_says_the_state_the_pane_badge_says(page: Any, web: Web) -> None:
+    """The record's state decides, as for ``roost status``: a turn that ends idle (a declined
+    dialog does) reads idle, not done; a done whose turn's end the daemon never saw (a badge
+    done before it started) reads done until the person opens the session here, like any done."""
+    first = web.roost.start()
+    second = web.roost.window("other", "sh")
+    page.goto(web.new_link())
+    page.wait_for_selector(row(second))
+    page.click(row(first))  # the person looks elsewhere
+    badge = f"{row(second)} .badge"
+    set_state(web, second, "done")
+    page.wait_for_selector(f'{badge}[data-state="done"]', timeout=5000)
+    page.click(row(second))
+    page.wait_for_selector(f'{badge}[data-state="idle"]', timeout=5000)
+    assert web.roost.option(second, "@roost-state") == "done"  # a look from the page is no look in tmux
+    page.click(row(first))
+    set_state(web, second, "working")
+    page.wait_for_selector(f'{badge}[data-state="working"]', timeout=5000)
+    set_state(web, second, "idle")
+    page.wait_for_selector(f'{badge}[data-state="idle"]', timeout=5000)
+    assert web.roost.option(second, "@roost-state") == "idle"
 
 
 @pytest.mark.parametrize("width", [1200, 390])

@@ -4,6 +4,7 @@ what the restore tests, with fake programs and with real agents, share."""
 from __future__ import annotations
 
 import os
+import time
 from unittest import mock
 
 from roost import procfs
@@ -43,8 +44,20 @@ def wait_recorded(roost: Roost, count: int, agents: int = 0) -> None:
     )
 
 
+DOWNTIME = 600
+"""Seconds a reboot takes, as the files the killed processes left can tell (see :func:`reboot`)."""
+
+
 def reboot(roost: Roost) -> None:
-    """End the server as a power cut does: SIGKILL to it and to every process of its panes."""
+    """End the server as a power cut does: SIGKILL to it and to every process of its panes; then
+    let the time a reboot takes pass over what they left in the sandbox's HOME, each file and
+    folder made :data:`DOWNTIME` seconds older.
+
+    An agent cut off while it writes leaves its lock behind: a test cuts the power just after a
+    turn ends, while Claude Code still writes ``~/.claude.json`` under ``~/.claude.json.lock``.
+    After a real reboot that lock is minutes old, and the agent restore resumes takes it over as
+    stale; a few seconds old, it is a live writer's to that agent, which then waits for it as it
+    exits, past the test's end."""
     server = int(roost.tmux("display-message", "-p", "#{pid}").strip())
     roots = [int(pid) for pid in roost.tmux("list-panes", "-a", "-F", "#{pane_pid}").split()]
     doomed = set(roots)
@@ -56,4 +69,14 @@ def reboot(roost: Roost) -> None:
         doomed |= more
     for pid in [server, *doomed]:
         send_exactly(pid, stats[pid].start_ticks if pid in stats else None)
-    roost.wait_for(lambda: procfs.stat(server) is None or procfs.stat(server).gone, what="the server gone")
+
+    def ended(pid: int) -> bool:
+        now = procfs.stat(pid)
+        return now is None or now.gone or (pid in stats and now.start_ticks != stats[pid].start_ticks)
+
+    # All of them, not the server alone: one still dying could write after the files are aged.
+    roost.wait_for(lambda: all(ended(pid) for pid in [server, *doomed]), what="the server and its panes gone")
+    before = time.time() - DOWNTIME
+    for folder, names, files in os.walk(roost.env["HOME"]):
+        for name in [*names, *files]:
+            os.utime(os.path.join(folder, name), (before, before), follow_symlinks=False)

@@ -6,10 +6,12 @@
 // report for a plain shell.
 //
 // A session's state is one of the words a person reads everywhere (badges.js shows them):
-// working, blocked ("needs input"), and for an idle session error (its last turn failed: the
-// record's error_reason), done (a turn ended that this browser has not shown the person yet:
-// seen.js) or idle. rosterd's activity says the first two; the record says the rest. A
-// terminal with no live record, or one whose activity is unknown, has no state: unmarked.
+// working, blocked ("needs input"), error, done or idle: the record's state, which is what
+// `roost status`, `rosterd list` and the pane's badge say, except that a done this browser has
+// shown the person reads idle (seen.js). A record with no state (an older peer's) says it by
+// its activity: working and blocked, and for an idle one error (its error_reason), done (a
+// turn ended, not shown here yet) or idle. A terminal with no live record, or one whose
+// activity is unknown, has no state: unmarked.
 //
 // Headless sessions (lane "headless": run over ACP by rosterd's runner, no terminal) are rows
 // too, named by their session key where a terminal is named by its pane ("%N"). The last
@@ -21,17 +23,27 @@
 // each node's standing (reachable, or unreachable and served from its last frame, with its
 // age). With no swarm nothing of this is asked for again and the page is as it always was.
 
+import { LABELS } from "./badges.js";
 import { Seen } from "./seen.js";
 
 const BUSY = { active: "working", needs_attention: "blocked" };
 
-// The state `record` is in, as a person reads it; `seen`: which finished turns were shown.
+// The state `record` is in, as a person reads it; `seen`: which finished turns were shown. The
+// pane's badge turns done into idle when a person looks at the pane in tmux; a look from this
+// page is none (its view is a control client, which roost's tmux config never takes for a
+// person's focus), so the page keeps its own, and says idle for a done it showed.
 export function stateOf(record, seen) {
   if (!record) return null;
+  const state = Object.hasOwn(LABELS, record.state) ? record.state : byActivity(record);
+  return state === "done" && seen.shown(record) ? "idle" : state;
+}
+
+// The state of a record from a peer older than the record's state field, by its activity.
+function byActivity(record) {
   if (record.activity in BUSY) return BUSY[record.activity];
   if (record.activity !== "idle") return null;
   if (record.error_reason) return "error";
-  return record.completed_revision && !seen.shown(record) ? "done" : "idle";
+  return record.completed_revision ? "done" : "idle";
 }
 
 export class Unauthorized extends Error {}
