@@ -33,7 +33,7 @@ def run(verb: str, args: list[str]) -> int:
     options = parse(args, _USAGE, flags=("--json", *swarmview.FLAGS), valued=swarmview.VALUED)
     path, node = swarmview.route(options, "/snapshot", "/swarm/snapshot", _USAGE)
     with Client() as client:
-        body = swarmview.get(client, path)
+        body = client.get(path)
     document = json.loads(body)
     if "--json" in options.flags:
         printing.raw(body)

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from roost.cli.daemonclient import Client, Frame, Refused
 from roost.cli.rosterd import printing
-from roost.errors import PeerUnreachable, TargetGone, UsageError
+from roost.errors import PeerUnreachable, UsageError
 from roost.text import shown
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
     from roost.cli.rosterd.options import Parsed
@@ -42,27 +40,6 @@ def route(options: Parsed, local: str, swarm: str, usage: str) -> tuple[str, str
 
 def joined(path: str, query: str) -> str:
     return f"{path}{'&' if '?' in path else '?'}{query}"
-
-
-def _refusal(refused: Refused) -> Exception:
-    if refused.status == 404:
-        return TargetGone(refused.message)
-    return refused
-
-
-def get(client: Client, path: str) -> bytes:
-    """The daemon's answer; a node the union does not hold is ``TargetGone`` (exit 2)."""
-    try:
-        return client.get(path)
-    except Refused as refused:
-        raise _refusal(refused) from None
-
-
-def stream(client: Client, path: str) -> Iterator[Frame]:
-    try:
-        yield from client.stream(path)
-    except Refused as refused:
-        raise _refusal(refused) from None
 
 
 def _counts(records: list[dict[str, Any]]) -> str:

@@ -28,7 +28,7 @@ def run(verb: str, args: list[str]) -> int:
     as_json = "--json" in options.flags
     redraw = not as_json and sys.stdout.isatty()
     with Client() as client:
-        for frame in swarmview.stream(client, path):
+        for frame in client.stream(path):
             if as_json:
                 printing.raw(frame.data)
                 continue
