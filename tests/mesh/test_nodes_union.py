@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from roost.roster import records
-from tests.api.sse import Events
+from tests.api.sse import Event, Events
 from tests.conftest import REPO
 from tests.mesh.unionnodes import changes, client, cursor, first, process, session, snapshot, standing, swarm
 from tests.nodes import Network
@@ -188,3 +188,50 @@ def test_a_hostile_members_bad_records_never_reach_the_union(network: Network, t
         assert (kept["node_id"], kept["activity"]) == (a_id, "active")
         assert kept["peer_state"] == ("local" if node is a else "reachable")
         assert not [r for r in union["records"] if "\x1b" in str(r.get("name"))]
+
+
+BURST = 14
+
+
+def seq_of(event: Event) -> int:
+    return int(event.id.split(":")[1])
+
+
+def test_swarm_events_is_one_whole_union_per_change_anywhere_however_fast_they_come(
+    network: Network, tmp_path: Path
+) -> None:
+    """The specification's ``/swarm/events``: one full snapshot per change anywhere. A burst of
+    claims on a peer and on this node gives as many frames as ``/swarm/changes`` numbers
+    changes, each with that change's id and each the union as that change left it (before,
+    14 changes gave 11 frames)."""
+    a, b = swarm(network, tmp_path, 2)
+    b.wait_for(lambda: len(snapshot(b)["nodes"]) == 2, "b hears a")
+    far, near = [process(a) for _ in range(BURST // 2)], [process(b) for _ in range(BURST // 2)]
+    with (
+        Events(client(b), "/swarm/events") as frames,
+        Events(client(b), "/swarm/changes") as numbered,
+        client(a) as at_a,
+        client(b) as at_b,
+    ):
+        opening, counted = frames.next(), numbered.next()
+        start = seq_of(opening)
+        assert (opening.name, counted.name, opening.data["seq"], seq_of(counted)) == (
+            "snapshot",
+            "snapshot",
+            start,
+            start,
+        )
+        for one, other in zip(far, near, strict=True):  # no waiting between claims: a burst
+            at_a.post("/claim", json={**one, "activity": "working"}).raise_for_status()
+            at_b.post("/claim", json={**other, "activity": "working"}).raise_for_status()
+        said: list[dict[str, object]] = []
+        while sum(change["event"] == "session_started" for change in said) < BURST:
+            said.append(numbered.next(20).data)
+        sent = [frames.next(20) for _ in said]
+    assert [seq_of(frame) for frame in sent] == [change["seq"] for change in said]
+    assert [change["seq"] for change in said] == list(range(start + 1, start + 1 + len(said)))
+    for frame in sent:
+        seq = seq_of(frame)
+        started = sum(change["event"] == "session_started" for change in said if change["seq"] <= seq)
+        assert frame.name == "snapshot" and frame.data["seq"] == seq
+        assert len([r for r in frame.data["records"] if r["activity"] == "active"]) == started, seq

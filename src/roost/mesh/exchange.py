@@ -37,7 +37,6 @@ import logging
 import random
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import httpx
 from starlette.requests import Request
@@ -131,7 +130,7 @@ class Exchange:
         self.keepalive = keepalive
         self.timeout = httpx.Timeout(CONNECT, read=silence)
         roster = live.roster
-        self.feed = Feed(roster.node_id, roster.node, self._union, clock, epoch=roster.status_epoch + 1)
+        self.feed = Feed(roster.node_id, roster.node, self._view, clock, epoch=roster.status_epoch + 1)
         self.links: dict[str, asyncio.Task[None]] = {}
         self.served: dict[str, Stream] = {}
         self.refused: Counter[str] = Counter()
@@ -147,11 +146,9 @@ class Exchange:
     def route(self) -> Route:
         return listener.route(ROSTER, self._serve, method="GET")
 
-    def _union(self, epoch: int, seq: int) -> dict[str, Any]:
+    def _view(self) -> union.View:
         roster = self.live.roster
-        return union.document(
-            roster.node, roster.node_id, roster.records(), self.peers, epoch=epoch, seq=seq, now=self.clock()
-        )
+        return union.capture(roster.node, roster.node_id, roster.records(), self.peers, self.clock())
 
     # -- the life of the exchange --------------------------------------------------------
 

@@ -17,7 +17,7 @@ the clock as an argument, like the rest of this package.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +49,9 @@ class Peer:
     """Records refused from this peer since it was first heard (a buggy or hostile sender)."""
     wire: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     """Each kept record as JSON, made on first serving: a peer's records change rarely and the
-    union serves every one of them on every request (100 peers of 50 sessions: 5000)."""
+    union serves every one of them on every request (100 peers of 50 sessions: 5000). Never
+    changed once made, only replaced, so a union taken earlier (:class:`~roost.swarm.union.View`)
+    still holds what it served then."""
 
     def served(self, record: records.Record) -> dict[str, Any]:
         """``record`` (one of this peer's) as JSON, made once per revision kept."""
@@ -167,16 +169,6 @@ class Peers:
 
     def all(self) -> list[Peer]:
         return sorted(self._peers.values(), key=lambda peer: (peer.node, peer.node_id))
-
-    def union(self, local: Iterable[records.Record], now: float) -> list[dict[str, Any]]:
-        """Every record on the wire, this node's first, each with ``peer_state`` and
-        ``peer_age_ms`` (0 for this node's own)."""
-        out = [{**records.to_json(record), "peer_state": LOCAL, "peer_age_ms": 0} for record in local]
-        for peer in self.all():
-            state, age = peer.state(), peer.age_ms(now)
-            for record in peer.records.values():
-                out.append({**peer.served(record), "peer_state": state, "peer_age_ms": age})
-        return out
 
     def find(self, name: str) -> list[records.Record]:
         """Peers' live records that ``name`` names: an exact session key, or a display name."""
