@@ -6,7 +6,11 @@ union."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pty
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,7 +19,8 @@ import pytest
 
 from roost.roster import records
 from tests.api.sse import Event, Events
-from tests.conftest import REPO
+from tests.conftest import BIN, REPO
+from tests.mesh.swarmnodes import SwarmNode
 from tests.mesh.unionnodes import changes, client, cursor, first, process, session, snapshot, standing, swarm
 from tests.nodes import Network
 
@@ -87,6 +92,29 @@ def test_a_claim_on_one_node_reaches_every_other_nodes_union_and_change_stream(
     assert rows == {"n2": "local", "n1": "reachable", "n3": "reachable"}
 
 
+def on_a_terminal(node: SwarmNode, *args: str) -> str:
+    """What ``rosterd ARGS`` writes to a terminal (a pseudo-terminal as its stdout)."""
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            node.node.argv(str(BIN / "rosterd"), *args),
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=node.env,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(follower)
+    out = b""
+    with contextlib.suppress(OSError):  # EIO once everything written has been read
+        while chunk := os.read(leader, 65536):
+            out += chunk
+    os.close(leader)
+    assert done.returncode == 0, done.stderr
+    return out.decode().replace("\r\n", "\n")
+
+
 def test_a_pulled_cable_is_served_stale_with_its_age_and_a_return_is_fresh_again(
     network: Network, tmp_path: Path
 ) -> None:
@@ -112,6 +140,12 @@ def test_a_pulled_cable_is_served_stale_with_its_age_and_a_return_is_fresh_again
     assert [r["session_key"] for r in json.loads(listed.stdout)["records"]] == [key]
     table = a.ok("list", "--swarm").splitlines()
     assert table[0].split()[0] == "n1" and table[2].split()[0] == "n3" and "stale" in table[2]
+    (row,) = [line for line in table[4:] if " n3 " in line]  # its session's row says so too
+    assert row.split()[-2] == "stale", row
+    drawn = on_a_terminal(a, "list", "--swarm")  # and a terminal draws it faint, as the web dims it
+    (faint,) = [line for line in drawn.splitlines() if " n3 " in line]
+    assert faint.startswith("\x1b[2m") and faint.endswith("\x1b[22m") and "stale" in faint, drawn
+    assert not [line for line in drawn.splitlines() if "\x1b" in line and " n3 " not in line]
     since = cursor(b)
     c.node.heal()
     healed = time.monotonic()

@@ -38,11 +38,14 @@ def run(verb: str, args: list[str]) -> int:
     if "--json" in options.flags:
         printing.raw(body)
     else:
-        lines = swarmview.table(document) if path != "/snapshot" else printing.roster(document)
+        if path == "/snapshot":
+            lines = [(text, False) for text in printing.roster(document)]
+        else:
+            lines = swarmview.table(document)
         if not lines and sys.stdout.isatty():
-            lines = [EMPTY]
-        for text in lines:
-            printing.line(text)
+            lines = [(EMPTY, False)]
+        for text, faint in lines:
+            printing.line(text, faint)
     failure = swarmview.unreachable(document) if node is not None else None
     if failure is not None:
         raise failure

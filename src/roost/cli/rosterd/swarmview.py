@@ -3,7 +3,9 @@
 ``--swarm`` reads the union roster (``/swarm/snapshot``, ``/swarm/events``,
 ``/swarm/changes``); ``--node N`` the same routes with ``?node=N``, one node's part of it. The
 table gains one header line per node, its counts and how it stands (``stale 41s`` for a node
-served from its last frame), as the specification's ``list --swarm`` shows. ``list --node N``
+served from its last frame), as the specification's ``list --swarm`` shows; each session of
+such a node says ``stale`` and its age at the end of its row, and a terminal draws the row
+faint, as the web app dims it. ``list --node N``
 prints what is known of N and then exits 3 when N is unreachable: the rows are its last frame,
 and a script that needed N now must not take them for the present.
 """
@@ -53,8 +55,9 @@ def standing(row: dict[str, Any]) -> str:
     return "reachable"
 
 
-def table(union: dict[str, Any], now: float | None = None) -> list[str]:
-    """One header line per node, a blank line, then one row per session (with its node)."""
+def table(union: dict[str, Any], now: float | None = None) -> list[tuple[str, bool]]:
+    """One header line per node, a blank line, then one row per session (with its node):
+    each line with whether it is a session of a node served stale (drawn faint)."""
     records = union.get("records", [])
     heads = [
         [
@@ -65,7 +68,12 @@ def table(union: dict[str, Any], now: float | None = None) -> list[str]:
         for row in union.get("nodes", [])
     ]
     rows = printing.roster(union, now)
-    return [*printing.columns(heads), *([""] if rows else []), *rows]
+    faint = [printing.stale(record) for record in records]
+    return [
+        *((text, False) for text in printing.columns(heads)),
+        *([("", False)] if rows else []),
+        *zip(rows, faint, strict=True),
+    ]
 
 
 def unreachable(union: dict[str, Any]) -> PeerUnreachable | None:
