@@ -201,3 +201,29 @@ def test_a_peers_session_handed_off_says_where_it_went() -> None:
     peers.frame(PEER, frame(ended), NOW)
     (found,) = served(peers, [], NOW)
     assert (found["ended_reason"], found["handed_to"]) == ("handed_off", went)
+
+
+def test_a_peers_terminals_are_checked_by_the_fields_a_node_shares() -> None:
+    """Every field :func:`roost.actions.terminals.shared` sends is one the receiving check
+    reads, and nothing else of a pane is kept."""
+    from roost.actions.terminals import SHARED
+    from roost.swarm.peers import TERMINAL_LIMITS
+
+    assert SHARED == ("pane", *(name for name, _, _ in TERMINAL_LIMITS))
+    peers = Peers(OWN)
+    peers.frame(PEER, frame(record()), NOW)
+    pane = {"pane": "%7", "session": "main", "window": "", "name": None, "command": "bash", "cwd": None}
+    extra = {**pane, "pane": "%8", "session_key": f"{OWN}:1:1", "state": "working"}
+    bad = [
+        {**pane, "pane": "%x"},
+        {**pane, "window": "a\nb"},
+        {**pane, "name": 7},
+        {**pane, "cwd": "/" * 4097},
+        {k: v for k, v in pane.items() if k != "command"},
+    ]
+    assert peers.terminals(PEER, {"terminals": [pane, extra, *bad]}, NOW + 1) is True
+    kept = peers.get(PEER)
+    assert kept is not None and kept.terminals == (pane, {**pane, "pane": "%8"}) and kept.dropped == 5
+    assert peers.terminals(PEER, {"terminals": [pane, extra]}, NOW + 2) is False
+    with pytest.raises(PeerRefused):
+        peers.terminals("c" * 16, {"terminals": []}, NOW)

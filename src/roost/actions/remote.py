@@ -33,7 +33,7 @@ NOT_OWNER = "not_owner"
 NO_SUCH_NODE = "no_such_node"
 API, MCP = "api", "mcp"
 FACES = (API, MCP)
-READS = frozenset({"read", "explain", "wait", "session.find", "session.read_state"})
+READS = frozenset({"read", "explain", "tail", "wait", "session.find", "session.read_state"})
 """Verbs and tools that only read a session: forwarded like the rest, never journalled (the
 journal says what happened to sessions, not who looked)."""
 

@@ -31,6 +31,7 @@ from roost.api import (
     swarm,
     swarmledger,
     swarmroster,
+    tail,
     waits,
     webhooks,
 )
@@ -60,6 +61,7 @@ SESSION_VERBS = {
     "handoff": ("POST", "/handoff", headless.handoff),
     "close": ("POST", "/close", close.close),
     "explain": ("GET", "/explain", reads.explain),
+    "tail": ("GET", "/tail", tail.session),
     "name": ("POST", "/name", claims.name),
     "input": ("POST", "/input", input.raw_input),
     "prompt": ("POST", "/prompt", prompt.prompt),

@@ -6,6 +6,10 @@ member. The stream is server-sent events:
 - ``frame``: the sender's whole roster (its ``GET /snapshot`` document), first on every
   connection, and again whenever the sender's change queue for this peer overflowed;
 - ``change``: one change of the sender's roster as its ``/changes`` stream carries it;
+- ``terminals``: the sender's terminal list, every pane of its tmux server as its own
+  ``GET /terminals`` lists them (less session keys and states, which its roster says), after
+  the first frame and again whenever its tmux server's panes, windows or sessions change; a
+  plain shell is in no roster, and this is how another node's page learns of it;
 - a ``: keepalive`` comment after :data:`KEEPALIVE` seconds with nothing else to send.
 
 Frames at the start and changes after, because a change is a few hundred bytes where a frame
@@ -36,7 +40,7 @@ import json
 import logging
 import random
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 from starlette.requests import Request
@@ -44,22 +48,26 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from roost.errors import PeerRefused, PeerUnreachable, Unavailable
+from roost.errors import PeerRefused, PeerUnreachable, RoostError, Unavailable
 from roost.mesh import events, listener
 from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
 from roost.roster import records
-from roost.roster.changes import transitions
+from roost.roster.changes import Change, transitions
 from roost.roster.live import Live, Stream
 from roost.swarm import union
-from roost.swarm.feed import NODE, NODE_LEFT, Feed
+from roost.swarm.feed import NODE, NODE_LEFT, TERMINALS, Feed
 from roost.swarm.members import Member
 from roost.swarm.peers import LOCAL, REACHABLE, Peers
+from roost.tmux.topology import Topology
 
 log = logging.getLogger("rosterd.swarm")
 
 ROSTER = "/swarm/roster"
 FRAME, CHANGE = "frame", "change"
+GATHER = 0.1
+"""Seconds a terminal list waits for the rest of a burst of tmux notices (a command starting
+renames its window, a split moves panes): one list per burst, as the web page reads one."""
 KEEPALIVE = 4.0
 """Seconds between keep-alives on a quiet stream."""
 SILENCE = 10.0
@@ -92,6 +100,17 @@ def _certificate(response: httpx.Response) -> bytes | None:
 
 def _dumps(document: object) -> str:
     return json.dumps(document, separators=(",", ":"))
+
+
+def _encoded(batch: tuple[Change, ...]) -> bytes:
+    """A batch of this node's changes as events of its stream (a keep-alive when empty)."""
+    out = b""
+    for change in batch:
+        if change.snapshot is not None:
+            out += events.encode(FRAME, _dumps(change.snapshot))
+        elif change.record is not None:
+            out += events.encode(CHANGE, _dumps(change.to_json()))
+    return out or events.COMMENT
 
 
 class PeerStream(StreamingResponse):
@@ -142,13 +161,27 @@ class Exchange:
         for another node's sessions as for this node's)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
+        self._listing: tuple[Callable[[], Awaitable[list[dict[str, str | None]]]], Topology] | None = None
+        self.terminals: tuple[dict[str, str | None], ...] | None = None
+        """This node's panes as last listed for its peers (None before the first list)."""
+        self._listed = asyncio.Event()
+        """Set (and replaced) when :attr:`terminals` changes: each served stream sends it."""
+
+    def share_terminals(
+        self, listed: Callable[[], Awaitable[list[dict[str, str | None]]]], topology: Topology
+    ) -> None:
+        """Tell every peer this node's terminals (``listed``, from tmux), now and whenever
+        ``topology`` moves; called before :meth:`start`."""
+        self._listing = (listed, topology)
 
     def route(self) -> Route:
         return listener.route(ROSTER, self._serve, method="GET")
 
     def _view(self) -> union.View:
         roster = self.live.roster
-        return union.capture(roster.node, roster.node_id, roster.records(), self.peers, self.clock())
+        return union.capture(
+            roster.node, roster.node_id, roster.records(), self.peers, self.clock(), self.terminals
+        )
 
     # -- the life of the exchange --------------------------------------------------------
 
@@ -159,6 +192,8 @@ class Exchange:
             asyncio.create_task(self._follow_local()),
             asyncio.create_task(self._sweep()),
         ]
+        if self._listing is not None:
+            self._tasks.append(asyncio.create_task(self._follow_terminals(*self._listing)))
         self.sync()
 
     async def stop(self) -> None:
@@ -214,6 +249,32 @@ class Exchange:
                         record = union.served(change.record, LOCAL, 0)
                         self.feed.append(change.event, roster.node_id, roster.node, record=record)
 
+    async def _follow_terminals(
+        self, listed: Callable[[], Awaitable[list[dict[str, str | None]]]], topology: Topology
+    ) -> None:
+        """This node's terminal list, listed once per burst of tmux changes (not once per
+        peer), into the feed and every served stream when it changed."""
+        watch = topology.watch()
+        while True:
+            try:
+                found = tuple(await listed())
+            except RoostError as error:  # tmux did not answer: the list stays as it was
+                log.info("this node's terminals could not be listed for its peers: %s", error)
+            else:
+                if found != self.terminals:
+                    self.terminals = found
+                    roster = self.live.roster
+                    self.feed.append(
+                        TERMINALS, roster.node_id, roster.node, detail={"terminals": list(found)}
+                    )
+                    self._listed.set()
+                    self._listed = asyncio.Event()
+            seen = watch.seen
+            while (version := await watch.next(self.keepalive, GATHER)) == seen:
+                pass
+            if version is None:
+                return
+
     async def _sweep(self) -> None:
         while True:
             await asyncio.sleep(EXPIRE_EVERY)
@@ -250,15 +311,31 @@ class Exchange:
         return PeerStream(self._frames(stream), done)
 
     async def _frames(self, stream: Stream) -> AsyncIterator[bytes]:
+        """The frame, then each change as it comes and this node's terminal list whenever it
+        moves (the newest only: a list is whole)."""
         yield events.encode(FRAME, _dumps(self.live.roster.snapshot()))
-        while (batch := await stream.next(self.keepalive)) is not None:
-            out = b""
-            for change in batch:
-                if change.snapshot is not None:
-                    out += events.encode(FRAME, _dumps(change.snapshot))
-                elif change.record is not None:
-                    out += events.encode(CHANGE, _dumps(change.to_json()))
-            yield out or events.COMMENT
+        told: tuple[dict[str, str | None], ...] | None = None
+        changes: asyncio.Task[tuple[Change, ...] | None] | None = None
+        listed: asyncio.Task[bool] | None = None
+        try:
+            while True:
+                if self.terminals is not None and self.terminals is not told:
+                    told = self.terminals
+                    yield events.encode(TERMINALS, _dumps({"terminals": list(told)}))
+                changes = changes or asyncio.ensure_future(stream.next(self.keepalive))
+                listed = listed or asyncio.ensure_future(self._listed.wait())
+                done, _ = await asyncio.wait((changes, listed), return_when=asyncio.FIRST_COMPLETED)
+                if listed in done:
+                    listed = None
+                if changes in done:
+                    batch, changes = changes.result(), None
+                    if batch is None:
+                        return
+                    yield _encoded(batch)
+        finally:
+            for task in (changes, listed):
+                if task is not None:
+                    task.cancel()
 
     # -- following a peer's roster -----------------------------------------------------------
 
@@ -294,7 +371,7 @@ class Exchange:
         if event == events.KEEPALIVE:
             self.peers.heard(node_id, now)
             return False
-        if event not in (FRAME, CHANGE):
+        if event not in (FRAME, CHANGE, TERMINALS):
             return False  # a newer peer's event this node does not know
         try:
             document = json.loads(data)
@@ -303,8 +380,21 @@ class Exchange:
             return False
         if event == FRAME:
             return self._frame(node_id, document, now)
-        self._change(node_id, document, now)
+        if event == TERMINALS:
+            self._terminals(node_id, document, now)
+        else:
+            self._change(node_id, document, now)
         return False
+
+    def _terminals(self, node_id: str, document: object, now: float) -> None:
+        try:
+            changed = self.peers.terminals(node_id, document, now)
+        except PeerRefused:
+            self.refused["terminals"] += 1
+            return
+        peer = self.peers.get(node_id)
+        if changed and peer is not None and peer.terminals is not None:
+            self.feed.append(TERMINALS, node_id, peer.node, detail={"terminals": list(peer.terminals)})
 
     def _frame(self, node_id: str, document: object, now: float) -> bool:
         before = self.peers.get(node_id)

@@ -5,12 +5,14 @@ A peer's changes are not taken on its word: :mod:`roost.mesh.exchange` keeps eac
 records in :class:`~roost.swarm.peers.Peers` (checked there) and names what changed by
 comparing the record it kept with the one that replaced it (:func:`changes_between`, the
 same rule the roster names its own changes by). This node's own changes pass through as its
-roster named them. Two more events say how a node stands:
+roster named them. Three more events say how a node stands:
 
 - ``node``: a peer was heard from for the first time, came back, or went quiet
   (``peer_state`` says which, ``peer_age_ms`` how long since its last word);
 - ``node_left``: a peer's records are gone from the union (``reason``: ``revoked``, ``left``
-  or ``expired``).
+  or ``expired``);
+- ``terminals``: a node's terminal list changed (``terminals``: every pane of its tmux server,
+  as its row in the union now says; see :mod:`roost.swarm.peers`).
 
 Every change carries ``node`` and ``node_id``, and a record carries ``peer_state`` and
 ``peer_age_ms`` as ``GET /swarm/snapshot`` serves it.
@@ -49,7 +51,8 @@ from roost.swarm.union import View
 SNAPSHOT = roster_changes.SNAPSHOT
 NODE = "node"
 NODE_LEFT = "node_left"
-EVENTS = (*roster_changes.EVENTS, NODE, NODE_LEFT)
+TERMINALS = "terminals"
+EVENTS = (*roster_changes.EVENTS, NODE, NODE_LEFT, TERMINALS)
 REASONS = ("revoked", "left", "expired")
 """Why a node's records left the union."""
 RING_SIZE = 4096

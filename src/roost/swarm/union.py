@@ -31,7 +31,8 @@ def served(record: records.Record, state: str, age_ms: int) -> dict[str, Any]:
 
 
 def node_row(peer: Peer, now: float) -> dict[str, Any]:
-    """One peer's line in the union: its name, its standing and what was kept of it."""
+    """One peer's standing in the union (a ``node`` change says it): its name, how its link
+    stands and what was kept of it."""
     return {
         "node": peer.node,
         "node_id": peer.node_id,
@@ -40,6 +41,10 @@ def node_row(peer: Peer, now: float) -> dict[str, Any]:
         "sessions": len(peer.records),
         "dropped": peer.dropped,
     }
+
+
+def _listed(terminals: tuple[dict[str, str | None], ...] | None) -> list[dict[str, str | None]] | None:
+    return None if terminals is None else list(terminals)
 
 
 @dataclass(frozen=True)
@@ -52,13 +57,15 @@ class View:
     at: float
     local: tuple[records.Record, ...]
     peers: tuple[tuple[dict[str, Any], tuple[dict[str, Any], ...]], ...]
+    terminals: tuple[dict[str, str | None], ...] | None = None
+    """This node's terminals as it last listed them for its peers (None: not listed)."""
 
     def document(self, epoch: int, seq: int) -> dict[str, Any]:
         """The union document: ``nodes`` (this node first, then each peer by name) and
         ``records`` (this node's first), stamped with the swarm feed's ``status_epoch`` and
         ``seq``."""
         itself = {"node": self.node, "node_id": self.node_id, "peer_state": LOCAL, "peer_age_ms": 0}
-        rows = [{**itself, "sessions": len(self.local), "dropped": 0}]
+        rows = [{**itself, "sessions": len(self.local), "dropped": 0, "terminals": _listed(self.terminals)}]
         out = [served(record, LOCAL, 0) for record in self.local]
         for row, wire in self.peers:
             rows.append(row)
@@ -76,12 +83,23 @@ class View:
         }
 
 
-def capture(node: str, node_id: str, local: Iterable[records.Record], peers: Peers, now: float) -> View:
-    """The union now, as a :class:`View`."""
+def capture(
+    node: str,
+    node_id: str,
+    local: Iterable[records.Record],
+    peers: Peers,
+    now: float,
+    terminals: tuple[dict[str, str | None], ...] | None = None,
+) -> View:
+    """The union now, as a :class:`View`; ``terminals`` this node's, as its peers were told."""
     kept = tuple(
-        (node_row(peer, now), tuple(map(peer.served, peer.records.values()))) for peer in peers.all()
+        (
+            {**node_row(peer, now), "terminals": _listed(peer.terminals)},
+            tuple(map(peer.served, peer.records.values())),
+        )
+        for peer in peers.all()
     )
-    return View(node, node_id, now, tuple(local), kept)
+    return View(node, node_id, now, tuple(local), kept, terminals)
 
 
 def document(
