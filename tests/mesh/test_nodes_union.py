@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -269,3 +270,39 @@ def test_swarm_events_is_one_whole_union_per_change_anywhere_however_fast_they_c
         started = sum(change["event"] == "session_started" for change in said if change["seq"] <= seq)
         assert frame.name == "snapshot" and frame.data["seq"] == seq
         assert len([r for r in frame.data["records"] if r["activity"] == "active"]) == started, seq
+
+
+def test_a_plain_shell_is_in_every_unions_row_of_its_node_and_read_through_another_node(
+    network: Network, tmp_path: Path
+) -> None:
+    """No roster holds a plain shell: its node tells its peers its terminal list, the union
+    shows it in that node's row, a change of it is a ``terminals`` change, and its last lines
+    are read through any node (issue 32: 6)."""
+    a, b = swarm(network, tmp_path, 2)
+    a_id = a.identity().node_id
+    b.wait_for(lambda: standing(b, "n1") is not None, "b hears a")
+    since = cursor(b)
+    command = "sh -c 'echo hi-there; exec sh'"
+    made = a.post("/launch", {"command": command, "cwd": str(tmp_path), "name": "work"})
+    assert made.status_code == 201, made.text
+    pane = made.json()["pane"]
+
+    def listed(node: SwarmNode) -> list[dict[str, object]]:
+        row = next(row for row in snapshot(node)["nodes"] if row["node_id"] == a_id)
+        return [t for t in row["terminals"] or () if t["pane"] == pane]
+
+    for node in (a, b):
+        (shell,) = node.wait_for(lambda node=node: listed(node), f"{node.name} lists a's shell")
+        assert (shell["window"], shell["name"], shell["cwd"]) == ("work", "work", str(tmp_path))
+        assert not [r for r in snapshot(node)["records"] if (r.get("tmux") or {}).get("pane") == pane]
+    told = first(changes(b, since), lambda f: f["event"] == "terminals" and f["node_id"] == a_id)
+    assert any(t["pane"] == pane for t in told["terminals"])
+
+    path = f"/swarm/n1/sessions/{quote(pane, safe='')}/tail"
+    lines = b.wait_for(lambda: "hi-there" in b.get(path).json()["lines"], "its last lines, through b")
+    assert lines and b.get(path).json()["pane"] == pane
+    assert not [e for e in a.get("/journal").json()["entries"] if e["kind"] == "act"]  # a read: no act line
+
+    closed = a.post(f"/sessions/{quote(pane, safe='')}/close", {"force": True})
+    assert closed.status_code == 200, closed.text
+    b.wait_for(lambda: not listed(b), "b's union forgets the closed shell")

@@ -58,7 +58,7 @@ from roost.roster.live import Live, Stream
 from roost.swarm import union
 from roost.swarm.feed import NODE, NODE_LEFT, TERMINALS, Feed
 from roost.swarm.members import Member
-from roost.swarm.peers import LOCAL, REACHABLE, Peers
+from roost.swarm.peers import LOCAL, REACHABLE, Pane, Peers
 from roost.tmux.topology import Topology
 
 log = logging.getLogger("rosterd.swarm")
@@ -161,15 +161,13 @@ class Exchange:
         for another node's sessions as for this node's)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
-        self._listing: tuple[Callable[[], Awaitable[list[dict[str, str | None]]]], Topology] | None = None
-        self.terminals: tuple[dict[str, str | None], ...] | None = None
+        self._listing: tuple[Callable[[], Awaitable[list[Pane]]], Topology] | None = None
+        self.terminals: tuple[Pane, ...] | None = None
         """This node's panes as last listed for its peers (None before the first list)."""
         self._listed = asyncio.Event()
         """Set (and replaced) when :attr:`terminals` changes: each served stream sends it."""
 
-    def share_terminals(
-        self, listed: Callable[[], Awaitable[list[dict[str, str | None]]]], topology: Topology
-    ) -> None:
+    def share_terminals(self, listed: Callable[[], Awaitable[list[Pane]]], topology: Topology) -> None:
         """Tell every peer this node's terminals (``listed``, from tmux), now and whenever
         ``topology`` moves; called before :meth:`start`."""
         self._listing = (listed, topology)
@@ -250,7 +248,7 @@ class Exchange:
                         self.feed.append(change.event, roster.node_id, roster.node, record=record)
 
     async def _follow_terminals(
-        self, listed: Callable[[], Awaitable[list[dict[str, str | None]]]], topology: Topology
+        self, listed: Callable[[], Awaitable[list[Pane]]], topology: Topology
     ) -> None:
         """This node's terminal list, listed once per burst of tmux changes (not once per
         peer), into the feed and every served stream when it changed."""
@@ -314,7 +312,7 @@ class Exchange:
         """The frame, then each change as it comes and this node's terminal list whenever it
         moves (the newest only: a list is whole)."""
         yield events.encode(FRAME, _dumps(self.live.roster.snapshot()))
-        told: tuple[dict[str, str | None], ...] | None = None
+        told: tuple[Pane, ...] | None = None
         changes: asyncio.Task[tuple[Change, ...] | None] | None = None
         listed: asyncio.Task[bool] | None = None
         try:

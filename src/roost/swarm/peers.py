@@ -44,6 +44,8 @@ MAX_RECORDS = 10_000
 MAX_TERMINALS = 2_000
 """Panes one peer's terminal list may hold."""
 PANE = re.compile(r"%[0-9]{1,9}")
+Pane = dict[str, str | None]
+"""One pane of a node's terminal list: ``pane`` and the fields of :data:`TERMINAL_LIMITS`."""
 TERMINAL_LIMITS = (("session", 256, False), ("window", 256, False), ("name", 200, True),
                    ("command", 256, False), ("cwd", 4096, True))  # fmt: skip
 """What a peer's terminal says besides its ``pane`` (``%N``): the fields of its
@@ -62,7 +64,7 @@ class Peer:
     records: dict[str, records.Record] = field(default_factory=dict)
     dropped: int = 0
     """Records refused from this peer since it was first heard (a buggy or hostile sender)."""
-    terminals: tuple[dict[str, str | None], ...] | None = None
+    terminals: tuple[Pane, ...] | None = None
     """Its panes as it last listed them; None until it has (a node older than this list)."""
     wire: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     """Each kept record as JSON, made on first serving: a peer's records change rarely and the
@@ -91,14 +93,14 @@ def _field(value: object, limit: int, nullable: bool) -> bool:
     return isinstance(value, str) and len(value) <= limit and value.isprintable()
 
 
-def _terminal(doc: object) -> dict[str, str | None] | None:
+def _terminal(doc: object) -> Pane | None:
     """One pane of a peer's terminal list, or None when any field is not what a pane says."""
     if not isinstance(doc, Mapping):
         return None
     pane = doc.get("pane")
     if not isinstance(pane, str) or not PANE.fullmatch(pane):
         return None
-    kept: dict[str, str | None] = {"pane": pane}
+    kept: Pane = {"pane": pane}
     for name, limit, nullable in TERMINAL_LIMITS:
         value = doc.get(name)
         if not _field(value, limit, nullable):

@@ -20,7 +20,7 @@ from typing import Any
 
 from roost.roster import records
 from roost.roster.times import to_wire
-from roost.swarm.peers import LOCAL, Peer, Peers
+from roost.swarm.peers import LOCAL, Pane, Peer, Peers
 
 SCHEMA = "rosterd.swarm.v1"
 
@@ -43,7 +43,7 @@ def node_row(peer: Peer, now: float) -> dict[str, Any]:
     }
 
 
-def _listed(terminals: tuple[dict[str, str | None], ...] | None) -> list[dict[str, str | None]] | None:
+def _listed(terminals: tuple[Pane, ...] | None) -> list[Pane] | None:
     return None if terminals is None else list(terminals)
 
 
@@ -57,7 +57,7 @@ class View:
     at: float
     local: tuple[records.Record, ...]
     peers: tuple[tuple[dict[str, Any], tuple[dict[str, Any], ...]], ...]
-    terminals: tuple[dict[str, str | None], ...] | None = None
+    terminals: tuple[Pane, ...] | None = None
     """This node's terminals as it last listed them for its peers (None: not listed)."""
 
     def document(self, epoch: int, seq: int) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def capture(
     local: Iterable[records.Record],
     peers: Peers,
     now: float,
-    terminals: tuple[dict[str, str | None], ...] | None = None,
+    terminals: tuple[Pane, ...] | None = None,
 ) -> View:
     """The union now, as a :class:`View`; ``terminals`` this node's, as its peers were told."""
     kept = tuple(
