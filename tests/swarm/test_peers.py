@@ -209,7 +209,7 @@ def test_a_peers_terminals_are_checked_by_the_fields_a_node_shares() -> None:
     from roost.actions.terminals import SHARED
     from roost.swarm.peers import TERMINAL_LIMITS
 
-    assert SHARED == ("pane", *(name for name, _, _ in TERMINAL_LIMITS))
+    assert ("pane", *(name for name, _, _ in TERMINAL_LIMITS)) == SHARED
     peers = Peers(OWN)
     peers.frame(PEER, frame(record()), NOW)
     pane = {"pane": "%7", "session": "main", "window": "", "name": None, "command": "bash", "cwd": None}

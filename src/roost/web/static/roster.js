@@ -288,12 +288,16 @@ export class Roster extends EventTarget {
     const records = [...this.remote.values()].filter((record) => record.node_id === node.node_id);
     const listed = node.terminals || [];
     const panes = new Set(listed.map((terminal) => terminal.pane));
-    const unlisted = records.filter(
-      (record) => record.lane !== "headless" && record.tmux && record.tmux.pane && !panes.has(record.tmux.pane),
+    const unlisted = new Set(
+      records
+        .filter((record) => record.lane !== "headless" && record.tmux && record.tmux.pane)
+        .map((record) => record.tmux.pane)
+        .filter((pane) => !panes.has(pane)),
     );
+    const occupant = (pane) => newestIn(records, pane);
     return [
-      ...listed.map((terminal) => this.remoteTerminalRow(node, terminal, newestIn(records, terminal.pane))),
-      ...unlisted.map((record) => this.remoteTerminalRow(node, this.terminalOf(record), record)),
+      ...listed.map((terminal) => this.remoteTerminalRow(node, terminal, occupant(terminal.pane))),
+      ...[...unlisted].map((pane) => this.remoteTerminalRow(node, this.terminalOf(occupant(pane)), occupant(pane))),
       ...records.filter((record) => record.lane === "headless").map((record) => this.remoteHeadlessRow(record)),
     ];
   }
