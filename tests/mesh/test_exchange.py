@@ -14,7 +14,7 @@ import pytest
 
 from roost.mesh import events
 from roost.mesh.exchange import BACKOFF_CAP, Exchange, backoff
-from roost.roster import Roster
+from roost.roster import Claim, ProcessId, Roster
 from roost.roster.live import Live
 from roost.swarm.peers import Peers
 from roost.tmux.topology import Topology
@@ -305,3 +305,26 @@ def test_this_nodes_terminals_are_listed_once_per_change_and_sent_on_every_strea
     assert [c.event for c in found.feed.since(0, None) or ()] == ["terminals", "terminals"]
     own = found.feed.snapshot()["nodes"][0]
     assert own["terminals"] == [SHELL, {**SHELL, "pane": "%4"}]
+
+
+def test_the_union_holds_this_nodes_records_as_the_feed_has_numbered_them() -> None:
+    """A union taken at change ``seq`` holds nothing a later change will announce: this node's
+    record enters it with the change the feed numbers for it, not a moment before, when only
+    the roster had it (``/swarm/events`` sends the union each change left)."""
+    found, clock = exchange()
+
+    async def go() -> tuple[list[str], list[str], list[str]]:
+        found.start()
+        claim = Claim(
+            "hook", clock.now, process=ProcessId(4242, 1000), activity="working", started_at=clock.now
+        )
+        assert found.live.apply(claim).accepted
+        early = [r["session_key"] for r in found.feed.snapshot()["records"]]
+        await asyncio.sleep(0.05)
+        late = [r["session_key"] for r in found.feed.snapshot()["records"]]
+        numbered = [c.record["session_key"] for c in found.feed.since(0, None) or () if c.record]
+        await found.stop()
+        return early, late, numbered
+
+    early, late, numbered = asyncio.run(go())
+    assert (early, late, numbered) == ([], [f"{OWN}:4242:1000"], [f"{OWN}:4242:1000"])

@@ -282,6 +282,8 @@ def test_a_plain_shell_is_in_every_unions_row_of_its_node_and_read_through_anoth
     a_id = a.identity().node_id
     b.wait_for(lambda: standing(b, "n1") is not None, "b hears a")
     since = cursor(b)
+    kept = a.post("/launch", {"command": "sh", "cwd": str(tmp_path), "name": "kept"})  # the server's first
+    assert kept.status_code == 201, kept.text
     command = "sh -c 'echo hi-there; exec sh'"
     made = a.post("/launch", {"command": command, "cwd": str(tmp_path), "name": "work"})
     assert made.status_code == 201, made.text
@@ -295,8 +297,11 @@ def test_a_plain_shell_is_in_every_unions_row_of_its_node_and_read_through_anoth
         (shell,) = node.wait_for(lambda node=node: listed(node), f"{node.name} lists a's shell")
         assert (shell["window"], shell["name"], shell["cwd"]) == ("work", "work", str(tmp_path))
         assert not [r for r in snapshot(node)["records"] if (r.get("tmux") or {}).get("pane") == pane]
-    told = first(changes(b, since), lambda f: f["event"] == "terminals" and f["node_id"] == a_id)
-    assert any(t["pane"] == pane for t in told["terminals"])
+    told = first(
+        changes(b, since),
+        lambda f: f["event"] == "terminals" and any(t["pane"] == pane for t in f["terminals"]),
+    )
+    assert (told["node"], told["node_id"]) == ("n1", a_id)
 
     path = f"/swarm/n1/sessions/{quote(pane, safe='')}/tail"
     lines = b.wait_for(lambda: "hi-there" in b.get(path).json()["lines"], "its last lines, through b")

@@ -161,6 +161,8 @@ class Exchange:
         for another node's sessions as for this node's)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
+        self._numbered: dict[str, records.Record] | None = None
+        """This node's records as the feed took them from its roster's stream, once following."""
         self._listing: tuple[Callable[[], Awaitable[list[Pane]]], Topology] | None = None
         self.terminals: tuple[Pane, ...] | None = None
         """This node's panes as last listed for its peers (None before the first list)."""
@@ -176,18 +178,29 @@ class Exchange:
         return listener.route(ROSTER, self._serve, method="GET")
 
     def _view(self) -> union.View:
+        """The union as the feed has numbered it: this node's records as of the last of its
+        changes the feed took (the roster may be a change ahead, not yet read from its stream),
+        so a union taken at change ``seq`` holds nothing a later change will announce."""
         roster = self.live.roster
-        return union.capture(
-            roster.node, roster.node_id, roster.records(), self.peers, self.clock(), self.terminals
-        )
+        local = roster.records()
+        if self._numbered is not None:
+            present = {record.session_key for record in local}
+            for gone in self._numbered.keys() - present:  # dropped by the roster after its linger
+                del self._numbered[gone]
+            local = [
+                self._numbered[record.session_key] for record in local if record.session_key in self._numbered
+            ]
+        return union.capture(roster.node, roster.node_id, local, self.peers, self.clock(), self.terminals)
 
     # -- the life of the exchange --------------------------------------------------------
 
     def start(self) -> None:
         """Follow this node's changes into the feed, sweep old peers, and link every member."""
         self._running = True
+        stream = self.live.subscribe(replay=False, own=True)
+        self._numbered = {record.session_key: record for record in self.live.roster.records()}
         self._tasks = [
-            asyncio.create_task(self._follow_local()),
+            asyncio.create_task(self._follow_local(stream)),
             asyncio.create_task(self._sweep()),
         ]
         if self._listing is not None:
@@ -237,15 +250,18 @@ class Exchange:
             return "left"
         return "revoked"
 
-    async def _follow_local(self) -> None:
+    async def _follow_local(self, stream: Stream) -> None:
         """This node's own changes into the swarm feed, as its roster named them."""
         roster = self.live.roster
-        with self.live.subscribe(replay=False, own=True) as stream:
+        with stream:
             while (batch := await stream.next(self.keepalive)) is not None:
                 for change in batch:
                     if change.record is not None:
+                        self._numbered[change.record.session_key] = change.record
                         record = union.served(change.record, LOCAL, 0)
                         self.feed.append(change.event, roster.node_id, roster.node, record=record)
+                    elif change.snapshot is not None:  # fell a ring behind: the roster as it is
+                        self._numbered = {record.session_key: record for record in roster.records()}
 
     async def _follow_terminals(
         self, listed: Callable[[], Awaitable[list[Pane]]], topology: Topology
