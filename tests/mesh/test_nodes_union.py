@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import pty
+import queue
 import subprocess
 import sys
 import time
@@ -262,7 +263,10 @@ def test_swarm_events_is_one_whole_union_per_change_anywhere_however_fast_they_c
         said: list[dict[str, object]] = []
         while sum(change["event"] == "session_started" for change in said) < BURST:
             said.append(numbered.next(20).data)
-        sent = [frames.next(20) for _ in said]
+        sent: list[Event] = []
+        with contextlib.suppress(AssertionError, queue.Empty):  # fewer frames: the stream goes quiet
+            while len(sent) < len(said):
+                sent.append(frames.next(20))
     assert [seq_of(frame) for frame in sent] == [change["seq"] for change in said]
     assert [change["seq"] for change in said] == list(range(start + 1, start + 1 + len(said)))
     for frame in sent:
