@@ -23,7 +23,18 @@ from roost.roster import records
 from tests.api.sse import Event, Events
 from tests.conftest import BIN, REPO
 from tests.mesh.swarmnodes import SwarmNode
-from tests.mesh.unionnodes import changes, client, cursor, first, process, session, snapshot, standing, swarm
+from tests.mesh.unionnodes import (
+    changes,
+    client,
+    cursor,
+    first,
+    launched,
+    process,
+    session,
+    snapshot,
+    standing,
+    swarm,
+)
 from tests.nodes import Network
 
 WITHIN = 15.0
@@ -315,3 +326,16 @@ def test_a_plain_shell_is_in_every_unions_row_of_its_node_and_read_through_anoth
     closed = a.post(f"/sessions/{quote(pane, safe='')}/close", {"force": True})
     assert closed.status_code == 200, closed.text
     b.wait_for(lambda: not listed(b), "b's union forgets the closed shell")
+
+
+def test_an_agent_with_no_hooks_is_listed_by_its_panes_name_on_every_node(
+    network: Network, tmp_path: Path
+) -> None:
+    """Not ``[folder]`` nor its harness: the scan names it by its pane, on its node and in every
+    union (issue 32: 6, ``rosterd list --swarm`` named every such row ``[/]``)."""
+    a, b = swarm(network, tmp_path, 2)
+    key = launched(a, tmp_path, tmp_path / "keys.log", "far", hook=False)["session_key"]
+    b.wait_for(lambda: any(r["session_key"] == key for r in snapshot(b)["records"]), "b holds it")
+    for node in (a, b):
+        (row,) = [line for line in node.ok("list", "--swarm").splitlines() if " n1 " in line]
+        assert row.split()[:2] == ["far", "claude"], row

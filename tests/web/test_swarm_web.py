@@ -46,9 +46,10 @@ class Swarm:
 
     def pane(self, name: str, keys: Path, named: bool = True) -> str:
         """The fake agent TUI in a new window ``name`` of the owner's tmux server (its session
-        given that name too, unless ``named`` is False); its row's id once the node the browser
-        is on holds it: ``NODE_ID/%N``, another node's terminal."""
-        record = launched(self.owner, self.root, keys, name)
+        given that name too; unless ``named`` is False, when it has no hooks either, so only the
+        pane is named); its row's id once the node the browser is on holds it: ``NODE_ID/%N``,
+        another node's terminal."""
+        record = launched(self.owner, self.root, keys, name, hook=named)
         key = str(record["session_key"])
         if named:
             answer = self.owner.post(f"/sessions/{key}/name", {"name": name})
