@@ -149,7 +149,8 @@ class AdapterFailed(RoostError):
 
 class SetupError(RoostError):
     """Something on this machine roost reads or needs is not usable as it is (a config,
-    manifest or settings file, a socket path, ``HOME``, ``ssh``): fix the thing named."""
+    manifest or settings file, a socket path, ``HOME``, ``ssh``, a service manager): fix the
+    thing named."""
 
     exit_code = 1
     status = 503

@@ -14,7 +14,7 @@ from roost.roster import ProcessId, records
 from roost.roster.live import Live
 from roost.roster.precedence import LAUNCHER
 from roost.swarm.peers import Peers
-from tests.roster.helpers import NODE_ID, Clock, claim, roster
+from tests.roster.helpers import NODE, NODE_ID, Clock, claim, roster
 
 LAPTOP, DESK, GONE = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", "cccccccccccccccc"
 HERE = ProcessId(4242, 1000)
@@ -29,8 +29,13 @@ class Members:
         self.answer = answer
 
     def member(self, node: str) -> str | None:
-        found = [ident for ident, name in self.names.items() if node in (ident, name)]
-        return found[0] if found else None
+        found = self.named(node)
+        return found[0] if len(found) == 1 and found[0] != NODE_ID else None
+
+    def named(self, node: str) -> list[str]:
+        """As a real membership: this node is one of the members a name may name."""
+        every = {NODE_ID: NODE, **self.names}
+        return [ident for ident, name in every.items() if node in (ident, name)]
 
     def name(self, node_id: str) -> str:
         return self.names.get(node_id, node_id)

@@ -29,7 +29,7 @@ async def keyed(_request: Request) -> Response:
 def test_every_route_declares_itself() -> None:
     described = {(path, method) for path, method, _ in openapi.described((*ROUTES, *WEB_ROUTES))}
     served = {
-        (route.path, method.lower())
+        (route.path_format, method.lower())
         for route in (*ROUTES, *WEB_ROUTES)
         if isinstance(route, Route)
         for method in route.methods or ()

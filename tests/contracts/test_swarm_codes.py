@@ -17,7 +17,7 @@ from roost.api import Context, auth, create_app, proxy
 from roost.api.app import VERBS
 from roost.cli.daemonclient import Refused
 from roost.errors import RoostError
-from tests.actions.swarmdoor import LAPTOP, swarm_door
+from tests.actions.swarmdoor import DESK, GONE, LAPTOP, swarm_door
 from tests.contracts.tables import table
 from tests.roster.helpers import NODE, Clock, key
 
@@ -64,3 +64,14 @@ def test_each_code_is_answered_with_its_status_and_exits_with_its_code() -> None
         row = DOCUMENTED[code]
         assert (doc["code"], status) == (code, int(row["HTTP"])), code
         assert Refused(status, json.dumps(doc).encode()).exit_code == int(row["exit"]), code
+
+
+def test_a_node_name_two_members_share_is_refused_with_both_never_guessed() -> None:
+    door = swarm_door(Clock(time.time()))
+    door.forwarder.names[GONE] = "desk"  # type: ignore[union-attr]
+    answer = asked(door, "POST", "/swarm/desk/sessions/x/prompt", {"text": "x"})
+    assert answer.status_code == 409
+    assert answer.json()["candidates"] == [DESK, GONE]
+    assert answer.json()["nodes"] == [{"node_id": DESK, "node": "desk"}, {"node_id": GONE, "node": "desk"}]
+    assert Refused(409, answer.content).exit_code == 1
+    assert door.forwarder.sent == []  # type: ignore[union-attr]

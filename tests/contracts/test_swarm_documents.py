@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from roost.roster import records
 from roost.swarm import union
-from roost.swarm.feed import NODE, NODE_LEFT, SNAPSHOT, SwarmChange
+from roost.swarm.feed import NODE, NODE_LEFT, SNAPSHOT, TERMINALS, SwarmChange
 from roost.swarm.peers import Peers
 from tests.contracts.tables import names, table
 
@@ -19,6 +19,10 @@ def test_the_union_and_its_rows_are_the_documented_fields() -> None:
     (key,) = [name for name in DOCS if name.startswith("union (")]
     assert list(document) == DOCS[key]
     assert list(document["nodes"][0]) == DOCS["union nodes[]"]
+    shell = {"pane": "%1", "session": "main", "window": "zsh", "name": None, "command": "zsh", "cwd": "/"}
+    listed = union.capture("desk", "a" * 16, [own], Peers("a" * 16), NOW, (shell,)).document(1, 0)
+    (terminals,) = [name for name in DOCS if name.startswith("union nodes[] terminals")]
+    assert list(listed["nodes"][0]["terminals"][0]) == DOCS[terminals]
     fields = DOCS["record (read --json, each of records)"]
     (then,) = [name for name in DOCS if name.startswith("union record (")]
     assert list(document["records"][0]) == [*fields, *DOCS[then]]
@@ -31,6 +35,7 @@ def test_each_swarm_change_is_the_documented_fields() -> None:
         "a session's event": SwarmChange(1, "activity", NOW, 1, "a" * 16, "desk", record=record),
         NODE: SwarmChange(2, NODE, NOW, 1, "b" * 16, "laptop", detail=row),
         NODE_LEFT: SwarmChange(3, NODE_LEFT, NOW, 1, "b" * 16, "laptop", detail={"reason": "revoked"}),
+        TERMINALS: SwarmChange(4, TERMINALS, NOW, 1, "b" * 16, "laptop", detail={"terminals": []}),
         SNAPSHOT: SwarmChange(3, SNAPSHOT, NOW, 1, "a" * 16, "desk", snapshot={}),
     }
     for kind, change in made.items():

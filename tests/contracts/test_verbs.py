@@ -11,6 +11,8 @@ import subprocess
 import pytest
 
 from roost import agentrow, errors
+from roost.cli.daemonclient import Refused
+from roost.cli.rosterd import exit_code as rosterd_exit
 from roost.roster import records
 from tests.cli.roost.inpane import Shell
 from tests.cli.rosterd.helpers import badged, ok, session_of
@@ -24,10 +26,28 @@ ROOST_JSON = {row["command"]: names(row["fields"]) for row in table("`roost --js
 ROSTERD_JSON = {row["document"]: names(row["fields"]) for row in table("`rosterd --json` documents")}
 
 
-@pytest.mark.parametrize("row", ROOST_EXITS + ROSTERD_EXITS, ids=lambda row: f"{row['verb']}={row['exit']}")
-def test_a_verbs_failures_exit_with_its_documented_code(row: dict[str, str]) -> None:
+@pytest.mark.parametrize("row", ROOST_EXITS, ids=lambda row: f"{row['verb']}={row['exit']}")
+def test_a_roost_verbs_failures_exit_with_its_documented_code(row: dict[str, str]) -> None:
     for name in names(row["failures"]):
         assert getattr(errors, name).exit_code == int(row["exit"]), name
+
+
+@pytest.mark.parametrize("row", ROSTERD_EXITS, ids=lambda row: f"{row['verb']}={row['exit']}")
+def test_a_rosterd_verbs_failures_exit_with_its_documented_code(row: dict[str, str]) -> None:
+    for name in names(row["failures"]):
+        assert rosterd_exit(getattr(errors, name)("x")) == int(row["exit"]), name
+
+
+def test_rosterd_exits_only_with_the_specifications_four_codes() -> None:
+    """0 ok, 1 a user error, 2 the daemon unreachable, 3 a peer unreachable: whatever code
+    ``roost`` gives a failure, ``rosterd`` says 2 only of the daemon and 3 only of a peer."""
+    said = {name.__name__: rosterd_exit(name("x")) for name in errors.FAILURES}
+    assert {name for name, code in said.items() if code == 2} == {"Unavailable", "NoServer"}
+    assert {name for name, code in said.items() if code == 3} == {"PeerUnreachable"}
+    assert set(said.values()) == {1, 2, 3}
+    refusal = Refused(502, b'{"error": "n1 did not answer", "code": "peer_unreachable"}')
+    assert rosterd_exit(refusal) == 3
+    assert rosterd_exit(Refused(404, b'{"error": "no such node"}')) == 1
 
 
 def _examples(rows: list[dict[str, str]]) -> list[dict[str, str]]:

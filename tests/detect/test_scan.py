@@ -249,3 +249,21 @@ def test_the_daemon_reports_scanned_agents_and_ends_them(
         lambda: (r := daemon.get(f"/sessions/{free['session_key']}")) and r["liveness"] == "ended" and r
     )
     assert ended["ended_reason"] == "exit"
+
+
+def test_an_agent_in_a_named_pane_is_named_by_the_scan_as_a_hook_would(
+    roost: Roost, names: Names, fakes: Path
+) -> None:
+    """No hook installed (a fresh node, an agent with no integration): the session is still
+    called what its pane is called, not by its harness or ``[folder]``, on every node that
+    holds its record (issue 32: 6, ``rosterd list --swarm`` named each such row ``[/]``)."""
+    pane = roost.start(str(fakes / "claude"))
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-name", "cl1")
+    scan, roster, reporter = scanner(roost, names), Roster("test", "n0", time.time), Reporter()
+    sighting = roost.wait_for(lambda: (s := in_pane(scan.observe(), pane)) and s.agent and s)
+    claims = [c for c in reporter.claims(scan.observe(), roster) if c.process == sighting.agent.process]
+    assert [(c.source, c.fields.get("name")) for c in claims] == [("scan", "cl1")]
+    for claim in claims:
+        assert roster.apply(claim).accepted
+    (record,) = [r for r in roster.records() if r.pid == sighting.agent.process.pid]
+    assert (record.name, record.harness) == ("cl1", "claude")

@@ -16,8 +16,8 @@ import httpx
 import pytest
 from starlette.requests import Request
 
-from roost.actions.remote import API, MCP, UNREACHABLE, Act, Reply, Through
-from roost.errors import PeerUnreachable, UsageError
+from roost.actions.remote import API, MCP, UNREACHABLE, Act, Reply, Through, node_named
+from roost.errors import Conflict, PeerUnreachable, TargetGone, UsageError
 from roost.mesh import listener
 from roost.mesh.acting import Acting, read
 from roost.mesh.forwarding import ACT, READ_S, Forwarding, document
@@ -208,6 +208,28 @@ def test_a_member_is_named_by_its_id_or_its_unique_name_and_never_this_node(
     node: str, found: str | None
 ) -> None:
     assert forwarding()[0].member(node) == found
+
+
+def test_a_name_two_members_share_is_named_as_both_and_an_ambiguity_lists_them() -> None:
+    forwarder = forwarding()[0]
+    assert forwarder.named("desk") == ["b2", "c3"] and forwarder.named("c3") == ["c3"]
+    assert forwarder.named("me") == ["me"] and forwarder.named("gone") == []
+    assert node_named(forwarder, "me", "me", "laptop") == "a1"
+    assert node_named(forwarder, "me", "me", "me") == "me"
+    with pytest.raises(Conflict) as shared:
+        node_named(forwarder, "me", "me", "desk")
+    assert shared.value.message == "2 nodes go by the name 'desk' (b2, c3): name one by its node id"
+    assert shared.value.extra == {
+        "candidates": ["b2", "c3"],
+        "nodes": [{"node_id": "b2", "node": "desk"}, {"node_id": "c3", "node": "desk"}],
+    }
+    for nobody in ("gone", "nosuch"):
+        with pytest.raises(TargetGone) as missing:
+            node_named(forwarder, "me", "me", nobody)
+        assert missing.value.extra == {"code": "no_such_node"}
+    assert node_named(None, "me", "solo", "solo") == "me"
+    with pytest.raises(TargetGone):
+        node_named(None, "me", "solo", "desk")
 
 
 def test_an_act_goes_once_with_its_wait_on_top_and_the_answer_comes_back() -> None:

@@ -14,9 +14,10 @@ import pytest
 
 from roost.mesh import events
 from roost.mesh.exchange import BACKOFF_CAP, Exchange, backoff
-from roost.roster import Roster
+from roost.roster import Claim, ProcessId, Roster
 from roost.roster.live import Live
 from roost.swarm.peers import Peers
+from roost.tmux.topology import Topology
 from tests.swarm.test_peers import NOW, OWN, PEER, frame, record
 
 
@@ -217,3 +218,113 @@ def test_a_node_that_revoked_itself_left() -> None:
 def test_the_swarm_cursor_is_never_the_rosters() -> None:
     found, _ = exchange()
     assert found.feed.epoch == found.live.roster.status_epoch + 1
+
+
+SHELL = {"pane": "%1", "session": "main", "window": "zsh", "name": None, "command": "zsh", "cwd": "/srv/app"}
+
+
+def test_a_peers_terminal_list_enters_its_row_and_a_change_of_it_is_a_terminals_change() -> None:
+    """A plain shell is in no roster: the peer's terminal list is how this node learns of it."""
+    found, _ = exchange()
+    take(found, "frame", frame(record(pid=10)))
+    agent = {**SHELL, "pane": "%2", "window": "far", "name": "far", "command": "claude"}
+    take(found, "terminals", {"terminals": [SHELL, agent, {**SHELL, "pane": "3"}]})
+    row = found.feed.snapshot()["nodes"][1]
+    assert (row["terminals"], row["dropped"]) == ([SHELL, agent], 1)  # a pane that is not one: dropped
+    last = found.feed.since(0, None)[-1]  # type: ignore[index]
+    assert (last.event, last.node_id, last.detail) == ("terminals", PEER, {"terminals": [SHELL, agent]})
+    head = found.feed.head
+    take(found, "terminals", {"terminals": [SHELL, agent]})  # the same list again: nothing new
+    assert found.feed.head == head
+    take(found, "frame", frame(record(pid=10)))  # a fresh frame keeps the list until the next one
+    assert found.feed.snapshot()["nodes"][1]["terminals"] == [SHELL, agent]
+
+
+@pytest.mark.parametrize(
+    ("document", "why"),
+    [
+        ({"terminals": "zsh"}, "no list"),
+        ({"terminals": [SHELL] * 2001}, "a flood"),
+        ([SHELL], "no object"),
+    ],
+)
+def test_a_terminal_list_that_is_none_changes_nothing_and_is_counted(document: Any, why: str) -> None:
+    found, _ = exchange()
+    take(found, "frame", frame(record(pid=10)))
+    head = found.feed.head
+    take(found, "terminals", document)
+    assert found.feed.head == head and found.refused == {"terminals": 1}, why
+    assert found.feed.snapshot()["nodes"][1]["terminals"] is None
+
+
+def test_a_terminal_list_before_any_frame_is_refused() -> None:
+    found, _ = exchange()
+    take(found, "terminals", {"terminals": [SHELL]})
+    assert found.refused == {"terminals": 1} and found.feed.head == 0
+
+
+def test_this_nodes_terminals_are_listed_once_per_change_and_sent_on_every_stream() -> None:
+    found, _ = exchange()
+    listings = [[SHELL]]
+    asked: list[int] = []
+
+    async def listed() -> list[dict[str, str | None]]:
+        asked.append(1)
+        return [dict(pane) for pane in listings[-1]]
+
+    async def go() -> tuple[list[str], list[str]]:
+        topology = Topology()
+        found.share_terminals(listed, topology)
+        found.keepalive = 0.05
+        found.start()
+        served = [found._frames(found.live.subscribe(replay=False, own=True)) for _ in range(2)]
+        heard = [[], []]  # type: list[list[str]]
+        for stream, into in zip(served, heard, strict=True):
+            into.append((await anext(stream)).decode())  # the frame
+        await asyncio.sleep(0.05)
+        for stream, into in zip(served, heard, strict=True):
+            into.append((await anext(stream)).decode())  # the list
+        listings.append([SHELL, {**SHELL, "pane": "%4"}])
+        topology.bump()
+        topology.bump()  # a burst: one list
+        for stream, into in zip(served, heard, strict=True):
+            while "%4" not in into[-1]:
+                into.append((await asyncio.wait_for(anext(stream), 5)).decode())
+        for stream in served:
+            await stream.aclose()
+        topology.close()
+        await found.stop()
+        return heard[0], heard[1]
+
+    one, two = asyncio.run(go())
+    for heard in (one, two):
+        assert heard[0].startswith("event: frame\n")
+        assert heard[1].startswith("event: terminals\n") and '"pane":"%1"' in heard[1]
+        assert heard[-1].startswith("event: terminals\n") and '"pane":"%4"' in heard[-1]
+    assert len(asked) == 2  # the first list and the burst's, for both streams
+    assert [c.event for c in found.feed.since(0, None) or ()] == ["terminals", "terminals"]
+    own = found.feed.snapshot()["nodes"][0]
+    assert own["terminals"] == [SHELL, {**SHELL, "pane": "%4"}]
+
+
+def test_the_union_holds_this_nodes_records_as_the_feed_has_numbered_them() -> None:
+    """A union taken at change ``seq`` holds nothing a later change will announce: this node's
+    record enters it with the change the feed numbers for it, not a moment before, when only
+    the roster had it (``/swarm/events`` sends the union each change left)."""
+    found, clock = exchange()
+
+    async def go() -> tuple[list[str], list[str], list[str]]:
+        found.start()
+        claim = Claim(
+            "hook", clock.now, process=ProcessId(4242, 1000), activity="working", started_at=clock.now
+        )
+        assert found.live.apply(claim).accepted
+        early = [r["session_key"] for r in found.feed.snapshot()["records"]]
+        await asyncio.sleep(0.05)
+        late = [r["session_key"] for r in found.feed.snapshot()["records"]]
+        numbered = [c.record["session_key"] for c in found.feed.since(0, None) or () if c.record]
+        await found.stop()
+        return early, late, numbered
+
+    early, late, numbered = asyncio.run(go())
+    assert (early, late, numbered) == ([], [f"{OWN}:4242:1000"], [f"{OWN}:4242:1000"])

@@ -315,3 +315,46 @@ def test_a_handoff_asked_on_another_node_is_done_by_the_owner(
     assert turn(b, there, "HISTORY")["recap"] == "history: 1 turns; last: asked from afar"
     entries = [e for e in a.get("/journal").json()["entries"] if e.get("session_key") == key]
     assert any(e.get("through") == "n2" for e in entries), entries
+
+
+def test_a_handoff_to_a_name_two_nodes_share_lists_both_and_nothing_moves(network: Network) -> None:
+    """Not ``no node 'charlie'``: the candidates, as an ambiguous session name lists them,
+    and the session is left as it was (issue 33: also seen)."""
+    with tempfile.TemporaryDirectory(prefix="rh", dir="/tmp") as short:
+        root = Path(short)
+        project = root / "project"
+        project.mkdir()
+
+        def prepare(node: SwarmNode) -> None:
+            if node.root.name == "n1":
+                node.settings = {"harness.fake": {"adapter": f"{sys.executable} {ADAPTER}"}}
+                node.extra_env = {"FAKE_ACP_STATE": str(node.root / "home" / ".fake-acp")}
+                (node.root / "home" / ".fake-acp").mkdir()
+                (node.config_dir / "agents").mkdir(parents=True)
+                (node.config_dir / "agents" / "fake.toml").write_text(FAKE_MANIFEST)
+            else:
+                node.name = "charlie"
+
+        a, b, c = make(network, root, 3, prepare)
+        try:
+            for node in (b, c):
+                node.ok("join", a.address, "--token", a.ok("invite").strip())
+            key = start(a, project)
+            turn(a, key, "the only words")
+            done = a.rosterd("handoff", key, "--to", "charlie")
+            assert done.returncode == 1, done.stderr
+            ids = sorted(node.identity().node_id for node in (b, c))
+            assert (
+                f"2 nodes go by the name 'charlie' ({ids[0]}, {ids[1]}): name one by its node id"
+                in done.stderr
+            )
+            assert all(f"  {ident}\n" in done.stderr for ident in ids)  # the candidates, one a line
+            kept = record(a, key)
+            assert (kept["liveness"], kept["error_reason"]) == ("live", None)
+            for node in (b, c):
+                assert [
+                    r for r in node.get("/snapshot").json()["records"] if r.get("lane") == "headless"
+                ] == []
+        finally:
+            for node in (a, b, c):
+                node.stop()

@@ -6,17 +6,35 @@ union."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pty
+import queue
+import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from roost.roster import records
-from tests.api.sse import Events
-from tests.conftest import REPO
-from tests.mesh.unionnodes import changes, client, cursor, first, process, session, snapshot, standing, swarm
+from tests.api.sse import Event, Events
+from tests.conftest import BIN, REPO
+from tests.mesh.swarmnodes import SwarmNode
+from tests.mesh.unionnodes import (
+    changes,
+    client,
+    cursor,
+    first,
+    launched,
+    process,
+    session,
+    snapshot,
+    standing,
+    swarm,
+)
 from tests.nodes import Network
 
 WITHIN = 15.0
@@ -87,6 +105,29 @@ def test_a_claim_on_one_node_reaches_every_other_nodes_union_and_change_stream(
     assert rows == {"n2": "local", "n1": "reachable", "n3": "reachable"}
 
 
+def on_a_terminal(node: SwarmNode, *args: str) -> str:
+    """What ``rosterd ARGS`` writes to a terminal (a pseudo-terminal as its stdout)."""
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            node.node.argv(str(BIN / "rosterd"), *args),
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=node.env,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(follower)
+    out = b""
+    with contextlib.suppress(OSError):  # EIO once everything written has been read
+        while chunk := os.read(leader, 65536):
+            out += chunk
+    os.close(leader)
+    assert done.returncode == 0, done.stderr
+    return out.decode().replace("\r\n", "\n")
+
+
 def test_a_pulled_cable_is_served_stale_with_its_age_and_a_return_is_fresh_again(
     network: Network, tmp_path: Path
 ) -> None:
@@ -120,6 +161,12 @@ def test_a_pulled_cable_is_served_stale_with_its_age_and_a_return_is_fresh_again
     assert read.returncode == 0 and json.loads(read.stdout)["peer_state"] == "unreachable", read.stderr
     table = a.ok("list", "--swarm").splitlines()
     assert table[0].split()[0] == "n1" and table[2].split()[0] == "n3" and "stale" in table[2]
+    (row,) = [line for line in table[4:] if " n3 " in line]  # its session's row says so too
+    assert row.split()[-2] == "stale", row
+    drawn = on_a_terminal(a, "list", "--swarm")  # and a terminal draws it faint, as the web dims it
+    (faint,) = [line for line in drawn.splitlines() if " n3 " in line]
+    assert faint.startswith("\x1b[2m") and faint.endswith("\x1b[22m") and "stale" in faint, drawn
+    assert not [line for line in drawn.splitlines() if "\x1b" in line and " n3 " not in line]
     since = cursor(b)
     c.node.heal()
     healed = time.monotonic()
@@ -196,3 +243,107 @@ def test_a_hostile_members_bad_records_never_reach_the_union(network: Network, t
         assert (kept["node_id"], kept["activity"]) == (a_id, "active")
         assert kept["peer_state"] == ("local" if node is a else "reachable")
         assert not [r for r in union["records"] if "\x1b" in str(r.get("name"))]
+
+
+BURST = 14
+
+
+def seq_of(event: Event) -> int:
+    return int(event.id.split(":")[1])
+
+
+def test_swarm_events_is_one_whole_union_per_change_anywhere_however_fast_they_come(
+    network: Network, tmp_path: Path
+) -> None:
+    """The specification's ``/swarm/events``: one full snapshot per change anywhere. A burst of
+    claims on a peer and on this node gives as many frames as ``/swarm/changes`` numbers
+    changes, each with that change's id and each the union as that change left it (before,
+    14 changes gave 11 frames)."""
+    a, b = swarm(network, tmp_path, 2)
+    b.wait_for(lambda: len(snapshot(b)["nodes"]) == 2, "b hears a")
+    far, near = [process(a) for _ in range(BURST // 2)], [process(b) for _ in range(BURST // 2)]
+    with (
+        Events(client(b), "/swarm/events") as frames,
+        Events(client(b), "/swarm/changes") as numbered,
+        client(a) as at_a,
+        client(b) as at_b,
+    ):
+        opening, counted = frames.next(), numbered.next()
+        start = seq_of(opening)
+        assert (opening.name, counted.name, opening.data["seq"], seq_of(counted)) == (
+            "snapshot",
+            "snapshot",
+            start,
+            start,
+        )
+        for one, other in zip(far, near, strict=True):  # no waiting between claims: a burst
+            at_a.post("/claim", json={**one, "activity": "working"}).raise_for_status()
+            at_b.post("/claim", json={**other, "activity": "working"}).raise_for_status()
+        said: list[dict[str, object]] = []
+        while sum(change["event"] == "session_started" for change in said) < BURST:
+            said.append(numbered.next(20).data)
+        sent: list[Event] = []
+        with contextlib.suppress(AssertionError, queue.Empty):  # fewer frames: the stream goes quiet
+            while len(sent) < len(said):
+                sent.append(frames.next(20))
+    assert [seq_of(frame) for frame in sent] == [change["seq"] for change in said]
+    assert [change["seq"] for change in said] == list(range(start + 1, start + 1 + len(said)))
+    for frame in sent:
+        seq = seq_of(frame)
+        started = sum(change["event"] == "session_started" for change in said if change["seq"] <= seq)
+        assert frame.name == "snapshot" and frame.data["seq"] == seq
+        assert len([r for r in frame.data["records"] if r["activity"] == "active"]) == started, seq
+
+
+def test_a_plain_shell_is_in_every_unions_row_of_its_node_and_read_through_another_node(
+    network: Network, tmp_path: Path
+) -> None:
+    """No roster holds a plain shell: its node tells its peers its terminal list, the union
+    shows it in that node's row, a change of it is a ``terminals`` change, and its last lines
+    are read through any node (issue 32: 6)."""
+    a, b = swarm(network, tmp_path, 2)
+    a_id = a.identity().node_id
+    b.wait_for(lambda: standing(b, "n1") is not None, "b hears a")
+    since = cursor(b)
+    kept = a.post("/launch", {"command": "sh", "cwd": str(tmp_path), "name": "kept"})  # the server's first
+    assert kept.status_code == 201, kept.text
+    command = "sh -c 'echo hi-there; exec sh'"
+    made = a.post("/launch", {"command": command, "cwd": str(tmp_path), "name": "work"})
+    assert made.status_code == 201, made.text
+    pane = made.json()["pane"]
+
+    def listed(node: SwarmNode) -> list[dict[str, object]]:
+        row = next(row for row in snapshot(node)["nodes"] if row["node_id"] == a_id)
+        return [t for t in row["terminals"] or () if t["pane"] == pane]
+
+    for node in (a, b):
+        (shell,) = node.wait_for(lambda node=node: listed(node), f"{node.name} lists a's shell")
+        assert (shell["window"], shell["name"], shell["cwd"]) == ("work", "work", str(tmp_path))
+        assert not [r for r in snapshot(node)["records"] if (r.get("tmux") or {}).get("pane") == pane]
+    told = first(
+        changes(b, since),
+        lambda f: f["event"] == "terminals" and any(t["pane"] == pane for t in f["terminals"]),
+    )
+    assert (told["node"], told["node_id"]) == ("n1", a_id)
+
+    path = f"/swarm/n1/sessions/{quote(pane, safe='')}/tail"
+    lines = b.wait_for(lambda: "hi-there" in b.get(path).json()["lines"], "its last lines, through b")
+    assert lines and b.get(path).json()["pane"] == pane
+    assert not [e for e in a.get("/journal").json()["entries"] if e["kind"] == "act"]  # a read: no act line
+
+    closed = a.post(f"/sessions/{quote(pane, safe='')}/close", {"force": True})
+    assert closed.status_code == 200, closed.text
+    b.wait_for(lambda: not listed(b), "b's union forgets the closed shell")
+
+
+def test_an_agent_with_no_hooks_is_listed_by_its_panes_name_on_every_node(
+    network: Network, tmp_path: Path
+) -> None:
+    """Not ``[folder]`` nor its harness: the scan names it by its pane, on its node and in every
+    union (issue 32: 6, ``rosterd list --swarm`` named every such row ``[/]``)."""
+    a, b = swarm(network, tmp_path, 2)
+    key = launched(a, tmp_path, tmp_path / "keys.log", "far", hook=False)["session_key"]
+    b.wait_for(lambda: any(r["session_key"] == key for r in snapshot(b)["records"]), "b holds it")
+    for node in (a, b):
+        (row,) = [line for line in node.ok("list", "--swarm").splitlines() if " n1 " in line]
+        assert row.split()[:2] == ["far", "claude"], row

@@ -102,10 +102,12 @@ def first(frames: Iterator[dict[str, Any]], wanted: Callable[[dict[str, Any]], b
     return found
 
 
-def launched(owner: SwarmNode, cwd: Path, log: Path, name: str = "far") -> dict[str, Any]:
+def launched(owner: SwarmNode, cwd: Path, log: Path, name: str = "far", hook: bool = True) -> dict[str, Any]:
     """The fake agent TUI in a new window ``name`` of ``owner``'s tmux server (every key it
-    reads appended to ``log``); its record, once its hook's claim (stamped with its pane) is in."""
-    command = f"ROOST_AGENT=claude {sys.executable} {FAKE_AGENT} --start-hook --log {log}"
+    reads appended to ``log``); its record, once its hook's claim (stamped with its pane) is in,
+    or without ``hook`` (an agent with no hooks installed) once the process scan has found it."""
+    started = " --start-hook" if hook else ""
+    command = f"ROOST_AGENT=claude {sys.executable} {FAKE_AGENT}{started} --log {log}"
     answer = owner.post("/launch", {"command": command, "cwd": str(cwd), "name": name})
     assert answer.status_code == 201, answer.text
     pane = answer.json()["pane"]

@@ -1,21 +1,32 @@
 """The swarm feed's cursor: ``EPOCH:SEQ`` of this node's own numbering, replayed when it can be
-and answered with a snapshot when it cannot (another node's or run's cursor, one too old)."""
+and answered with a snapshot when it cannot (another node's or run's cursor, one too old); and
+its whole frames, one per change, each the union as that change left it."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from roost.swarm.feed import NODE, Feed, SwarmChange
+from roost.roster import records
+from roost.swarm.feed import NODE, Feed, Frame, SwarmChange
+from roost.swarm.union import View
 
 OWN = "aaaaaaaaaaaaaaaa"
+NOW = 1_796_000_000.0
 
 
-def feed(ring: int = 8, backlog: int = 8) -> Feed:
-    def union(epoch: int, seq: int) -> dict[str, Any]:
-        return {"status_epoch": epoch, "seq": seq, "records": []}
+def feed(ring: int = 8, backlog: int = 8, frames: int = 8, local: list[records.Record] | None = None) -> Feed:
+    """A feed whose union is this node's ``local`` records as they are when it is taken."""
+    held = [] if local is None else local
 
-    return Feed(OWN, "desk", union, lambda: 1_796_000_000.0, ring=ring, backlog=backlog)
+    def view() -> View:
+        return View("desk", OWN, NOW, tuple(held), ())
+
+    return Feed(OWN, "desk", view, lambda: NOW, ring=ring, backlog=backlog, frames=frames)
+
+
+def session(pid: int) -> records.Record:
+    return records.Record("desk", OWN, f"{OWN}:{pid}:1", pid, 1, NOW)
 
 
 def first(found: Feed, seq: int | None, epoch: int | None) -> tuple[SwarmChange, ...]:
@@ -49,7 +60,9 @@ def test_a_cursor_it_cannot_replay_is_answered_with_a_snapshot() -> None:
     ]:
         (snapshot,) = first(found, seq, epoch)
         assert snapshot.event == "snapshot", why
-        assert snapshot.snapshot == {"status_epoch": found.epoch, "seq": 10, "records": []}
+        assert snapshot.snapshot is not None
+        whole = {name: snapshot.snapshot[name] for name in ("status_epoch", "seq", "records")}
+        assert whole == {"status_epoch": found.epoch, "seq": 10, "records": []}
         assert snapshot.ident == f"{found.epoch}:10"
 
 
@@ -73,3 +86,52 @@ def test_a_change_carries_its_node_and_a_slow_subscriber_starts_over_from_a_snap
     }
     found.close()
     assert asyncio.run(subscription.next(0)) is None
+
+
+def read(framer: Any) -> tuple[Frame, ...]:
+    batch = asyncio.run(framer.next(0))
+    assert batch is not None
+    return batch
+
+
+def test_a_burst_of_changes_is_as_many_whole_frames_each_the_union_that_change_left() -> None:
+    """The specification's /swarm/events: one full snapshot per change anywhere, however fast
+    they come (before, 14 changes in a burst gave the client fewer frames, all alike)."""
+    local: list[records.Record] = []
+    found = feed(frames=64, local=local)
+    framer = found.frames()
+    (first,) = read(framer)
+    assert (first.seq, first.document(found.epoch)["records"]) == (0, [])
+    for pid in range(1, 15):
+        local.append(session(pid))
+        found.append("session_started", OWN, "desk", record={"session_key": f"{OWN}:{pid}:1"})
+    burst = read(framer)
+    assert [frame.seq for frame in burst] == list(range(1, 15))
+    for frame in burst:
+        document = frame.document(found.epoch)
+        assert (document["seq"], len(document["records"]), document["nodes"][0]["sessions"]) == (
+            frame.seq,
+            frame.seq,
+            frame.seq,
+        )
+    assert read(framer) == ()
+
+
+def test_a_client_too_slow_for_its_frames_is_sent_the_union_as_it_is_then() -> None:
+    local: list[records.Record] = []
+    found = feed(frames=4, local=local)
+    framer = found.frames()
+    for pid in range(1, 11):
+        local.append(session(pid))
+        found.append("session_started", OWN, "desk")
+    (caught,) = read(framer)  # 11 waiting (the first and ten): past 4, the union now instead
+    assert caught.seq == 10 and len(caught.document(found.epoch)["records"]) == 10
+    found.append(NODE, "b" * 16, "laptop", detail={"peer_state": "reachable"})
+    assert [frame.seq for frame in read(framer)] == [11]
+    assert found.subscribers == 1
+    framer.__exit__()
+    assert found.subscribers == 0
+    found.append(NODE, "b" * 16, "laptop", detail={"peer_state": "unreachable"})  # nobody to frame it for
+    again = found.frames()
+    found.close()
+    assert asyncio.run(again.next(0)) is None

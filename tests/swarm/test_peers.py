@@ -8,6 +8,7 @@ import pytest
 
 from roost.errors import PeerRefused
 from roost.roster import records
+from roost.swarm import union
 from roost.swarm.peers import KEEP, MAX_RECORDS, Peers
 
 OWN, PEER = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
@@ -30,6 +31,11 @@ def frame(*listed: dict[str, Any], node_id: str = PEER, node: str = "laptop") ->
     }
 
 
+def served(peers: Peers, local: list[records.Record], now: float) -> list[dict[str, Any]]:
+    """The union's records, as ``GET /swarm/snapshot`` serves them."""
+    return union.document("desk", OWN, local, peers, epoch=1, seq=0, now=now)["records"]
+
+
 def own() -> records.Record:
     return records.Record("desk", OWN, f"{OWN}:1:1", 1, 1, NOW - 5)
 
@@ -37,14 +43,14 @@ def own() -> records.Record:
 def test_the_union_serves_this_nodes_records_first_then_each_peers_with_its_state_and_age() -> None:
     peers = Peers(OWN)
     peers.frame(PEER, frame(record(pid=10), record(pid=11, name="builder")), NOW)
-    union = peers.union([own()], NOW + 2.5)
-    assert [(r["session_key"], r["peer_state"], r["peer_age_ms"]) for r in union] == [
+    listed = served(peers, [own()], NOW + 2.5)
+    assert [(r["session_key"], r["peer_state"], r["peer_age_ms"]) for r in listed] == [
         (f"{OWN}:1:1", "local", 0),
         (f"{PEER}:10:5", "reachable", 2500),
         (f"{PEER}:11:5", "reachable", 2500),
     ]
-    assert "field_from_a_newer_node" not in union[1]
-    assert union[2]["name"] == "builder" and union[2]["node"] == "laptop"
+    assert "field_from_a_newer_node" not in listed[1]
+    assert listed[2]["name"] == "builder" and listed[2]["node"] == "laptop"
 
 
 @pytest.mark.parametrize(
@@ -102,10 +108,10 @@ def test_an_unreachable_peer_is_served_stale_with_its_age_until_its_fresh_frame_
     peers = Peers(OWN)
     peers.frame(PEER, frame(record(pid=10), record(pid=11)), NOW)
     peers.lost(PEER)
-    stale = peers.union([], NOW + 40)
+    stale = served(peers, [], NOW + 40)
     assert {(r["peer_state"], r["peer_age_ms"]) for r in stale} == {("unreachable", 40_000)}
     peers.frame(PEER, frame(record(pid=11, activity="idle")), NOW + 41)
-    [fresh] = peers.union([], NOW + 41)
+    [fresh] = served(peers, [], NOW + 41)
     assert (fresh["session_key"], fresh["activity"], fresh["peer_state"], fresh["peer_age_ms"]) == (
         f"{PEER}:11:5",
         "idle",
@@ -119,7 +125,7 @@ def test_a_keep_alive_keeps_the_age_small_and_the_peer_reachable() -> None:
     peers.frame(PEER, frame(record()), NOW)
     peers.lost(PEER)
     peers.heard(PEER, NOW + 10)
-    [one] = peers.union([], NOW + 10.2)
+    [one] = served(peers, [], NOW + 10.2)
     assert (one["peer_state"], one["peer_age_ms"]) == ("reachable", 200)
 
 
@@ -155,7 +161,7 @@ def test_a_peer_is_dropped_after_a_day_unheard_or_at_once_when_forgotten() -> No
     peers.heard(other, NOW + 10)
     assert peers.expire(NOW + KEEP) == [PEER]
     assert peers.forget(other) is True
-    assert peers.union([], NOW + KEEP) == [] and peers.forget(PEER) is False
+    assert served(peers, [], NOW + KEEP) == [] and peers.forget(PEER) is False
 
 
 def test_a_name_finds_peers_sessions_an_exact_key_finds_one() -> None:
@@ -193,5 +199,31 @@ def test_a_peers_session_handed_off_says_where_it_went() -> None:
     went = {"node": "desk", "node_id": OWN, "session_key": f"{OWN}:7:7"}
     ended = record(liveness="ended", ended_reason="handed_off", handed_to=went)
     peers.frame(PEER, frame(ended), NOW)
-    (found,) = peers.union([], NOW)
+    (found,) = served(peers, [], NOW)
     assert (found["ended_reason"], found["handed_to"]) == ("handed_off", went)
+
+
+def test_a_peers_terminals_are_checked_by_the_fields_a_node_shares() -> None:
+    """Every field :func:`roost.actions.terminals.shared` sends is one the receiving check
+    reads, and nothing else of a pane is kept."""
+    from roost.actions.terminals import SHARED
+    from roost.swarm.peers import TERMINAL_LIMITS
+
+    assert ("pane", *(name for name, _, _ in TERMINAL_LIMITS)) == SHARED
+    peers = Peers(OWN)
+    peers.frame(PEER, frame(record()), NOW)
+    pane = {"pane": "%7", "session": "main", "window": "", "name": None, "command": "bash", "cwd": None}
+    extra = {**pane, "pane": "%8", "session_key": f"{OWN}:1:1", "state": "working"}
+    bad = [
+        {**pane, "pane": "%x"},
+        {**pane, "window": "a\nb"},
+        {**pane, "name": 7},
+        {**pane, "cwd": "/" * 4097},
+        {k: v for k, v in pane.items() if k != "command"},
+    ]
+    assert peers.terminals(PEER, {"terminals": [pane, extra, *bad]}, NOW + 1) is True
+    kept = peers.get(PEER)
+    assert kept is not None and kept.terminals == (pane, {**pane, "pane": "%8"}) and kept.dropped == 5
+    assert peers.terminals(PEER, {"terminals": [pane, extra]}, NOW + 2) is False
+    with pytest.raises(PeerRefused):
+        peers.terminals("c" * 16, {"terminals": []}, NOW)

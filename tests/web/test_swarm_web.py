@@ -44,16 +44,38 @@ class Swarm:
         assert answer.status_code == 201, answer.text
         return str(answer.json()["record"]["session_key"])
 
-    def pane(self, name: str, keys: Path) -> str:
-        """The fake agent TUI in a new window of the owner's tmux server, named; its key once
-        the node the browser is on holds it."""
-        key = str(launched(self.owner, self.root, keys, name)["session_key"])
-        named = self.owner.post(f"/sessions/{key}/name", {"name": name})
-        assert named.status_code == 200, named.text
+    def pane(self, name: str, keys: Path, named: bool = True) -> str:
+        """The fake agent TUI in a new window ``name`` of the owner's tmux server (its session
+        given that name too; unless ``named`` is False, when it has no hooks either, so only the
+        pane is named); its row's id once the node the browser is on holds it: ``NODE_ID/%N``,
+        another node's terminal."""
+        record = launched(self.owner, self.root, keys, name, hook=named)
+        key = str(record["session_key"])
+        if named:
+            answer = self.owner.post(f"/sessions/{key}/name", {"name": name})
+            assert answer.status_code == 200, answer.text
         self.here.wait_for(
             lambda: any(r["session_key"] == key for r in snapshot(self.here)["records"]), "n2 holds it"
         )
-        return key
+        return f"{record['node_id']}/{record['tmux']['pane']}"
+
+    def shell(self, name: str, said: str) -> str:
+        """A plain shell in a new window ``name`` of the owner's tmux server, which no roster
+        holds, having printed ``said``; its row's id once the node the browser is on has been
+        told of its pane."""
+        command = f"sh -c 'echo {said}; exec sh'"
+        answer = self.owner.post("/launch", {"command": command, "cwd": str(self.root), "name": name})
+        assert answer.status_code == 201, answer.text
+        pane = answer.json()["pane"]
+        node_id = self.owner.identity().node_id
+
+        def told() -> bool:
+            rows = {row["node_id"]: row for row in snapshot(self.here)["nodes"]}
+            return any(t["pane"] == pane for t in rows[node_id]["terminals"] or ())
+
+        self.here.wait_for(told, "n2 is told of n1's shell")
+        assert not [r for r in snapshot(self.here)["records"] if (r.get("tmux") or {}).get("pane") == pane]
+        return f"{node_id}/{pane}"
 
 
 @pytest.fixture
@@ -211,6 +233,43 @@ def test_after_a_remote_session_ends_under_its_open_terminal_new_sessions_still_
     later = pair.pane("later", pair.root / "later.log")
     remote.locator(f'li.session[data-session="{later}"] .name').wait_for(timeout=WAIT_MS)
     assert remote.locator(f'li.session[data-session="{later}"] .name').inner_text() == "later"
+    page.context.close()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1200, "height": 760}, {"width": 390, "height": 844}])
+def test_another_nodes_plain_shell_and_its_agent_are_listed_as_its_own_are(
+    pair: Swarm, browser: Any, viewport: dict[str, int]
+) -> None:
+    """A node with only a plain shell is not "No sessions."; an agent whose session has no name
+    is called by its pane's name, not its harness; both open through this node, and on a phone
+    each card shows the last lines its screen shows (issue 32: 6)."""
+    shell = pair.shell("work", "shell-says-hi")
+    phone = viewport["width"] < 700
+    page, errors = logged_in(browser, pair.here, viewport)
+    group = page.locator('.card-node[data-node="n1"]' if phone else '.node-group[data-node="n1"]')
+    item = ".card" if phone else "li.session"
+    row = group.locator(f'{item}[data-session="{shell}"]')
+    row.wait_for(timeout=WAIT_MS)
+    assert row.locator(".name").inner_text() == "work"
+    assert group.locator(".empty").count() == 0
+    if phone:  # its last lines, read on n1 through n2
+        row.locator(".tail").get_by_text("shell-says-hi").wait_for(timeout=WAIT_MS)
+
+    far = pair.pane("far", pair.root / "keys.log", named=False)
+    agent = group.locator(f'{item}[data-session="{far}"]')
+    agent.wait_for(timeout=WAIT_MS)
+    assert agent.locator(".name").inner_text() == "far"  # the pane's name, not "claude"
+    if phone:
+        agent.locator(".tail").get_by_text("fake agent ready").wait_for(timeout=WAIT_MS)
+
+    # the shell opens in a terminal here, relayed by n2 to n1's pane
+    row.click()
+    view = page.locator(f'.view[data-session="{shell}"]')
+    view.locator(".xterm-rows").get_by_text("shell-says-hi").wait_for(timeout=WAIT_MS)
+    page.keyboard.type("echo typed-$((6*7))")
+    page.keyboard.press("Enter")
+    view.locator(".xterm-rows").get_by_text("typed-42").wait_for(timeout=WAIT_MS)
     page.context.close()
     assert not errors, errors
 

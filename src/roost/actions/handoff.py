@@ -31,7 +31,7 @@ from typing import Any
 
 from roost.actions import remote
 from roost.actions.door import Door, Found
-from roost.errors import Relayed, RoostError, TargetGone, UsageError
+from roost.errors import Relayed, RoostError, UsageError
 from roost.roster import Record
 
 TOOK = (200, 201)
@@ -49,13 +49,11 @@ class Handed:
 async def handoff(door: Door, target: str | Found, node: str) -> Handed:
     """Hand the headless session ``target`` names to the member ``node`` names (its id or name)."""
     runner, key = door.headless(target)
-    roster = door.live.roster
-    if node in (roster.node, roster.node_id):
+    roster, forwarder = door.live.roster, door.forwarder
+    node_id = remote.node_named(forwarder, roster.node_id, roster.node, node)
+    if node_id == roster.node_id:
         raise UsageError(f"{key} already runs on {roster.node}", code="same_node")
-    forwarder = door.forwarder
-    node_id = forwarder.member(node) if forwarder is not None else None
-    if forwarder is None or node_id is None:
-        raise TargetGone(f"no node {node!r} in this node's swarm", code="no_such_node")
+    assert forwarder is not None  # another node than this one is named only in a swarm
     name = forwarder.name(node_id)
     bundle = await runner.hand_out(key, name)
     try:

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from roost.errors import PeerUnreachable
+from roost.errors import Conflict, PeerUnreachable, TargetGone
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -30,9 +30,10 @@ WAIT_DEFAULT_S = 600.0
 """A headless prompt's wait when its body names none (``timeout_s``'s default)."""
 WAIT_LIMIT_S = 24 * 3600.0
 NOT_OWNER = "not_owner"
+NO_SUCH_NODE = "no_such_node"
 API, MCP = "api", "mcp"
 FACES = (API, MCP)
-READS = frozenset({"read", "explain", "wait", "session.find", "session.read_state"})
+READS = frozenset({"read", "explain", "tail", "wait", "session.find", "session.read_state"})
 """Verbs and tools that only read a session: forwarded like the rest, never journalled (the
 journal says what happened to sessions, not who looked)."""
 
@@ -90,6 +91,11 @@ class Forwarder(Protocol):
         name), or None."""
         ...
 
+    def named(self, node: str) -> list[str]:
+        """The ids of every current member ``node`` names, this node among them: the one whose
+        id it is, else each that goes by that name (two may)."""
+        ...
+
     def name(self, node_id: str) -> str:
         """A member's name (its id when none is known)."""
         ...
@@ -132,6 +138,27 @@ def waiting(body: str, now: float) -> float:
         numeric = isinstance(timeout, int | float) and not isinstance(timeout, bool)
         found = max(found, float(timeout) if numeric else WAIT_DEFAULT_S)
     return min(max(found, 0.0), WAIT_LIMIT_S)
+
+
+def node_named(forwarder: Forwarder | None, own_id: str, own_name: str, node: str) -> str:
+    """The id of the one node of this swarm that ``node`` names, this node's own included (by
+    its id, or by a name no other member goes by). TargetGone (``no_such_node``) when none does;
+    Conflict when several go by that name, listing them (``candidates``, ``nodes``) as an
+    ambiguous session name does, never guessing: a caller names one by its id."""
+    if node == own_id or forwarder is None:
+        if node in (own_id, own_name):
+            return own_id
+        raise TargetGone(f"no node {node!r} in this node's swarm", code=NO_SUCH_NODE)
+    found = forwarder.named(node)
+    if not found:
+        raise TargetGone(f"no node {node!r} in this node's swarm", code=NO_SUCH_NODE)
+    if len(found) > 1:
+        raise Conflict(
+            f"{len(found)} nodes go by the name {node!r} ({', '.join(found)}): name one by its node id",
+            candidates=found,
+            nodes=[{"node_id": ident, "node": node} for ident in found],
+        )
+    return found[0]
 
 
 async def forward(forwarder: Forwarder | None, node_id: str, act: Act) -> Reply:

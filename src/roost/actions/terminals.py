@@ -37,6 +37,7 @@ __all__ = [
     "TmuxError",
     "Watch",
     "server_answers",
+    "shared",
     "tail",
     "terminals",
     "view",
@@ -90,6 +91,17 @@ async def terminals(door: Door) -> list[Terminal]:
             )
         )
     return found
+
+
+SHARED = ("pane", "session", "window", "name", "command", "cwd")
+"""What the swarm is told of each terminal (:func:`shared`)."""
+
+
+async def shared(door: Door) -> list[dict[str, str | None]]:
+    """Every live pane as this node tells the other nodes of its swarm (``docs/swarm.md``,
+    "Terminals"): :func:`terminals`' fields less the session key and state, which each
+    node's roster already tells."""
+    return [{field: getattr(terminal, field) for field in SHARED} for terminal in await terminals(door)]
 
 
 def _last_lines(server: Server, pane: str, count: int) -> list[str] | None:

@@ -26,10 +26,12 @@ from roost.api import (
     proxy,
     reads,
     rows,
+    segments,
     streams,
     swarm,
     swarmledger,
     swarmroster,
+    tail,
     waits,
     webhooks,
 )
@@ -59,6 +61,7 @@ SESSION_VERBS = {
     "handoff": ("POST", "/handoff", headless.handoff),
     "close": ("POST", "/close", close.close),
     "explain": ("GET", "/explain", reads.explain),
+    "tail": ("GET", "/tail", tail.session),
     "name": ("POST", "/name", claims.name),
     "input": ("POST", "/input", input.raw_input),
     "prompt": ("POST", "/prompt", prompt.prompt),
@@ -79,16 +82,22 @@ ROUTES = (
     Route("/changes", streams.changes, methods=["GET"]),
     Route("/sessions", headless.start, methods=["POST"]),
     *(
-        Route(f"/sessions/{{key}}{suffix}", proxy.proxied(verb, endpoint), methods=[method])
+        Route(segments.path(f"/sessions/{{key}}{suffix}"), proxy.proxied(verb, endpoint), methods=[method])
         for verb, (method, suffix, endpoint) in SESSION_VERBS.items()
     ),
-    Route("/swarm/{node}/sessions", proxy.on_node(proxy.START, headless.start), methods=["POST"]),
+    Route(
+        segments.path("/swarm/{node}/sessions"), proxy.on_node(proxy.START, headless.start), methods=["POST"]
+    ),
     *(
-        Route(f"/swarm/{{node}}/sessions/{{key}}{suffix}", proxy.on_node(verb, endpoint), methods=[method])
+        Route(
+            segments.path(f"/swarm/{{node}}/sessions/{{key}}{suffix}"),
+            proxy.on_node(verb, endpoint),
+            methods=[method],
+        )
         for verb, (method, suffix, endpoint) in SESSION_VERBS.items()
     ),
     Route("/agents", rows.agents, methods=["GET"]),
-    Route("/agents/{session}", rows.agent, methods=["GET"]),
+    Route(segments.path("/agents/{session}"), rows.agent, methods=["GET"]),
     Route("/claim", claims.claim, methods=["POST"]),
     Route("/gate", permissions.gate, methods=["POST"]),
     Route("/gates", permissions.gates, methods=["GET"]),
@@ -97,7 +106,7 @@ ROUTES = (
     Route("/openapi.json", _openapi, methods=["GET"]),
     Route("/hooks", webhooks.register, methods=["POST"]),
     Route("/hooks", webhooks.listing, methods=["GET"]),
-    Route("/hooks/{id}", webhooks.delete, methods=["DELETE"]),
+    Route(segments.path("/hooks/{id}"), webhooks.delete, methods=["DELETE"]),
     Route("/journal", ledger.journal, methods=["GET"]),
     Route("/usage", ledger.usage, methods=["GET"]),
     Route("/swarm/nodes", swarm.nodes, methods=["GET"]),

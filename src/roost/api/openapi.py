@@ -148,8 +148,10 @@ def described(routes: Iterable[BaseRoute], mounts: Collection[str] = ()) -> list
         named = {param["name"] for param in op.params if param["in"] == "path"}
         if named != set(route.param_convertors):
             raise LookupError(f"{route.path} declares path parameters {sorted(named)}")
-        found += [
-            (route.path, method.lower(), op) for method in sorted(route.methods or ()) if method != "HEAD"
+        found += [  # the path as a client writes it: /sessions/{key}, not {key:segment}
+            (route.path_format, method.lower(), op)
+            for method in sorted(route.methods or ())
+            if method != "HEAD"
         ]
     return found
 

@@ -23,6 +23,7 @@ from roost.api import errors, reads
 from roost.api.auth import BearerAuth
 from roost.api.context import Context
 from roost.api.gate import WebGate
+from roost.api.segments import Segments
 
 EARLY = frozenset({"/snapshot"})
 """What is served before the whole app is built: the rebuilt roster, and nothing that acts."""
@@ -33,6 +34,7 @@ def guarded(routes: Sequence[BaseRoute], context: Context, mounts: Sequence[Rout
     app = Starlette(
         routes=[*routes, *mounts],
         middleware=[
+            Middleware(Segments),
             Middleware(WebGate, logins=context.logins, strict=frozenset(route.path for route in mounts)),
             Middleware(BearerAuth, token=context.token),
         ],

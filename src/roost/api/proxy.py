@@ -127,15 +127,11 @@ def on_node(verb: str, endpoint: Handler) -> Handler:
 
     async def handler(request: Request) -> Response:
         door = context.of(request).door
-        node = request.path_params["node"]
         roster = door.live.roster
-        key = request.path_params.get("key")
-        if node in (roster.node_id, roster.node):
+        owner = remote.node_named(door.forwarder, roster.node_id, roster.node, request.path_params["node"])
+        if owner == roster.node_id:
             return await endpoint(request)  # this node's own sessions, and no other's
-        owner = door.forwarder.member(node) if door.forwarder is not None else None
-        if owner is None:
-            raise NotFound(f"no node {node!r} in this node's swarm", code="no_such_node")
-        return await _forward(request, door, owner, verb, key)
+        return await _forward(request, door, owner, verb, request.path_params.get("key"))
 
     return _declared(endpoint, handler, node=True)
 

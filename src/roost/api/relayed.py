@@ -8,7 +8,8 @@ unchanged both ways (:mod:`roost.mesh.relay`); the owner checks each browser mes
 its closes reach the browser as it sent them. Who may open it here is decided as for every
 terminal (:mod:`roost.api.gate`: the login cookie and this daemon's Origin, or the token).
 
-- a node that is no member of this node's swarm: ``{"type":"closed"}``, then 1000;
+- a node that is no member of this node's swarm, or a name two members go by:
+  ``{"type":"closed"}`` with the reason, then 1000;
 - a member that does not answer: closed with 1013 (try again later) and why, from which the
   browser reconnects with its backoff, as after a restart of its own node;
 - a link lost while open: 1011, and the same.
@@ -20,9 +21,10 @@ from urllib.parse import urlencode
 
 from starlette.websockets import WebSocket
 
+from roost.actions.remote import node_named
 from roost.api.context import Context
 from roost.api.terminal import NORMAL, serve, start_size
-from roost.errors import PeerUnreachable
+from roost.errors import PeerUnreachable, RoostError
 from roost.mesh.relay import TRY_LATER, pipe
 
 
@@ -30,17 +32,17 @@ async def terminal(websocket: WebSocket) -> None:
     daemon: Context = websocket.app.state.context
     await websocket.accept()
     node, key = websocket.path_params["node"], websocket.path_params["key"]
-    roster = daemon.live.roster
-    if node in (roster.node_id, roster.node):
+    roster, mesh = daemon.live.roster, daemon.swarm
+    try:
+        owner = node_named(daemon.door.forwarder, roster.node_id, roster.node, node)
+    except RoostError as error:  # no such node, or one of several going by that name
+        await websocket.send_json({"type": "closed", "reason": error.message})
+        await websocket.close(NORMAL, error.message[:120])
+        return
+    if owner == roster.node_id:
         await serve(websocket, daemon, key)
         return
-    forwarder, mesh = daemon.door.forwarder, daemon.swarm
-    owner = forwarder.member(node) if forwarder is not None else None
-    if owner is None or mesh is None:
-        reason = f"no node {node!r} in this node's swarm"
-        await websocket.send_json({"type": "closed", "reason": reason})
-        await websocket.close(NORMAL, reason[:120])
-        return
+    assert mesh is not None  # another node is named only in a swarm
     cols, rows = start_size(websocket)
     query = urlencode({"cols": cols, "rows": rows}) if cols is not None and rows is not None else ""
     try:

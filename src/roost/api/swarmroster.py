@@ -13,6 +13,11 @@ marked, as everywhere.
 ``/swarm/changes`` takes the cursor of its own frames' ids, ``EPOCH:SEQ`` (``?since=``, or
 ``Last-Event-ID`` from a reconnecting EventSource); a cursor this node cannot replay (another
 node's, another daemon run's, or older than the ring) is answered with a ``snapshot``.
+
+``/swarm/events`` is one whole union per change, as the union stood right after it, its id
+that change's ``EPOCH:SEQ`` (:meth:`roost.swarm.feed.Feed.frames`); a client too slow to read
+them is sent the union as it is then once it falls 256 behind, and its id says how many it
+missed.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from roost.errors import Ambiguous
 from roost.swarm.feed import EVENTS, SNAPSHOT
 
 if TYPE_CHECKING:
-    from roost.swarm.feed import Feed, Subscription, SwarmChange
+    from roost.swarm.feed import Feed, Frame, Subscription, SwarmChange
 
 
 def _feed(request: Request) -> Feed:
@@ -41,11 +46,15 @@ def _feed(request: Request) -> Feed:
     return mesh.exchange.feed
 
 
-def _subscribe(request: Request, since: int | None, epoch: int | None) -> Subscription:
+def _room(request: Request, feed: Feed) -> None:
     daemon = context.of(request)
-    feed = _feed(request)
     if daemon.live.streams + feed.subscribers >= daemon.max_streams:
         raise TooMany(f"{daemon.max_streams} streams are open already; close one first")
+
+
+def _subscribe(request: Request, since: int | None, epoch: int | None) -> Subscription:
+    feed = _feed(request)
+    _room(request, feed)
     return feed.subscribe(since, epoch)
 
 
@@ -132,7 +141,9 @@ async def changes(request: Request) -> EventStream:
 
 
 @operation(
-    "SSE: the whole union roster on connect and after every change anywhere in the swarm",
+    "SSE: the whole union roster on connect and after every change anywhere in the swarm (with "
+    "?node=, every change of that node), one frame per change, its id the change's EPOCH:SEQ; a "
+    "client 256 frames behind is sent the union as it is then, its id jumping past those it missed",
     answers={200: ("text/event-stream", "SwarmSnapshot frames")},
     fails=(400, 404, 409, 429, 503),
     params=(NODE,),
@@ -141,16 +152,19 @@ async def changes(request: Request) -> EventStream:
 async def events(request: Request) -> EventStream:
     feed = _feed(request)
     only = _only(request, feed)
-    subscription = _subscribe(request, None, None)
+    _room(request, feed)
+    framer = feed.frames()
     keepalive = context.of(request).keepalive
 
-    def whole() -> str:
-        return frame(SNAPSHOT, f"{feed.epoch}:{feed.head}", _narrowed(feed.snapshot(), only))
+    def whole(found: Frame, first: bool) -> str:
+        if not first and only is not None and found.node_id != only:
+            return ""
+        return frame(SNAPSHOT, f"{feed.epoch}:{found.seq}", _narrowed(found.document(feed.epoch), only))
 
     async def frames() -> AsyncIterator[str]:
-        await subscription.next(0)  # the subscription's own first snapshot: whole() says it now
-        yield whole()
-        while (batch := await subscription.next(keepalive)) is not None:
-            yield whole() if batch else KEEPALIVE_FRAME
+        first = True
+        while (batch := await framer.next(keepalive)) is not None:
+            yield "".join(whole(found, first) for found in batch) or KEEPALIVE_FRAME
+            first = False
 
-    return EventStream(frames(), subscription)
+    return EventStream(frames(), framer)

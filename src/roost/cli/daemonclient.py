@@ -74,7 +74,10 @@ class Refused(Conflict):
         super().__init__(message)
         self.status = status
         self.doc = doc
-        if (doc or {}).get("code") == UNREACHABLE:
+        code = (doc or {}).get("code")
+        self.code = code if isinstance(code, str) else None
+        """The refusal's ``code``, when the daemon gave one."""
+        if self.code == UNREACHABLE:
             self.exit_code = PeerUnreachable.exit_code
 
 

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from roost import __version__, mcpserver, paths
-from roost.actions import remote
+from roost.actions import remote, terminals
 from roost.actions.door import Door
 from roost.actions.gates import Gates
 from roost.actions.hookposts import HookPosts
@@ -150,6 +150,8 @@ class Whole:
         acting.faces.update({remote.API: proxy.dispatcher(app, VERBS), remote.MCP: acts.dispatcher(tools)})
         mesh.relay.serve = terminal.serving(app.state.context)
         mesh.serve_clients(auth.via(app, auth.TCP), self.keys.token)
+        if mesh.exchange is not None:
+            mesh.exchange.share_terminals(lambda: terminals.shared(door), self.topology)
         if mesh.exchange is not None:  # another node's sessions are pushed about as this node's
             mesh.exchange.listeners.append(self.notifier.observe)
         await mesh.start()

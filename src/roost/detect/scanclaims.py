@@ -4,10 +4,14 @@ Which process a pane's session is rooted at: its topmost known agent when one ru
 pane's own process (a custom program that badges itself with ``roost state``). The same rule
 on every pass and after every restart gives the same session key for the same processes.
 
-A pass claims only what changed since the last pass (and, for badges, what the record does
-not already say), so an idle machine produces no claims and no change events; a pane seen
-exactly as on the last pass (same process, agent, options) is not even looked at again. A
-session whose process is gone is ended; a pane badge that disappeared leaves its session idle.
+A pane's session is named by the pane's ``@roost-name`` (what ``roost spawn NAME``, ``-n`` and
+the web launcher give it), as a hook's claim names it: an agent with no hooks installed is
+still called what its pane is called, in ``rosterd list`` and on every node of a swarm, not by
+its harness or its folder. A pass claims only what changed since the last pass (and, for
+badges, what the record does not already say), so an idle machine produces no claims and no
+change events; a pane seen exactly as on the last pass (same process, agent, options) is not
+even looked at again. A session whose process is gone is ended; a pane badge that disappeared
+leaves its session idle.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from roost.detect import badges, procs
 from roost.detect.scan import Agent, Observation, PaneSighting
 from roost.roster import Claim, ProcessId, Roster, records
 from roost.roster.precedence import HOOK, SCAN
+from roost.state import words as w
 
 INTERACTIVE, HEADLESS = "interactive", "headless"
 GONE = "exit"
@@ -92,6 +97,9 @@ class Reporter:
         }
         if agent and agent.cwd:
             fields["cwd"] = agent.cwd
+        name = sighting.pane.opt(w.NAME)
+        if name:  # the pane's name (``roost spawn NAME``, ``-n``, the launcher's), as a hook's claim says it
+            fields["name"] = name
         out = self._scan(root, ancestors, started_at, fields, observation.at)
         key = roster.find(root)
         record = roster.record(key) if key else None

@@ -19,7 +19,8 @@ from typing import Any
 
 from roost.actions import headless
 from roost.actions.door import Door, Found
-from roost.errors import RoostError, TargetGone, UsageError
+from roost.actions.remote import node_named
+from roost.errors import RoostError, UsageError
 from roost.mcpserver import grants, inputs, sending
 from roost.mcpserver.answer import answer
 from roost.mcpserver.caller import Caller
@@ -130,10 +131,10 @@ async def spawn(context: Context, caller: Caller, args: inputs.Spawn) -> dict[st
     parent = caller.record(roster)
     own = args.policy if caller.through is not None and args.policy else grants.granted(door, caller)
     policy = grants.child_policy(args.policy, own)
-    if args.node is not None and args.node not in (roster.node, roster.node_id):
-        node_id = door.forwarder.member(args.node) if door.forwarder is not None else None
-        if node_id is None:
-            raise TargetGone(f"no node {args.node!r} in this node's swarm", code="no_such_node")
+    node_id = roster.node_id
+    if args.node is not None:
+        node_id = node_named(door.forwarder, roster.node_id, roster.node, args.node)
+    if node_id != roster.node_id:
         cwd = args.cwd or (parent.cwd if parent is not None else None)
         if cwd is None:
             raise UsageError(

@@ -6,6 +6,10 @@ member. The stream is server-sent events:
 - ``frame``: the sender's whole roster (its ``GET /snapshot`` document), first on every
   connection, and again whenever the sender's change queue for this peer overflowed;
 - ``change``: one change of the sender's roster as its ``/changes`` stream carries it;
+- ``terminals``: the sender's terminal list, every pane of its tmux server as its own
+  ``GET /terminals`` lists them (less session keys and states, which its roster says), after
+  the first frame and again whenever its tmux server's panes, windows or sessions change; a
+  plain shell is in no roster, and this is how another node's page learns of it;
 - a ``: keepalive`` comment after :data:`KEEPALIVE` seconds with nothing else to send.
 
 Frames at the start and changes after, because a change is a few hundred bytes where a frame
@@ -36,8 +40,7 @@ import json
 import logging
 import random
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 from starlette.requests import Request
@@ -45,22 +48,26 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from roost.errors import PeerRefused, PeerUnreachable, Unavailable
+from roost.errors import PeerRefused, PeerUnreachable, RoostError, Unavailable
 from roost.mesh import events, listener
 from roost.mesh.dialer import Dialer
 from roost.mesh.membership import Membership
 from roost.roster import records
-from roost.roster.changes import transitions
+from roost.roster.changes import Change, transitions
 from roost.roster.live import Live, Stream
 from roost.swarm import union
-from roost.swarm.feed import NODE, NODE_LEFT, Feed
+from roost.swarm.feed import NODE, NODE_LEFT, TERMINALS, Feed
 from roost.swarm.members import Member
-from roost.swarm.peers import LOCAL, REACHABLE, Peers
+from roost.swarm.peers import LOCAL, REACHABLE, Pane, Peers
+from roost.tmux.topology import Topology
 
 log = logging.getLogger("rosterd.swarm")
 
 ROSTER = "/swarm/roster"
 FRAME, CHANGE = "frame", "change"
+GATHER = 0.1
+"""Seconds a terminal list waits for the rest of a burst of tmux notices (a command starting
+renames its window, a split moves panes): one list per burst, as the web page reads one."""
 KEEPALIVE = 4.0
 """Seconds between keep-alives on a quiet stream."""
 SILENCE = 10.0
@@ -93,6 +100,17 @@ def _certificate(response: httpx.Response) -> bytes | None:
 
 def _dumps(document: object) -> str:
     return json.dumps(document, separators=(",", ":"))
+
+
+def _encoded(batch: tuple[Change, ...]) -> bytes:
+    """A batch of this node's changes as events of its stream (a keep-alive when empty)."""
+    out = b""
+    for change in batch:
+        if change.snapshot is not None:
+            out += events.encode(FRAME, _dumps(change.snapshot))
+        elif change.record is not None:
+            out += events.encode(CHANGE, _dumps(change.to_json()))
+    return out or events.COMMENT
 
 
 class PeerStream(StreamingResponse):
@@ -131,7 +149,7 @@ class Exchange:
         self.keepalive = keepalive
         self.timeout = httpx.Timeout(CONNECT, read=silence)
         roster = live.roster
-        self.feed = Feed(roster.node_id, roster.node, self._union, clock, epoch=roster.status_epoch + 1)
+        self.feed = Feed(roster.node_id, roster.node, self._view, clock, epoch=roster.status_epoch + 1)
         self.links: dict[str, asyncio.Task[None]] = {}
         self.served: dict[str, Stream] = {}
         self.refused: Counter[str] = Counter()
@@ -143,25 +161,50 @@ class Exchange:
         for another node's sessions as for this node's)."""
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
+        self._numbered: dict[str, records.Record] | None = None
+        """This node's records as the feed took them from its roster's stream, once following."""
+        self._listing: tuple[Callable[[], Awaitable[list[Pane]]], Topology] | None = None
+        self.terminals: tuple[Pane, ...] | None = None
+        """This node's panes as last listed for its peers (None before the first list)."""
+        self._listed = asyncio.Event()
+        """Set (and replaced) when :attr:`terminals` changes: each served stream sends it."""
+
+    def share_terminals(self, listed: Callable[[], Awaitable[list[Pane]]], topology: Topology) -> None:
+        """Tell every peer this node's terminals (``listed``, from tmux), now and whenever
+        ``topology`` moves; called before :meth:`start`."""
+        self._listing = (listed, topology)
 
     def route(self) -> Route:
         return listener.route(ROSTER, self._serve, method="GET")
 
-    def _union(self, epoch: int, seq: int) -> dict[str, Any]:
+    def _view(self) -> union.View:
+        """The union as the feed has numbered it: this node's records as of the last of its
+        changes the feed took (the roster may be a change ahead, not yet read from its stream),
+        so a union taken at change ``seq`` holds nothing a later change will announce."""
         roster = self.live.roster
-        return union.document(
-            roster.node, roster.node_id, roster.records(), self.peers, epoch=epoch, seq=seq, now=self.clock()
-        )
+        local = roster.records()
+        if self._numbered is not None:
+            present = {record.session_key for record in local}
+            for gone in self._numbered.keys() - present:  # dropped by the roster after its linger
+                del self._numbered[gone]
+            local = [
+                self._numbered[record.session_key] for record in local if record.session_key in self._numbered
+            ]
+        return union.capture(roster.node, roster.node_id, local, self.peers, self.clock(), self.terminals)
 
     # -- the life of the exchange --------------------------------------------------------
 
     def start(self) -> None:
         """Follow this node's changes into the feed, sweep old peers, and link every member."""
         self._running = True
+        stream = self.live.subscribe(replay=False, own=True)
+        self._numbered = {record.session_key: record for record in self.live.roster.records()}
         self._tasks = [
-            asyncio.create_task(self._follow_local()),
+            asyncio.create_task(self._follow_local(stream)),
             asyncio.create_task(self._sweep()),
         ]
+        if self._listing is not None:
+            self._tasks.append(asyncio.create_task(self._follow_terminals(*self._listing)))
         self.sync()
 
     async def stop(self) -> None:
@@ -207,15 +250,44 @@ class Exchange:
             return "left"
         return "revoked"
 
-    async def _follow_local(self) -> None:
+    async def _follow_local(self, stream: Stream) -> None:
         """This node's own changes into the swarm feed, as its roster named them."""
         roster = self.live.roster
-        with self.live.subscribe(replay=False, own=True) as stream:
+        with stream:
             while (batch := await stream.next(self.keepalive)) is not None:
                 for change in batch:
                     if change.record is not None:
+                        self._numbered[change.record.session_key] = change.record
                         record = union.served(change.record, LOCAL, 0)
                         self.feed.append(change.event, roster.node_id, roster.node, record=record)
+                    elif change.snapshot is not None:  # fell a ring behind: the roster as it is
+                        self._numbered = {record.session_key: record for record in roster.records()}
+
+    async def _follow_terminals(
+        self, listed: Callable[[], Awaitable[list[Pane]]], topology: Topology
+    ) -> None:
+        """This node's terminal list, listed once per burst of tmux changes (not once per
+        peer), into the feed and every served stream when it changed."""
+        watch = topology.watch()
+        while True:
+            try:
+                found = tuple(await listed())
+            except RoostError as error:  # tmux did not answer: the list stays as it was
+                log.info("this node's terminals could not be listed for its peers: %s", error)
+            else:
+                if found != self.terminals:
+                    self.terminals = found
+                    roster = self.live.roster
+                    self.feed.append(
+                        TERMINALS, roster.node_id, roster.node, detail={"terminals": list(found)}
+                    )
+                    self._listed.set()
+                    self._listed = asyncio.Event()
+            seen = watch.seen
+            while (version := await watch.next(self.keepalive, GATHER)) == seen:
+                pass
+            if version is None:
+                return
 
     async def _sweep(self) -> None:
         while True:
@@ -253,15 +325,31 @@ class Exchange:
         return PeerStream(self._frames(stream), done)
 
     async def _frames(self, stream: Stream) -> AsyncIterator[bytes]:
+        """The frame, then each change as it comes and this node's terminal list whenever it
+        moves (the newest only: a list is whole)."""
         yield events.encode(FRAME, _dumps(self.live.roster.snapshot()))
-        while (batch := await stream.next(self.keepalive)) is not None:
-            out = b""
-            for change in batch:
-                if change.snapshot is not None:
-                    out += events.encode(FRAME, _dumps(change.snapshot))
-                elif change.record is not None:
-                    out += events.encode(CHANGE, _dumps(change.to_json()))
-            yield out or events.COMMENT
+        told: tuple[Pane, ...] | None = None
+        changes: asyncio.Task[tuple[Change, ...] | None] | None = None
+        listed: asyncio.Task[bool] | None = None
+        try:
+            while True:
+                if self.terminals is not None and self.terminals is not told:
+                    told = self.terminals
+                    yield events.encode(TERMINALS, _dumps({"terminals": list(told)}))
+                changes = changes or asyncio.ensure_future(stream.next(self.keepalive))
+                listed = listed or asyncio.ensure_future(self._listed.wait())
+                done, _ = await asyncio.wait((changes, listed), return_when=asyncio.FIRST_COMPLETED)
+                if listed in done:
+                    listed = None
+                if changes in done:
+                    batch, changes = changes.result(), None
+                    if batch is None:
+                        return
+                    yield _encoded(batch)
+        finally:
+            for task in (changes, listed):
+                if task is not None:
+                    task.cancel()
 
     # -- following a peer's roster -----------------------------------------------------------
 
@@ -297,7 +385,7 @@ class Exchange:
         if event == events.KEEPALIVE:
             self.peers.heard(node_id, now)
             return False
-        if event not in (FRAME, CHANGE):
+        if event not in (FRAME, CHANGE, TERMINALS):
             return False  # a newer peer's event this node does not know
         try:
             document = json.loads(data)
@@ -306,8 +394,21 @@ class Exchange:
             return False
         if event == FRAME:
             return self._frame(node_id, document, now)
-        self._change(node_id, document, now)
+        if event == TERMINALS:
+            self._terminals(node_id, document, now)
+        else:
+            self._change(node_id, document, now)
         return False
+
+    def _terminals(self, node_id: str, document: object, now: float) -> None:
+        try:
+            changed = self.peers.terminals(node_id, document, now)
+        except PeerRefused:
+            self.refused["terminals"] += 1
+            return
+        peer = self.peers.get(node_id)
+        if changed and peer is not None and peer.terminals is not None:
+            self.feed.append(TERMINALS, node_id, peer.node, detail={"terminals": list(peer.terminals)})
 
     def _frame(self, node_id: str, document: object, now: float) -> bool:
         before = self.peers.get(node_id)

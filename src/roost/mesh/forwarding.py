@@ -70,15 +70,17 @@ class Forwarding:
         self.clock = clock
 
     def member(self, node: str) -> str | None:
-        own = self.membership.identity.node_id
-        members = self.membership.members
-        found = members.get(node)
-        if found is None:
-            named = [m for m in members.values() if m.name == node and not m.revoked]
-            found = named[0] if len(named) == 1 else None
-        if found is None or found.revoked or found.node_id == own:
+        found = self.named(node)
+        if len(found) != 1 or found[0] == self.membership.identity.node_id:
             return None
-        return found.node_id
+        return found[0]
+
+    def named(self, node: str) -> list[str]:
+        members = self.membership.members
+        exact = members.get(node)
+        if exact is not None:
+            return [] if exact.revoked else [exact.node_id]
+        return sorted(m.node_id for m in members.values() if m.name == node and not m.revoked)
 
     def name(self, node_id: str) -> str:
         found = self.membership.members.get(node_id)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from roost import files
-from roost.errors import SetupError, Unavailable
+from roost.errors import SetupError
 
 CARRIED = (
     "PATH",
@@ -36,8 +36,9 @@ TIMEOUT = 30
 """Seconds a service manager's command may take (a ``start`` waits for the daemon's exec)."""
 
 
-class NotStarted(Unavailable):
-    """The unit is written, but no service manager answers to enable and start it."""
+class NotStarted(SetupError):
+    """The unit is written, but no service manager answers to enable and start it: this
+    machine (a container, CI) has none to use as it is, which is the person's to arrange."""
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,14 @@ A peer's changes are not taken on its word: :mod:`roost.mesh.exchange` keeps eac
 records in :class:`~roost.swarm.peers.Peers` (checked there) and names what changed by
 comparing the record it kept with the one that replaced it (:func:`changes_between`, the
 same rule the roster names its own changes by). This node's own changes pass through as its
-roster named them. Two more events say how a node stands:
+roster named them. Three more events say how a node stands:
 
 - ``node``: a peer was heard from for the first time, came back, or went quiet
   (``peer_state`` says which, ``peer_age_ms`` how long since its last word);
 - ``node_left``: a peer's records are gone from the union (``reason``: ``revoked``, ``left``
-  or ``expired``).
+  or ``expired``);
+- ``terminals``: a node's terminal list changed (``terminals``: every pane of its tmux server,
+  as its row in the union now says; see :mod:`roost.swarm.peers`).
 
 Every change carries ``node`` and ``node_id``, and a record carries ``peer_state`` and
 ``peer_age_ms`` as ``GET /swarm/snapshot`` serves it.
@@ -23,6 +25,14 @@ different moment and one cursor per node would make a client merge the order its
 cost is that a cursor means something only to the node that gave it: another node's cursor,
 or one older than the ring holds, is answered with a ``snapshot`` (the whole union) to start
 over from, never with a guess.
+
+**Whole frames.** ``GET /swarm/events`` is one whole union per change (:meth:`Feed.frames`):
+the union is taken as it stands right after each change (a :class:`~roost.swarm.union.View`,
+a pointer per record) and written out when the client reads it, so a burst of changes is as
+many frames, each saying what that change left, however fast they came. A client that falls
+:data:`FRAMES` behind has the ones it missed dropped and is sent the union as it is then; the
+frame's id says how many it missed (its ``SEQ`` jumps by as many), and memory stays bounded by
+what a few hundred views hold, whatever the client does.
 """
 
 from __future__ import annotations
@@ -36,17 +46,24 @@ from roost.roster import changes as roster_changes
 from roost.roster.backlog import Backlog
 from roost.roster.records import Record
 from roost.roster.times import to_wire
+from roost.swarm.union import View
 
 SNAPSHOT = roster_changes.SNAPSHOT
 NODE = roster_changes.NODE
 NODE_LEFT = roster_changes.NODE_LEFT
-EVENTS = roster_changes.SWARM_EVENTS
+TERMINALS = "terminals"
+"""A node's terminal list changed: for pages and ``/swarm/changes``, never a webhook's."""
+EVENTS = (*roster_changes.SWARM_EVENTS, TERMINALS)
 REASONS = ("revoked", "left", "expired")
 """Why a node's records left the union."""
 RING_SIZE = 4096
 """Changes kept for ``?since=``: a swarm's nodes share one ring, so it is larger than a node's."""
 BACKLOG = 4096
 """Changes a slow subscriber may fall behind by; past that it is sent one fresh snapshot."""
+FRAMES = 256
+"""Whole unions a slow ``/swarm/events`` client may fall behind by; past that it is sent the
+union as it is then. Fewer than :data:`BACKLOG`: a view holds a pointer per record of the whole
+swarm (5000 records: ~40 KiB), where a change holds one record."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +132,37 @@ class Subscription(Backlog[SwarmChange]):
         self._feed.unsubscribe(self)
 
 
+@dataclass(frozen=True)
+class Frame:
+    """The whole union right after change ``seq`` (of node ``node_id``: ``?node=`` keeps only
+    a node's own), for ``GET /swarm/events``."""
+
+    seq: int
+    node_id: str
+    view: View
+
+    def document(self, epoch: int) -> dict[str, Any]:
+        return self.view.document(epoch, self.seq)
+
+
+class Frames(Backlog[Frame]):
+    """One ``/swarm/events`` client's queue; one that falls :data:`FRAMES` behind is sent the
+    union as it is then instead of the frames it missed."""
+
+    def __init__(self, feed: Feed, backlog: int) -> None:
+        super().__init__(backlog)
+        self._feed = feed
+
+    def catch_up(self) -> tuple[Frame, ...]:
+        return (self._feed.frame(),)
+
+    def __enter__(self) -> Frames:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._feed.unsubscribe(self)
+
+
 class Feed:
     """Numbers the swarm's changes, keeps the newest for replay, and hands them to subscribers."""
 
@@ -122,29 +170,36 @@ class Feed:
         self,
         own_id: str,
         own_name: str,
-        union: Callable[[int, int], dict[str, Any]],
+        view: Callable[[], View],
         clock: Callable[[], float],
         *,
         ring: int = RING_SIZE,
         backlog: int = BACKLOG,
+        frames: int = FRAMES,
         epoch: int | None = None,
     ) -> None:
         self.own_id, self.own_name = own_id, own_name
-        self._union = union
+        self._view = view
         self._clock = clock
         self.epoch = int(clock() * 1000) if epoch is None else epoch
         self._ring: deque[SwarmChange] = deque(maxlen=ring)
         self._backlog = backlog
+        self._frames_backlog = frames
         self._subscribers: set[Subscription] = set()
+        self._framers: set[Frames] = set()
         self.head = 0
 
     @property
     def subscribers(self) -> int:
-        return len(self._subscribers)
+        return len(self._subscribers) + len(self._framers)
 
     def snapshot(self) -> dict[str, Any]:
         """The whole union now, stamped with this feed's epoch and head (``GET /swarm/snapshot``)."""
-        return self._union(self.epoch, self.head)
+        return self._view().document(self.epoch, self.head)
+
+    def frame(self) -> Frame:
+        """The whole union now, as the frame of the newest change."""
+        return Frame(self.head, self.own_id, self._view())
 
     def snapshot_change(self) -> SwarmChange:
         at, whole = self._clock(), self.snapshot()
@@ -165,6 +220,10 @@ class Feed:
         self._ring.append(change)
         for subscriber in self._subscribers:
             subscriber.push((change,))
+        if self._framers:
+            whole = (Frame(self.head, node_id, self._view()),)
+            for framer in self._framers:
+                framer.push(whole)
         return change
 
     def since(self, seq: int | None, epoch: int | None) -> tuple[SwarmChange, ...] | None:
@@ -185,10 +244,21 @@ class Feed:
         self._subscribers.add(subscription)
         return subscription
 
-    def unsubscribe(self, subscription: Subscription) -> None:
-        self._subscribers.discard(subscription)
+    def frames(self) -> Frames:
+        """A ``/swarm/events`` client's queue: the union now, then one after every change."""
+        framer = Frames(self, self._frames_backlog)
+        framer.push((self.frame(),))
+        self._framers.add(framer)
+        return framer
+
+    def unsubscribe(self, subscription: Subscription | Frames) -> None:
+        if isinstance(subscription, Frames):
+            self._framers.discard(subscription)
+        else:
+            self._subscribers.discard(subscription)
 
     def close(self) -> None:
-        for subscriber in list(self._subscribers):
+        for subscriber in [*self._subscribers, *self._framers]:
             subscriber.close()
         self._subscribers.clear()
+        self._framers.clear()

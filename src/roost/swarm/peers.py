@@ -8,6 +8,12 @@ transport says who sent it, the document does not get to), and every record is c
 that fails is dropped and counted; the rest of the frame stands, so one bad record never
 poisons the union, and a frame that is not a frame at all changes nothing.
 
+Beside its roster a peer sends its terminal list, every pane of its tmux server (a plain shell
+is in no roster: the roster holds sessions, and a shell is none), as its own ``GET /terminals``
+gives it, whole, whenever it changes. :meth:`Peers.terminals` keeps the last, each pane
+checked the same way; the union shows them so that another node's page can list that node's
+terminals as it lists its own.
+
 A peer is ``reachable`` while its link is up and ``unreachable`` once the transport says it
 went away; its records stay, served from the last frame with their age (``peer_age_ms``, from
 the last word heard from it), until it is back (its fresh frame replaces the stale one), it is
@@ -17,7 +23,8 @@ the clock as an argument, like the rest of this package.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +41,16 @@ KEEP = 24 * 3600.0
 """Seconds an unheard peer's last frame is still served."""
 MAX_RECORDS = 10_000
 """Records one peer's frame may hold: more is not a roster but a flood."""
+MAX_TERMINALS = 2_000
+"""Panes one peer's terminal list may hold."""
+PANE = re.compile(r"%[0-9]{1,9}")
+Pane = dict[str, str | None]
+"""One pane of a node's terminal list: ``pane`` and the fields of :data:`TERMINAL_LIMITS`."""
+TERMINAL_LIMITS = (("session", 256, False), ("window", 256, False), ("name", 200, True),
+                   ("command", 256, False), ("cwd", 4096, True))  # fmt: skip
+"""What a peer's terminal says besides its ``pane`` (``%N``): the fields of its
+``GET /terminals``, each one line of at most so many characters (``name`` and ``cwd`` may be
+null), less its own session key and state, which the union's records say."""
 
 
 @dataclass
@@ -47,9 +64,13 @@ class Peer:
     records: dict[str, records.Record] = field(default_factory=dict)
     dropped: int = 0
     """Records refused from this peer since it was first heard (a buggy or hostile sender)."""
+    terminals: tuple[Pane, ...] | None = None
+    """Its panes as it last listed them; None until it has (a node older than this list)."""
     wire: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     """Each kept record as JSON, made on first serving: a peer's records change rarely and the
-    union serves every one of them on every request (100 peers of 50 sessions: 5000)."""
+    union serves every one of them on every request (100 peers of 50 sessions: 5000). Never
+    changed once made, only replaced, so a union taken earlier (:class:`~roost.swarm.union.View`)
+    still holds what it served then."""
 
     def served(self, record: records.Record) -> dict[str, Any]:
         """``record`` (one of this peer's) as JSON, made once per revision kept."""
@@ -63,6 +84,29 @@ class Peer:
 
     def age_ms(self, now: float) -> int:
         return max(0, round((now - self.heard_at) * 1000))
+
+
+def _field(value: object, limit: int, nullable: bool) -> bool:
+    """A terminal's field: one line of at most ``limit`` characters (or null, where it may be)."""
+    if value is None:
+        return nullable
+    return isinstance(value, str) and len(value) <= limit and value.isprintable()
+
+
+def _terminal(doc: object) -> Pane | None:
+    """One pane of a peer's terminal list, or None when any field is not what a pane says."""
+    if not isinstance(doc, Mapping):
+        return None
+    pane = doc.get("pane")
+    if not isinstance(pane, str) or not PANE.fullmatch(pane):
+        return None
+    kept: Pane = {"pane": pane}
+    for name, limit, nullable in TERMINAL_LIMITS:
+        value = doc.get(name)
+        if not _field(value, limit, nullable):
+            return None
+        kept[name] = value if isinstance(value, str) else None
+    return kept
 
 
 def _checked(doc: object, node_id: str, name: str) -> records.Record | None:
@@ -101,6 +145,7 @@ class Peers:
         earlier = self._peers.get(node_id)
         name = known_as or name
         peer = Peer(node_id, name, now, dropped=earlier.dropped if earlier else 0)
+        peer.terminals = earlier.terminals if earlier else None
         for doc in listed:
             record = _checked(doc, node_id, name)
             if record is None:
@@ -127,6 +172,29 @@ class Peers:
         peer.wire.pop(record.session_key, None)
         peer.heard_at, peer.reachable = now, True
         return record
+
+    def terminals(self, node_id: str, document: object, now: float) -> bool:
+        """``node_id``'s terminal list as it sent it, whole (``{"terminals": [pane, …]}``);
+        whether it differs from the one kept. A pane that is not one is dropped and counted,
+        the rest kept; PeerRefused (``malformed``) when it is no list at all, or a peer with
+        no frame yet: nothing changes then."""
+        peer = self._peers.get(node_id)
+        listed = document.get("terminals") if isinstance(document, Mapping) else None
+        if peer is None or not isinstance(listed, list) or len(listed) > MAX_TERMINALS:
+            wanted = f"a terminal list follows a frame and holds at most {MAX_TERMINALS} panes"
+            raise PeerRefused(wanted, code="malformed")
+        kept = []
+        for doc in listed:
+            pane = _terminal(doc)
+            if pane is None:
+                peer.dropped += 1
+            else:
+                kept.append(pane)
+        peer.heard_at, peer.reachable = now, True
+        if peer.terminals == tuple(kept):
+            return False
+        peer.terminals = tuple(kept)
+        return True
 
     def heard(self, node_id: str, now: float) -> None:
         """A keep-alive (or any word) from ``node_id``: its link is up."""
@@ -167,16 +235,6 @@ class Peers:
 
     def all(self) -> list[Peer]:
         return sorted(self._peers.values(), key=lambda peer: (peer.node, peer.node_id))
-
-    def union(self, local: Iterable[records.Record], now: float) -> list[dict[str, Any]]:
-        """Every record on the wire, this node's first, each with ``peer_state`` and
-        ``peer_age_ms`` (0 for this node's own)."""
-        out = [{**records.to_json(record), "peer_state": LOCAL, "peer_age_ms": 0} for record in local]
-        for peer in self.all():
-            state, age = peer.state(), peer.age_ms(now)
-            for record in peer.records.values():
-                out.append({**peer.served(record), "peer_state": state, "peer_age_ms": age})
-        return out
 
     def find(self, name: str) -> list[records.Record]:
         """Peers' live records that ``name`` names: an exact session key, or a display name."""

@@ -131,7 +131,7 @@ def test_invite_makes_the_swarm_once_and_revoke_refuses_itself_and_strangers(dae
     assert fails(daemon, 1, "revoke", own["node_id"]) == (
         "rosterd revoke: a node does not revoke itself: `rosterd leave` takes it out of the swarm\n"
     )
-    assert fails(daemon, 2, "revoke", "nosuch") == (
+    assert fails(daemon, 1, "revoke", "nosuch") == (
         "rosterd revoke: no member nosuch in this swarm (see `rosterd nodes`)\n"
     )
     assert fails(daemon, 1, "join", f"127.0.0.1:{port}", "--token", token).startswith(
@@ -142,3 +142,26 @@ def test_invite_makes_the_swarm_once_and_revoke_refuses_itself_and_strangers(dae
     left = json.loads(ok(daemon, "leave", "--json"))
     assert left["left"] == made["swarm_id"] and left["swarm_id"] is None
     assert not (daemon.config_dir / "swarm.json").exists()
+
+
+USER_ERRORS = [
+    (("list", "--node", "nosuch"), "rosterd list: no such node in this swarm's union"),
+    (("list", "--node", "nosuch", "--json"), "rosterd list: no such node in this swarm's union"),
+    (("watch", "--node", "nosuch"), "rosterd watch: no such node in this swarm's union"),
+    (("changes", "--node", "nosuch"), "rosterd changes: no such node in this swarm's union"),
+    (("revoke", "nosuch"), "rosterd revoke: no member nosuch in this swarm"),
+    (("read", "nosuch"), "rosterd read: no session"),
+    (("handoff", "nosuch", "--to", "elsewhere"), "rosterd handoff: no session"),
+]
+
+
+def test_a_user_error_in_a_swarm_exits_1_never_the_daemons_2(daemon: Daemon) -> None:
+    """The specification keeps 2 for "daemon unreachable": a node, member or session that does
+    not exist is the caller's mistake, exit 1, on every verb that names one."""
+    daemon.settings = {"node": {"listen": "127.0.0.1", "port": free_port()}}
+    daemon.start()
+    assert rosterd(daemon, "invite").returncode == 0
+    before = (daemon.config_dir / "swarm.json").read_bytes()
+    for args, said in USER_ERRORS:
+        assert fails(daemon, 1, *args).startswith(said), args
+    assert (daemon.config_dir / "swarm.json").read_bytes() == before

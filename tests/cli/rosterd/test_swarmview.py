@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from roost.cli.rosterd import swarmview
+from roost.cli.rosterd import printing, swarmview
 from roost.cli.rosterd.options import parse
 from roost.errors import UsageError
 
@@ -65,7 +65,7 @@ def test_the_flags_choose_the_route() -> None:
 
 
 def test_the_table_heads_each_node_with_its_counts_and_standing() -> None:
-    lines = swarmview.table(UNION, NOW)
+    lines = [text for text, _ in swarmview.table(UNION, NOW)]
     # In the words a person reads; a record without a state (an older node's) by its activity.
     assert re.split(r" {2,}", lines[0]) == ["gibson", "2 working", "1 needs input", "reachable"]
     assert re.split(r" {2,}", lines[1]) == ["arch", "1 done", "1 suspended", "stale 41s"]
@@ -74,6 +74,39 @@ def test_the_table_heads_each_node_with_its_counts_and_standing() -> None:
     rows = [re.split(r" {2,}", line) for line in lines[3:]]
     assert [row[2] for row in rows] == ["working", "needs input", "working", "done", "suspended"]
     assert [row[5] for row in rows] == ["gibson"] * 3 + ["arch"] * 2
+
+
+def stale_union() -> dict[str, object]:
+    """The union as it serves a lost node's sessions: each record marked with its node's standing."""
+    ages = {"gibson-id": ("local", 0), "arch-id": ("unreachable", 41_500)}
+    marked = [
+        {**r, "peer_state": ages[r["node_id"]][0], "peer_age_ms": ages[r["node_id"]][1]}  # type: ignore[index]
+        for r in UNION["records"]
+    ]
+    return {**UNION, "records": marked}
+
+
+def test_a_lost_nodes_rows_say_stale_and_are_the_lines_drawn_faint() -> None:
+    """The web app dims a node it cannot reach; the table says ``stale`` and its age at the end
+    of each of its rows, for a pipe too, and marks exactly those lines to be drawn faint."""
+    lines = swarmview.table(stale_union(), NOW)
+    assert [faint for _, faint in lines] == [False, False, False, False, False, False, True, True]
+    rows = [re.split(r" {2,}", text) for text, _ in lines[3:]]
+    assert [row[-1] for row in rows] == ["1", "2", "3", "stale 41s", "stale 41s"]
+    assert [len(row) for row in rows] == [7, 7, 7, 8, 8]
+
+
+def test_faint_is_drawn_only_on_a_terminal_and_never_with_no_color(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    printing.line("arch-row \x1b]52;c;x\x07", faint=True)
+    assert capsys.readouterr().out == "arch-row \\x1b]52;c;x\\x07\n"  # a pipe: the words say it
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    printing.line("arch-row \x1b", faint=True)
+    assert capsys.readouterr().out == "\x1b[2march-row \\x1b\x1b[22m\n"
+    monkeypatch.setenv("NO_COLOR", "1")
+    printing.line("arch-row", faint=True)
+    assert capsys.readouterr().out == "arch-row\n"
 
 
 def test_an_unreachable_named_node_is_said_to_be_stale_and_a_reachable_one_is_not() -> None:

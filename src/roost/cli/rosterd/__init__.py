@@ -3,9 +3,11 @@
 Each verb lives in its own module under this package, imported only when called. A module
 defines ``USAGE`` (a tuple of (usage, one-line summary) rows for ``rosterd help``) and
 ``run(verb, args) -> int``; adding a verb (``daemon``, ``list``, ``watch``, ``explain``, …) is
-one row in ``VERBS`` plus its module. Exit codes: 0 ok, 1 a user error, 2 the daemon is
-unreachable, 3 a peer was needed and is unreachable — raise the failure's class from
-:mod:`roost.errors`, which carries the code, never exit by hand. A reader that goes
+one row in ``VERBS`` plus its module. Exit codes are the specification's four: 0 ok, 1 a user
+error, 2 the daemon is unreachable, 3 a peer was needed and is unreachable. A verb raises the
+failure's class from :mod:`roost.errors` and never exits by hand; :func:`exit_code` is the one
+place that turns a failure into one of the four, since the table's own codes are ``roost``'s
+(where 2 also means "no such pane" and 3 "blocked on a dialog"). A reader that goes
 (``rosterd list | head -1``) ends any verb quietly with exit 0, and the streams (``watch``,
 ``changes``) end as soon as it goes: see :func:`roost.cli.output.to_reader`.
 """
@@ -67,6 +69,22 @@ VERBS = {
 }
 
 
+def exit_code(error: RoostError) -> int:
+    """The code ``rosterd`` exits with for ``error``: 3 when a peer this call needed did not
+    answer (here, or as the daemon's ``peer_unreachable``), 2 when the daemon did not (the one
+    ``Unavailable`` a rosterd verb meets), and 1 for every other failure, whatever code
+    ``roost`` gives it: a node, member or session that does not exist is the caller's mistake
+    to fix, not a daemon to start."""
+    from roost.cli.daemonclient import UNREACHABLE, Refused
+    from roost.errors import PeerUnreachable, Unavailable
+
+    if isinstance(error, PeerUnreachable) or (isinstance(error, Refused) and error.code == UNREACHABLE):
+        return PeerUnreachable.exit_code
+    if isinstance(error, Unavailable):
+        return Unavailable.exit_code
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     verb = args[0] if args else "help"
@@ -82,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         except RoostError as error:
             message = error.message
             complain(message + "\n" if message.startswith("usage:") else f"rosterd {verb}: {message}\n")
-            return error.exit_code
+            return exit_code(error)
 
     return to_reader(run, follow=verb in FOLLOWS)
 

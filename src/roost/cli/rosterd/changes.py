@@ -57,7 +57,7 @@ def run(verb: str, args: list[str]) -> int:
     lines = describe if path.startswith("/changes") else swarmview.describe
     as_json = "--json" in options.flags
     with Client() as client:
-        for frame in swarmview.stream(client, path):
+        for frame in client.stream(path):
             if as_json:
                 printing.raw(frame.data)
             else:

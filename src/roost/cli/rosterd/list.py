@@ -34,16 +34,19 @@ def run(verb: str, args: list[str]) -> int:
     options = parse(args, _USAGE, flags=("--json", *swarmview.FLAGS), valued=swarmview.VALUED)
     path, node = swarmview.route(options, "/snapshot", "/swarm/snapshot", _USAGE)
     with Client() as client:
-        body = swarmview.get(client, path)
+        body = client.get(path)
     document = json.loads(body)
     if "--json" in options.flags:
         printing.raw(body)
     else:
-        lines = swarmview.table(document) if path != "/snapshot" else printing.roster(document)
+        if path == "/snapshot":
+            lines = [(text, False) for text in printing.roster(document)]
+        else:
+            lines = swarmview.table(document)
         if not lines and sys.stdout.isatty():
-            lines = [EMPTY]
-        for text in lines:
-            printing.line(text)
+            lines = [(EMPTY, False)]
+        for text, faint in lines:
+            printing.line(text, faint)
     stale = swarmview.stale(document) if node is not None else None
     if stale is not None:
         complain(f"rosterd list: {stale}\n")

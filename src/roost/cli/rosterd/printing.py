@@ -38,9 +38,19 @@ def raw(body: bytes) -> None:
     out.flush()
 
 
-line = output.line
-"""One line (or several) for people, with every control character but newline and tab
-escaped."""
+FAINT, PLAIN = "\x1b[2m", "\x1b[22m"
+"""SGR faint and back: how a terminal dims a line, as the web app dims a node it cannot reach."""
+
+
+def line(text: str, faint: bool = False) -> None:
+    """One line (or several) for people, with every control character but newline and tab
+    escaped; ``faint`` (a session served from a lost node's last frame) draws it dimmed on a
+    terminal, unless ``NO_COLOR`` is set (https://no-color.org)."""
+    if faint and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        sys.stdout.write(f"{FAINT}{shown(text, lines=True)}{PLAIN}\n")
+        sys.stdout.flush()
+        return
+    output.line(text)
 
 
 def seconds_since(stamp: str | None, now: float) -> float | None:
@@ -77,9 +87,16 @@ def state(record: dict[str, Any]) -> str:
     return words.human(record.get("state") or words.state_of(record.get("activity"))) or UNKNOWN
 
 
+def stale(record: dict[str, Any]) -> bool:
+    """Whether the record is a lost node's, served from its last frame (``--swarm``)."""
+    return record.get("peer_state") == "unreachable"
+
+
 def row(record: dict[str, Any], now: float) -> list[str]:
     """name, harness, state, age, lane, node, pid: the columns of ``rosterd list``, each
-    escaped whole (a newline too), so a cell is one line and its width is what shows."""
+    escaped whole (a newline too), so a cell is one line and its width is what shows; then,
+    for a session of a node served stale, ``stale`` and how long ago it was last heard (the
+    table says it in words, for a pipe and a screen reader; a terminal also dims the row)."""
     since = record.get("activity_at") or record.get("started_at")
     gone = record.get("liveness") in ("suspended", "ended")
     cells = [
@@ -90,6 +107,7 @@ def row(record: dict[str, Any], now: float) -> list[str]:
         record.get("lane") or "-",
         record.get("node") or "-",
         "-" if gone else str(record.get("pid", "-")),
+        f"stale {age((record.get('peer_age_ms') or 0) / 1000)}" if stale(record) else "",
     ]
     return [shown(str(cell)) for cell in cells]
 

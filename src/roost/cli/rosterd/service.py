@@ -33,9 +33,9 @@ status     installed (and whether it is what install would write now), enabled, 
 Exit status:
   0  done; for status: the service is installed
   1  status: not installed; any command: a usage error, a file at that path that roost did
-     not write, or a service manager that refused
-  2  install: the file is written, but no service manager answers (a container, CI, an ssh
-     session without a login manager): it is not enabled; the message says how to start it
+     not write, or a service manager that refused; install: the file is written, but no
+     service manager answers (a container, CI, an ssh session without a login manager): it
+     is not enabled, and the message says how to start it
 """
 
 

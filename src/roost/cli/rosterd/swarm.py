@@ -2,10 +2,11 @@
 
 Each verb is one call to the daemon's ``/swarm/*`` operator routes (the daemon is the only
 writer of ``swarm.json``), and ``--json`` prints the daemon's answer as sent. A refusal keeps
-its class from the one failure table, so the exit code says what happened: a token refused
-(``PeerRefused``, exit 1, with its ``code``), no such member (``TargetGone``, 2), no daemon
-(2), an admitter that does not answer (``PeerUnreachable``, 3). ``join`` reads its token
-before asking the daemon, so a token that is not one is refused with nothing sent.
+its class from the one failure table, and the exit code is one of the specification's four:
+a token refused (``PeerRefused``, exit 1, with its ``code``), no such member (1: a node id
+mistyped is the caller's to fix), no daemon (2), an admitter that does not answer
+(``PeerUnreachable``, 3). ``join`` reads its token before asking the daemon, so a token that
+is not one is refused with nothing sent.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from roost.cli.daemonclient import Client, Refused
 from roost.cli.output import complain
 from roost.cli.rosterd import printing
 from roost.cli.rosterd.options import parse
-from roost.errors import PeerRefused, PeerUnreachable, TargetGone, UsageError
+from roost.errors import PeerRefused, PeerUnreachable, UsageError
 from roost.text import shown
 
 USAGE = (
@@ -46,14 +47,11 @@ def _call(path: str, body: object = None) -> bytes:
         with Client(timeout=60.0) as client:
             return client.get(path) if body is None else client.post(path, body)
     except Refused as refused:
-        doc = refused.doc or {}
-        code = doc.get("code") if isinstance(doc.get("code"), str) else None
         if refused.status == 401:
-            raise PeerRefused(str(doc.get("error") or refused.message), code=code) from None
-        if refused.status == 404:
-            raise TargetGone(refused.message) from None
-        if code == "peer_unreachable":
-            raise PeerUnreachable(refused.message, code=code) from None
+            said = (refused.doc or {}).get("error") or refused.message
+            raise PeerRefused(str(said), code=refused.code) from None
+        if refused.code == "peer_unreachable":
+            raise PeerUnreachable(refused.message, code=refused.code) from None
         raise
 
 

@@ -3,24 +3,24 @@
 ``--swarm`` reads the union roster (``/swarm/snapshot``, ``/swarm/events``,
 ``/swarm/changes``); ``--node N`` the same routes with ``?node=N``, one node's part of it. The
 table gains one header line per node, its counts and how it stands (``stale 41s`` for a node
-served from its last frame), as the specification's ``list --swarm`` shows. ``list --node N``
-for an unreachable N prints its last frame and exits 0, as ``list --swarm`` does (the
-specification serves a stale peer "from its last snapshot, dimmed, with its age"), and says on
-stderr how old the rows are: a script that needs N now reads each row's ``peer_state``.
+served from its last frame), as the specification's ``list --swarm`` shows; each session of
+such a node says ``stale`` and its age at the end of its row, and a terminal draws the row
+faint, as the web app dims it. ``list --node N`` for an unreachable N prints its last frame and
+exits 0, as ``list --swarm`` does (the specification serves a stale peer "from its last
+snapshot, dimmed, with its age"), and says on stderr how old the rows are: a script that needs
+N now reads each row's ``peer_state``.
 """
 
 from __future__ import annotations
 
 from urllib.parse import quote
 
-from roost.cli.daemonclient import Client, Frame, Refused
 from roost.cli.rosterd import printing
-from roost.errors import TargetGone, UsageError
+from roost.errors import UsageError
 from roost.text import shown
 
 TYPE_CHECKING = False  # as in roost.paths: importing typing costs every verb ~2 ms
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from typing import Any
 
     from roost.cli.rosterd.options import Parsed
@@ -45,27 +45,6 @@ def joined(path: str, query: str) -> str:
     return f"{path}{'&' if '?' in path else '?'}{query}"
 
 
-def _refusal(refused: Refused) -> Exception:
-    if refused.status == 404:
-        return TargetGone(refused.message)
-    return refused
-
-
-def get(client: Client, path: str) -> bytes:
-    """The daemon's answer; a node the union does not hold is ``TargetGone`` (exit 2)."""
-    try:
-        return client.get(path)
-    except Refused as refused:
-        raise _refusal(refused) from None
-
-
-def stream(client: Client, path: str) -> Iterator[Frame]:
-    try:
-        yield from client.stream(path)
-    except Refused as refused:
-        raise _refusal(refused) from None
-
-
 def _counts(records: list[dict[str, Any]]) -> str:
     said = [printing.state(record) for record in records]
     return "  ".join(f"{said.count(word)} {word}" for word in COUNTED if word in said)
@@ -77,8 +56,9 @@ def standing(row: dict[str, Any]) -> str:
     return "reachable"
 
 
-def table(union: dict[str, Any], now: float | None = None) -> list[str]:
-    """One header line per node, a blank line, then one row per session (with its node)."""
+def table(union: dict[str, Any], now: float | None = None) -> list[tuple[str, bool]]:
+    """One header line per node, a blank line, then one row per session (with its node):
+    each line with whether it is a session of a node served stale (drawn faint)."""
     records = union.get("records", [])
     heads = [
         [
@@ -89,7 +69,12 @@ def table(union: dict[str, Any], now: float | None = None) -> list[str]:
         for row in union.get("nodes", [])
     ]
     rows = printing.roster(union, now)
-    return [*printing.columns(heads), *([""] if rows else []), *rows]
+    faint = [printing.stale(record) for record in records]
+    return [
+        *((text, False) for text in printing.columns(heads)),
+        *([("", False)] if rows else []),
+        *zip(rows, faint, strict=True),
+    ]
 
 
 def stale(union: dict[str, Any]) -> str | None:

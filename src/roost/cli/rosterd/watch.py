@@ -28,12 +28,16 @@ def run(verb: str, args: list[str]) -> int:
     as_json = "--json" in options.flags
     redraw = not as_json and sys.stdout.isatty()
     with Client() as client:
-        for frame in swarmview.stream(client, path):
+        for frame in client.stream(path):
             if as_json:
                 printing.raw(frame.data)
                 continue
-            lines = swarmview.table(frame.json()) if path != "/events" else printing.roster(frame.json())
+            if path == "/events":
+                lines = [(text, False) for text in printing.roster(frame.json())]
+            else:
+                lines = swarmview.table(frame.json())
             if redraw:
                 sys.stdout.write(CLEAR)
-            printing.line("\n".join([*lines, ""] if not redraw else lines))
+            for text, faint in [*lines, ("", False)] if not redraw else lines:
+                printing.line(text, faint)
     return 0

@@ -3,8 +3,9 @@
 // one view full screen (a terminal under a key row). State lives in the roster (roster.js) and
 // the open views (terminal.js, headless.js); this module only wires them to the page and
 // re-renders when either changes. Tabs, rows and cards are named by id: a terminal's pane, or a
-// headless session's key, or (in a swarm) the key of a session another node owns, whose
-// terminal opens through this node and whose actions go to /swarm/{node}/sessions/….
+// headless session's key, or (in a swarm) another node's terminal ("NODE_ID/%N"), which opens
+// through this node, or the key of its headless session; actions on another node's session go
+// to /swarm/{node}/sessions/….
 //
 // What kind of view a tab holds (a terminal, or a headless session's panel) is decided once,
 // when it opens, and kept with it: the roster forgets a session that ended (another node's
@@ -18,7 +19,7 @@ import { HeadlessView } from "./headless.js";
 import { KeyRow } from "./keys.js";
 import { Launcher } from "./launcher.js";
 import { Notifier } from "./notify.js";
-import { isPane, Roster, stateOf, Unauthorized } from "./roster.js";
+import { isPane, remotePaneOf, Roster, stateOf, Unauthorized } from "./roster.js";
 import { markSeen, Settings } from "./settings.js";
 import { showRequest } from "./request.js";
 import { renderSidebar } from "./sidebar.js";
@@ -173,11 +174,11 @@ function updateRequests() {
   }
 }
 
-// A pane of this node, or of another node's session (its WebSocket relayed by this node).
+// A pane of this node, or of another node (its WebSocket relayed by this node).
 function terminalView(id, box) {
-  const record = isPane(id) ? null : roster.recordOf(id);
-  const path = record
-    ? `/ws/swarm/${encodeURIComponent(record.node_id)}/terminal/${encodeURIComponent(record.session_key)}`
+  const where = remotePaneOf(id);
+  const path = where
+    ? `/ws/swarm/${encodeURIComponent(where.node_id)}/terminal/${encodeURIComponent(where.pane)}`
     : undefined;
   return new TerminalView(id, box, { filter: (data) => keys.filter(data), path });
 }
@@ -301,7 +302,7 @@ async function main() {
       roster.markSeen(active);
     }
   });
-  tails.start(() => [...roster.terminals.keys()], showingDeck);
+  tails.start(() => [...roster.terminals.keys(), ...roster.remotePanes()], showingDeck);
   gates.refresh().catch((error) => console.warn("gates:", error.message));
   settings.start().catch((error) => console.warn("settings:", error));
   // A notification clicked while no Roost window was open opened this one with ?open=KEY.

@@ -7,16 +7,26 @@
 // screen lines are its own chrome (Claude Code's composer and "auto mode on" footer), not what
 // it said; other terminals (a plain shell, an agent before its first reply) show the last
 // lines of their screen, from GET /terminals/{pane}/tail (a screen read, no live terminal per
-// card): read again while the deck is in view, every few seconds and after roster changes.
+// card), or for another node's GET /swarm/{node}/sessions/{pane}/tail, which that node answers:
+// read again while the deck is in view, every few seconds and after roster changes.
 // Badges still come only from the roster's change stream. A session that waits on a person
 // shows what it asks and the answers it offers (request.js), right on its card.
 
 import { badge } from "./badges.js";
+import { remotePaneOf } from "./roster.js";
 import { requestView } from "./request.js";
 import { byNode, byPlace, folderHead, groups, markRow, nodeGroup } from "./sidebar.js";
 
 const TAIL_LINES = 3;
 const TAIL_EVERY_MS = 4000;
+
+// Where a terminal's last lines are read: this node's pane from its own tmux, another node's
+// ("NODE_ID/%N") through this node, which asks that node for them (three lines, as here).
+function tailPath(id) {
+  const where = remotePaneOf(id);
+  if (!where) return `/terminals/${encodeURIComponent(id)}/tail?lines=${TAIL_LINES}`;
+  return `/swarm/${encodeURIComponent(where.node_id)}/sessions/${encodeURIComponent(where.pane)}/tail`;
+}
 
 export class Tails extends EventTarget {
   constructor() {
@@ -42,8 +52,7 @@ export class Tails extends EventTarget {
     const read = await Promise.all(
       panes.map(async (pane) => {
         try {
-          const path = `/terminals/${encodeURIComponent(pane)}/tail?lines=${TAIL_LINES}`;
-          const response = await fetch(path, { credentials: "same-origin", cache: "no-store" });
+          const response = await fetch(tailPath(pane), { credentials: "same-origin", cache: "no-store" });
           return response.ok ? [pane, (await response.json()).lines] : null;
         } catch {
           return null;
@@ -64,8 +73,8 @@ export class Tails extends EventTarget {
 function lastLines(row, { tails, recordOf }) {
   const record = recordOf(row.id);
   const reply = ((record && record.recap) || "").split("\n").filter((line) => line.trim());
-  if (reply.length || !row.pane) return reply.slice(-TAIL_LINES);
-  return tails.lines.get(row.pane) || [];
+  if (reply.length || !(row.pane || row.remotePane)) return reply.slice(-TAIL_LINES);
+  return tails.lines.get(row.id) || [];
 }
 
 // `nodes`: the swarm's nodes (roster.js nodes()), or null with no swarm: in a swarm the folders

@@ -13,7 +13,10 @@
 // other over a BroadcastChannel to re-read them.
 //
 // In a swarm the sessions of every node are watched alike (roster.allRecords()): another node's
-// session notifies as this node's does, and its toast opens it by its session key.
+// session notifies as this node's does, and its toast opens its view (its pane, or a headless
+// session by its key).
+
+import { remotePaneId } from "./roster.js";
 
 const BACKGROUND = {
   // previous activity -> new activity -> what the toast says. Idle -> needs input too: only a
@@ -107,10 +110,14 @@ export class Notifier {
     for (const key of [...this.activity.keys()]) if (!live.has(key)) this.activity.delete(key);
   }
 
-  // The id the page opens a session's view by: its pane, or a headless session's own key.
+  // The id the page opens a session's view by: its pane (another node's as "NODE_ID/%N"), or a
+  // headless session's own key.
   viewOf(record) {
-    if (record.lane === "headless" || this.roster.remote.has(record.session_key)) return record.session_key;
+    if (record.lane === "headless") return record.session_key;
     const tmux = record.tmux || {};
+    if (this.roster.remote.has(record.session_key)) {
+      return tmux.pane ? remotePaneId(record.node_id, tmux.pane) : record.session_key;
+    }
     return tmux.socket === this.roster.socket ? tmux.pane || null : null;
   }
 

@@ -19,9 +19,13 @@
 //
 // In a swarm (GET /swarm/nodes names one), the page also follows the union roster
 // (GET /swarm/events: the whole union on connect and after every change on any node) and
-// keeps every other node's sessions, named by their session keys, beside this node's own, with
-// each node's standing (reachable, or unreachable and served from its last frame, with its
-// age). With no swarm nothing of this is asked for again and the page is as it always was.
+// keeps every other node's sessions beside this node's own, with each node's standing
+// (reachable, or unreachable and served from its last frame, with its age). Another node's
+// rows are made as this node's are: one per terminal it lists (its union row's `terminals`,
+// plain shells too, which no roster holds), with the session in that pane, named
+// "NODE_ID/%N", and one per headless session, named by its key. A node that lists no terminals
+// (an older roost) shows its sessions that have a pane instead. With no swarm nothing of this
+// is asked for again and the page is as it always was.
 
 import { LABELS } from "./badges.js";
 import { Seen } from "./seen.js";
@@ -55,9 +59,30 @@ async function getJSON(path) {
   return response.json();
 }
 
-// A row's id is its pane for a terminal ("%N"), its session key for a headless session.
+// A row's id is its pane for a terminal ("%N"), its session key for a headless session, and
+// "NODE_ID/%N" for a terminal of another node (no session key holds a "/").
 export function isPane(id) {
   return id.startsWith("%");
+}
+
+export function remotePaneId(nodeId, pane) {
+  return `${nodeId}/${pane}`;
+}
+
+// The node and pane of another node's terminal row, or null for any other id.
+export function remotePaneOf(id) {
+  const at = id.lastIndexOf("/%");
+  return at > 0 ? { node_id: id.slice(0, at), pane: id.slice(at + 1) } : null;
+}
+
+// The newest record (occupant ids only grow) of `records` in `pane`, or null.
+function newestIn(records, pane) {
+  let found = null;
+  for (const record of records) {
+    if ((record.tmux || {}).pane !== pane || record.lane === "headless") continue;
+    if (found === null || record.occupant_id > found.occupant_id) found = record;
+  }
+  return found;
 }
 
 function paneOf(record, socket) {
@@ -137,12 +162,17 @@ export class Roster extends EventTarget {
     }));
   }
 
-  // Whether the view of `id` is a terminal: one of this node's panes, or a session another node
-  // runs in a pane of its own (opened through this node: see terminal.js).
+  // Whether the view of `id` is a terminal: one of this node's panes, or another node's
+  // (opened through this node: see terminal.js).
   isTerminal(id) {
-    if (isPane(id)) return true;
-    const record = this.remote.get(id) || this.headless.get(id);
-    return Boolean(record && record.peer_state && record.peer_state !== "local" && record.lane !== "headless");
+    return isPane(id) || remotePaneOf(id) !== null;
+  }
+
+  // Every other node's terminal this page lists, by row id (the card deck reads their last lines).
+  remotePanes() {
+    return this.rows()
+      .filter((row) => row.remotePane)
+      .map((row) => row.id);
   }
 
   // Every live record of every node, for whoever watches them all (notify.js).
@@ -225,6 +255,11 @@ export class Roster extends EventTarget {
   // A headless session's last record, or the newest live record in a pane (occupant ids only
   // grow), as status-row code does.
   recordOf(id) {
+    const where = remotePaneOf(id);
+    if (where) {
+      const records = [...this.remote.values()].filter((record) => record.node_id === where.node_id);
+      return newestIn(records, where.pane);
+    }
     if (!isPane(id)) return this.remote.get(id) || this.headless.get(id) || null;
     const pane = id;
     let found = null;
@@ -249,24 +284,65 @@ export class Roster extends EventTarget {
 
   // What the sidebar shows: one row per terminal and per headless session not ended, named and
   // placed by folder, each with its record (null for a terminal no session occupies); in a
-  // swarm, every other node's sessions too, and each row with the id of its node.
+  // swarm, every other node's terminals and sessions too, and each row with the id of its node.
   rows() {
     const own = this.swarm ? this.swarm.node_id : null;
     const local = this.localRows().map((row) => ({ ...row, node_id: own }));
-    // Another node's sessions that have somewhere to open, as this node's: a pane, or headless.
-    const shown = [...this.remote.values()].filter((r) => r.lane === "headless" || (r.tmux && r.tmux.pane));
-    return [...local, ...shown.map((record) => this.remoteRow(record))];
+    const others = this.swarm ? this.swarm.nodes.filter((node) => node.node_id !== own) : [];
+    return [...local, ...others.flatMap((node) => this.remoteRows(node))];
   }
 
-  remoteRow(record) {
+  // Another node's rows, made as this node's are: a row per terminal it lists, with the session
+  // in that pane; a session in a pane the list does not hold (the list follows tmux, the roster
+  // the agents, and either may be first), or any, from a node that lists none; its headless
+  // sessions.
+  remoteRows(node) {
+    const records = [...this.remote.values()].filter((record) => record.node_id === node.node_id);
+    const listed = node.terminals || [];
+    const panes = new Set(listed.map((terminal) => terminal.pane));
+    const unlisted = new Set(
+      records
+        .filter((record) => record.lane !== "headless" && record.tmux && record.tmux.pane)
+        .map((record) => record.tmux.pane)
+        .filter((pane) => !panes.has(pane)),
+    );
+    const occupant = (pane) => newestIn(records, pane);
+    return [
+      ...listed.map((terminal) => this.remoteTerminalRow(node, terminal, occupant(terminal.pane))),
+      ...[...unlisted].map((pane) => this.remoteTerminalRow(node, this.terminalOf(occupant(pane)), occupant(pane))),
+      ...records.filter((record) => record.lane === "headless").map((record) => this.remoteHeadlessRow(record)),
+    ];
+  }
+
+  // What a session's own record says of its pane, for a pane its node has not listed.
+  terminalOf(record) {
     const tmux = record.tmux || {};
-    const where = record.lane === "headless" ? "headless" : [tmux.session, tmux.pane].filter(Boolean).join(" · ");
+    return { pane: tmux.pane, session: tmux.session || "", window: tmux.window_name || "", name: null, command: "" };
+  }
+
+  remoteTerminalRow(node, terminal, record) {
+    return {
+      id: remotePaneId(node.node_id, terminal.pane),
+      pane: null,
+      remotePane: terminal.pane,
+      node_id: node.node_id,
+      name:
+        (record && record.name) || terminal.name || terminal.window || terminal.command || terminal.pane,
+      detail: `${node.node} · ${terminal.session}:${terminal.window} · ${terminal.pane}`,
+      cwd: (record && record.cwd) || terminal.cwd || "",
+      harness: record ? record.harness : null,
+      state: stateOf(record, this.seen),
+      record,
+    };
+  }
+
+  remoteHeadlessRow(record) {
     return {
       id: record.session_key,
       pane: null,
       node_id: record.node_id,
       name: record.name || record.harness || record.session_key,
-      detail: `${record.node} · ${where || record.lane || "session"}`,
+      detail: `${record.node} · ${record.liveness === "suspended" ? "headless · suspended" : "headless"}`,
       cwd: record.cwd || "",
       harness: record.harness,
       state: stateOf(record, this.seen),

@@ -31,15 +31,18 @@ function paneNumber(pane) {
 
 /** A folder's order: its terminals by pane number, then its headless sessions oldest first. */
 export function byPlace(a, b) {
-  if (a.pane && b.pane) return paneNumber(a.pane) - paneNumber(b.pane);
-  if (a.pane || b.pane) return a.pane ? -1 : 1;
+  const [one, two] = [a.pane || a.remotePane, b.pane || b.remotePane];
+  if (one && two) return paneNumber(one) - paneNumber(two);
+  if (one || two) return one ? -1 : 1;
   return (a.since || "").localeCompare(b.since || "");
 }
 
-/** Mark an element with the row it stands for: a terminal's pane, or a headless session's key. */
+/** Mark an element with the row it stands for: a terminal's pane, or a headless session's key
+ * (or another node's terminal's "NODE_ID/%N", with its pane beside it). */
 export function markRow(element, row) {
   if (row.pane) element.dataset.pane = row.pane;
   else element.dataset.session = row.id;
+  if (row.remotePane) element.dataset.remotePane = row.remotePane;
 }
 
 /** A folder's heading: its name and the rollup of its sessions' states ("2 working · 1 needs input"). */
