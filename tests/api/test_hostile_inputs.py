@@ -25,7 +25,7 @@ BODIES = {"/login-link", "/sessions/{key}/seen"}
 
 
 def post_routes() -> list[str]:
-    paths = [r.path for r in (*ROUTES, *WEB_ROUTES) if "POST" in (getattr(r, "methods", None) or ())]
+    paths = [r.path_format for r in (*ROUTES, *WEB_ROUTES) if "POST" in (getattr(r, "methods", None) or ())]
     return [path for path in paths if path not in BODIES]
 
 

@@ -27,6 +27,7 @@ def test_the_union_of_a_node_alone_is_its_own_roster_marked_local(
             "peer_age_ms": 0,
             "sessions": len(union["records"]),
             "dropped": 0,
+            "terminals": union["nodes"][0]["terminals"],  # its terminal list: tests/mesh/test_nodes_union.py
         }
     ]
     (mine,) = [r for r in union["records"] if r["session_key"] == key]

@@ -141,6 +141,17 @@ class SwarmNode:
             time.sleep(0.1)
         raise AssertionError(f"timed out: {what}")
 
+    def hears(self, name: str, timeout: float = 20) -> None:
+        """Wait until this node's union has a frame from ``name`` on a live stream: an act for a
+        peer not heard yet, or whose stream was lost and not yet linked again, is refused at once
+        (the peer is unreachable as far as this node knows), and a test must not race that."""
+
+        def heard() -> bool:
+            rows = self.get("/swarm/snapshot").json()["nodes"]
+            return any(row["node"] == name and row["peer_state"] == "reachable" for row in rows)
+
+        self.wait_for(heard, f"{name}'s stream heard", timeout)
+
     def rosterd(self, *args: str) -> subprocess.CompletedProcess[str]:
         """A ``rosterd`` verb against this node's daemon (run in the node, as a person would)."""
         return subprocess.run(

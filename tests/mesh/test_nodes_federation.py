@@ -82,6 +82,7 @@ def test_nothing_waits_on_a_lost_peer(three: list[SwarmNode]) -> None:
     started = a.post("/sessions", {"harness": "fake", "cwd": "/tmp", "name": "moving"})
     assert started.status_code == 201, started.text
     key = started.json()["record"]["session_key"]
+    a.hears("n3")  # a member never heard is no peer lost: the cut must come after a frame
     c.node.partition()
     try:
         a.wait_for(lambda: (standing(a, "n3") or {}).get("peer_state") == "unreachable", "c lost", 20)

@@ -156,6 +156,7 @@ def test_a_target_without_the_adapter_refuses_and_writes_no_transcript(
     b.stop()
     b.settings["harness.fake"]["adapter"] = "/nowhere/fake-acp-adapter"
     b.start()
+    a.hears("n2")
     answer = a.post(f"/sessions/{key}/handoff", {"to": "n2"})
     assert (answer.status_code, answer.json()["code"]) == (409, "adapter_missing"), answer.text
     assert not (b.root / "home" / ".fake-acp" / f"{session_id}.json").exists()
@@ -187,6 +188,7 @@ def test_the_target_killed_mid_import_leaves_the_session_suspended_here_and_resu
     b.stop()
     b.extra_env["FAKE_ACP_LOAD_DELAY"] = "30"
     b.start()
+    a.hears("n2")
     key = start(a, project)
     turn(a, key, "before the cut")
     answered: dict[str, Any] = {}
@@ -220,6 +222,7 @@ def test_the_origin_killed_mid_handoff_keeps_it_marked_until_the_handoff_is_run_
     b.stop()
     b.extra_env["FAKE_ACP_LOAD_DELAY"] = "3"
     b.start()
+    a.hears("n2")
     key = start(a, project)
     session_id = turn(a, key, "before the cut")["session_id"]
 

@@ -66,7 +66,7 @@ def test_three_nodes_join_through_different_admitters_and_a_revocation_reaches_e
         assert answer.status_code == 401 and answer.json()["error"] == "refused"
         [record, *_] = answer.json()["revoked"]
         assert (record["node_id"], record["revoked"], record["signer"]) == (c_id, True, a.identity().node_id)
-        assert node.nodes()["refused"].get("revoked") == 1
+        assert node.nodes()["refused"].get("revoked", 0) >= 1  # this hello, and c's farewell if it came
     # and with no certificate, its signed hello is refused before a header is read
     bare = Peer(c.identity(), c.swarm_key(), trusted)
     bare.context = Peer(None, b"", trusted).context

@@ -161,6 +161,13 @@ def test_deleting_a_webhook_drops_what_it_had_queued(tmp_path: Path) -> None:
     assert Registrations(tmp_path / "webhooks.json").all() == []
 
 
+class Union:
+    """A view of the union whose document says only where the feed stood: enough for a snapshot."""
+
+    def document(self, epoch: int, seq: int) -> dict[str, int]:
+        return {"status_epoch": epoch, "seq": seq}
+
+
 def test_the_service_follows_the_swarms_feed_and_delivers_no_snapshot_to_a_follower_left_behind(
     tmp_path: Path,
 ) -> None:
@@ -171,7 +178,7 @@ def test_the_service_follows_the_swarms_feed_and_delivers_no_snapshot_to_a_follo
     clock = Clock()
 
     async def main() -> list[list[tuple[str, int, str]]]:
-        feed = Feed("n1", "desk", lambda epoch, seq: {"seq": seq}, clock, backlog=3)
+        feed = Feed("n1", "desk", Union, clock, backlog=3)
         follow = lambda: feed.subscribe(feed.head, feed.epoch)  # noqa: E731
         async with Webhooks(follow, Registrations(tmp_path / "webhooks.json"), resolver=lookup) as webhooks:
             await webhooks.add("http://localhost:9/hook", (), TOKEN)

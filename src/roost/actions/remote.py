@@ -145,11 +145,11 @@ def node_named(forwarder: Forwarder | None, own_id: str, own_name: str, node: st
     its id, or by a name no other member goes by). TargetGone (``no_such_node``) when none does;
     Conflict when several go by that name, listing them (``candidates``, ``nodes``) as an
     ambiguous session name does, never guessing: a caller names one by its id."""
-    if node == own_id or forwarder is None:
-        if node in (own_id, own_name):
-            return own_id
-        raise TargetGone(f"no node {node!r} in this node's swarm", code=NO_SUCH_NODE)
-    found = forwarder.named(node)
+    if node == own_id:
+        return own_id
+    found = forwarder.named(node) if forwarder is not None else []
+    if not found and node == own_name:  # a node alone, or one whose members list it not yet
+        return own_id
     if not found:
         raise TargetGone(f"no node {node!r} in this node's swarm", code=NO_SUCH_NODE)
     if len(found) > 1:

@@ -37,9 +37,10 @@ log = logging.getLogger("rosterd.swarm")
 
 BACKLOG = 64
 """Connections the kernel queues for the listener, and at most how many asyncio takes in at
-one turn of the loop (each is looked at on the next turn, and a refused one's descriptor freed
-on the one after): under a flood the listener holds at most two such batches more than its
-limits allow, for those moments."""
+one turn of the loop. A batch taken in is made transports on the next turn, counted here on
+the one after, and a refused one's descriptor is freed on the turn after that; the listener is
+ready again on each of those turns, so under a flood it holds at most four such batches more
+than its limits allow, for those moments, however long the flood lasts."""
 HANDSHAKE_S = 5.0
 HEADER_S = 10.0
 SWEEP_S = 0.5

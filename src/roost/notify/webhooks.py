@@ -46,7 +46,7 @@ from roost.errors import Unavailable, UsageError
 from roost.notify import destinations, registrations
 from roost.notify.destinations import Resolver
 from roost.notify.registrations import Registrations, Webhook
-from roost.roster.changes import SWARM_EVENTS
+from roost.roster.changes import SNAPSHOT, SWARM_EVENTS
 
 if TYPE_CHECKING:
     import httpx
@@ -241,7 +241,7 @@ class Webhooks:
         """Queue ``change`` for every webhook that wants it; encoded once, only if one does. A
         snapshot (what a subscriber too far behind is sent) and a node's terminal list are no
         session's or node's change to deliver."""
-        if change.event not in SWARM_EVENTS:
+        if change.event == SNAPSHOT or change.event not in SWARM_EVENTS:
             return
         item: Delivery | None = None
         for lane in self._lanes.values():
