@@ -41,7 +41,7 @@ from tests.fakes.anthropic_api import AnthropicAPI
 from tests.fakes.claudehome import API_KEY, CLAUDE_QUIET, claude_home
 from tests.fakes.model_api import Reply, Step, ToolCall
 
-from roost.integrate.claude import http_handler
+from roost.services.integrate.claude import http_handler
 
 CLAUDE = ROOT / ".cache" / "agents" / "node_modules" / ".bin" / "claude"
 CALLS = 10

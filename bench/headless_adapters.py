@@ -236,7 +236,7 @@ def one_round(
     bridge = {
         "name": "rosterd",
         "command": str(PYTHON),
-        "args": ["-m", "roost.cli.rosterd", "mcp", "--socket", str(daemon.sock)],
+        "args": ["-m", "roost.faces.cli.rosterd", "mcp", "--socket", str(daemon.sock)],
         "env": [],
     }
     seen: dict[str, dict[str, float]] = {way: {} for way in WAYS}
@@ -262,7 +262,7 @@ def run_daemon(phases: str) -> None:
     import inspect
 
     from roost.daemon.__main__ import main as daemon_main
-    from roost.runner import holders, launch, link, traffic
+    from roost.headless.runner import holders, launch, link, traffic
 
     def timed(owner: Any, name: str, label: str) -> None:
         original = getattr(owner, name)

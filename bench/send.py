@@ -42,10 +42,10 @@ DRIVER = """
 import time
 started = time.monotonic()
 import sys
-from roost.cli.roost import main
-from roost.cli.roost import send
+from roost.faces.cli.roost import main
+from roost.faces.cli.roost import send
 imported = time.monotonic()
-from roost.tmux import paste, targets
+from roost.pane.tmux import paste, targets
 spans = {}
 def timed(owner, name, label):
     fn = getattr(owner, name, None)

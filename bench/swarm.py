@@ -1,7 +1,7 @@
 """Benchmark the swarm's transport: signed requests over pinned TLS, joining, and a revocation
 reaching every member.
 
-Every node here is a real :class:`roost.mesh.node.Mesh` (listener, dialer, rounds, swarm.json
+Every node here is a real :class:`roost.remote.mesh.node.Mesh` (listener, dialer, rounds, swarm.json
 in a temp dir) on its own 127.0.0.x address, all in this one process and one event loop, so
 the numbers are the transport's cost with no network under it: what a tailnet adds is its
 own round trip. Cases:
@@ -47,15 +47,15 @@ import psutil
 from common import PYTHON, ROOT, Sandbox
 from headless import Daemon, end_holders, free_port
 
-from roost.mesh import listener
-from roost.mesh.node import Mesh
-from roost.mesh.place import Place
-from roost.roster import Claim, ProcessId, Roster, records
-from roost.roster.live import Live
-from roost.swarm import canonical, signing
-from roost.swarm.feed import Feed, Subscription
-from roost.swarm.identity import Identity
-from roost.swarm.peers import Peers
+from roost.remote.mesh import listener
+from roost.remote.mesh.node import Mesh
+from roost.remote.mesh.place import Place
+from roost.remote.swarm import canonical, signing
+from roost.remote.swarm.feed import Feed, Subscription
+from roost.remote.swarm.identity import Identity
+from roost.remote.swarm.peers import Peers
+from roost.truth.roster import Claim, ProcessId, Roster, records
+from roost.truth.roster.live import Live
 
 PORT = 18791
 
@@ -296,7 +296,7 @@ def union(runs: int, peers: int = 100, sessions: int = 50) -> None:
         )
 
     def whole(epoch: int, seq: int) -> dict[str, object]:
-        from roost.swarm import union
+        from roost.remote.swarm import union
 
         return union.document("self", "self", roster.records(), kept, epoch=epoch, seq=seq, now=time.time())
 

@@ -1,4 +1,4 @@
-"""Benchmark the tmux watcher (``roost.tmux.watch``): its CPU cost idle and under a spewing pane.
+"""Benchmark the tmux watcher (``roost.pane.tmux.watch``): its CPU cost idle and under a spewing pane.
 
 Idle: 20 panes doing nothing for ``--idle`` seconds, once as 20 sessions (20 control clients)
 and once as one session of 20 windows (one client). The watcher must cost next to nothing.
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from common import TMUX, Sandbox
 
-from roost.tmux.server import Server
-from roost.tmux.watch import Change, Watcher
+from roost.pane.tmux.server import Server
+from roost.pane.tmux.watch import Change, Watcher
 
 PANES = 20
 SPEW_BYTES = 5_000_000

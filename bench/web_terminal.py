@@ -1,6 +1,6 @@
 """Benchmark the web terminal: Roost's against Jupyter's ``terminado``, both in xterm.js in Chromium.
 
-Both sides draw with the same vendored xterm.js (``src/roost/web/static/vendor``) and the same
+Both sides draw with the same vendored xterm.js (``src/roost/faces/web/static/vendor``) and the same
 terminal options, in headless Debian Chromium driven by Playwright, at the same box size:
 
 - **Roost**: a bash in a tmux pane of a throwaway server, through a real ``rosterd`` and

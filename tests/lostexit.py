@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from roost import procfs
+from roost.base import procfs
 from tests.signals import holds
 
 _SEIZE, _CONT, _DETACH, _INTERRUPT = 0x4206, 7, 17, 0x4207

@@ -5,7 +5,7 @@ someone else: pids here wrap at 32768, and two workers start processes by the th
 pid a test remembers for a few seconds can come back as another worker's tmux server. A test
 that signals such a pid ends that server under a test it never touched ("server exited
 unexpectedly"). So a test signals as rosterd does, through
-:func:`roost.detect.procs.signal_if`: a pidfd pins the process, the test checks it is still the
+:func:`roost.truth.detect.procs.signal_if`: a pidfd pins the process, the test checks it is still the
 one it means (its command line, environment, parent or start time), and only then sends.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import signal
 
-from roost import procfs
-from roost.detect.procs import signal_if
+from roost.base import procfs
+from roost.truth.detect.procs import signal_if
 
 __all__ = ["holds", "send_exactly", "signal_if", "started"]
 

@@ -1,4 +1,4 @@
-"""``roost.cjson`` gives what ``json`` gives, for every document the hook and its caches read."""
+"""``roost.base.cjson`` gives what ``json`` gives, for every document the hook and its caches read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from roost import cjson
+from roost.base import cjson
 
 DOCUMENTS = [
     b'{"hook_event_name": "PreToolUse", "tool_input": {"command": "ls"}, "n": [1, 2.5, -3e2]}',

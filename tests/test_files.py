@@ -1,4 +1,4 @@
-"""``roost.files``: a reader finds the old content or the new, never half; a failed write leaves
+"""``roost.base.files``: a reader finds the old content or the new, never half; a failed write leaves
 nothing behind; the mode asked for is the mode the file has, whatever the umask."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from roost import files
+from roost.base import files
 
 
 def mode(path: Path) -> int:

@@ -24,14 +24,14 @@ DOC = ROOT / "docs" / "architecture.md"
 MARK = "<!-- layers:"
 PACKAGE = re.compile(r"[a-z][a-z0-9_]*(?:/[a-z][a-z0-9_]*)*")
 
-FACES = ("cli.roost", "cli.rosterd", "hook", "holder", "api", "mcpserver")
+FACES = ("faces.cli.roost", "faces.cli.rosterd", "faces.hook", "headless.holder", "faces.api", "faces.mcp")
 """The programs and routes through which people, agents and the daemon reach Roost."""
-DOORS = ("api", "mcpserver", "cli.rosterd", "cli.roost.api")
+DOORS = ("faces.api", "faces.mcp", "faces.cli.rosterd", "faces.cli.roost.api")
 """The faces that act on sessions by way of ``actions`` (the daemon's routes, its MCP server,
 ``rosterd`` and ``roost api``). ``roost``'s other verbs and the hook are the interactive lane,
 which works with no daemon running and so reads and writes panes through ``state`` and ``tmux``
 itself."""
-TERMINAL = ("tmux", "state")
+TERMINAL = ("pane.tmux", "pane.state")
 APPLIERS = ("apply", "apply_all", "overrule")
 
 
@@ -124,7 +124,7 @@ def within(module: str, packages: tuple[str, ...]) -> bool:
 
 
 def placed(imp: Import, places: dict[str, int]) -> tuple[str | None, str | None]:
-    """The rows' packages of both ends; ``from roost.cli import output`` names a module of a
+    """The rows' packages of both ends; ``from roost.faces.cli import output`` names a module of a
     placed package, so an unplaced target is tried as its parent."""
     mine = owner(imp.module, places) if imp.module else None
     theirs = owner(imp.target, places) or owner(imp.target.rpartition(".")[0], places)
@@ -167,9 +167,10 @@ def faces_apart(found: list[Import], calls: list[Call], layout: list[list[str]])
 def one_door(found: list[Import], calls: list[Call], layout: list[list[str]]) -> list[str]:
     """The daemon's faces act through ``actions``: they import neither ``tmux`` nor ``runner``."""
     return [
-        f"{where(imp)}: a face acts on sessions through roost.actions, not {imp.target.split('.')[0]}"
+        f"{where(imp)}: a face acts on sessions through roost.actions, not {lane}"
         for imp in found
-        if within(imp.module, DOORS) and within(imp.target, ("tmux", "runner"))
+        if (lane := ".".join(imp.target.split(".")[:2]))
+        if within(imp.module, DOORS) and within(imp.target, ("pane.tmux", "headless.runner"))
     ]
 
 
@@ -188,12 +189,12 @@ def only_the_roster_applies(found: list[Import], calls: list[Call], layout: list
         f"roost.{call.module} line {call.line}: calls .{call.name}(): detectors produce claims, "
         "only the roster applies them"
         for call in calls
-        if within(call.module, ("detect",)) and call.name in APPLIERS
+        if within(call.module, ("truth.detect",)) and call.name in APPLIERS
     ]
     wrong += [
         f"{where(imp)}: only the roster holds a session's state"
         for imp in found
-        if within(imp.target, ("roster.session",)) and not within(imp.module, ("roster",))
+        if within(imp.target, ("truth.roster.session",)) and not within(imp.module, ("truth.roster",))
     ]
     return wrong
 
@@ -220,31 +221,33 @@ def test_the_tree_keeps_the_rule(name: str) -> None:
 
 PLANTS: dict[str, tuple[str, str, str]] = {
     "points_down": (
-        "tmux/planted.py",
-        "def f():\n    from roost.roster import hub\n",
-        "roost.tmux.planted line 2: imports roost.roster.hub (roster), up from tmux",
+        "pane/tmux/planted.py",
+        "def f():\n    from roost.truth.roster import hub\n",
+        "roost.pane.tmux.planted line 2: imports roost.truth.roster.hub (truth.roster), up from pane.tmux",
     ),
     "faces_apart": (
-        "hook/planted.py",
-        "from roost.api import app\n",
-        "roost.hook.planted line 1: imports roost.api.app: the face hook reaches into the face api",
+        "faces/hook/planted.py",
+        "from roost.faces.api import app\n",
+        "roost.faces.hook.planted line 1: imports roost.faces.api.app: "
+        "the face faces.hook reaches into the face faces.api",
     ),
     "one_door": (
-        "api/planted.py",
-        "from ..tmux import paste\n",
-        "roost.api.planted line 1: imports roost.tmux.paste: a face acts on sessions through "
-        "roost.actions, not tmux",
+        "faces/api/planted.py",
+        "from ...pane.tmux import paste\n",
+        "roost.faces.api.planted line 1: imports roost.pane.tmux.paste: a face acts on sessions through "
+        "roost.actions, not pane.tmux",
     ),
     "terminal_knows_no_agents": (
-        "state/planted.py",
+        "pane/state/planted.py",
         "from roost.agents import manifest\n",
-        "roost.state.planted line 1: imports roost.agents.manifest: "
+        "roost.pane.state.planted line 1: imports roost.agents.manifest: "
         "the terminal layer knows nothing of agents",
     ),
     "only_the_roster_applies": (
-        "detect/planted.py",
+        "truth/detect/planted.py",
         "def f(live):\n    live.apply(None)\n",
-        "roost.detect.planted line 2: calls .apply(): detectors produce claims, only the roster applies them",
+        "roost.truth.detect.planted line 2: calls .apply(): detectors produce claims, "
+        "only the roster applies them",
     ),
 }
 
@@ -289,7 +292,7 @@ def test_the_diagram_is_read_whatever_its_columns(tmp_path: Path) -> None:
     )
     assert rows(text.replace(block, shifted)) == rows()
     with pytest.raises(AssertionError, match="nosuch is no package"):
-        rows(text.replace("validation  ", "validation  nosuch  ", 1))
+        rows(text.replace("base/validation  ", "base/validation  nosuch  ", 1))
 
 
 def test_every_package_is_placed_once() -> None:
@@ -298,7 +301,12 @@ def test_every_package_is_placed_once() -> None:
     assert len(placed_) == len(set(placed_)), placed_
     places = dict.fromkeys(placed_, 0)
     modules = {module_name(p, SRC) for p in SRC.rglob("*.py")} - {""}
-    unplaced = sorted(m for m in modules if owner(m, places) is None)
+    # a folder that only groups placed packages (``faces``, ``remote``) is no layer of its own
+    groups = {m for m in modules if any(p.startswith(m + ".") for p in places) and owner(m, places) is None}
+    for group in groups:
+        tree = ast.parse((SRC / group.replace(".", "/") / "__init__.py").read_text())
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)], group
+    unplaced = sorted(m for m in modules - groups if owner(m, places) is None)
     assert unplaced == []
 
 

@@ -1,4 +1,4 @@
-"""The one ``/proc`` reader (``roost.procfs``): what the kernel says, whatever a process is named."""
+"""The one ``/proc`` reader (``roost.base.procfs``): what the kernel says, whatever a process is named."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from roost import procfs
+from roost.base import procfs
 
 
 def test_this_process_is_read_as_the_kernel_knows_it() -> None:

@@ -1,4 +1,4 @@
-"""The one client of the daemon's socket (``roost.unixhttp``), against a stand-in that answers
+"""The one client of the daemon's socket (``roost.base.unixhttp``), against a stand-in that answers
 with exactly the bytes a test gives it: every framing the daemon uses, and the ways a
 connection breaks that callers tell apart."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.unixhttp import HANGUP, Connection, ProtocolError
+from roost.base.unixhttp import HANGUP, Connection, ProtocolError
 
 
 @contextmanager

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from roost.api import openapi, schemas
-from roost.api.app import ROUTES
-from roost.api.web import ROUTES as WEB_ROUTES
-from roost.mcpserver.inputs import Listing
-from roost.roster.claimschema import ClaimBody
-from roost.validation import Invalid, validated
+from roost.base.validation import Invalid, validated
+from roost.faces.api import openapi, schemas
+from roost.faces.api.app import ROUTES
+from roost.faces.api.web import ROUTES as WEB_ROUTES
+from roost.faces.mcp.inputs import Listing
+from roost.truth.roster.claimschema import ClaimBody
 
 NOW = time.time()
 PIN = {"status_epoch": 1, "occupant_id": 1, "revision": 0}

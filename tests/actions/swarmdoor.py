@@ -9,11 +9,11 @@ from typing import Any
 from roost.actions import remote
 from roost.actions.door import Door
 from roost.actions.remote import Act, Reply
-from roost.errors import PeerUnreachable
-from roost.roster import ProcessId, records
-from roost.roster.live import Live
-from roost.roster.precedence import LAUNCHER
-from roost.swarm.peers import Peers
+from roost.base.errors import PeerUnreachable
+from roost.remote.swarm.peers import Peers
+from roost.truth.roster import ProcessId, records
+from roost.truth.roster.live import Live
+from roost.truth.roster.precedence import LAUNCHER
 from tests.roster.helpers import NODE, NODE_ID, Clock, claim, roster
 
 LAPTOP, DESK, GONE = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb", "cccccccccccccccc"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from roost.actions.lookup import resolve
-from roost.errors import Conflict, TargetGone
-from roost.roster import ProcessId, Roster
-from roost.roster.precedence import LAUNCHER
+from roost.base.errors import Conflict, TargetGone
+from roost.truth.roster import ProcessId, Roster
+from roost.truth.roster.precedence import LAUNCHER
 from tests.roster.helpers import Clock, claim, key, roster
 
 FIRST, SECOND, THIRD = ProcessId(4242, 1000), ProcessId(4343, 1100), ProcessId(4444, 1200)

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from roost.actions import names
-from roost.detect import procs
-from roost.roster import Claim, ProcessId
-from roost.roster.live import Live
-from roost.roster.precedence import SCAN
+from roost.truth.detect import procs
+from roost.truth.roster import Claim, ProcessId
+from roost.truth.roster.live import Live
+from roost.truth.roster.precedence import SCAN
 from tests.roster.helpers import Clock, roster
 
 PANE = {"socket": "/tmp/roost-test", "server": "1700000000-4242", "pane": "%3"}

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from roost.state.panestate import DECLINED
+from roost.pane.state.panestate import DECLINED
 from tests.agents.conftest import TURN_TIMEOUT, AgentPane
 from tests.conftest import Roost
 from tests.fakes.model_api import reply_for

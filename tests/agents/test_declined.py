@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from roost.state.panestate import DECLINED
+from roost.pane.state.panestate import DECLINED
 from tests.agents.conftest import TURN_TIMEOUT, AgentPane
 from tests.api.sse import Events
 from tests.conftest import Roost

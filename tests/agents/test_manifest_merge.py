@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from roost.agents import cache, manifest
-from roost.api import launcher
 from roost.daemon import config
-from roost.detect.identify import Names
+from roost.faces.api import launcher
+from roost.truth.detect.identify import Names
 
 ONE_RULE = '[[detect.rules]]\nid = "mine"\nstate = "working"\nregion = "screen"\npattern = "busy"\n'
 

@@ -2,7 +2,7 @@
 makes (``SCHEMATHESIS_HOOKS``, loaded by the ``st`` process of tests/api/test_fuzz.py).
 
 The document states every rule the daemon checks; those no JSON Schema can say it states with
-keywords of roost's own (see :mod:`roost.api.openapi`), which schemathesis does not know:
+keywords of roost's own (see :mod:`roost.faces.api.openapi`), which schemathesis does not know:
 
 ============================  ===============================================================
 keyword                       what this module does with a generated case

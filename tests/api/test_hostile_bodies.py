@@ -19,8 +19,8 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from roost.api.app import ROUTES
-from roost.api.web import ROUTES as WEB_ROUTES
+from roost.faces.api.app import ROUTES
+from roost.faces.api.web import ROUTES as WEB_ROUTES
 from tests.api.helpers import about, claimed
 
 EXAMPLES = 300

@@ -13,8 +13,8 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from roost.api.app import ROUTES
-from roost.api.web import ROUTES as WEB_ROUTES
+from roost.faces.api.app import ROUTES
+from roost.faces.api.web import ROUTES as WEB_ROUTES
 from tests.api.helpers import about, claimed
 
 DEEP = b"[" * 2000 + b"]" * 2000

@@ -11,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roost.api import openapi
-from roost.api.app import ROUTES
-from roost.api.operations import KEY, operation
-from roost.api.web import ROUTES as WEB_ROUTES
+from roost.faces.api import openapi
+from roost.faces.api.app import ROUTES
+from roost.faces.api.operations import KEY, operation
+from roost.faces.api.web import ROUTES as WEB_ROUTES
 
 
 async def undeclared(_request: Request) -> Response:
@@ -62,5 +62,5 @@ def test_the_daemon_starts_without_the_generator() -> None:
         text=True,
         check=True,
     ).stdout.split()
-    assert "roost.api.operations" in loaded
-    assert not {"roost.api.openapi", "roost.api.answers"} & set(loaded)
+    assert "roost.faces.api.operations" in loaded
+    assert not {"roost.faces.api.openapi", "roost.faces.api.answers"} & set(loaded)

@@ -15,9 +15,9 @@ from starlette.requests import Request
 
 from roost.actions.door import Door
 from roost.actions.remote import API, Act, Reply, Through
-from roost.api import Context, auth, create_app, proxy
-from roost.api.app import VERBS
-from roost.errors import RoostError
+from roost.base.errors import RoostError
+from roost.faces.api import Context, auth, create_app, proxy
+from roost.faces.api.app import VERBS
 from tests.actions.swarmdoor import HERE, LAPTOP, Members, swarm_door
 from tests.roster.helpers import NODE, Clock, key
 

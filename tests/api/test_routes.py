@@ -11,10 +11,10 @@ import pytest
 from starlette.routing import Route
 
 from roost import __version__
-from roost.api.app import ROUTES
-from roost.api.claims import CLAIM_LIMIT
-from roost.api.gate import PAGE, PUBLIC
-from roost.api.web import ROUTES as WEB_ROUTES
+from roost.faces.api.app import ROUTES
+from roost.faces.api.claims import CLAIM_LIMIT
+from roost.faces.api.gate import PAGE, PUBLIC
+from roost.faces.api.web import ROUTES as WEB_ROUTES
 from tests.api.helpers import about, claimed, key_of, sleeper
 from tests.daemon.fixture import Daemon, pid_start_ticks
 

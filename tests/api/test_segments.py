@@ -12,9 +12,9 @@ from urllib.parse import quote
 import pytest
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from roost.api import segments
-from roost.api.app import ROUTES
-from roost.api.web import ROUTES as WEB_ROUTES
+from roost.faces.api import segments
+from roost.faces.api.app import ROUTES
+from roost.faces.api.web import ROUTES as WEB_ROUTES
 from tests.api.helpers import about
 from tests.cli.rosterd.helpers import rosterd
 from tests.daemon.fixture import Daemon

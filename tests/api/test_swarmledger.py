@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from roost.api.swarmledger import _entry, _row
+from roost.faces.api.swarmledger import _entry, _row
 
 LINE = {
     "at": "2026-12-01T09:00:00.000Z",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.cli import completion
+from roost.faces.cli import completion
 from tests.api.helpers import about, key_of, sleeper
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon

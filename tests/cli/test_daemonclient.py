@@ -1,4 +1,4 @@
-"""One client for the daemon's socket under both CLIs (``roost.cli.daemonclient``): each face
+"""One client for the daemon's socket under both CLIs (``roost.faces.cli.daemonclient``): each face
 meets the same failures on the same socket and says them in its own words, with its own exit
 codes, exactly as each always has."""
 

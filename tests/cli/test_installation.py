@@ -1,7 +1,7 @@
 """``scripts/link-commands``, which set-up runs: links to roost's commands where a shell finds them.
 
 Every run has its own HOME and, where it says so, ``ROOST_BIN_DIR`` in a temp dir: no test
-writes to the real ``~/.local/bin``. What the doctors make of the links (``roost.cli.installation``)
+writes to the real ``~/.local/bin``. What the doctors make of the links (``roost.faces.cli.installation``)
 is tested with each doctor.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.cli.installation import COMMANDS
+from roost.faces.cli.installation import COMMANDS
 from tests.conftest import BIN
 
 LINKER = BIN.parent.parent / "scripts" / "link-commands"  # in the checkout the .venv is in
@@ -123,8 +123,8 @@ def test_outside_a_checkout_setup_links_only_where_nothing_is_in_the_way(
 ) -> None:
     """``rosterd setup``'s own linking, for an installation that is no checkout (no
     ``scripts/link-commands`` beside its ``bin``)."""
-    from roost.cli import installation
-    from roost.errors import SetupError
+    from roost.base.errors import SetupError
+    from roost.faces.cli import installation
 
     commands = tmp_path / "prefix" / "bin"
     commands.mkdir(parents=True)

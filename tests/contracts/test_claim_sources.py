@@ -4,8 +4,8 @@ tests/api/test_routes.py and tests/runner/test_headless.py show it on both liste
 
 from __future__ import annotations
 
-from roost.api.claims import NOT_POSTED
-from roost.roster.precedence import HOOK, SOURCES
+from roost.faces.api.claims import NOT_POSTED
+from roost.truth.roster.precedence import HOOK, SOURCES
 from tests.contracts.tables import table
 
 ROWS = table("Who may speak as a source")

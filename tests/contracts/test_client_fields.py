@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from roost.roster import records
-from roost.roster.claimschema import CLAIMABLE
+from roost.truth.roster import records
+from roost.truth.roster.claimschema import CLAIMABLE
 from tests.api.helpers import about, sleeper
 from tests.contracts.tables import table
 from tests.daemon.fixture import Daemon

@@ -13,9 +13,9 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
-from roost import errors
-from roost.api.errors import HANDLERS
-from roost.tmux.server import TmuxError
+from roost.base import errors
+from roost.faces.api.errors import HANDLERS
+from roost.pane.tmux.server import TmuxError
 from tests.contracts.tables import CONTRACTS, table
 
 SRC = Path(errors.__file__).resolve().parent
@@ -30,7 +30,7 @@ def test_the_table_is_the_code() -> None:
 
 
 def test_every_failure_class_is_in_the_table() -> None:
-    """A failure defined in roost.errors but missing from FAILURES would escape the doc."""
+    """A failure defined in roost.base.errors but missing from FAILURES would escape the doc."""
     defined = {
         value
         for value in vars(errors).values()
@@ -70,8 +70,8 @@ def test_a_route_raising_a_failure_answers_its_documented_status(failure: type[e
 
 
 def test_a_subclass_raised_by_a_lower_layer_answers_its_family_status() -> None:
-    from roost.detect.manifests import ManifestError
-    from roost.state.events import CursorGone
+    from roost.pane.state.events import CursorGone
+    from roost.truth.detect.manifests import ManifestError
 
     assert _get(_app(ManifestError("claude.toml: bad rule"))).status_code == errors.SetupError.status
     assert _get(_app(CursorGone("c1"))).status_code == errors.Expired.status

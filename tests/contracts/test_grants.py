@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from roost.errors import Conflict
-from roost.mcpserver import grants
-from roost.roster import pending
+from roost.base.errors import Conflict
+from roost.faces.mcp import grants
+from roost.truth.roster import pending
 from tests.contracts.tables import table
 
 ROWS = table("Who may give what")

@@ -3,7 +3,7 @@ input fields; a list row's fields are the ones the code picks from a record."""
 
 from __future__ import annotations
 
-from roost.mcpserver.tools import BRIEF, TOOLS
+from roost.faces.mcp.tools import BRIEF, TOOLS
 from tests.contracts.tables import names, table
 
 DOCUMENTED = table("MCP tools")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from roost.state import words
+from roost.pane.state import words
 from tests.cli.rosterd.helpers import ok
 from tests.conftest import Roost
 from tests.contracts.tables import table

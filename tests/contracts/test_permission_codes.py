@@ -7,7 +7,7 @@ import ast
 import inspect
 
 from roost.actions import permission
-from roost.roster.pending import normalized
+from roost.truth.roster.pending import normalized
 from tests.contracts.tables import table
 
 ROWS = table("Answering a permission")

@@ -4,7 +4,7 @@ optional as the table says."""
 
 from __future__ import annotations
 
-from roost.cli.rosterd.checklist import KINDS
+from roost.faces.cli.rosterd.checklist import KINDS
 from tests.contracts.tables import table
 
 YES = {"yes": True, "no": False}

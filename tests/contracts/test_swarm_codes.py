@@ -13,10 +13,10 @@ from starlette.requests import Request
 
 from roost.actions.door import Door
 from roost.actions.remote import API, Act, Through
-from roost.api import Context, auth, create_app, proxy
-from roost.api.app import VERBS
-from roost.cli.daemonclient import Refused
-from roost.errors import RoostError
+from roost.base.errors import RoostError
+from roost.faces.api import Context, auth, create_app, proxy
+from roost.faces.api.app import VERBS
+from roost.faces.cli.daemonclient import Refused
 from tests.actions.swarmdoor import DESK, GONE, LAPTOP, swarm_door
 from tests.contracts.tables import table
 from tests.roster.helpers import NODE, Clock, key

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from roost.roster import records
-from roost.swarm import union
-from roost.swarm.feed import NODE, NODE_LEFT, SNAPSHOT, TERMINALS, SwarmChange
-from roost.swarm.peers import Peers
+from roost.remote.swarm import union
+from roost.remote.swarm.feed import NODE, NODE_LEFT, SNAPSHOT, TERMINALS, SwarmChange
+from roost.remote.swarm.peers import Peers
+from roost.truth.roster import records
 from tests.contracts.tables import names, table
 
 DOCS = {row["document"]: names(row["fields"]) for row in table("`rosterd --json` documents")}

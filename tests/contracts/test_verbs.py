@@ -10,10 +10,10 @@ import subprocess
 
 import pytest
 
-from roost import agentrow, errors
-from roost.cli.daemonclient import Refused
-from roost.cli.rosterd import exit_code as rosterd_exit
-from roost.roster import records
+from roost.base import errors, statusrow
+from roost.faces.cli.daemonclient import Refused
+from roost.faces.cli.rosterd import exit_code as rosterd_exit
+from roost.truth.roster import records
 from tests.cli.roost.inpane import Shell
 from tests.cli.rosterd.helpers import badged, ok, session_of
 from tests.conftest import BIN, Roost
@@ -142,7 +142,7 @@ def test_the_roster_documents_are_the_records_fields() -> None:
 def test_the_status_row_is_its_eleven_fields_with_no_schema() -> None:
     """Differs on purpose (docs/contracts.md): the row is the web app's, with no schema."""
     row = ROSTERD_JSON["roost api agent-status --json (a status row)"]
-    assert row == list(agentrow.FIELDS) and len(row) == 11 and "schema" not in row
+    assert row == list(statusrow.FIELDS) and len(row) == 11 and "schema" not in row
 
 
 def test_without_a_terminal_attach_refuses_and_view_opens_a_window_of_main(roost: Roost) -> None:

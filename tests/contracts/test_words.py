@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from roost import agentrow
-from roost.api import rows
-from roost.roster import records
-from roost.state import words
+from roost.base import statusrow
+from roost.faces.api import rows
+from roost.pane.state import words
+from roost.truth.roster import records
 from tests.contracts.tables import table
 
 ROWS = table("One state, three vocabularies")
@@ -41,4 +41,4 @@ def test_the_other_modules_take_their_words_from_the_definition() -> None:
     assert records.ACTIVITY_OF_STATE is words.ACTIVITY_OF_STATE
     assert rows.STATE_OF_ACTIVITY is words.WEB_OF_ACTIVITY
     assert set(records.ACTIVITIES) == {*words.ACTIVITY_OF_STATE.values(), words.UNKNOWN}
-    assert set(agentrow.STATES) == set(words.WEB_OF_ACTIVITY.values())
+    assert set(statusrow.STATES) == set(words.WEB_OF_ACTIVITY.values())

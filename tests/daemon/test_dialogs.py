@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from roost.roster.attention import DRAWING
-from roost.state.panestate import DECLINED
+from roost.pane.state.panestate import DECLINED
+from roost.truth.roster.attention import DRAWING
 from tests.api.sse import Events
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon

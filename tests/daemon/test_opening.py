@@ -1,7 +1,7 @@
-"""The daemon serves its rebuilt roster before it loads its faces (:mod:`roost.api.opening`).
+"""The daemon serves its rebuilt roster before it loads its faces (:mod:`roost.faces.api.startup`).
 
 The daemon's own module list is read at the moment it turns from serving the roster to loading
-the rest (:mod:`roost.daemon.whole`): the spy below stands in for ``import_module`` in
+the rest (:mod:`roost.daemon.compose`): the spy below stands in for ``import_module`` in
 :mod:`roost.daemon.main`, the one call that loads the rest, writes what ``sys.modules`` held,
 then loads it. By then both listeners answer ``GET /snapshot``.
 """
@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from roost.api.opening import Opening
+from roost.faces.api.startup import Opening
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon
 from tests.daemon.test_rebuild import badged, in_pane
@@ -46,16 +46,16 @@ sys.exit(run())
 
 HEAVY = (
     "mcp",  # the MCP SDK
-    "roost.mcpserver.server",
-    "roost.mcpserver.tools",
-    "roost.api.app",  # every route of the whole app
-    "roost.api.openapi",
-    "roost.api.schemas",  # the request models
-    "roost.mesh.node",  # the swarm
+    "roost.faces.mcp.server",
+    "roost.faces.mcp.tools",
+    "roost.faces.api.app",  # every route of the whole app
+    "roost.faces.api.openapi",
+    "roost.faces.api.schemas",  # the request models
+    "roost.remote.mesh.node",  # the swarm
     "cryptography",
     "httpx",
-    "roost.notify.store",
-    "roost.ledger.follow",
+    "roost.services.notify.store",
+    "roost.services.ledger.follow",
 )
 """What the daemon must not have loaded before its roster is served."""
 
@@ -66,7 +66,7 @@ def test_the_roster_is_served_before_the_faces_load(roost: Roost, daemon: Daemon
     daemon.command = lambda *args: [sys.executable, "-c", SPY, str(seen), *args]  # type: ignore[method-assign]
     daemon.start()
     loaded = set(json.loads(seen.read_text()))
-    assert "roost.api.opening" in loaded and "uvicorn" in loaded
+    assert "roost.faces.api.startup" in loaded and "uvicorn" in loaded
     early = sorted(name for name in loaded if name.split(".")[0] in HEAVY or name in HEAVY)
     assert early == [], f"loaded before the roster was served: {early}"
     assert in_pane(daemon, pane) is not None

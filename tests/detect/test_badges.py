@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from roost.detect import badges
-from roost.roster import Claim, ProcessId, Roster
+from roost.truth.detect import badges
+from roost.truth.roster import Claim, ProcessId, Roster
 
 ROOT = ProcessId(4242, 1000)
 ASKS = "Bash: npm test"

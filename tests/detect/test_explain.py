@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from roost.detect.explain import explain, lines, to_json
-from roost.detect.regions import Screen
+from roost.truth.detect.explain import explain, lines, to_json
+from roost.truth.detect.regions import Screen
 from tests.conftest import BIN
 
 SCREENS = Path(__file__).parents[1] / "fixtures" / "screens"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from roost.agents.manifest import PACKAGED
-from roost.detect.manifests import STATES, ManifestError, load_catalog
+from roost.truth.detect.manifests import STATES, ManifestError, load_catalog
 
 GOOD_RULE = """
 [[detect.rules]]

@@ -1,4 +1,4 @@
-"""Who is at the other end of a socket, in the kernel's word (:mod:`roost.detect.peers`): a TCP
+"""Who is at the other end of a socket, in the kernel's word (:mod:`roost.truth.detect.peers`): a TCP
 connection on loopback is traced to the one process that holds its other end."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from contextlib import contextmanager, suppress
 
 import pytest
 
-from roost import procfs
 from roost.agents.manifest import load_all
-from roost.detect import procs
-from roost.detect.attest import Attestor, Unproven
-from roost.detect.identify import Names
-from roost.detect.peers import tcp_peer
-from roost.roster import ProcessId
-from roost.tmux.server import Server
+from roost.base import procfs
+from roost.pane.tmux.server import Server
+from roost.truth.detect import procs
+from roost.truth.detect.attest import Attestor, Unproven
+from roost.truth.detect.identify import Names
+from roost.truth.detect.peers import tcp_peer
+from roost.truth.roster import ProcessId
 from tests.conftest import Roost
 
 CLIENT = 'exec 3<>"/dev/tcp/127.0.0.1/$1" && {} echo connected && read -r _'

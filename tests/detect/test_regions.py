@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roost.detect import regions
-from roost.detect.regions import RegionError, Screen
+from roost.truth.detect import regions
+from roost.truth.detect.regions import RegionError, Screen
 
 RULE = "─" * 40
 CLAUDE_LIKE = "\n".join(

@@ -17,12 +17,12 @@ import psutil
 import pytest
 
 from roost.agents.manifest import load_all
-from roost.detect import identify
-from roost.detect.identify import Names
-from roost.detect.scan import Observation, PaneSighting, Scanner
-from roost.detect.scanclaims import Reporter
-from roost.roster import Roster
-from roost.tmux.server import Server
+from roost.pane.tmux.server import Server
+from roost.truth.detect import identify
+from roost.truth.detect.identify import Names
+from roost.truth.detect.scan import Observation, PaneSighting, Scanner
+from roost.truth.detect.scanclaims import Reporter
+from roost.truth.roster import Roster
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, pid_start_ticks
 

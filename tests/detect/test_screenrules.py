@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from roost.detect import screenrules as engine
-from roost.detect.manifests import STATES, load_catalog
-from roost.detect.regions import Screen
-from roost.roster import Claim, ProcessId, Roster, check
-from roost.roster.precedence import SCREEN
+from roost.truth.detect import screenrules as engine
+from roost.truth.detect.manifests import STATES, load_catalog
+from roost.truth.detect.regions import Screen
+from roost.truth.roster import Claim, ProcessId, Roster, check
+from roost.truth.roster.precedence import SCREEN
 
 SCREENS = Path(__file__).parents[1] / "fixtures" / "screens"
 FIXTURES = sorted(SCREENS.glob("*/*.txt"))

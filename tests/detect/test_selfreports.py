@@ -25,13 +25,13 @@ import pytest
 
 from roost.agents.manifest import load_all
 from roost.daemon import listen
-from roost.detect.attest import Attestor
-from roost.detect.identify import Names
-from roost.detect.selfreports import LINE_LIMIT, Reports
-from roost.roster import Claim, ProcessId, Roster
-from roost.roster.live import Live
-from roost.roster.precedence import HOOK
-from roost.tmux.server import Server
+from roost.pane.tmux.server import Server
+from roost.truth.detect.attest import Attestor
+from roost.truth.detect.identify import Names
+from roost.truth.detect.selfreports import LINE_LIMIT, Reports
+from roost.truth.roster import Claim, ProcessId, Roster
+from roost.truth.roster.live import Live
+from roost.truth.roster.precedence import HOOK
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, pid_start_ticks
 

@@ -1,6 +1,6 @@
 """A clock that moves only when a test says so, with timers that fire as it moves.
 
-It offers what :mod:`roost.tmux.pacing` and :mod:`roost.notify.delay` ask of the event loop
+It offers what :mod:`roost.pane.tmux.pacing` and :mod:`roost.services.notify.delay` ask of the event loop
 (``time``, ``call_at``, ``call_later``), so their tests step through an interval or a grace
 exactly, instead of sleeping it out and hoping the machine kept up.
 """

@@ -25,9 +25,9 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from roost.mesh import tls
-from roost.swarm import state
-from roost.swarm.identity import Identity
+from roost.remote.mesh import tls
+from roost.remote.swarm import state
+from roost.remote.swarm.identity import Identity
 
 EVENTS: list[tuple[str, object]] = []
 """What the stream sends first, as read from the file named on the command line."""

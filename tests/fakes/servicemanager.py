@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in for a user service manager, which CI containers do not run: linked into a test's
-PATH as ``systemctl`` or ``launchctl``, it answers the calls ``roost.service`` makes as the real
+PATH as ``systemctl`` or ``launchctl``, it answers the calls ``roost.services.autostart`` makes as the real
 one would, keeping what is enabled and running in ``$FAKE_MANAGER_STATE`` (JSON) and every call
 it was given under ``calls``. ``$FAKE_MANAGER_REFUSE`` names one verb (``start``, ``bootstrap``…)
 it refuses, as a manager refuses a unit it cannot start.

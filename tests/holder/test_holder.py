@@ -445,16 +445,18 @@ def test_the_lock_holder_is_the_daemon_and_nobody_else(held: Held, tmp_path: Pat
 def test_a_holder_starts_without_the_roster_or_psutil() -> None:
     """A holder starts before every headless session's first turn (and every resume): what it
     imports at start is on that path. The roster and psutil are a daemon's, or the tree's later."""
-    probe = "import sys, roost.holder.main; print(*sorted(sys.modules))"
+    probe = "import sys, roost.headless.holder.main; print(*sorted(sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    heavy = {"psutil", "roost.roster", "roost.detect", "pydantic", "httpx"}
+    heavy = {"psutil", "roost.truth.roster", "roost.truth.detect", "pydantic", "httpx"}
     assert not heavy & set(loaded.stdout.split())
 
 
 def test_the_adapter_is_started_before_the_holder_loads_its_loop() -> None:
     """The adapter's own start is the longest step of a session's opening: the holder starts
     it before importing asyncio, so it runs beside the holder's imports."""
-    probe = "import sys, roost.holder.main, roost.holder.spawn; print('asyncio' in sys.modules)"
+    probe = (
+        "import sys, roost.headless.holder.main, roost.headless.holder.spawn; print('asyncio' in sys.modules)"
+    )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert loaded.stdout.split() == ["False"]
 

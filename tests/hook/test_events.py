@@ -8,8 +8,8 @@ import pytest
 
 from roost.agents import manifest
 from roost.agents.model import Hook
-from roost.detect.hookevents import DIALOG_LIMIT, SUBAGENT_ACTIONS, HookEvent, from_hook, read
-from roost.hook.post import claim
+from roost.faces.hook.post import claim
+from roost.truth.detect.hookevents import DIALOG_LIMIT, SUBAGENT_ACTIONS, HookEvent, from_hook, read
 
 
 @pytest.fixture(autouse=True)

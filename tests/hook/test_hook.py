@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from roost.hook.main import HARD_DEADLINE
-from roost.state.events import Log
+from roost.faces.hook.main import HARD_DEADLINE
+from roost.pane.state.events import Log
 from tests.conftest import BIN, Roost
 from tests.fakes.model_api import QUESTION
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from roost.hook.post import TIMEOUT
+from roost.faces.hook.post import TIMEOUT
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon, pid_start_ticks, running
 from tests.fakes.model_api import QUESTION

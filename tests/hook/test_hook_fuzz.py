@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from roost.text import control
+from roost.base.text import control
 from tests.conftest import Roost, examples
 from tests.hook.test_hook import BOUND, event, hook, pane, settled, state
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from roost.hook.main import STDIN_CAP
+from roost.faces.hook.main import STDIN_CAP
 from tests.conftest import BIN, Roost
 from tests.hook.test_hook import BOUND, event, events_logged, hook, pane, settled, state
 
@@ -58,7 +58,10 @@ def test_the_hook_still_imports_nothing_heavy() -> None:
     """Its start is most of its cost (see bench/hotpaths.py): neither the cap nor the daemon's
     deadline-bound pane listing beside the one it uses may bring in asyncio and the like."""
     heavy = ("asyncio", "json", "re", "signal", "contextlib", "subprocess", "logging")
-    probe = "import sys, roost.hook.main, roost.hook.pane, roost.hook.post; print(*sorted(sys.modules))"
+    probe = (
+        "import sys, roost.faces.hook.main, roost.faces.hook.pane, roost.faces.hook.post;"
+        " print(*sorted(sys.modules))"
+    )
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.split()

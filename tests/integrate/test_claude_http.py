@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from roost.agents import manifest
-from roost.service import systemd
+from roost.services.autostart import systemd
 from tests.integrate.conftest import Rosterd
 from tests.integrate.test_claude import EVENTS, settings, write
 

@@ -8,7 +8,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from roost.integrate.codex import trust_hash, trust_key
+from roost.services.integrate.codex import trust_hash, trust_key
 from tests.integrate.conftest import Rosterd
 
 EVENTS = [

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from roost.agents import manifest, model
-from roost.integrate import KINDS, names
+from roost.services.integrate import KINDS, names
 
 LAUNCHER = ("codex", "gemini", "opencode", "cursor-agent", "amp", "copilot", "droid", "grok", "pi", "omp")
 HOOK_KINDS = (*KINDS, "none")

@@ -45,7 +45,7 @@ def test_the_plugin_badges_its_pane_and_keeps_the_reply(roost: Roost) -> None:
 
 
 def _events(roost: Roost, pane: str) -> list[dict]:
-    from roost.state.events import Log
+    from roost.pane.state.events import Log
 
     log = Log(roost.root / "state" / "roost" / "panes" / "events")
     return [e for e in log.read() if e["pane"] == pane and e["event"] == "state"]

@@ -1,6 +1,6 @@
 """Sessions played onto a real live roster the way the daemon's parts claim them, for the
 ledger's unit tests: a headless session's claims are the runner's (its identity as ``launcher``,
-what a real :class:`~roost.runner.traffic.Traffic` makes of ACP messages as ``acp``), a pane's
+what a real :class:`~roost.headless.runner.traffic.Traffic` makes of ACP messages as ``acp``), a pane's
 are the scan's and the hook's. Time moves only when the test says so."""
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roost.ledger.follow import Ledger
-from roost.ledger.journal import Journal
-from roost.ledger.lines import Lines
-from roost.ledger.usage import Usage
-from roost.roster import Claim, ProcessId, Roster
-from roost.roster.live import Live
-from roost.roster.precedence import ACP, HOOK, LAUNCHER, SCAN
-from roost.runner.link import replayed
-from roost.runner.rebuild import fold
-from roost.runner.traffic import Said, Traffic
+from roost.headless.runner.link import replayed
+from roost.headless.runner.rebuild import fold
+from roost.headless.runner.traffic import Said, Traffic
+from roost.services.ledger.follow import Ledger
+from roost.services.ledger.journal import Journal
+from roost.services.ledger.lines import Lines
+from roost.services.ledger.usage import Usage
+from roost.truth.roster import Claim, ProcessId, Roster
+from roost.truth.roster.live import Live
+from roost.truth.roster.precedence import ACP, HOOK, LAUNCHER, SCAN
 from tests.roster.helpers import NODE, NODE_ID, Clock
 
 SECRET = "SECRET-MARKER-7f3a"

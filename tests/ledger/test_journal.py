@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from roost.ledger import journal
-from roost.ledger.journal import Journal
-from roost.ledger.lines import Lines
-from roost.roster import records
-from roost.runner.traffic import Said
+from roost.headless.runner.traffic import Said
+from roost.services.ledger import journal
+from roost.services.ledger.journal import Journal
+from roost.services.ledger.lines import Lines
+from roost.truth.roster import records
 from tests.contracts.tables import names, table
 from tests.ledger.sessions import SECRET, World, settle
 from tests.roster.helpers import Clock

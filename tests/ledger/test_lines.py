@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.ledger.lines import Lines
+from roost.services.ledger.lines import Lines
 
 
 def test_lines_read_back_in_order_from_a_private_file(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.errors import UsageError
-from roost.ledger.since import PATTERN, parse
+from roost.base.errors import UsageError
+from roost.services.ledger.since import PATTERN, parse
 
 NOW = 1_800_000_000.0
 

@@ -8,8 +8,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from roost.ledger.lines import Lines
-from roost.ledger.usage import Usage
+from roost.services.ledger.lines import Lines
+from roost.services.ledger.usage import Usage
 from tests.ledger.sessions import SECRET, World, settle
 from tests.roster.helpers import Clock
 

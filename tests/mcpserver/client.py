@@ -36,8 +36,8 @@ def tcp(daemon: Daemon, token: str | None = None, headers: dict[str, str] | None
 
 def bridge(daemon: Daemon, command: list[str] | None = None) -> Client:
     """The stdio bridge, started as a harness would start it: by default the command the daemon
-    hands to harnesses (this interpreter, ``-m roost.cli.rosterd mcp --socket …``)."""
-    argv = command or [sys.executable, "-m", "roost.cli.rosterd", "mcp", "--socket", str(daemon.socket)]
+    hands to harnesses (this interpreter, ``-m roost.faces.cli.rosterd mcp --socket …``)."""
+    argv = command or [sys.executable, "-m", "roost.faces.cli.rosterd", "mcp", "--socket", str(daemon.socket)]
     return Client(StdioServerParameters(command=argv[0], args=argv[1:], env=daemon.env), mode="legacy")
 
 

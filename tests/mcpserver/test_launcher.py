@@ -16,7 +16,7 @@ from tests.conftest import Roost
 from tests.daemon.fixture import Daemon
 from tests.mcpserver.client import bridge, ok
 
-BRIDGE = ["-m", "roost.cli.rosterd", "mcp", "--socket"]
+BRIDGE = ["-m", "roost.faces.cli.rosterd", "mcp", "--socket"]
 
 
 def _stand_in(roost: Roost, tmp_path: Path, agent: str) -> Path:

@@ -81,7 +81,7 @@ def test_every_headless_harness_is_offered_the_bridge_on_new_and_on_load(headles
         {
             "name": "rosterd",
             "command": sys.executable,
-            "args": ["-m", "roost.cli.rosterd", "mcp", "--socket", str(headless.daemon.socket)],
+            "args": ["-m", "roost.faces.cli.rosterd", "mcp", "--socket", str(headless.daemon.socket)],
             "env": [],
         }
     ]
@@ -124,7 +124,7 @@ def _bridge_lines(headless: Headless, lines: list[bytes], socket: str | None = N
     argv = [
         sys.executable,
         "-m",
-        "roost.cli.rosterd",
+        "roost.faces.cli.rosterd",
         "mcp",
         "--socket",
         socket or str(headless.daemon.socket),
@@ -153,7 +153,7 @@ def test_the_bridge_answers_each_line_and_says_when_no_daemon_answers(headless: 
 
 def test_the_bridge_refuses_a_malformed_call(headless: Headless) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "roost.cli.rosterd", "mcp", "extra"],
+        [sys.executable, "-m", "roost.faces.cli.rosterd", "mcp", "extra"],
         capture_output=True,
         text=True,
         timeout=30,

@@ -14,9 +14,9 @@ import pytest
 from starlette.requests import Request
 
 from roost.actions.remote import MCP, Act, Reply, Through
-from roost.mcpserver import acts
-from roost.mcpserver.caller import Caller
-from roost.mcpserver.tools import TOOLS, Context, call
+from roost.faces.mcp import acts
+from roost.faces.mcp.caller import Caller
+from roost.faces.mcp.tools import TOOLS, Context, call
 from tests.actions.swarmdoor import HERE, LAPTOP, Members, swarm_door
 from tests.roster.helpers import Clock, key
 

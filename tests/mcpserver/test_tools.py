@@ -10,8 +10,8 @@ import pytest
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
 
-from roost.mcpserver.server import NOT_A_MESSAGE
-from roost.mcpserver.tools import BRIEF
+from roost.faces.mcp.server import NOT_A_MESSAGE
+from roost.faces.mcp.tools import BRIEF
 from tests.api.agentpane import start_agent
 from tests.conftest import Roost
 from tests.mcpserver.client import ok, refused, run, unix

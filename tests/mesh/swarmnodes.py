@@ -25,9 +25,9 @@ from typing import Any
 
 import httpx
 
-from roost.mesh import tls
-from roost.swarm import canonical, signing, state
-from roost.swarm.identity import Identity
+from roost.remote.mesh import tls
+from roost.remote.swarm import canonical, signing, state
+from roost.remote.swarm.identity import Identity
 from tests.conftest import BIN, _foreign
 from tests.nodes import Network, Node
 

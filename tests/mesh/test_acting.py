@@ -17,17 +17,17 @@ import pytest
 from starlette.requests import Request
 
 from roost.actions.remote import API, MCP, UNREACHABLE, Act, Reply, Through, node_named
-from roost.errors import Conflict, PeerUnreachable, TargetGone, UsageError
-from roost.mesh import listener
-from roost.mesh.acting import Acting, read
-from roost.mesh.forwarding import ACT, READ_S, Forwarding, document
-from roost.mesh.membership import Membership
-from roost.roster import records
-from roost.roster.live import Live
-from roost.roster.precedence import LAUNCHER
-from roost.swarm import canonical, signing
-from roost.swarm.identity import Identity
-from roost.swarm.peers import Peers
+from roost.base.errors import Conflict, PeerUnreachable, TargetGone, UsageError
+from roost.remote.mesh import listener
+from roost.remote.mesh.acting import Acting, read
+from roost.remote.mesh.forwarding import ACT, READ_S, Forwarding, document
+from roost.remote.mesh.membership import Membership
+from roost.remote.swarm import canonical, signing
+from roost.remote.swarm.identity import Identity
+from roost.remote.swarm.peers import Peers
+from roost.truth.roster import records
+from roost.truth.roster.live import Live
+from roost.truth.roster.precedence import LAUNCHER
 from tests.mesh.presenting import presenting
 from tests.roster.helpers import ROOT, Clock, claim, key, roster
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from roost.mesh import place, tailscale, tls
-from roost.mesh.dialer import Dialer
-from roost.mesh.membership import Membership
-from roost.mesh.rounds import Rounds, addresses
-from roost.swarm import members
-from roost.swarm.identity import Identity
+from roost.remote.mesh import place, tailscale, tls
+from roost.remote.mesh.dialer import Dialer
+from roost.remote.mesh.membership import Membership
+from roost.remote.mesh.rounds import Rounds, addresses
+from roost.remote.swarm import members
+from roost.remote.swarm.identity import Identity
 from tests.conftest import REPO
 
 STATUS = REPO / "tests" / "fixtures" / "tailscale" / "status.json"

@@ -12,10 +12,10 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.mesh import listener
-from roost.mesh.membership import Membership
-from roost.swarm import signing
-from roost.swarm.identity import Identity
+from roost.remote.mesh import listener
+from roost.remote.mesh.membership import Membership
+from roost.remote.swarm import signing
+from roost.remote.swarm.identity import Identity
 from tests.mesh.presenting import presenting
 
 REFUSED = (401, {"error": "refused"})

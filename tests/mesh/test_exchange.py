@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from roost.mesh import events
-from roost.mesh.exchange import BACKOFF_CAP, Exchange, backoff
-from roost.roster import Claim, ProcessId, Roster
-from roost.roster.live import Live
-from roost.swarm.peers import Peers
-from roost.tmux.topology import Topology
+from roost.pane.tmux.topology import Topology
+from roost.remote.mesh import events
+from roost.remote.mesh.exchange import BACKOFF_CAP, Exchange, backoff
+from roost.remote.swarm.peers import Peers
+from roost.truth.roster import Claim, ProcessId, Roster
+from roost.truth.roster.live import Live
 from tests.swarm.test_peers import NOW, OWN, PEER, frame, record
 
 

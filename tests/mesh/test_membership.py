@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from roost.errors import Conflict, PeerRefused, TargetGone
-from roost.mesh.membership import Membership, NotInSwarm
-from roost.swarm import canonical, invites, state
-from roost.swarm.fields import b64, unb64
-from roost.swarm.identity import Identity
+from roost.base.errors import Conflict, PeerRefused, TargetGone
+from roost.remote.mesh.membership import Membership, NotInSwarm
+from roost.remote.swarm import canonical, invites, state
+from roost.remote.swarm.fields import b64, unb64
+from roost.remote.swarm.identity import Identity
 
 
 def membership(root: Path, name: str, identity: Identity | None = None, address: str = "") -> Membership:

@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from roost.swarm import canonical
+from roost.remote.swarm import canonical
 from tests.mcpserver.client import call
 from tests.mesh.swarmnodes import Peer, SwarmNode, make
 from tests.mesh.unionnodes import standing

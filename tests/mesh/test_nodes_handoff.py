@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from roost.swarm import canonical
+from roost.remote.swarm import canonical
 from tests.mesh.swarmnodes import FAKE_MANIFEST, Peer, SwarmNode, make
 from tests.nodes import Network
 from tests.runner.conftest import ADAPTER

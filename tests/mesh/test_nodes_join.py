@@ -8,7 +8,7 @@ import json
 import time
 from pathlib import Path
 
-from roost.swarm import invites, state
+from roost.remote.swarm import invites, state
 from tests.conftest import REPO
 from tests.mesh.swarmnodes import Peer, SwarmNode, make
 from tests.nodes import Network

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from roost.api import answers
-from roost.roster.times import to_wire
+from roost.faces.api import answers
+from roost.truth.roster.times import to_wire
 from tests.mesh.swarmnodes import Peer, SwarmNode
 from tests.mesh.unionnodes import session, snapshot, standing, swarm
 from tests.nodes import Network

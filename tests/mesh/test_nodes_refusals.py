@@ -9,8 +9,8 @@ from pathlib import Path
 
 import httpx
 
-from roost.swarm import canonical, hello
-from roost.swarm.identity import Identity
+from roost.remote.swarm import canonical, hello
+from roost.remote.swarm.identity import Identity
 from tests.mesh.swarmnodes import Peer, handshake_refused, make
 from tests.nodes import Network
 

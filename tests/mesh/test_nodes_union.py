@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import pytest
 
-from roost.roster import records
+from roost.truth.roster import records
 from tests.api.sse import Event, Events
 from tests.conftest import BIN, REPO
 from tests.mesh.swarmnodes import SwarmNode

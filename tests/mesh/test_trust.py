@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 
-from roost.roster import records
-from roost.swarm import canonical, hello, invites, members
-from roost.swarm.identity import Identity
+from roost.remote.swarm import canonical, hello, invites, members
+from roost.remote.swarm.identity import Identity
+from roost.truth.roster import records
 from tests.conftest import REPO
 from tests.mesh.swarmnodes import PORT, Peer, SwarmNode, handshake_refused, make
 from tests.mesh.unionnodes import daemon_pid, session, snapshot, swarm

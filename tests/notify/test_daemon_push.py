@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from roost.notify.store import Store
+from roost.services.notify.store import Store
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon, running
 from tests.fakes.push_service import PushService

@@ -9,10 +9,10 @@ import socket
 
 import pytest
 
-from roost.api import schemas
-from roost.errors import UsageError
-from roost.notify import destinations
-from roost.validation import Invalid, validated
+from roost.base.errors import UsageError
+from roost.base.validation import Invalid, validated
+from roost.faces.api import schemas
+from roost.services.notify import destinations
 from tests.contracts.tables import table
 
 ROWS = table("Webhook URLs")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from roost.notify import push, vapid
-from roost.notify.store import Store, Subscription
+from roost.services.notify import push, vapid
+from roost.services.notify.store import Store, Subscription
 from tests.fakes.push_service import PushService
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from roost.errors import SetupError, TargetGone, TooMany
-from roost.notify import destinations, registrations
-from roost.notify.registrations import MOST, Registrations
+from roost.base.errors import SetupError, TargetGone, TooMany
+from roost.services.notify import destinations, registrations
+from roost.services.notify.registrations import MOST, Registrations
 
 TOKEN = "0123456789abcdef0123"
 

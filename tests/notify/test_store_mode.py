@@ -8,7 +8,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from roost.notify.store import Store, Subscription
+from roost.services.notify.store import Store, Subscription
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon, running
 from tests.fakes.push_service import PushService

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from roost.notify.classify import DONE, ERROR, NEEDS_INPUT, classify
-from roost.notify.delay import Delays
-from roost.notify.notifier import request_of
-from roost.notify.store import Store, Subscription
-from roost.roster.attention import DIALOG_CLOSED
-from roost.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN, Record
+from roost.services.notify.classify import DONE, ERROR, NEEDS_INPUT, classify
+from roost.services.notify.delay import Delays
+from roost.services.notify.notifier import request_of
+from roost.services.notify.store import Store, Subscription
+from roost.truth.roster.attention import DIALOG_CLOSED
+from roost.truth.roster.records import ACTIVE, IDLE, NEEDS_ATTENTION, UNKNOWN, Record
 from tests.fakes.clock import SteppedClock
 
 

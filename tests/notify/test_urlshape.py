@@ -1,4 +1,4 @@
-"""The webhook URL pattern (:mod:`roost.notify.urlshape`) says exactly what the destination rule
+"""The webhook URL pattern (:mod:`roost.services.notify.urlshape`) says exactly what the destination rule
 accepts: every URL the pattern makes is accepted, every address in any spelling matches it
 exactly when the rule allows the address, and a URL ``urlsplit`` would read past is refused."""
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.errors import UsageError
-from roost.notify import destinations
-from roost.notify.urlshape import PATTERN, SHAPE
+from roost.base.errors import UsageError
+from roost.services.notify import destinations
+from roost.services.notify.urlshape import PATTERN, SHAPE
 from tests.contracts.tables import table
 
 ROWS = table("Webhook URLs")

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from roost.errors import UsageError
-from roost.notify.registrations import Registrations
-from roost.notify.webhooks import Webhooks
-from roost.roster import Change, Roster
-from roost.roster.live import Live
-from roost.swarm.feed import Feed
+from roost.base.errors import UsageError
+from roost.remote.swarm.feed import Feed
+from roost.services.notify.registrations import Registrations
+from roost.services.notify.webhooks import Webhooks
+from roost.truth.roster import Change, Roster
+from roost.truth.roster.live import Live
 from tests.roster.helpers import Clock
 
 TOKEN = "unit-secret-0123456789abcdef"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from roost.roster import Roster
+from roost.truth.roster import Roster
 from tests.roster.helpers import Clock, roster
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from roost.roster import Claim, ProcessId, Record, Roster
+from roost.truth.roster import Claim, ProcessId, Record, Roster
 
 NODE, NODE_ID = "gibson", "n0de"
 ROOT = ProcessId(4242, 1000)

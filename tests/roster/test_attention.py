@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from roost.roster import Roster
-from roost.roster.attention import DIALOG_CLOSED
+from roost.truth.roster import Roster
+from roost.truth.roster.attention import DIALOG_CLOSED
 from tests.roster.helpers import Clock, claim, current, events, explained, key
 
 EVIDENCE = "screen: no dialog for 0.5 s after one was shown"

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from roost.roster import ProcessId, Roster, changes
-from roost.roster.records import Record
+from roost.truth.roster import ProcessId, Roster, changes
+from roost.truth.roster.records import Record
 from tests.roster.helpers import Clock, claim, current, events, key
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from roost.roster import BadClaim, Claim, ProcessId, Roster, check, parse
-from roost.roster.precedence import SOURCES
+from roost.truth.roster import BadClaim, Claim, ProcessId, Roster, check, parse
+from roost.truth.roster.precedence import SOURCES
 
 NOW = 1_700_000_000.0
 P = ProcessId(10, 20)

@@ -15,8 +15,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.roster import claims, claimschema
-from roost.roster.claims import BadClaim
+from roost.truth.roster import claims, claimschema
+from roost.truth.roster.claims import BadClaim
 from tests.conftest import examples
 from tests.roster.helpers import Clock, roster
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
-from roost.api.schemas import GateClaim
-from roost.roster.claimschema import ClaimBody, RosterdClaim
-from roost.validation import Invalid, validated
+from roost.base.validation import Invalid, validated
+from roost.faces.api.schemas import GateClaim
+from roost.truth.roster.claimschema import ClaimBody, RosterdClaim
 
 ABSENT = object()
 PARTS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from roost.roster import Roster
+from roost.truth.roster import Roster
 from tests.roster.helpers import ROOT, Clock, claim, explained, key, roster
 
 SECRET = "the reply text that must never be copied"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roost.roster import ProcessId, Roster
+from roost.truth.roster import ProcessId, Roster
 from tests.roster.helpers import ROOT, Clock, claim, current, events, key
 
 CHILD = ProcessId(5000, 1100)

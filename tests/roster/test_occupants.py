@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from roost.roster import ProcessId, Roster
+from roost.truth.roster import ProcessId, Roster
 from tests.roster.helpers import ROOT, Clock, claim, current, events, explained, key
 
 NEW = ProcessId(5151, 2000)

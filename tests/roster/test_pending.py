@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from roost.roster import Roster
-from roost.roster.pending import normalized
+from roost.truth.roster import Roster
+from roost.truth.roster.pending import normalized
 from tests.roster.helpers import Clock, claim, current
 
 FIELDS = ["kind", "id", "tool", "summary", "options", "opened_at", "answerable"]

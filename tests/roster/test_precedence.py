@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from roost.roster import Roster, precedence
-from roost.roster.precedence import SOURCES
+from roost.truth.roster import Roster, precedence
+from roost.truth.roster.precedence import SOURCES
 from tests.roster.helpers import Clock, claim, current, events, explained
 
 PAIRS = [(high, low) for high, low in itertools.combinations(SOURCES, 2)]

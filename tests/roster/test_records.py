@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from roost.roster import records
-from roost.roster.records import Record, from_json, snapshot_document, to_json
-from roost.roster.times import from_wire, to_wire
-from roost.state import words
+from roost.pane.state import words
+from roost.truth.roster import records
+from roost.truth.roster.records import Record, from_json, snapshot_document, to_json
+from roost.truth.roster.times import from_wire, to_wire
 
 # The rosterd.snapshot.v1 record as clients read it: field name -> value when nobody knows.
 WIRE_FIELDS = {

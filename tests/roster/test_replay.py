@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roost.roster import ProcessId, Roster
+from roost.truth.roster import ProcessId, Roster
 from tests.roster.helpers import Clock, claim, events, key, roster
 
 

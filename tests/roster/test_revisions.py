@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.roster import Roster, precedence, records
-from roost.roster.precedence import SOURCES
+from roost.truth.roster import Roster, precedence, records
+from roost.truth.roster.precedence import SOURCES
 from tests.conftest import examples
 from tests.roster.helpers import Clock, claim, current, key, roster
 

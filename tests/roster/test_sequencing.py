@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roost.roster import Roster
+from roost.truth.roster import Roster
 from tests.roster.helpers import Clock, claim, current, explained
 
 

@@ -131,7 +131,7 @@ def test_a_forged_file_of_this_boot_signals_nothing(
     ],
 )
 def test_a_stamp_read_back_is_refused_unless_every_field_is_exact(forged: object) -> None:
-    from roost.detect.procs import Stamp
+    from roost.truth.detect.procs import Stamp
 
     assert Stamp.from_json(forged) is None
     assert Stamp.from_json({"pid": 300, "start_ticks": 5, "boot_id": "x"}) == Stamp(300, 5, "x")

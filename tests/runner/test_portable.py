@@ -1,6 +1,6 @@
 """The bundle a handoff ships, and the target's checks before it writes a byte: every field, the
 folder, each path against the target's own manifest patterns, links, sizes, and files already
-there (``roost.runner.portable``)."""
+there (``roost.headless.runner.portable``)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from roost.errors import Conflict, TooLarge, UsageError
-from roost.runner import portable
-from roost.runner.store import Entry
+from roost.base.errors import Conflict, TooLarge, UsageError
+from roost.headless.runner import portable
+from roost.headless.runner.store import Entry
 
 CLAUDE = (".claude/projects/*/{session_id}.jsonl", ".claude/projects/*/{session_id}/**")
 SID = "0f3c-aa.1"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from roost.runner.link import replayed
-from roost.runner.rebuild import fold
-from roost.runner.traffic import Traffic, current_option
+from roost.headless.runner.link import replayed
+from roost.headless.runner.rebuild import fold
+from roost.headless.runner.traffic import Traffic, current_option
 
 
 def chunk(text: str, message: str | None = None) -> dict:

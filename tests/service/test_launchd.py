@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.service import NotStarted, install, manager, status, uninstall
+from roost.services.autostart import NotStarted, install, manager, status, uninstall
 from tests.cli.rosterd.sandbox import FAKE_MANAGER
 
 UID = os.getuid()

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from roost import service
-from roost.errors import SetupError
-from roost.service import common, launchd, systemd
+from roost.base.errors import SetupError
+from roost.services import autostart
+from roost.services.autostart import common, launchd, systemd
 from tests.conftest import BIN
 
 PROGRAM = str(BIN / "rosterd")
@@ -91,7 +91,7 @@ def test_the_systemd_unit_says_what_the_service_needs() -> None:
     assert entries["Restart"] == "on-failure" and int(entries["RestartSec"]) > 0
     assert entries["KillMode"] == "process"  # the holders and tmux outlive a restart
     assert entries["StandardOutput"] == entries["StandardError"] == "journal"
-    # The daemon's runtime directory is $XDG_RUNTIME_DIR/roost (roost.paths): the unit makes
+    # The daemon's runtime directory is $XDG_RUNTIME_DIR/roost (roost.base.paths): the unit makes
     # that directory, private, kept across stops, and gives the daemon the same XDG_RUNTIME_DIR.
     assert entries["RuntimeDirectory"] == "roost" and entries["RuntimeDirectoryMode"] == "0700"
     assert entries["RuntimeDirectoryPreserve"] == "yes"
@@ -187,10 +187,10 @@ def test_the_launch_agent_parses_and_says_what_the_service_needs() -> None:
 
 
 def test_each_platform_has_its_manager_and_others_are_told_to_run_the_daemon() -> None:
-    assert service.manager("linux").kind == "systemd"
-    assert service.manager("darwin").kind == "launchd"
+    assert autostart.manager("linux").kind == "systemd"
+    assert autostart.manager("darwin").kind == "launchd"
     with pytest.raises(SetupError, match=r"no service unit for win32: run `rosterd daemon` yourself"):
-        service.manager("win32")
+        autostart.manager("win32")
 
 
 def test_a_unit_carries_path_and_roosts_own_variables_only() -> None:

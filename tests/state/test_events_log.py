@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.state.events import LOG, BadCursor, Cursor, CursorGone, Log
+from roost.pane.state.events import LOG, BadCursor, Cursor, CursorGone, Log
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from roost.state.layoutcheck import check
+from roost.pane.state.layoutcheck import check
 
 GOOD = {
     "schema": 1,

@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import pytest
 
-from roost.state import panestate
-from roost.state import words as w
-from roost.tmux.server import Server
+from roost.pane.state import panestate
+from roost.pane.state import words as w
+from roost.pane.tmux.server import Server
 from tests.conftest import Roost
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 
-from roost.swarm import members
-from roost.swarm.identity import Identity
-from roost.swarm.members import Member, Standing
+from roost.remote.swarm import members
+from roost.remote.swarm.identity import Identity
+from roost.remote.swarm.members import Member, Standing
 
 NOW = 1_800_000_000.0
 SWARM_ID = "0123456789abcdef0123456789abcdef"

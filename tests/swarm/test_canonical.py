@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.swarm import canonical
+from roost.remote.swarm import canonical
 from tests.conftest import examples
 from tests.swarm.helpers import node
 

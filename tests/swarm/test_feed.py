@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from roost.roster import records
-from roost.swarm.feed import NODE, Feed, Frame, SwarmChange
-from roost.swarm.union import View
+from roost.remote.swarm.feed import NODE, Feed, Frame, SwarmChange
+from roost.remote.swarm.union import View
+from roost.truth.roster import records
 
 OWN = "aaaaaaaaaaaaaaaa"
 NOW = 1_796_000_000.0

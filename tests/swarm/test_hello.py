@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from roost.errors import PeerRefused
-from roost.swarm import canonical, hello, members
-from roost.swarm.fields import b64
-from roost.swarm.identity import Identity
+from roost.base.errors import PeerRefused
+from roost.remote.swarm import canonical, hello, members
+from roost.remote.swarm.fields import b64
+from roost.remote.swarm.identity import Identity
 from tests.swarm.helpers import NOW, SWARM_ID, admit, current, founded, node
 
 

@@ -11,10 +11,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from roost import cjson, files
+from roost.base import cjson, files
 from roost.daemon import secrets
-from roost.swarm.fields import b64, unb64
-from roost.swarm.identity import Identity, certificate_key, fingerprint, pinned, verify
+from roost.remote.swarm.fields import b64, unb64
+from roost.remote.swarm.identity import Identity, certificate_key, fingerprint, pinned, verify
 from tests.swarm.helpers import NOW, node
 
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.errors import PeerRefused, UsageError
-from roost.swarm import invites
+from roost.base.errors import PeerRefused, UsageError
+from roost.remote.swarm import invites
 from tests.conftest import examples
 from tests.swarm.helpers import NOW, SWARM_ID, SWARM_KEY, node
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from roost.errors import PeerRefused
-from roost.swarm import hello, invites, members, sealing, signing, state
-from roost.swarm.identity import pinned
-from roost.swarm.members import Standing
+from roost.base.errors import PeerRefused
+from roost.remote.swarm import hello, invites, members, sealing, signing, state
+from roost.remote.swarm.identity import pinned
+from roost.remote.swarm.members import Standing
 from tests.swarm.helpers import NOW, admit, checked, node
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from roost.errors import PeerRefused
-from roost.swarm import canonical, members
-from roost.swarm.members import Standing, merge
+from roost.base.errors import PeerRefused
+from roost.remote.swarm import canonical, members
+from roost.remote.swarm.members import Standing, merge
 from tests.swarm.helpers import NOW, admit, checked, current, founded, node
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "swarm.md"

@@ -23,9 +23,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from roost.swarm import members
-from roost.swarm.identity import Identity
-from roost.swarm.members import Member, Standing, merge
+from roost.remote.swarm import members
+from roost.remote.swarm.identity import Identity
+from roost.remote.swarm.members import Member, Standing, merge
 from tests.conftest import examples
 
 NOW = 1_800_000_000.0

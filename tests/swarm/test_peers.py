@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from roost.errors import PeerRefused
-from roost.roster import records
-from roost.swarm import union
-from roost.swarm.peers import KEEP, MAX_RECORDS, Peers
+from roost.base.errors import PeerRefused
+from roost.remote.swarm import union
+from roost.remote.swarm.peers import KEEP, MAX_RECORDS, Peers
+from roost.truth.roster import records
 
 OWN, PEER = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
 NOW = 1_796_000_000.0
@@ -207,7 +207,7 @@ def test_a_peers_terminals_are_checked_by_the_fields_a_node_shares() -> None:
     """Every field :func:`roost.actions.terminals.shared` sends is one the receiving check
     reads, and nothing else of a pane is kept."""
     from roost.actions.terminals import SHARED
-    from roost.swarm.peers import TERMINAL_LIMITS
+    from roost.remote.swarm.peers import TERMINAL_LIMITS
 
     assert ("pane", *(name for name, _, _ in TERMINAL_LIMITS)) == SHARED
     peers = Peers(OWN)

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.errors import PeerRefused
-from roost.swarm.fields import b64, unb64
-from roost.swarm.identity import Identity
-from roost.swarm.sealing import open_sealed, seal
+from roost.base.errors import PeerRefused
+from roost.remote.swarm.fields import b64, unb64
+from roost.remote.swarm.identity import Identity
+from roost.remote.swarm.sealing import open_sealed, seal
 from tests.conftest import examples
 from tests.swarm.helpers import SWARM_KEY, node
 

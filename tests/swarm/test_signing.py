@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.errors import PeerRefused
-from roost.swarm import signing
-from roost.swarm.fields import b64, unb64
-from roost.swarm.members import Member
-from roost.swarm.signing import Nonces, sign, verify_request
+from roost.base.errors import PeerRefused
+from roost.remote.swarm import signing
+from roost.remote.swarm.fields import b64, unb64
+from roost.remote.swarm.members import Member
+from roost.remote.swarm.signing import Nonces, sign, verify_request
 from tests.conftest import examples
 from tests.swarm.helpers import NOW, SWARM_KEY, admit, checked, current, founded, node
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from roost.swarm import state
-from roost.swarm.members import Standing
-from roost.swarm.state import SwarmFileError
+from roost.remote.swarm import state
+from roost.remote.swarm.members import Standing
+from roost.remote.swarm.state import SwarmFileError
 from tests.swarm.helpers import NOW, admit, checked, node
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from roost.tmux.server import CONFIG, Server
+from roost.pane.tmux.server import CONFIG, Server
 from tests.conftest import Roost
 
 T = TypeVar("T")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roost.tmux.control import Parser, notification
-from roost.tmux.notifications import Notification, Output, Reply, Unknown
+from roost.pane.tmux.control import Parser, notification
+from roost.pane.tmux.notifications import Notification, Output, Reply, Unknown
 from tests.conftest import examples
 
 EXAMPLES = examples(400)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from roost.tmux.control import Parser, notification
-from roost.tmux.notifications import (
+from roost.pane.tmux.control import Parser, notification
+from roost.pane.tmux.notifications import (
     ClientDetached,
     ClientSessionChanged,
     Continue,

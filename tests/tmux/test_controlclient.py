@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from roost.tmux.controlclient import ControlClient, ControlClosed, Resync, quote
-from roost.tmux.notifications import Continue, Output, Pause, Reply
-from roost.tmux.server import TmuxError
+from roost.pane.tmux.controlclient import ControlClient, ControlClosed, Resync, quote
+from roost.pane.tmux.notifications import Continue, Output, Pause, Reply
+from roost.pane.tmux.server import TmuxError
 from tests.conftest import Roost
 from tests.tmux.conftest import Recorder, alive, client_sessions, new_session, run, server
 

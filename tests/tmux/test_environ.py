@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from roost.tmux import environ
-from roost.tmux.environ import BUDGET, TMUX_OWN
-from roost.tmux.server import Server
+from roost.pane.tmux import environ
+from roost.pane.tmux.environ import BUDGET, TMUX_OWN
+from roost.pane.tmux.server import Server
 from tests.conftest import Roost
 
 FUNCTION = "() {  echo one;\n echo two\n}"

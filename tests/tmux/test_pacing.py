@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from roost.tmux.pacing import Coalescer, Rerun
+from roost.pane.tmux.pacing import Coalescer, Rerun
 from tests.fakes.clock import SteppedClock
 from tests.tmux.conftest import run
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from roost.tmux.controlclient import ControlClient
-from roost.tmux.server import THEN, Server
+from roost.pane.tmux.controlclient import ControlClient
+from roost.pane.tmux.server import THEN, Server
 from tests.conftest import Roost
 from tests.tmux.conftest import new_session, run, server
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from roost.tmux.notifications import Output
-from roost.tmux.watch import Change, Watcher
+from roost.pane.tmux.notifications import Output
+from roost.pane.tmux.watch import Change, Watcher
 from tests.conftest import Roost
 from tests.tmux.conftest import Recorder, alive, client_sessions, cpu_seconds, new_session, run, server
 

@@ -16,7 +16,7 @@ from tests.daemon.fixture import Daemon
 from tests.web.conftest import Web
 
 FALLBACK_RUNTIME = f"/tmp/roost-{os.getuid()}"
-"""Where the daemon keeps its sockets when no ``XDG_RUNTIME_DIR`` is set (``roost.paths``)."""
+"""Where the daemon keeps its sockets when no ``XDG_RUNTIME_DIR`` is set (``roost.base.paths``)."""
 
 
 def test_the_printed_link_logs_in_once(web: Web) -> None:

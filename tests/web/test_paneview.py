@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from roost.tmux.frames import Bytes, Closed, Reset, Size
-from roost.tmux.paneview import PaneView
-from roost.tmux.server import PaneGone, Server
+from roost.pane.tmux.frames import Bytes, Closed, Reset, Size
+from roost.pane.tmux.paneview import PaneView
+from roost.pane.tmux.server import PaneGone, Server
 from tests.conftest import Roost
 
 

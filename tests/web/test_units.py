@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from roost.api.logins import OUTSTANDING, Logins, cookie_name
-from roost.api.terminal import LIMIT, Closing, Input, Resize, parse
-from roost.tmux.paint import NAMES, PaneState, paint
-from roost.tmux.server import SEP
+from roost.faces.api.logins import OUTSTANDING, Logins, cookie_name
+from roost.faces.api.terminal import LIMIT, Closing, Input, Resize, parse
+from roost.pane.tmux.paint import NAMES, PaneState, paint
+from roost.pane.tmux.server import SEP
 
 
 def state_line(**values: str) -> str:

@@ -12,7 +12,7 @@ lane; a pane's steps are :mod:`~roost.actions.leaving`, which ``roost close`` sh
 (the launcher's window) and :mod:`~roost.actions.waits`, with the terminals read through
 :mod:`~roost.actions.terminals`. :mod:`~roost.actions.restore` brings a gone tmux server's
 layout and agents back (``roost restore``), from the record whose agent parts
-:mod:`~roost.actions.startedwith` reads. Boundaries: actions read the roster and act through the runner
+:mod:`~roost.actions.agentstart` reads. Boundaries: actions read the roster and act through the runner
 and the terminal layer; they never apply a claim but through the live roster, and they never
 import a face.
 """

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from roost.actions import headless
 from roost.actions.door import Door, Found
 from roost.actions.leaving import DEFAULT_TIMEOUT, Left, leave
-from roost.errors import Conflict
-from roost.roster import Record
+from roost.base.errors import Conflict
+from roost.truth.roster import Record
 
 
 @dataclass(frozen=True)

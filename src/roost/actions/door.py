@@ -27,20 +27,20 @@ from typing import TYPE_CHECKING
 from roost.actions import swarmlookup
 from roost.actions.lookup import resolve
 from roost.actions.occupants import pane_of
-from roost.errors import Conflict, TargetGone
-from roost.roster import Record
-from roost.roster.live import Live
-from roost.roster.times import Clock
-from roost.tmux.targets import is_pane_id
-from roost.tmux.topology import Topology
+from roost.base.errors import Conflict, TargetGone
+from roost.pane.tmux.targets import is_pane_id
+from roost.pane.tmux.topology import Topology
+from roost.truth.roster import Record
+from roost.truth.roster.live import Live
+from roost.truth.roster.times import Clock
 
 if TYPE_CHECKING:
     from roost.actions.permission import Permissions
     from roost.actions.remote import Forwarder
-    from roost.runner.runner import Runner
-    from roost.swarm.peers import Peers
-    from roost.tmux.server import Server
-    from roost.tmux.tap import Taps
+    from roost.headless.runner.runner import Runner
+    from roost.pane.tmux.server import Server
+    from roost.pane.tmux.tap import Taps
+    from roost.remote.swarm.peers import Peers
 
 NO_RUNNER = "this daemon runs no headless sessions"
 OWNED_ELSEWHERE = "owned_elsewhere"

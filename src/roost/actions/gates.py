@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Decision:
-    """What the hook is told: one of :data:`roost.roster.pending.ANSWERS`, and a reason for a
+    """What the hook is told: one of :data:`roost.truth.roster.pending.ANSWERS`, and a reason for a
     rejection."""
 
     answer: str

@@ -4,23 +4,23 @@ The steps, each on the node that owns it, and what a failure at each leaves:
 
 1. **Here, the owner**: the session is suspended (refused mid-turn or while a permission waits,
    as a suspend is) and marked as going to the target, so nothing resumes it here meanwhile;
-   its bundle is made (:mod:`roost.runner.portable`: what it runs with, and the harness's
+   its bundle is made (:mod:`roost.headless.runner.portable`: what it runs with, and the harness's
    transcript files its manifest names). A transcript past the size cap refuses here.
-2. **The target** takes it in over the signed peer channel (:mod:`roost.mesh.arrivals`): checks
+2. **The target** takes it in over the signed peer channel (:mod:`roost.remote.mesh.handoffs`): checks
    the bundle, the folder, the files, writes them, and resumes the session under a new key
    with the same session id. It answers the new record, or why not.
 3. **Here again**: only on that answer does the session end ``handed_off``, its record naming
    where it went (``handed_to``). Any refusal, or a target that does not answer, leaves it
    suspended here with its history and its mark cleared: resumable, the record's
    ``error_reason`` and the caller's error saying why (a refusal is the target's status and
-   ``code``, passed on as :class:`~roost.errors.Relayed`).
+   ``code``, passed on as :class:`~roost.base.errors.Relayed`).
 
 Nothing runs twice: the session is live on neither node from step 1 until the target resumes
 it, and the origin never resumes a session marked as going elsewhere. A daemon killed during
 step 2 leaves the mark; running the handoff again settles it (the target answers the session
 it already took from that key, or takes it now, or refuses and the mark is cleared). The
 target keeps a session only once its answer is out: one whose origin hung up first is dropped
-there (:mod:`roost.mesh.arrivals`).
+there (:mod:`roost.remote.mesh.handoffs`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any
 
 from roost.actions import remote
 from roost.actions.door import Door, Found
-from roost.errors import Relayed, RoostError, UsageError
-from roost.roster import Record
+from roost.base.errors import Relayed, RoostError, UsageError
+from roost.truth.roster import Record
 
 TOOK = (200, 201)
 

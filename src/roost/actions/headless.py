@@ -3,7 +3,7 @@ suspend, resume or stop it.
 
 Each action finds the session through the :class:`~roost.actions.door.Door` (a session of
 another lane is refused ``not_headless``, 404) and hands it to the runner
-(:mod:`roost.runner.runner`), which refuses what it cannot do with a failure carrying ``code``.
+(:mod:`roost.headless.runner.runner`), which refuses what it cannot do with a failure carrying ``code``.
 Each answers with the session's record as the roster holds it then, which every face renders
 as ``GET /sessions/{key}`` would.
 """
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from roost.actions.door import NO_RUNNER, Door, Found
-from roost.errors import TargetGone
-from roost.roster import Record
+from roost.base.errors import TargetGone
+from roost.truth.roster import Record
 
 if TYPE_CHECKING:
-    from roost.runner.runner import Runner, Waited
+    from roost.headless.runner.runner import Runner, Waited
 
 
 @dataclass(frozen=True)

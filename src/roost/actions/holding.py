@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from roost.actions.door import Door
 from roost.actions.gates import Decision, Hold
 from roost.actions.waits import Awaiter, whole
-from roost.errors import TargetGone
-from roost.roster import Claim, Record, pending, records
-from roost.roster.live import Live
-from roost.roster.precedence import HOOK
+from roost.base.errors import TargetGone
+from roost.truth.roster import Claim, Record, pending, records
+from roost.truth.roster.live import Live
+from roost.truth.roster.precedence import HOOK
 
 WAKE = 1.0
 """Seconds between looks at the roster while a gate waits with nothing announced."""

@@ -5,13 +5,13 @@ Claude Code can run a hook as a POST to a URL instead of a program (``"type": "h
 answer. What the daemon does with the event is what the command hook does, through the same
 modules, so the two give the same badge, turn, kept reply, events-log line and claim:
 
-1. the event is read through the harness's manifest (:mod:`roost.detect.hookevents`); one the
+1. the event is read through the harness's manifest (:mod:`roost.truth.detect.hookevents`); one the
    hook would ignore changes nothing;
 2. the poster is proven to be the agent of the pane it names, from the kernel's tables and never
-   from anything it sent (:meth:`roost.detect.attest.Attestor.prove_post`); anything else is
-   refused (:class:`~roost.errors.Forbidden`) before anything changes;
+   from anything it sent (:meth:`roost.truth.detect.attest.Attestor.prove_post`); anything else is
+   refused (:class:`~roost.base.errors.Forbidden`) before anything changes;
 3. the pane is stamped (:mod:`roost.actions.hookstamp`), in a thread: tmux is a blocking call;
-4. the claim (:mod:`roost.detect.hookclaims`) about the proven process goes to the live roster,
+4. the claim (:mod:`roost.truth.detect.hookclaims`) about the proven process goes to the live roster,
    or, for the gate's event, is held open until an answer (:mod:`roost.actions.holding`), which
    is rendered as the manifest's allow or deny JSON for the agent to read from the response.
 
@@ -38,15 +38,15 @@ from roost.actions import holding, hookstamp
 from roost.actions.door import Door
 from roost.actions.waits import Awaiter, whole
 from roost.agents import manifest
-from roost.detect import hookclaims, procs
-from roost.detect.attest import Attestor, Proof, Unproven
-from roost.detect.hookevents import Heard, read
-from roost.errors import Forbidden, TargetGone
-from roost.roster import BadClaim, Claim, parse
+from roost.base.errors import Forbidden, TargetGone
+from roost.truth.detect import hookclaims, procs
+from roost.truth.detect.attest import Attestor, Proof, Unproven
+from roost.truth.detect.hookevents import Heard, read
+from roost.truth.roster import BadClaim, Claim, parse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from roost.tmux.server import Server
+    from roost.pane.tmux.server import Server
 
 log = logging.getLogger("rosterd")
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import os
 
-from roost.state import panestate
-from roost.state import words as w
-from roost.text import as_bytes
+from roost.base.text import as_bytes
+from roost.pane.state import panestate
+from roost.pane.state import words as w
 
 CONTEXT_ACTIONS = ("identify", "ready")
 """The actions at a session's start, when an agent that asks is told its pane (:func:`context`)."""
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from roost.detect.hookevents import Heard
-    from roost.tmux.server import Server
+    from roost.pane.tmux.server import Server
+    from roost.truth.detect.hookevents import Heard
 
 
 def context(pane_id: str) -> str:

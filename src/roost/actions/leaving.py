@@ -4,7 +4,7 @@ The agent is typed its harness's exit command (its manifest's ``exit_command``, 
 never a paste), and once it has gone (the pane closed, or a shell holds its terminal again)
 that one pane is closed: never the window's other panes, never a tmux session, never the
 server. Everything refused is refused before anything is typed or closed, each with the
-failure of :mod:`roost.errors` its callers map to an exit code or a status:
+failure of :mod:`roost.base.errors` its callers map to an exit code or a status:
 
 =============================================  ===========  ==========================
 refusal                                        failure      ``force`` lifts it
@@ -33,13 +33,13 @@ from dataclasses import dataclass
 
 from roost.agents import manifest
 from roost.agents.model import Manifest
-from roost.errors import Conflict, TimedOut, UsageError
-from roost.state import jobs, panestate
-from roost.state import words as w
-from roost.tmux import placement
-from roost.tmux.panes import Pane
-from roost.tmux.server import Server
-from roost.tmux.targets import resolve
+from roost.base.errors import Conflict, TimedOut, UsageError
+from roost.pane.state import jobs, panestate
+from roost.pane.state import words as w
+from roost.pane.tmux import placement
+from roost.pane.tmux.panes import Pane
+from roost.pane.tmux.server import Server
+from roost.pane.tmux.targets import resolve
 
 DEFAULT_TIMEOUT = 10
 """Seconds an agent has to leave before the close gives up, the pane left open."""

@@ -10,11 +10,11 @@ and never guesses. Every face that names a session (the API's ``{key}``, the MCP
 
 from __future__ import annotations
 
-from roost.detect import procs
-from roost.errors import Conflict
-from roost.errors import TargetGone as NotFound
-from roost.procfs import PID_MAX
-from roost.roster import Roster, records
+from roost.base.errors import Conflict
+from roost.base.errors import TargetGone as NotFound
+from roost.base.procfs import PID_MAX
+from roost.truth.detect import procs
+from roost.truth.roster import Roster, records
 
 
 def resolve(roster: Roster, key: str) -> str:

@@ -23,16 +23,16 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from roost import files, paths
-from roost.detect import procs
-from roost.errors import UsageError
-from roost.roster import Claim, Outcome, ProcessId, Record, check, records
-from roost.roster.live import Live
-from roost.roster.precedence import LAUNCHER
+from roost.base import files, paths
+from roost.base.errors import UsageError
+from roost.truth.detect import procs
+from roost.truth.roster import Claim, Outcome, ProcessId, Record, check, records
+from roost.truth.roster.live import Live
+from roost.truth.roster.precedence import LAUNCHER
 
 if TYPE_CHECKING:
     from roost.actions.door import Door, Found
-    from roost.runner.runner import Runner
+    from roost.headless.runner.runner import Runner
 
 log = logging.getLogger("rosterd")
 

@@ -5,16 +5,16 @@ A pane is a PTY that outlives the agents in it: each process that runs there is 
 may be written only to a complete integration identity: a live record whose harness and
 harness session id are known and whose state came from the agent itself (launcher, ACP, an
 integration report or a hook), not from its screen. The API's status rows
-(:mod:`roost.api.rows`), its fenced prompt and its waits (:mod:`roost.actions.prompt`,
+(:mod:`roost.faces.api.rows`), its fenced prompt and its waits (:mod:`roost.actions.prompt`,
 :mod:`roost.actions.waits`) and the MCP server all read panes through here.
 """
 
 from __future__ import annotations
 
-from roost.roster import Roster, records
-from roost.roster.precedence import ACP, HOOK, INTEGRATION, LAUNCHER, SCREEN
-from roost.roster.records import Record
-from roost.state import words
+from roost.pane.state import words
+from roost.truth.roster import Roster, records
+from roost.truth.roster.precedence import ACP, HOOK, INTEGRATION, LAUNCHER, SCREEN
+from roost.truth.roster.records import Record
 
 STATE_OF_ACTIVITY = words.WEB_OF_ACTIVITY
 """rosterd's activity in the web app's words (the vocabularies table in docs/contracts.md)."""

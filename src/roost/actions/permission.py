@@ -21,7 +21,7 @@ no_such_option          the harness did not offer that answer (``allow_always`` 
 ======================  ==========================================================================
 
 How it reaches the agent depends on the lane: a headless session's adapter gets the answer to
-its ``session/request_permission`` with its own option id (:mod:`roost.runner.runner`); a
+its ``session/request_permission`` with its own option id (:mod:`roost.headless.runner.runner`); a
 gated pane's hook gets it as its decision (:mod:`roost.actions.gates`). The answer is then
 claimed at once, so every client sees the request closed without waiting on the agent.
 """
@@ -32,17 +32,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from roost import integrate
 from roost.actions.gates import Decision, Gates
-from roost.errors import Conflict, TargetGone
-from roost.roster import Claim, Record, records
-from roost.roster.live import Live
-from roost.roster.pending import ALLOW, ALLOW_ALWAYS, ANSWERS, REJECT
-from roost.roster.precedence import HOOK
+from roost.base.errors import Conflict, TargetGone
+from roost.services import integrate
+from roost.truth.roster import Claim, Record, records
+from roost.truth.roster.live import Live
+from roost.truth.roster.pending import ALLOW, ALLOW_ALWAYS, ANSWERS, REJECT
+from roost.truth.roster.precedence import HOOK
 
 if TYPE_CHECKING:
     from roost.actions.door import Door, Found
-    from roost.runner.runner import Runner
+    from roost.headless.runner.runner import Runner
 
 GATE_TIMEOUT = 3600.0
 """Seconds a gate holds a request when its harness's ``gate_timeout_s`` is not configured."""

@@ -20,7 +20,7 @@ session_closed         the pane is gone
 deadline_expired       ``deadline_ms`` passed before the write could begin
 =====================  ================================================================
 
-Accepted text is encoded by :func:`roost.tmux.paste.encode`, as ``roost send``'s is, and as a
+Accepted text is encoded by :func:`roost.pane.tmux.paste.encode`, as ``roost send``'s is, and as a
 terminal's composer sends a paste: bracketed-paste markers and every other ESC are stripped,
 CR LF and lone CR become one newline each (tmux sends each as CR), tmux wraps it in
 bracketed-paste markers when the program turned that mode on, and one Enter follows, all in
@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from roost.actions.door import Door, Found
 from roost.actions.occupants import STATE_OF_ACTIVITY, current, promptable, source_class
 from roost.actions.waits import Awaiter, Ending, Pin, Until, Wait, watching, whole
-from roost.errors import TargetGone, TooLarge, UsageError
-from roost.roster import Record, Roster, records
-from roost.tmux import paste
+from roost.base.errors import TargetGone, TooLarge, UsageError
+from roost.pane.tmux import paste
+from roost.truth.roster import Record, Roster, records
 
 TEXT_LIMIT = 16_384
 """UTF-8 bytes a prompt may hold."""

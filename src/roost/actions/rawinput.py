@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from roost.actions.door import Door, Found
 from roost.actions.prompt import DEFINITE_FAILURES
-from roost.errors import TargetGone, Unavailable
-from roost.tmux import paste
-from roost.tmux.server import Server
+from roost.base.errors import TargetGone, Unavailable
+from roost.pane.tmux import paste
+from roost.pane.tmux.server import Server
 
 
 @dataclass(frozen=True)

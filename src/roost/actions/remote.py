@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from roost.errors import Conflict, PeerUnreachable, TargetGone
+from roost.base.errors import Conflict, PeerUnreachable, TargetGone
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -79,12 +79,12 @@ class Through:
 
 Dispatch = Callable[[Act, Through, "Request"], Awaitable[Reply]]
 """On the owner, one face doing an act another node forwarded, with the request it came in
-(whose hanging up ends a wait); its answer as that face gives it (:mod:`roost.mesh.acting`)."""
+(whose hanging up ends a wait); its answer as that face gives it (:mod:`roost.remote.mesh.acting`)."""
 
 
 class Forwarder(Protocol):
     """The swarm as the door needs it: which nodes are members, their names, and one signed
-    request to a member (:class:`roost.mesh.forwarding.Forwarding`)."""
+    request to a member (:class:`roost.remote.mesh.forwarding.Forwarding`)."""
 
     def member(self, node: str) -> str | None:
         """The id of the current member other than this node that ``node`` names (its id or its
@@ -105,7 +105,7 @@ class Forwarder(Protocol):
         ...
 
     async def hand(self, node_id: str, bundle: dict[str, object]) -> Reply:
-        """Send a handoff's bundle (:mod:`roost.runner.portable`) to ``node_id`` once, for it
+        """Send a handoff's bundle (:mod:`roost.headless.runner.portable`) to ``node_id`` once, for it
         to take the session in; PeerUnreachable when it does not answer."""
         ...
 

@@ -1,4 +1,4 @@
-"""Bringing back the layout a record kept (:mod:`roost.state.layout`): the plan, then the panes.
+"""Bringing back the layout a record kept (:mod:`roost.pane.state.layout`): the plan, then the panes.
 ``roost restore`` is its face.
 
 Which record: the one of the socket's last server that is not running now (the current
@@ -19,16 +19,16 @@ import itertools
 import os
 import shlex
 
-from roost.errors import Conflict, NotRecorded, SetupError
-from roost.state import layout
+from roost.base.errors import Conflict, NotRecorded, SetupError
+from roost.pane.state import layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from roost.agents.model import Manifest
-    from roost.tmux.placement import Birth
-    from roost.tmux.server import Server
+    from roost.pane.tmux.placement import Birth
+    from roost.pane.tmux.server import Server
 
 RUNNING = "session {name} is running"
 ALREADY = "this layout was already restored"
@@ -82,7 +82,7 @@ class Plan:
 
 def source(server: Server) -> tuple[str, dict]:
     """The record to restore and where it is; refusals as the module docstring says."""
-    from roost.tmux.panes import server_key
+    from roost.pane.tmux.panes import server_key
 
     live = server_key(server) if server.running() else None
     found = None
@@ -105,7 +105,7 @@ def source(server: Server) -> tuple[str, dict]:
 
 
 def plan(server: Server) -> Plan:
-    from roost.tmux import sessions
+    from roost.pane.tmux import sessions
 
     path, record = source(server)
     running = server.running()
@@ -256,14 +256,14 @@ def apply(server: Server, made: Plan, caller: Mapping[str, str] | None = None) -
     finally:
         if by_session:
             layout.release(server)
-    from roost.tmux.panes import server_key
+    from roost.pane.tmux.panes import server_key
 
     layout.mark_restored(made.path, made.record, server_key(server))
 
 
 def _session(server: Server, name: str, steps: list[Step], caller: Mapping[str, str]) -> None:
-    from roost.tmux import placement, sessions
-    from roost.tmux.server import THEN
+    from roost.pane.tmux import placement, sessions
+    from roost.pane.tmux.server import THEN
 
     windows: list[tuple[dict, list[Step]]] = []
     for step in steps:
@@ -315,7 +315,7 @@ def _session(server: Server, name: str, steps: list[Step], caller: Mapping[str, 
 def _chain(server: Server, commands: list[list[str]]) -> None:
     """Run ``commands`` in one tmux call; a refusal (a layout that no longer fits) is left as is:
     the panes are there, in tmux's own arrangement."""
-    from roost.tmux.server import THEN
+    from roost.pane.tmux.server import THEN
 
     args: list[str] = []
     for command in commands:
@@ -328,8 +328,8 @@ def _birth(step: Step, server: Server, session: str | None, caller: Mapping[str,
     """What ``step``'s pane, opened in ``session`` (None: a new one), is born with: the caller's
     environment, the agent's recorded variables over it, and a resumed command kept when it
     exits soon after it started (a conversation that cannot be resumed says why)."""
-    from roost.state import newpane
-    from roost.tmux import environ
+    from roost.pane.state import newpane
+    from roost.pane.tmux import environ
 
     passed, _ = environ.callers(server, session, caller)
     birth = newpane.birth(passed, keep=step.argv is not None)
@@ -345,7 +345,7 @@ def _command(step: Step) -> str | None:
 def _stamp(server: Server, step: Step) -> None:
     """What the pane was: its name and worktree, and for an agent resumed, who it is, so every
     reader (``status``, the daemon) knows it before its first hook fires."""
-    from roost.state import panestate
+    from roost.pane.state import panestate
 
     pane_id, pane = step.pane_id or "", step.pane
     if pane.get("name"):

@@ -28,7 +28,7 @@ import signal
 import subprocess
 
 from roost.actions.door import Door
-from roost.tmux import sessions
+from roost.pane.tmux import sessions
 
 SHELL_WAIT = 5.0
 """Seconds the login shell may take to say its PATH (a slow ``.bashrc`` takes about one)."""

@@ -20,13 +20,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from roost.actions.remote import owner_of
-from roost.errors import Conflict
-from roost.procfs import PID_MAX
-from roost.roster import Record, Roster, records
+from roost.base.errors import Conflict
+from roost.base.procfs import PID_MAX
+from roost.truth.roster import Record, Roster, records
 
 if TYPE_CHECKING:
     from roost.actions.remote import Forwarder
-    from roost.swarm.peers import Peers
+    from roost.remote.swarm.peers import Peers
 
 Elsewhere = tuple[Record | None, str, str]
 """A session of another node: its record as last heard (None when no frame of it has come),

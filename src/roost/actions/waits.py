@@ -28,15 +28,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from roost import agentrow
 from roost.actions.occupants import STATE_OF_ACTIVITY, occupants, pane_of
-from roost.errors import TooMany
-from roost.roster import records
-from roost.roster.changes import SNAPSHOT
-from roost.roster.live import Live, Stream
-from roost.roster.records import Record
-from roost.tmux import paste
-from roost.tmux.server import Server
+from roost.base import statusrow
+from roost.base.errors import TooMany
+from roost.pane.tmux import paste
+from roost.pane.tmux.server import Server
+from roost.truth.roster import records
+from roost.truth.roster.changes import SNAPSHOT
+from roost.truth.roster.live import Live, Stream
+from roost.truth.roster.records import Record
 
 if TYPE_CHECKING:
     from roost.actions.door import Door, Found
@@ -70,7 +70,7 @@ class Until:
             return False
         if self.after_revision is None:
             return True
-        if state == agentrow.IDLE:
+        if state == statusrow.IDLE:
             return (record.completed_revision or 0) > self.after_revision
         return record.revision > self.after_revision
 

@@ -2,7 +2,7 @@
 
 The window opens the way ``roost spawn`` opens one (the same tmux helpers): at the end of
 session ``main`` (made, with the server, when missing), the pane's own session id and reports
-endpoint in its environment (``state/newpane.py``), the name on the window and in
+endpoint in its environment (``pane/state/newpane.py``), the name on the window and in
 ``@roost-name``; and the PATH the launcher searched (:mod:`roost.actions.runnable`), so what
 it found is what runs. What to run has been checked completely before this is called, so a
 bad request creates nothing.
@@ -14,11 +14,11 @@ import asyncio
 from dataclasses import dataclass
 
 from roost.actions.door import Door
-from roost.errors import Unavailable
-from roost.state import newpane, panestate, worktrees
-from roost.tmux import placement, sessions
-from roost.tmux.server import Server, TmuxError
-from roost.tmux.targets import DEFAULT_SESSION
+from roost.base.errors import Unavailable
+from roost.pane.state import newpane, panestate, worktrees
+from roost.pane.tmux import placement, sessions
+from roost.pane.tmux.server import Server, TmuxError
+from roost.pane.tmux.targets import DEFAULT_SESSION
 
 
 @dataclass(frozen=True)

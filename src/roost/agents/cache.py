@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from roost import cjson, files, paths
+from roost.base import cjson, files, paths
 
 FORMAT = 2
 """The layout of an entry; an entry of another format is a miss."""

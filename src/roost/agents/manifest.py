@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import os
 
-from roost import paths
 from roost.agents import cache
 from roost.agents.model import Manifest
+from roost.base import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

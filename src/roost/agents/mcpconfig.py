@@ -2,7 +2,7 @@
 taking it.
 
 rosterd's MCP server is reached through a stdio command (``rosterd mcp``, see
-:mod:`roost.mcpserver`), so what a harness needs is that command: the runner hands it to an ACP
+:mod:`roost.faces.mcp`), so what a harness needs is that command: the runner hands it to an ACP
 adapter in ``session/new``, and the launcher puts it on a CLI's command line the way the agent's
 manifest says (``[mcp] args``). What differs per CLI is that template, never code here.
 

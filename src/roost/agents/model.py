@@ -20,7 +20,7 @@ from __future__ import annotations
 ACTIONS = (
     "prompt", "working", "tool", "blocked", "done", "interrupt", "error", "identify", "ready", "ignore",
 )  # fmt: skip
-# How an agent's hooks are installed: each kind but "none" is a module of roost.integrate.
+# How an agent's hooks are installed: each kind but "none" is a module of roost.services.integrate.
 HOOK_KINDS = ("none", "claude-settings", "codex-hooks", "asset")
 
 
@@ -78,7 +78,7 @@ class Hook(_Value):
         "timeout",
     )
     kind: str
-    """One of :data:`HOOK_KINDS`: which module of ``roost.integrate`` installs the hooks."""
+    """One of :data:`HOOK_KINDS`: which module of ``roost.services.integrate`` installs the hooks."""
     default: bool
     """``rosterd-hook`` with no argument serves this agent (its host names the bare command)."""
     dirs: tuple[str, ...]
@@ -104,7 +104,7 @@ class Hook(_Value):
     reminders: tuple[str, ...]
     """Events (``Event`` or ``Event:notification``, as a hook's claim names them) the agent
     sends only after its dialog has been on screen a while: the screen reader ends one whose
-    dialog is no longer drawn, however late it arrives (:mod:`roost.roster.attention`)."""
+    dialog is no longer drawn, however late it arrives (:mod:`roost.truth.roster.attention`)."""
     events: dict[str, str]
     notifications: dict[str, str]
     starts: dict[str, str]

@@ -13,7 +13,7 @@ checked last, blaming the user's file when the packaged one alone was complete.
 
 What is checked here is the shape: known keys, types, required keys, actions the engine
 knows. Whether a screen rule's region, regular expressions and reason template are usable is
-detection's to say (:mod:`roost.detect.manifests` compiles them).
+detection's to say (:mod:`roost.truth.detect.manifests` compiles them).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from roost.agents.model import ACTIONS, HOOK_KINDS
-from roost.errors import SetupError
+from roost.base.errors import SetupError
 
 
 class ManifestError(SetupError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from roost.base.errors import RoostError
 from roost.daemon.cli import run
-from roost.errors import RoostError
 
 
 def main() -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from roost.errors import UsageError
+from roost.base.errors import UsageError
 
 USAGE = (("daemon [--config PATH]", "run the daemon in the foreground"),)
 _USAGE = "usage: rosterd daemon [--config PATH]"

@@ -7,7 +7,7 @@ this version does not know, or a value it cannot act on, is an error naming the 
 key rather than silently ignored: a misspelt ``loopback_port`` must not quietly bind the
 default port, and ``[sources] files = true`` must not seem to read files.
 
-``[node] port`` and ``listen`` place the swarm listener (``roost.mesh.place``); ``[node]
+``[node] port`` and ``listen`` place the swarm listener (``roost.remote.mesh.place``); ``[node]
 name`` is the name the node goes by in its swarm (pinned here: a renamed machine keeps its id
 and takes the name this file gives it); ``[swarm] static_peers`` are dialled besides the
 members and Tailscale's peers.
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from roost import paths
 from roost.agents import manifest
-from roost.errors import SetupError
-from roost.runner.settings import RunnerSection
+from roost.base import paths
+from roost.base.errors import SetupError
+from roost.headless.runner.settings import RunnerSection
 
 FILE = "rosterd.toml"
 
@@ -56,7 +56,7 @@ class Node:
     unix socket and the tailnet only, so a wildcard or LAN address is refused, not bound."""
     loopback_port: int = 8790
     hook_port: int = 8792
-    """Where agents' HTTP hooks post (:mod:`roost.api.hookroute`), on 127.0.0.1; 0: nowhere.
+    """Where agents' HTTP hooks post (:mod:`roost.faces.api.hookroute`), on 127.0.0.1; 0: nowhere.
     A service whose socket unit holds the port open passes that socket instead (its port is
     the unit's)."""
 
@@ -229,7 +229,7 @@ def _check(config: Config) -> Config:
             f"[node] hook_port must be a TCP port (1-65535) or 0 (none), got {config.node.hook_port}"
         )
     _listen(config.node.listen)
-    from roost.swarm import fields  # no cryptography: the daemon serves before it loads that
+    from roost.remote.swarm import fields  # no cryptography: the daemon serves before it loads that
 
     if fields.name(config.node.name) is None:
         raise ConfigError(
@@ -266,7 +266,7 @@ def _check(config: Config) -> Config:
 
 def _integrated(harness: str) -> bool:
     """Whether roost has an integration (hooks, a plugin, an extension) it can install for it."""
-    from roost.integrate import KINDS
+    from roost.services.integrate import KINDS
 
     agent = manifest.load(harness)
     return agent is not None and agent.hook.kind in KINDS

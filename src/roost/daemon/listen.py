@@ -24,8 +24,8 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from roost import paths
-from roost.errors import Conflict, SetupError
+from roost.base import paths
+from roost.base.errors import Conflict, SetupError
 
 LOOPBACK = "127.0.0.1"
 

@@ -6,8 +6,8 @@ roster's own deadline, and SIGTERM or SIGINT end the streams, close the listener
 the socket.
 
 The roster comes first: this module imports only what binding, rebuilding and serving
-``GET /snapshot`` need, serves that (:mod:`roost.api.opening`), and only then imports the rest
-of the daemon (:mod:`roost.daemon.whole`) off the loop and hands its whole app to the
+``GET /snapshot`` need, serves that (:mod:`roost.faces.api.startup`), and only then imports the rest
+of the daemon (:mod:`roost.daemon.compose`) off the loop and hands its whole app to the
 listeners. ``tests/daemon/test_opening.py`` holds it to that.
 """
 
@@ -26,25 +26,26 @@ from pathlib import Path
 
 import uvicorn
 
-from roost import integrate, paths
 from roost.actions import names
 from roost.actions.door import Door
 from roost.agents import manifest
-from roost.api import auth
-from roost.api.context import Context
-from roost.api.logins import Logins
-from roost.api.opening import Opening, early, hooks_early
+from roost.base import paths
 from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
 from roost.daemon.rebuild import Observer
 from roost.daemon.wire import JsonErrors
-from roost.detect.identify import Names
-from roost.detect.scan import Scanner
-from roost.mcpserver.bridge import stdio
-from roost.roster import Roster
-from roost.roster.live import Live
-from roost.runner.runner import Runner, settings_of
-from roost.tmux.server import Server
+from roost.faces.api import auth
+from roost.faces.api.context import Context
+from roost.faces.api.logins import Logins
+from roost.faces.api.startup import Opening, early, hooks_early
+from roost.faces.mcp.bridge import stdio
+from roost.headless.runner.runner import Runner, settings_of
+from roost.pane.tmux.server import Server
+from roost.services import integrate
+from roost.truth.detect.identify import Names
+from roost.truth.detect.scan import Scanner
+from roost.truth.roster import Roster
+from roost.truth.roster.live import Live
 
 GRACE = 2.0
 """Seconds a stopping daemon lets open requests finish before it drops them."""
@@ -72,7 +73,7 @@ def _server(app: object) -> uvicorn.Server:
 
 def _more_descriptors() -> None:
     """Raise the soft limit on open descriptors to the hard one (at most 65536), as servers do:
-    the swarm listener's connection budget is a share of it (:func:`roost.mesh.connections.budget`),
+    the swarm listener's connection budget is a share of it (:func:`roost.remote.mesh.connections.budget`),
     and a default soft limit of 1024 would leave a swarm of a few hundred nodes no room."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
@@ -158,7 +159,7 @@ async def _serve(config: Config) -> int:
                 "headless": {"ms": round(rebuilt_headless * 1000, 1), "sessions": headless},
             },
         }
-        rest = await asyncio.to_thread(import_module, "roost.daemon.whole")
+        rest = await asyncio.to_thread(import_module, "roost.daemon.compose")
         whole = rest.Whole(config, keys, live, scanner, runner, bridge, logins, clock, started_at, facts)
         opening.open(await whole.start())
         assert whole.hooks is not None

@@ -13,10 +13,10 @@ import logging
 import time
 from dataclasses import dataclass
 
-from roost.detect.scan import Observation, Scanner
-from roost.detect.scanclaims import Reporter
-from roost.roster import records
-from roost.roster.live import Live
+from roost.truth.detect.scan import Observation, Scanner
+from roost.truth.detect.scanclaims import Reporter
+from roost.truth.roster import records
+from roost.truth.roster.live import Live
 
 log = logging.getLogger("rosterd")
 

@@ -5,7 +5,7 @@ follow a screen within a second without polling panes. The tmux watcher says whe
 wrote (coalesced per pane); this module then captures that pane with one tmux call, runs the
 screen engine with the pane's agent (its ``@roost-harness``, else the roster record's
 harness, else whichever agent the screen identifies as), and applies the claim, source
-``screen``, through :class:`~roost.roster.live.Live` like every other claim. The roster's
+``screen``, through :class:`~roost.truth.roster.live.Live` like every other claim. The roster's
 precedence keeps a hook's word over the screen's.
 
 Boundaries, as sentences:
@@ -14,12 +14,12 @@ Boundaries, as sentences:
 - Every pane is read once when the watcher reports it (start-up, a new pane) and after tmux
   dropped some of its output (``resync``).
 - A claim is applied only when what the screen shows changed for that pane's session.
-- A hook's blocked whose dialog has left the screen ends (:mod:`roost.roster.attention` says
+- A hook's blocked whose dialog has left the screen ends (:mod:`roost.truth.roster.attention` says
   when): the roster takes the screen's word over it, and the pane's badge is cleared as the
   CLI clears a declined dialog, off the event loop.
 - A closed pane's session ends as the scan ends it: when its process is gone.
 - Every notice but output (a pane, window or session came, went, moved or was renamed) bumps
-  the :class:`~roost.tmux.topology.Topology` that web pages follow for their terminal list.
+  the :class:`~roost.pane.tmux.topology.Topology` that web pages follow for their terminal list.
 - While roost's tmux server is down (or has no session) the watcher holds no clients; it is
   asked to reconcile when the server's socket file appears or changes (looked at every
   ``NOTICE`` seconds, a stat, no tmux call), at each look for ``FRESH`` seconds after that,
@@ -36,21 +36,21 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from roost.detect import procs
-from roost.detect import screenrules as engine
-from roost.detect.manifests import AgentRules, load_catalog
-from roost.detect.regions import Screen
-from roost.detect.scanclaims import INTERACTIVE, ended
-from roost.roster import Claim, ProcessId, records
-from roost.roster.attention import DIALOG_CLOSED, Dialogs
-from roost.roster.live import Live
-from roost.roster.precedence import SCREEN
-from roost.roster.times import Clock
-from roost.state import panestate, words
-from roost.tmux.pacing import Rerun
-from roost.tmux.server import SEP, THEN, Server
-from roost.tmux.topology import Topology
-from roost.tmux.watch import Change, Watcher
+from roost.pane.state import panestate, words
+from roost.pane.tmux.pacing import Rerun
+from roost.pane.tmux.server import SEP, THEN, Server
+from roost.pane.tmux.topology import Topology
+from roost.pane.tmux.watch import Change, Watcher
+from roost.truth.detect import procs
+from roost.truth.detect import screenrules as engine
+from roost.truth.detect.manifests import AgentRules, load_catalog
+from roost.truth.detect.regions import Screen
+from roost.truth.detect.scanclaims import INTERACTIVE, ended
+from roost.truth.roster import Claim, ProcessId, records
+from roost.truth.roster.attention import DIALOG_CLOSED, Dialogs
+from roost.truth.roster.live import Live
+from roost.truth.roster.precedence import SCREEN
+from roost.truth.roster.times import Clock
 
 log = logging.getLogger("rosterd")
 

@@ -18,8 +18,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from roost import cjson, files, paths
-from roost.errors import SetupError
+from roost.base import cjson, files, paths
+from roost.base.errors import SetupError
 
 TOKEN = "loopback.token"
 NODE_KEY = "node.key"
@@ -77,7 +77,7 @@ def node_id(directory: Path) -> str:
 
 def node_key(directory: Path) -> tuple[str, bytes]:
     """This node's id and its 32-byte key, from ``node.key`` (created if missing). The key is
-    the Ed25519 seed of the node's swarm identity (``roost.swarm.identity``); the id stays
+    the Ed25519 seed of the node's swarm identity (``roost.remote.swarm.identity``); the id stays
     the one stored, whatever the key, and a daemon that needs only the id never reads it."""
     path, doc, ident = _node(directory)
     key = doc.get("key")

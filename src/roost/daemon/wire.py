@@ -18,8 +18,8 @@ import h11
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from roost.detect.peers import peer_of
-from roost.roster import ProcessId
+from roost.truth.detect.peers import peer_of
+from roost.truth.roster import ProcessId
 
 NOT_HTTP = "the request is not valid HTTP/1.1 (a bad request line, header or Content-Length)"
 PEER_PROCESS = "rosterd.peer_process"

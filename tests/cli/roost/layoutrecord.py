@@ -7,8 +7,8 @@ import os
 import time
 from unittest import mock
 
-from roost import procfs
-from roost.state import layout
+from roost.base import procfs
+from roost.pane.state import layout
 from tests.conftest import Roost
 from tests.signals import send_exactly
 

@@ -241,7 +241,7 @@ def test_the_harness_is_found_from_the_command_when_not_recorded(roost: Roost) -
 
 
 def _group_names(pane: str, roost: Roost) -> list[str]:
-    from roost.state import jobs
+    from roost.pane.state import jobs
 
     pgid = jobs.foreground_job(int(fmt(roost, pane, "#{pane_pid}")))
     return jobs.job_commands(pgid) if pgid else []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.cli.installation import COMMANDS
+from roost.faces.cli.installation import COMMANDS
 from tests.conftest import BIN
 
 REAL_TMUX = shutil.which("tmux")

@@ -144,7 +144,7 @@ def test_a_declined_dialog_cleared_by_roost_is_blocked_to_null(roost, tmp_path):
     roost.wait_for(lambda: "declined" in transcript.read_text(), what="declined")
     # `send`, `read` and `wait-done` clear a declined 🛑 through this one function.
     code = (
-        "import sys; from roost.tmux.server import Server; from roost.state import panestate as p; "
+        "import sys; from roost.pane.tmux.server import Server; from roost.pane.state import panestate as p; "
         "s = Server.from_env(); sys.exit(0 if p.clear_if_declined(s, p.read(s, sys.argv[1])) else 1)"
     )
     assert subprocess.run([sys.executable, "-c", code, pane], env=roost.env).returncode == 0

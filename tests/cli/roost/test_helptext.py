@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from roost import __version__
-from roost.cli.roost import VERBS
+from roost.faces.cli.roost import VERBS
 
 
 @pytest.mark.parametrize("flag", ["help", "--help", "-h"])

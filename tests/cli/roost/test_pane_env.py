@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import shlex
 
-from roost import paths
-from roost.state import newpane
+from roost.base import paths
+from roost.pane.state import newpane
 from tests.conftest import Roost
 
 

@@ -419,7 +419,7 @@ def test_escape_text_is_lossy_only_on_a_tmux_that_writes_it(roost: Roost, tmp_pa
 
 
 def test_tmux_escape_text_detector() -> None:
-    from roost.cli.roost.read import has_tmux_escapes
+    from roost.faces.cli.roost.read import has_tmux_escapes
 
     for rewritten in ("a\\001b", "line\\r", "\\377", "nul \\0"):
         assert has_tmux_escapes(rewritten)

@@ -25,7 +25,7 @@ import pytest
 
 from roost.actions.restore import _without, flags_only, resume_argv
 from roost.agents.model import Manifest
-from roost.state import layout
+from roost.pane.state import layout
 from tests.cli.roost.layoutrecord import reboot, record, record_file, recorded_panes, wait_recorded
 from tests.cli.rosterd.helpers import GENEROUS, session_of
 from tests.conftest import BIN, Roost, naming

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from roost.cli.roost.send import seconds
-from roost.tmux import paste
+from roost.faces.cli.roost.send import seconds
+from roost.pane.tmux import paste
 from tests.cli.roost.inpane import Shell
 from tests.conftest import REPO, Roost
 

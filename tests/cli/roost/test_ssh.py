@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.cli.roost.ssh import REMOTE
+from roost.faces.cli.roost.ssh import REMOTE
 from tests.conftest import BIN, Roost
 
 FAKE_SSH = """#!/bin/sh

@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from roost.cli.roost import VERBS
-from roost.state.events import Log
+from roost.faces.cli.roost import VERBS
+from roost.pane.state.events import Log
 from tests.cli.roost.test_windows import inside
 from tests.conftest import BIN, Roost
 

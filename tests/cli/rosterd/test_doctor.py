@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from roost.agents import manifest
-from roost.integrate import names
-from roost.service import systemd
+from roost.services.autostart import systemd
+from roost.services.integrate import names
 from tests.cli.rosterd.helpers import ok, rosterd
 from tests.conftest import BIN, Roost
 from tests.contracts import tables

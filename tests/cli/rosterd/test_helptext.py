@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from roost.cli.rosterd import VERBS
+from roost.faces.cli.rosterd import VERBS
 from tests.cli.rosterd.sandbox import Machine, machine
 
 __all__ = ["machine"]

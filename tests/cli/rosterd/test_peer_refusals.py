@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from roost.cli.daemonclient import Refused
-from roost.errors import PeerUnreachable
+from roost.base.errors import PeerUnreachable
+from roost.faces.cli.daemonclient import Refused
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from roost.cli.rosterd.picker import Item, Picker, split
+from roost.faces.cli.rosterd.picker import Item, Picker, split
 
 
 def picker() -> Picker:

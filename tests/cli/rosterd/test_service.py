@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from roost.service import systemd
+from roost.services.autostart import systemd
 from tests.cli.rosterd.sandbox import Machine, machine
 from tests.conftest import BIN
 from tests.contracts.tables import names, table

@@ -8,8 +8,8 @@ import json
 import re
 from pathlib import Path
 
-from roost.cli.installation import COMMANDS
 from roost.daemon import config
+from roost.faces.cli.installation import COMMANDS
 from tests.cli.rosterd.sandbox import BARE_PATH, Machine, machine, make
 from tests.conftest import BIN
 

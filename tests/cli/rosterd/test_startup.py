@@ -16,7 +16,16 @@ from tests.daemon.fixture import Daemon
 
 RUNS = 15
 RATIO_BOUND = 12.0  # loose on purpose: a shared machine; the printed numbers are the measurement
-HEAVY = ("httpx", "httpcore", "starlette", "uvicorn", "anyio", "psutil", "roost.api", "roost.roster")
+HEAVY = (
+    "httpx",
+    "httpcore",
+    "starlette",
+    "uvicorn",
+    "anyio",
+    "psutil",
+    "roost.faces.api",
+    "roost.truth.roster",
+)
 
 
 def timings(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -47,7 +56,7 @@ def test_status_json_starts_within_a_small_multiple_of_bare_python(running: Daem
 def test_read_verbs_import_nothing_heavy(running: Daemon) -> None:
     probe = (
         "import sys\n"
-        "from roost.cli.rosterd import main\n"
+        "from roost.faces.cli.rosterd import main\n"
         "code = main(sys.argv[1:])\n"
         f"heavy = sorted(m for m in sys.modules if m.startswith({HEAVY!r}))\n"
         "print(heavy, file=sys.stderr)\n"

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from roost.swarm import invites
-from roost.swarm.identity import Identity
+from roost.remote.swarm import invites
+from roost.remote.swarm.identity import Identity
 from tests.cli.rosterd.helpers import fails, ok, rosterd
 from tests.cli.rosterd.sandbox import Machine, machine
 from tests.contracts.tables import names, table

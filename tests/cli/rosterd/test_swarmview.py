@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from roost.cli.rosterd import printing, swarmview
-from roost.cli.rosterd.options import parse
-from roost.errors import UsageError
+from roost.base.errors import UsageError
+from roost.faces.cli.rosterd import printing, swarmview
+from roost.faces.cli.rosterd.options import parse
 
 NOW = 1_796_000_000.0
 USAGE = "usage: rosterd list [--json] [--swarm | --node N]"

@@ -1,8 +1,0 @@
-"""``python -m roost.cli.rosterd``: the ``rosterd`` command, run by an interpreter's absolute
-path where a harness must not depend on PATH (the MCP bridge the daemon hands to harnesses)."""
-
-import sys
-
-from roost.cli.rosterd import main
-
-sys.exit(main())

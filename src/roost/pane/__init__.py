@@ -1,0 +1,3 @@
+"""The pane lane's substrate: roost's tmux server (``tmux``) and what only roost writes on a pane
+(``state``: its badge, kept replies, events log and the server's layout).
+"""

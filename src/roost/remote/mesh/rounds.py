@@ -1,0 +1,170 @@
+"""Rounds: find the peers and greet each with a signed hello, at start, every 30 s, and at once
+when membership changes.
+
+Whom a round greets: every current member at the address its record gives, and at every
+``[swarm] static_peers`` entry and online Tailscale peer (at this node's swarm port) where
+discovery finds it (:meth:`Dialer.identify`: whose certificate answers there; an address
+where no member answers is left alone, and nothing is sent to it). Each greeting is pinned to
+the member it means to reach. A member answers with its own hello, so one request carries
+the news both ways, and within one round every reachable member knows every admission and
+revocation either side knew. A node that learns it was revoked stops greeting anyone.
+
+What each greeting found is kept per node (:class:`Contact`) for ``rosterd nodes``; it is a
+note, not a gate: nothing waits on a peer, and a peer that did not answer is tried again next
+round and never queued for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from roost.base.errors import PeerRefused, PeerUnreachable
+from roost.remote.mesh import listener, tailscale
+from roost.remote.mesh.dialer import Dialer
+from roost.remote.mesh.membership import Membership
+from roost.remote.swarm import canonical
+from roost.remote.swarm.members import Member
+
+log = logging.getLogger("rosterd.swarm")
+
+INTERVAL = 30.0
+"""Seconds between rounds."""
+
+
+@dataclass
+class Contact:
+    """The last word from one peer: when it answered, or what went wrong."""
+
+    address: str
+    answered_at: float | None = None
+    tried_at: float | None = None
+    error: str | None = None
+
+    @property
+    def reachable(self) -> bool:
+        return self.error is None and self.answered_at is not None
+
+
+def addresses(
+    membership: Membership, static_peers: Iterable[str], online: Iterable[str], port: int
+) -> list[str]:
+    """Every address discovery asks who is there: static peers and online Tailscale peers, each
+    once, leaving out this node's own and every member's recorded one (greeted anyway)."""
+    found = list(static_peers) + [f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}" for ip in online]
+    known = {membership.address, *(m.address for m in membership.peers())}
+    return [
+        address
+        for index, address in enumerate(found)
+        if address not in known and address not in found[:index]
+    ]
+
+
+class Rounds:
+    """Greets the swarm on a timer and on demand."""
+
+    def __init__(
+        self,
+        membership: Membership,
+        dialer: Dialer,
+        *,
+        static_peers: tuple[str, ...],
+        port: int,
+        clock: Callable[[], float],
+        use_tailscale: bool,
+        lost: Callable[[str], bool] = lambda _node_id: False,
+    ) -> None:
+        self.membership = membership
+        self.lost = lost
+        """Whether a member's roster stream is known lost (or silent): a verb's round does not
+        wait for its greeting, which goes on in the background."""
+        self._background: set[asyncio.Task[str | None]] = set()
+        self.dialer = dialer
+        self.static_peers = static_peers
+        self.port = port
+        self.clock = clock
+        self.use_tailscale = use_tailscale
+        self.contacts: dict[str, Contact] = {}
+        """By node id, or by address for a target that never said who it is."""
+        self.completed = 0
+        self._wake = asyncio.Event()
+
+    async def greet(self, member: Member, document: dict[str, object] | None = None) -> str | None:
+        """Say hello to ``member`` at its address and take its hello back; its node id when it
+        answered, None otherwise."""
+        contact = self.contacts.setdefault(member.node_id, Contact(member.address))
+        contact.tried_at = self.clock()
+        try:
+            answer = await self.dialer.send(
+                member, "POST", listener.HELLO, document or self.membership.hello()
+            )
+            if answer.status_code != 200:
+                raise PeerRefused(f"{member.address} answered {answer.status_code}", code="refused")
+            said = self.membership.greeted(canonical.parse(answer.content), member.node_id)
+        except (PeerUnreachable, PeerRefused, ValueError) as error:
+            contact.error = str(error) if not isinstance(error, ValueError) else "its answer is not a hello"
+            return None
+        self.contacts[said.node_id] = Contact(member.address, self.clock(), contact.tried_at)
+        return said.node_id
+
+    def heard(self, node_id: str, address: str) -> None:
+        """A member greeted this node: that is a word from it too."""
+        self.contacts[node_id] = Contact(address, self.clock(), self.clock())
+
+    async def round(self, document: dict[str, object] | None = None) -> list[str | None]:
+        """Greet every target at once; the node ids that answered (None where none did). A
+        member whose roster stream is known lost is greeted too, but not waited for: a verb
+        that runs a round (join, revoke, leave) returns once the reachable ones answered, so
+        nothing waits on a lost peer."""
+        if not self.membership.active or self.membership.address is None:
+            return []
+        online = (await tailscale.status_async()).peers if self.use_tailscale else ()
+        elsewhere = addresses(self.membership, self.static_peers, online, self.port)
+        found = await asyncio.gather(*(self.dialer.identify(address) for address in elsewhere))
+        targets = self.membership.peers()
+        targets += [
+            replace(member, address=address)
+            for address, member in zip(elsewhere, found, strict=True)
+            if member is not None and member.node_id != self.membership.identity.node_id
+        ]
+        waited, later = [], []
+        for member in targets:
+            greeting = asyncio.ensure_future(self.greet(member, document))
+            (later if self.lost(member.node_id) else waited).append(greeting)
+        for task in later:
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+        answered = await asyncio.gather(*waited)
+        self.completed += 1
+        return list(answered)
+
+    async def tell(self, member: Member, *, wait: bool) -> None:
+        """Tell a node this one just revoked: a hello whose records hold its revocation, which
+        it believes since a member it knows signed it (it stops acting as a member); waited for
+        only when ``wait`` (a node known lost is told in the background), its answer not read."""
+        if self.membership.address is None:
+            return
+        told = asyncio.ensure_future(self.dialer.tell(member, listener.HELLO, self.membership.hello()))
+        if wait:
+            await told
+            return
+        self._background.add(told)  # type: ignore[arg-type]
+        told.add_done_callback(self._background.discard)
+
+    def wake(self) -> None:
+        """Run a round now rather than at the next tick."""
+        self._wake.set()
+
+    async def every(self, interval: float = INTERVAL) -> None:
+        """Rounds until cancelled: one at start, then every ``interval`` or when woken."""
+        while True:
+            self._wake.clear()
+            try:
+                await self.round()
+            except Exception:  # a round must never end the loop: the next one tries again
+                log.exception("a swarm round failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), interval)
