@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from roost.pane.tmux.frames import Bytes, Closed, Reset, Size
-from roost.pane.tmux.viewqueue import FrameQueue
-from roost.pane.tmux.viewsize import MAX_SIZE, check
+from roost.pane.tmux.view import MAX_SIZE, Bytes, Closed, FrameQueue, Reset, Size, check
 
 
 def test_output_past_the_backlog_is_dropped_and_the_reader_is_behind() -> None:

@@ -6,9 +6,8 @@ import asyncio
 
 import pytest
 
-from roost.pane.tmux.frames import Bytes, Closed, Reset, Size
-from roost.pane.tmux.paneview import PaneView
 from roost.pane.tmux.server import PaneGone, Server
+from roost.pane.tmux.view import Bytes, Closed, PaneView, Reset, Size
 from tests.conftest import Roost
 
 

@@ -14,10 +14,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from roost.pane.tmux.frames import Bytes, Closed, Reset, Size
-from roost.pane.tmux.paneview import PaneView
 from roost.pane.tmux.server import Server
-from roost.pane.tmux.tap import Taps, pipe_command
+from roost.pane.tmux.view import Bytes, Closed, PaneView, Reset, Size, Taps, pipe_command
 from tests.conftest import Roost, naming
 
 
@@ -274,9 +272,9 @@ def test_viewers_coming_and_going_at_once_leave_nothing_behind(roost: Roost, tmp
 VIEWER = """
 import asyncio, sys
 from pathlib import Path
-from roost.pane.tmux.paneview import PaneView
+from roost.pane.tmux.view import PaneView
 from roost.pane.tmux.server import Server
-from roost.pane.tmux.tap import Taps
+from roost.pane.tmux.view import Taps
 
 async def main():
     view = PaneView(Server(sys.argv[1]), sys.argv[2], taps=Taps(Path(sys.argv[3])))

@@ -14,7 +14,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from roost.pane.tmux.paneview import BACKLOG
+from roost.pane.tmux.view import BACKLOG
 from tests.conftest import Roost
 from tests.web.conftest import Web
 from tests.web.person import Person
@@ -28,7 +28,7 @@ def size(roost: Roost, pane: str) -> tuple[int, int]:
 
 def sized(term: Term, cols: int, rows: int, *, last: bool = False) -> bool:
     """Whether the socket said the pane is now cols x rows: a ``size`` message, or a ``reset``
-    (a tapped pane is repainted at its new size; see roost.pane.tmux.tap)."""
+    (a tapped pane is repainted at its new size; see roost.pane.tmux.view)."""
     said = [(m["cols"], m["rows"]) for m in term.messages if m["type"] in ("size", "reset")]
     return bool(said) and (said[-1] == (cols, rows) if last else (cols, rows) in said)
 

@@ -8,8 +8,8 @@ import pytest
 
 from roost.faces.api.logins import OUTSTANDING, Logins, cookie_name
 from roost.faces.api.terminal import LIMIT, Closing, Input, Resize, parse
-from roost.pane.tmux.paint import NAMES, PaneState, paint
 from roost.pane.tmux.server import SEP
+from roost.pane.tmux.view import NAMES, PaneState, paint
 
 
 def state_line(**values: str) -> str:

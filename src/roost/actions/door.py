@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from roost.actions.remote import Forwarder
     from roost.headless.runner.runner import Runner
     from roost.pane.tmux.server import Server
-    from roost.pane.tmux.tap import Taps
+    from roost.pane.tmux.view import Taps
     from roost.remote.swarm.peers import Peers
 
 NO_RUNNER = "this daemon runs no headless sessions"

@@ -5,7 +5,7 @@ answers at all.
 The roster only knows panes something has claimed, but the web app lists every terminal (a
 plain shell is the normal case), so a terminal comes from tmux and its badge from the roster.
 A face reads them here and renders them; it never holds roost's tmux server. A view's frames
-and its failures are the terminal layer's own types (:mod:`roost.pane.tmux.frames`,
+and its failures are the terminal layer's own types (:mod:`roost.pane.tmux.view`,
 :class:`~roost.pane.tmux.server.PaneGone`), named here for the face that draws them.
 """
 
@@ -18,12 +18,10 @@ from roost.actions.door import Door, Found
 from roost.actions.occupants import STATE_OF_ACTIVITY, current
 from roost.base.errors import RoostError, TargetGone, Unavailable
 from roost.pane.state import words
-from roost.pane.tmux.frames import Bytes, Closed, Reset, Size
 from roost.pane.tmux.panes import list_all_within
-from roost.pane.tmux.paneview import PaneView
 from roost.pane.tmux.server import PaneGone, Server, TmuxError
 from roost.pane.tmux.topology import Watch
-from roost.pane.tmux.viewsize import MAX_SIZE
+from roost.pane.tmux.view import MAX_SIZE, Bytes, Closed, PaneView, Reset, Size
 
 __all__ = [
     "MAX_SIZE",

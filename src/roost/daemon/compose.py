@@ -39,8 +39,8 @@ from roost.faces.api.hookroute import hook_app
 from roost.faces.api.logins import Logins
 from roost.faces.mcp import acts
 from roost.headless.runner.runner import Runner
-from roost.pane.tmux.tap import Taps
 from roost.pane.tmux.topology import Topology
+from roost.pane.tmux.view import Taps
 from roost.remote.mesh import place, tailscale
 from roost.remote.mesh.acting import Acted, Acting
 from roost.remote.mesh.forwarding import Forwarding

@@ -10,7 +10,7 @@ Server to browser:
 - ``{"type":"reset","cols":C,"rows":R}``: clear the terminal and make it C x R; the binary
   messages that follow repaint it (scrollback, screen, cursor, modes);
 - ``{"type":"size","cols":C,"rows":R}``: the pane's size changed (it is shared: see
-  :mod:`roost.pane.tmux.paneview`); resize before writing what follows. A pane whose output comes
+  :mod:`roost.pane.tmux.view`); resize before writing what follows. A pane whose output comes
   through the daemon's tap is repainted at its new size instead (a ``reset``);
 - ``{"type":"closed","reason":…}``, then the socket closes (1000): the pane is gone.
 
