@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from roost.actions import remote
-from roost.actions.door import Door
 from roost.actions.remote import Act, Reply
+from roost.actions.sessions import Door
 from roost.base.errors import PeerUnreachable
 from roost.remote.swarm.peers import Peers
 from roost.truth.roster import ProcessId, records

@@ -1,4 +1,4 @@
-"""Finding a session by what a caller typed (``roost.actions.lookup``): a live session wins a
+"""Finding a session by what a caller typed (``roost.actions.sessions``): a live session wins a
 name over ended ones, and a name only refuses as ambiguous when it leaves a choice to guess.
 
 A crashed headless session resumes under a new key with the same name, and its ended record
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from roost.actions.lookup import resolve
+from roost.actions.sessions import resolve
 from roost.base.errors import Conflict, TargetGone
 from roost.truth.roster import ProcessId, Roster
 from roost.truth.roster.precedence import LAUNCHER

@@ -12,8 +12,8 @@ import asyncio
 import pytest
 
 from roost.actions import remote
-from roost.actions.door import OWNED_ELSEWHERE, Door
 from roost.actions.remote import Act, Reply
+from roost.actions.sessions import OWNED_ELSEWHERE, Door
 from roost.base.errors import Conflict, PeerUnreachable, TargetGone
 from tests.actions.swarmdoor import DESK, GONE, HERE, LAPTOP, Members, swarm_door
 from tests.roster.helpers import NODE_ID, Clock, key

@@ -13,8 +13,8 @@ import httpx
 import pytest
 from starlette.requests import Request
 
-from roost.actions.door import Door
 from roost.actions.remote import API, Act, Reply, Through
+from roost.actions.sessions import Door
 from roost.base.errors import RoostError
 from roost.faces.api import Context, auth, create_app, proxy
 from roost.faces.api.app import VERBS

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 from starlette.requests import Request
 
-from roost.actions.door import Door
 from roost.actions.remote import API, Act, Through
+from roost.actions.sessions import Door
 from roost.base.errors import RoostError
 from roost.faces.api import Context, auth, create_app, proxy
 from roost.faces.api.app import VERBS

@@ -2,7 +2,7 @@
 
 A face (the HTTP API, the MCP server, the web app and the CLIs through the API) never decides
 how to act on a session itself: it parses, calls one action here, and renders what comes back.
-:mod:`~roost.actions.door` finds what a caller named, once, and is the one place that knows
+:mod:`~roost.actions.sessions` finds what a caller named, once, and is the one place that knows
 its lane (a headless session the runner drives, or a pane of roost's tmux server); the actions
 are :mod:`~roost.actions.prompt` (a fenced prompt to a pane), :mod:`~roost.actions.headless`
 (start, spawn, prompt, cancel, suspend, resume, stop), :mod:`~roost.actions.close` (either

@@ -15,8 +15,8 @@ import asyncio
 from dataclasses import dataclass
 
 from roost.actions import headless
-from roost.actions.door import Door, Found
 from roost.actions.leaving import DEFAULT_TIMEOUT, Left, leave
+from roost.actions.sessions import Door, Found
 from roost.base.errors import Conflict
 from roost.truth.roster import Record
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roost.actions import remote
-from roost.actions.door import Door, Found
+from roost.actions.sessions import Door, Found
 from roost.base.errors import Relayed, RoostError, UsageError
 from roost.truth.roster import Record
 

@@ -1,7 +1,7 @@
 """What a face does to a headless session: start or spawn one, prompt it, cancel its turn,
 suspend, resume or stop it.
 
-Each action finds the session through the :class:`~roost.actions.door.Door` (a session of
+Each action finds the session through the :class:`~roost.actions.sessions.Door` (a session of
 another lane is refused ``not_headless``, 404) and hands it to the runner
 (:mod:`roost.headless.runner.runner`), which refuses what it cannot do with a failure carrying ``code``.
 Each answers with the session's record as the roster holds it then, which every face renders
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from roost.actions.door import NO_RUNNER, Door, Found
+from roost.actions.sessions import NO_RUNNER, Door, Found
 from roost.base.errors import TargetGone
 from roost.truth.roster import Record
 

@@ -15,8 +15,8 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass
 
-from roost.actions.door import Door
 from roost.actions.gates import Decision, Hold
+from roost.actions.sessions import Door
 from roost.actions.waits import Awaiter, whole
 from roost.base.errors import TargetGone
 from roost.truth.roster import Claim, Record, pending, records

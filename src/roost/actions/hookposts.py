@@ -35,7 +35,7 @@ import asyncio
 import logging
 
 from roost.actions import holding, hookstamp
-from roost.actions.door import Door
+from roost.actions.sessions import Door
 from roost.actions.waits import Awaiter, whole
 from roost.agents import manifest
 from roost.base.errors import Forbidden, TargetGone

@@ -31,7 +31,7 @@ from roost.truth.roster.live import Live
 from roost.truth.roster.precedence import LAUNCHER
 
 if TYPE_CHECKING:
-    from roost.actions.door import Door, Found
+    from roost.actions.sessions import Door, Found
     from roost.headless.runner.runner import Runner
 
 log = logging.getLogger("rosterd")

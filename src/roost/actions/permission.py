@@ -41,7 +41,7 @@ from roost.truth.roster.pending import ALLOW, ALLOW_ALWAYS, ANSWERS, REJECT
 from roost.truth.roster.precedence import HOOK
 
 if TYPE_CHECKING:
-    from roost.actions.door import Door, Found
+    from roost.actions.sessions import Door, Found
     from roost.headless.runner.runner import Runner
 
 GATE_TIMEOUT = 3600.0

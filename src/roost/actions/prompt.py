@@ -41,8 +41,8 @@ import asyncio
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
-from roost.actions.door import Door, Found
 from roost.actions.occupants import STATE_OF_ACTIVITY, current, promptable, source_class
+from roost.actions.sessions import Door, Found
 from roost.actions.waits import Awaiter, Ending, Pin, Until, Wait, watching, whole
 from roost.base.errors import TargetGone, TooLarge, UsageError
 from roost.pane.tmux import paste

@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from roost.actions.door import Door, Found
 from roost.actions.prompt import DEFINITE_FAILURES
+from roost.actions.sessions import Door, Found
 from roost.base.errors import TargetGone, Unavailable
 from roost.pane.tmux import paste
 from roost.pane.tmux.server import Server

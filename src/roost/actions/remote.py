@@ -1,6 +1,6 @@
 """Acting on a session another node owns: one signed request to that node, answered as it answers.
 
-A face that finds a session in the third lane (:meth:`roost.actions.door.Door.find`: owned by
+A face that finds a session in the third lane (:meth:`roost.actions.sessions.Door.find`: owned by
 another node) does not act on it here. It hands the owner an :class:`Act`, what the caller
 asked in its own face's words (an API verb and its body as sent, or an MCP tool and its
 arguments), and passes the owner's :class:`Reply` back untouched: the owner applies its own

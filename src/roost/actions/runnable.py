@@ -27,7 +27,7 @@ import shutil
 import signal
 import subprocess
 
-from roost.actions.door import Door
+from roost.actions.sessions import Door
 from roost.pane.tmux import sessions
 
 SHELL_WAIT = 5.0

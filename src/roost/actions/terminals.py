@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from roost.actions.door import Door, Found
 from roost.actions.occupants import STATE_OF_ACTIVITY, current
+from roost.actions.sessions import Door, Found
 from roost.base.errors import RoostError, TargetGone, Unavailable
 from roost.pane.state import words
 from roost.pane.tmux.panes import list_all_within

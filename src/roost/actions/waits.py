@@ -39,7 +39,7 @@ from roost.truth.roster.live import Live, Stream
 from roost.truth.roster.records import Record
 
 if TYPE_CHECKING:
-    from roost.actions.door import Door, Found
+    from roost.actions.sessions import Door, Found
 
 MATCHED, TIMED_OUT = "matched", "timed_out"
 OCCUPANT_CHANGED, SESSION_CLOSED = "occupant_changed", "session_closed"

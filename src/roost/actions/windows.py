@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from roost.actions.door import Door
+from roost.actions.sessions import Door
 from roost.base.errors import Unavailable
 from roost.pane.state import newpane, panestate, worktrees
 from roost.pane.tmux import placement, sessions

@@ -19,11 +19,11 @@ from starlette.types import ASGIApp
 
 from roost import __version__
 from roost.actions import remote, terminals
-from roost.actions.door import Door
 from roost.actions.gates import Gates
 from roost.actions.hookposts import HookPosts
 from roost.actions.permission import Permissions
 from roost.actions.remote import Act, Through
+from roost.actions.sessions import Door
 from roost.agents.mcpconfig import StdioServer
 from roost.base import paths
 from roost.daemon import listen, loglimit, secrets

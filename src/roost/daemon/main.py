@@ -27,7 +27,7 @@ from pathlib import Path
 import uvicorn
 
 from roost.actions import names
-from roost.actions.door import Door
+from roost.actions.sessions import Door
 from roost.agents import manifest
 from roost.base import paths
 from roost.daemon import listen, loglimit, secrets

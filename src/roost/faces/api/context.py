@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 
-from roost.actions.door import Door
+from roost.actions.sessions import Door
 from roost.faces.api.logins import Logins
 from roost.truth.roster.live import Live
 from roost.truth.roster.times import Clock
@@ -28,7 +28,7 @@ KEEPALIVE = 15.0
 @dataclass(frozen=True)
 class Context:
     """The door every route acts through (the live roster, the clock, and what acts on
-    sessions: :mod:`roost.actions.door`), the loopback token, and what ``/status`` reports
+    sessions: :mod:`roost.actions.sessions`), the loopback token, and what ``/status`` reports
     about the daemon (``facts``: its listeners, how long the rebuild took)."""
 
     door: Door

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 
 from roost.actions import handoff as handing
 from roost.actions import headless
-from roost.actions.door import Found
+from roost.actions.sessions import Found
 from roost.faces.api import context, schemas
 from roost.faces.api.body import read
 from roost.faces.api.operations import KEY, H, operation

@@ -1,6 +1,6 @@
 """``POST /sessions/{key}/prompt``: one fenced prompt, written once or not at all.
 
-The key is found first (:meth:`roost.actions.door.Door.find`), so a session that does not
+The key is found first (:meth:`roost.actions.sessions.Door.find`), so a session that does not
 exist is refused as every route refuses it, whatever the body. A headless session's prompt is
 :mod:`roost.faces.api.headless`'s body and action. A pane's is the fenced prompt of
 :mod:`roost.actions.prompt`, which says what is checked, how the text is encoded and when a

@@ -1,7 +1,7 @@
 """Session paths for sessions another node owns: forwarded to the owner, answered as it answers.
 
 Every ``/sessions/{key}…`` route is served through :func:`proxied`: when the door finds the
-session in the third lane (owned by another node, :mod:`roost.actions.door`), the request
+session in the third lane (owned by another node, :mod:`roost.actions.sessions`), the request
 goes to its owner as one :class:`~roost.actions.remote.Act` (the verb, the body as sent, who
 asks) and the owner's status and body come back unchanged; otherwise the route runs here as
 it always did. The same routes are also under ``/swarm/{node}/sessions/…`` (:func:`on_node`),
@@ -29,9 +29,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message
 
 from roost.actions import remote
-from roost.actions.door import Door
-from roost.actions.lookup import resolve
 from roost.actions.remote import API, NOT_OWNER, Act, Dispatch, Reply, Through
+from roost.actions.sessions import Door, resolve
 from roost.base.errors import PeerUnreachable, RoostError
 from roost.faces.api import auth, context
 from roost.faces.api.errors import BadRequest, Conflict, NotFound, TooLarge

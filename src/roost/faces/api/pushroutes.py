@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from roost.actions import lookup, remote
+from roost.actions import remote, sessions
 from roost.faces.api import context, schemas
 from roost.faces.api.body import read
 from roost.faces.api.errors import NotFound, Unavailable
@@ -118,7 +118,7 @@ async def seen(request: Request) -> JSONResponse:
     record = _held(request, given)  # an exact key, of this node or another
     if record is None:
         roster = context.of(request).live.roster
-        record = roster.record(lookup.resolve(roster, given))
+        record = roster.record(sessions.resolve(roster, given))
     if record is None:
         raise NotFound(f"no session {given!r}")
     key = record.session_key

@@ -39,7 +39,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.actions.door import Door
 from roost.actions.occupants import (
     INTEGRATION_CLASS,
     SCREEN_CLASS,
@@ -50,6 +49,7 @@ from roost.actions.occupants import (
     promptable,
     source_class,
 )
+from roost.actions.sessions import Door
 from roost.faces.api import context
 from roost.faces.api.errors import NotFound
 from roost.faces.api.operations import SESSION, operation

@@ -10,8 +10,8 @@ pins. The journal says it came from MCP, and which session (or process) asked.
 from __future__ import annotations
 
 from roost.actions import permission
-from roost.actions.door import Door, Found
 from roost.actions.permission import ALLOW, ALLOW_ALWAYS, REJECT, Answer
+from roost.actions.sessions import Door, Found
 from roost.faces.mcp import grants
 from roost.faces.mcp.caller import Caller
 from roost.truth.roster import Record

@@ -11,7 +11,7 @@ the table of it.
 
 from __future__ import annotations
 
-from roost.actions.door import Door
+from roost.actions.sessions import Door
 from roost.base.errors import Conflict
 from roost.faces.mcp.caller import Caller
 

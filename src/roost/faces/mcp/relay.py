@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 from roost.actions import remote
-from roost.actions.door import Door, Found
 from roost.actions.remote import MCP, Act
+from roost.actions.sessions import Door, Found
 from roost.base.errors import Relayed
 from roost.faces.mcp import inputs
 from roost.faces.mcp.caller import Caller

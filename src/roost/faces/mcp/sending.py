@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from roost.actions import headless, prompt, waits
-from roost.actions.door import Door, Found
+from roost.actions.sessions import Door, Found
 from roost.base.errors import Conflict
 from roost.faces.mcp import inputs
 from roost.truth.roster import records, to_json

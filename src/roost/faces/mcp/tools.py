@@ -3,7 +3,7 @@
 A tool reads the roster and acts through :mod:`roost.actions` exactly as the API's routes do,
 so a refusal is the same failure (:mod:`roost.base.errors`) with the same ``code`` and message; the
 server turns it into a tool error (see :mod:`roost.faces.mcp.server`). A session is named the
-way every face names one (:meth:`roost.actions.door.Door.find`): its key, a pid on this node, or
+way every face names one (:meth:`roost.actions.sessions.Door.find`): its key, a pid on this node, or
 a display name unique across the swarm. A session another node owns is acted on by that node:
 the tool hands it the call (:mod:`roost.faces.mcp.relay`) and answers with its answer, and
 ``session.list`` lists the peers' sessions as last heard beside this node's.
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from roost.actions import headless
-from roost.actions.door import Door, Found
 from roost.actions.remote import node_named
+from roost.actions.sessions import Door, Found
 from roost.base.errors import RoostError, UsageError
 from roost.base.validation import Invalid, validated
 from roost.faces.mcp import grants, inputs, sending
@@ -52,7 +52,7 @@ BAD_ARGUMENT = "bad_argument"
 @dataclass(frozen=True)
 class Context:
     """What the tools act through, handed in by the daemon: the door into this node's sessions
-    (:mod:`roost.actions.door`), and what the config allows an agent."""
+    (:mod:`roost.actions.sessions`), and what the config allows an agent."""
 
     door: Door
     allow_always: bool = False

@@ -24,8 +24,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roost.actions.lookup import resolve
 from roost.actions.remote import FACES, NOT_OWNER, READS, Act, Dispatch, Reply, Through, owner_of
+from roost.actions.sessions import resolve
 from roost.base.errors import Conflict, RoostError, Unavailable, UsageError
 from roost.remote.mesh import listener
 from roost.remote.mesh.forwarding import ACT, WAIT_LIMIT_MS

@@ -1,21 +1,35 @@
-"""The one door into this node's sessions: what every face acts through, and finding what a
-caller named, once.
+"""The one door into this node's sessions, and finding what a caller named, once.
 
 The daemon builds one :class:`Door` and hands it to the API and the MCP server; a face never
 holds the runner or the tmux server itself. :meth:`Door.find` resolves what a caller typed (a
-session key, a pid, a unique name, or a pane id ``%N``) with :func:`roost.actions.lookup.resolve`
-and says in one :class:`Found` which lane the session is in: driven by the runner over ACP
-(headless), in a pane of roost's tmux server, or owned by another node of the swarm. Every
-action takes what a caller typed or a ``Found`` already made, so a key is resolved once however
-many steps an action takes, and this is the one place that learns the lanes.
+session key, a pid, a unique name, or a pane id ``%N``) and says in one :class:`Found` which
+lane the session is in: driven by the runner over ACP (headless), in a pane of roost's tmux
+server, or owned by another node of the swarm. Every action takes what a caller typed or a
+``Found`` already made, so a key is resolved once however many steps an action takes, and this
+is the one place that learns the lanes.
 
-The third lane, owned by another node, is found three ways (:mod:`roost.actions.swarmlookup`):
-an exact session key whose node-id prefix is a member's; a display name that is unique across
-the swarm (this roster and the peers' rosters as last heard); never by a pid, which names a
-process on this node only. A name live on two nodes is ambiguous and lists its candidates with
-their nodes. This node acts on none of those sessions: the faces forward them to their owner
+**Another node's session** is asked about first (:func:`find`), for a node in a swarm:
+
+- an exact session key names its owner by its prefix (``<node_id>:<pid>:<start_ticks>``), so a
+  key of a current member is that member's, whether or not its roster has reached this node;
+- a pid is a process on this node, never another's;
+- a display name is the one live session that has it anywhere: this node's roster and the
+  peers' rosters as last heard. One live session of that name on a peer and none here is the
+  peer's; two or more live anywhere is ambiguous, and the refusal lists each candidate with its
+  node, never guessing. Only members count: a node this one is no longer in a swarm with owns
+  nothing it can act on.
+
+This node acts on none of those sessions: the faces forward them to their owner
 (:mod:`roost.actions.remote`), and every action here refuses a ``Found`` of that lane
 (``owned_elsewhere``) rather than act on a record that is not this node's.
+
+**This node's session** (:func:`resolve`): a key, a pid on this node, or a unique name. A name
+finds the one session that has it; a live one (suspended counts) wins it over ended ones,
+because an ended record lingers beside whatever continues it (a crashed headless session
+resumes under a new key with the same name) and nobody means the one that is over. A name that
+still leaves a choice (two live sessions, or no live one and two ended) lists the candidates
+and never guesses. Every face that names a session resolves it here, so they all find the same
+one.
 """
 
 from __future__ import annotations
@@ -24,13 +38,14 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from roost.actions import swarmlookup
-from roost.actions.lookup import resolve
 from roost.actions.occupants import pane_of
+from roost.actions.remote import owner_of
 from roost.base.errors import Conflict, TargetGone
+from roost.base.procfs import PID_MAX
 from roost.pane.tmux.targets import is_pane_id
 from roost.pane.tmux.topology import Topology
-from roost.truth.roster import Record
+from roost.truth.detect import procs
+from roost.truth.roster import Record, Roster, records
 from roost.truth.roster.live import Live
 from roost.truth.roster.times import Clock
 
@@ -42,7 +57,9 @@ if TYPE_CHECKING:
     from roost.pane.tmux.view import Taps
     from roost.remote.swarm.peers import Peers
 
+
 NO_RUNNER = "this daemon runs no headless sessions"
+
 OWNED_ELSEWHERE = "owned_elsewhere"
 
 
@@ -110,7 +127,7 @@ class Door:
             return Found(name, None, None, name if self.tmux is not None else None, False)
         roster = self.live.roster
         if roster.record(name) is None:
-            elsewhere = swarmlookup.find(roster, self.peers, self.forwarder, name)
+            elsewhere = find(roster, self.peers, self.forwarder, name)
             if elsewhere is not None:
                 record, owner, node = elsewhere
                 return Found(name, record.session_key if record else name, record, None, False, owner, node)
@@ -157,3 +174,74 @@ class Door:
         if not found.headless or found.key is None:
             raise TargetGone(f"{found.name} is not a headless session", code="not_headless")
         return self.runner, found.key
+
+
+def resolve(roster: Roster, key: str) -> str:
+    """The session key ``key`` refers to; TargetGone or Conflict (ambiguous name) otherwise."""
+    if roster.record(key) is not None:
+        return key
+    everyone = roster.records()
+    if key.isascii() and key.isdigit() and len(key) <= len(str(PID_MAX)):
+        pid = int(key)
+        live = [r.session_key for r in everyone if r.pid == pid and r.liveness != records.ENDED]
+        if live:
+            return live[0]
+        process = procs.identity(pid)
+        found = roster.find(process) if process else None
+        if found:
+            return found
+    named = [r for r in everyone if r.name == key]
+    live = [r.session_key for r in named if r.liveness != records.ENDED]
+    chosen = live or [r.session_key for r in named]
+    if len(chosen) == 1:
+        return chosen[0]
+    if chosen:
+        raise Conflict(f"the name {key!r} is ambiguous", candidates=chosen)
+    raise TargetGone(f"no session {key!r}")
+
+
+Elsewhere = tuple[Record | None, str, str]
+
+"""A session of another node: its record as last heard (None when no frame of it has come),
+the owner's node id and its name."""
+
+
+def find(roster: Roster, peers: Peers | None, forwarder: Forwarder | None, name: str) -> Elsewhere | None:
+    """The session of another node ``name`` names, None when it names none (this node's own
+    rules then decide), Conflict when a name is live on more than one node or twice on one."""
+    if forwarder is None:
+        return None
+    owner = owner_of(name)
+    if owner is not None:
+        if owner == roster.node_id or forwarder.member(owner) != owner:
+            return None
+        kept = peers.get(owner) if peers is not None else None
+        return (kept.records.get(name) if kept else None), owner, forwarder.name(owner)
+    if peers is None or (name.isascii() and name.isdigit() and len(name) <= len(str(PID_MAX))):
+        return None
+    remote = [
+        record
+        for record in peers.find(name)
+        if record.name == name and forwarder.member(record.node_id) == record.node_id
+    ]
+    if not remote:
+        return None
+    local = [r for r in roster.records() if r.name == name and r.liveness != records.ENDED]
+    everyone = local + remote
+    if len(everyone) > 1:
+        raise ambiguous(name, everyone)
+    chosen = remote[0]
+    return chosen, chosen.node_id, chosen.node
+
+
+def ambiguous(name: str, candidates: list[Record]) -> Conflict:
+    """The refusal of a name that leaves a choice: every candidate's key, and its node."""
+    where = ", ".join(f"{record.session_key} on {record.node}" for record in candidates)
+    return Conflict(
+        f"the name {name!r} is ambiguous across the swarm: {where}",
+        candidates=[record.session_key for record in candidates],
+        nodes=[
+            {"session_key": record.session_key, "node_id": record.node_id, "node": record.node}
+            for record in candidates
+        ],
+    )
