@@ -8,7 +8,7 @@ are :mod:`~roost.actions.prompt` (a fenced prompt to a pane), :mod:`~roost.actio
 (start, spawn, prompt, cancel, suspend, resume, stop), :mod:`~roost.actions.close` (either
 lane; a pane's steps are :mod:`~roost.actions.leaving`, which ``roost close`` shares),
 :mod:`~roost.actions.rawinput`, :mod:`~roost.actions.names`, :mod:`~roost.actions.permission`,
-:mod:`~roost.actions.holding` (a gate's request, held open), :mod:`~roost.actions.windows`
+:mod:`~roost.actions.gates` (a gate's request, held open), :mod:`~roost.actions.windows`
 (the launcher's window) and :mod:`~roost.actions.waits`, with the terminals read through
 :mod:`~roost.actions.terminals`. :mod:`~roost.actions.restore` brings a gone tmux server's
 layout and agents back (``roost restore``), from the record whose agent parts

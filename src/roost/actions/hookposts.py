@@ -12,7 +12,7 @@ modules, so the two give the same badge, turn, kept reply, events-log line and c
    refused (:class:`~roost.base.errors.Forbidden`) before anything changes;
 3. the pane is stamped (:mod:`roost.actions.hookstamp`), in a thread: tmux is a blocking call;
 4. the claim (:mod:`roost.truth.detect.hookclaims`) about the proven process goes to the live roster,
-   or, for the gate's event, is held open until an answer (:mod:`roost.actions.holding`), which
+   or, for the gate's event, is held open until an answer (:mod:`roost.actions.gates`), which
    is rendered as the manifest's allow or deny JSON for the agent to read from the response.
 
 The agent is answered as soon as the poster is proven, when the answer cannot depend on the
@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from roost.actions import holding, hookstamp
+from roost.actions import gates, hookstamp
 from roost.actions.sessions import Door
 from roost.actions.waits import Awaiter, whole
 from roost.agents import manifest
@@ -106,7 +106,7 @@ class HookPosts:
         if held is None or claim is None or not gated:
             return _context(event.name, context)
         offered = held.offered(payload)  # type: ignore[arg-type]
-        ended = await holding.hold(self.door, claim, always=bool(offered), watch=watch)
+        ended = await gates.hold(self.door, claim, always=bool(offered), watch=watch)
         if ended.answer in ("allow", "allow_always", "reject"):
             before, mine = self._line(pane_id)
             try:

@@ -2,7 +2,7 @@
 ``GET /gates``: whose requests this node can answer that way, and how to turn a gate on.
 
 The answer's contract (what it pins, each refusal's code) is :mod:`roost.actions.permission`;
-holding a gate's request open until it is decided is :mod:`roost.actions.holding`. Here are
+holding a gate's request open until it is decided is :mod:`roost.actions.gates`. Here are
 only the doors: the bodies, and who is answering (the journal says who and from where, never
 the agent).
 """
@@ -14,8 +14,8 @@ import asyncio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from roost.actions import holding
 from roost.actions import permission as permissions
+from roost.actions.gates import hold
 from roost.actions.permission import Answer, answer
 from roost.faces.api import context, proxy, schemas, waits
 from roost.faces.api.body import held, read, read_object
@@ -63,14 +63,14 @@ async def permission(request: Request) -> JSONResponse:
     limit=GATE_BODY_LIMIT,
 )
 async def gate(request: Request) -> JSONResponse:
-    """The hook's claim, held open by :func:`roost.actions.holding.hold`; the decision (or none)."""
+    """The hook's claim, held open by :func:`roost.actions.gates.hold`; the decision (or none)."""
     daemon = context.of(request)
     now = daemon.clock()
     doc = await read_object(request)
     refuse_rosterd_only(doc.get("claim"), "claim.")
     body = held(doc, schemas.Gate, {"received_at": now})
     claim = from_body(body.claim, now)
-    ended = await holding.hold(daemon.door, claim, always=body.always, watch=waits.watch(request))
+    ended = await hold(daemon.door, claim, always=body.always, watch=waits.watch(request))
     return JSONResponse({"decision": ended.answer, "reason": ended.reason, "request_id": ended.request_id})
 
 
