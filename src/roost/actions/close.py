@@ -3,7 +3,7 @@ do.
 
 A headless session is ended as :func:`roost.actions.headless.stop` ends it: its holder, its
 adapter and every process under them. A session in a pane of roost's tmux server (or a bare
-``%N``) is closed as ``roost close`` closes it (:mod:`roost.actions.leaving`): its agent is
+``%N``) is closed as ``roost close`` closes it (:mod:`roost.actions.paneclose`): its agent is
 typed its exit command, given ``timeout`` seconds to leave, then its one pane is closed, with
 the same refusals, each raised before anything is typed or closed. A session in neither (an
 agent in some other terminal) is rosterd's to see, not to close: that is refused too.
@@ -15,7 +15,7 @@ import asyncio
 from dataclasses import dataclass
 
 from roost.actions import headless
-from roost.actions.leaving import DEFAULT_TIMEOUT, Left, leave
+from roost.actions.paneclose import DEFAULT_TIMEOUT, Left, leave
 from roost.actions.sessions import Door, Found
 from roost.base.errors import Conflict
 from roost.truth.roster import Record
@@ -36,7 +36,7 @@ async def close(
 ) -> Closed:
     """Close the session (or the bare pane) ``target`` names. ``force`` closes a pane whose agent
     is busy, blocked or unknown without typing anything; ``timeout`` is how long its agent has
-    to leave. TargetGone, Conflict, UsageError and TimedOut as :mod:`roost.actions.leaving` says,
+    to leave. TargetGone, Conflict, UsageError and TimedOut as :mod:`roost.actions.paneclose` says,
     Conflict (``not_closable``) for a session in no pane of roost's tmux server."""
     found = door.find(target)
     if found.headless:

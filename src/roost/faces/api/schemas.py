@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from roost.actions.leaving import DEFAULT_TIMEOUT
+from roost.actions.paneclose import DEFAULT_TIMEOUT
 from roost.actions.prompt import TEXT_LIMIT
 from roost.base import paths, statusrow
 from roost.base.errors import UsageError

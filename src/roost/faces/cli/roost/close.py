@@ -4,7 +4,7 @@ way, close its pane.
 close asks the agent to leave with its harness's exit command, waits for it to go, then
 closes that one pane: never the window's other panes, never a session, never the server.
 Everything it refuses, it refuses before typing or closing anything (the steps and refusals are
-:mod:`roost.actions.leaving`'s, which rosterd's close action takes too). Kept replies stay:
+:mod:`roost.actions.paneclose`'s, which rosterd's close action takes too). Kept replies stay:
 only ``roost forget`` deletes them. A git worktree ``spawn --worktree`` gave the agent stays too,
 unless ``--remove-worktree`` asks and it holds no work (no uncommitted change, no commit its
 repository's HEAD lacks): what is kept is said, and why.
@@ -12,7 +12,7 @@ repository's HEAD lacks): what is kept is said, and why.
 
 from __future__ import annotations
 
-from roost.actions.leaving import DEFAULT_TIMEOUT, leave
+from roost.actions.paneclose import DEFAULT_TIMEOUT, leave
 from roost.base.errors import UsageError
 from roost.faces.cli.output import complain, document
 from roost.pane.tmux.server import Server
