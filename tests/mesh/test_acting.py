@@ -19,8 +19,7 @@ from starlette.requests import Request
 from roost.actions.remote import API, MCP, UNREACHABLE, Act, Reply, Through, node_named
 from roost.base.errors import Conflict, PeerUnreachable, TargetGone, UsageError
 from roost.remote.mesh import listener
-from roost.remote.mesh.acting import Acting, read
-from roost.remote.mesh.forwarding import ACT, READ_S, Forwarding, document
+from roost.remote.mesh.acts import ACT, READ_S, Acting, Forwarding, document, read
 from roost.remote.mesh.membership import Membership
 from roost.remote.swarm import canonical, signing
 from roost.remote.swarm.identity import Identity

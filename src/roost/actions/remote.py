@@ -79,12 +79,12 @@ class Through:
 
 Dispatch = Callable[[Act, Through, "Request"], Awaitable[Reply]]
 """On the owner, one face doing an act another node forwarded, with the request it came in
-(whose hanging up ends a wait); its answer as that face gives it (:mod:`roost.remote.mesh.acting`)."""
+(whose hanging up ends a wait); its answer as that face gives it (:mod:`roost.remote.mesh.acts`)."""
 
 
 class Forwarder(Protocol):
     """The swarm as the door needs it: which nodes are members, their names, and one signed
-    request to a member (:class:`roost.remote.mesh.forwarding.Forwarding`)."""
+    request to a member (:class:`roost.remote.mesh.acts.Forwarding`)."""
 
     def member(self, node: str) -> str | None:
         """The id of the current member other than this node that ``node`` names (its id or its

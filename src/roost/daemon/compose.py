@@ -42,8 +42,7 @@ from roost.headless.runner.runner import Runner
 from roost.pane.tmux.topology import Topology
 from roost.pane.tmux.view import Taps
 from roost.remote.mesh import place, tailscale
-from roost.remote.mesh.acting import Acted, Acting
-from roost.remote.mesh.forwarding import Forwarding
+from roost.remote.mesh.acts import Acted, Acting, Forwarding
 from roost.remote.mesh.handoffs import Arrivals
 from roost.remote.mesh.node import Mesh
 from roost.remote.swarm.feed import Subscription

@@ -1,7 +1,7 @@
 """The owner's side of a tool call another node forwarded: this node's own tool, its own fences.
 
 The call arrives as an :class:`roost.actions.remote.Act` of face ``mcp`` through the swarm
-listener's ``POST /swarm/act`` (:mod:`roost.remote.mesh.acting`). It runs as
+listener's ``POST /swarm/act`` (:mod:`roost.remote.mesh.acts`). It runs as
 :func:`roost.faces.mcp.tools.call` runs every call: the same input model, the same tool, this
 node's ``[mcp]`` config, with a caller that is no process here (held to the strictest policy)
 and is named for the journal as the forwarding node said, through that node. It is done on a

@@ -28,7 +28,7 @@ from starlette.routing import Route
 from roost.base.errors import UsageError
 from roost.headless.runner.portable import MAX_FILES
 from roost.remote.mesh import listener
-from roost.remote.mesh.forwarding import HANDOFF
+from roost.remote.mesh.acts import HANDOFF
 from roost.remote.swarm import canonical
 from roost.truth.roster import to_json
 
