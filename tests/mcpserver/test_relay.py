@@ -14,7 +14,7 @@ import pytest
 from starlette.requests import Request
 
 from roost.actions.remote import MCP, Act, Reply, Through
-from roost.faces.mcp import acts
+from roost.faces.mcp import tools
 from roost.faces.mcp.caller import Caller
 from roost.faces.mcp.tools import TOOLS, Context, call
 from tests.actions.swarmdoor import HERE, LAPTOP, Members, swarm_door
@@ -108,7 +108,7 @@ def owner_says(found: Context, tool: str, arguments: object) -> Reply:
     request = Request({"type": "http", "method": "POST", "path": "/swarm/act", "headers": []}, hung_up)
     act = Act(None, MCP, tool, json.dumps(arguments), "session x:1:2", "mcp")
     came = Through(LAPTOP, "laptop", "session x:1:2", "mcp")
-    return asyncio.run(acts.dispatcher(found)(act, came, request))
+    return asyncio.run(tools.dispatcher(found)(act, came, request))
 
 
 def test_the_owner_runs_its_own_tool_on_its_own_sessions_under_its_own_fences() -> None:

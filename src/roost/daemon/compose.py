@@ -37,7 +37,6 @@ from roost.faces.api.app import VERBS
 from roost.faces.api.context import Context
 from roost.faces.api.hookroute import hook_app
 from roost.faces.api.logins import Logins
-from roost.faces.mcp import acts
 from roost.headless.runner.runner import Runner
 from roost.pane.tmux.topology import Topology
 from roost.pane.tmux.view import Taps
@@ -148,7 +147,7 @@ class Whole:
             ),
             mounts=[Route("/mcp", self.mcp)],
         )
-        acting.faces.update({remote.API: proxy.dispatcher(app, VERBS), remote.MCP: acts.dispatcher(tools)})
+        acting.faces.update({remote.API: proxy.dispatcher(app, VERBS), remote.MCP: mcp.dispatcher(tools)})
         mesh.relay.serve = terminal.serving(app.state.context)
         mesh.serve_clients(auth.via(app, auth.TCP), self.keys.token)
         if mesh.exchange is not None:

@@ -10,7 +10,7 @@ Boundaries:
 - The caller is who the kernel says is at the other end of the unix socket, and the session
   that process runs in; nothing a caller sends names it.
 - An agent gets no more than a person gave it: a session starts others under its own policy
-  or a stricter one, and ``allow_always`` is a person's answer (:mod:`roost.faces.mcp.grants`).
+  or a stricter one, and ``allow_always`` is a person's answer (:mod:`roost.faces.mcp.tools`).
 - The official SDK (``mcp``) is loaded off the daemon's loop after it answers, never at import;
   importing this package loads none of the server either (the names below load their modules
   when first asked for), so the daemon serves its roster before any of it.
@@ -20,11 +20,12 @@ from importlib import import_module
 
 _HOMES = {
     "Context": "roost.faces.mcp.tools",
+    "dispatcher": "roost.faces.mcp.tools",
     "McpServer": "roost.faces.mcp.server",
     "stdio": "roost.faces.mcp.bridge",
 }
 
-__all__ = ["Context", "McpServer", "stdio"]
+__all__ = ["Context", "McpServer", "dispatcher", "stdio"]
 
 
 def __getattr__(name: str) -> object:

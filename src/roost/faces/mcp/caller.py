@@ -7,9 +7,9 @@ nested into its session: a harness starts ``rosterd mcp`` as its child, so the b
 is the harness, and the caller is the session that harness runs. Over the loopback listener
 there is no peer to name: the caller is anonymous (a script with the bearer token): a tool that
 would default to the caller's folder needs one named, and the caller's policy counts as the
-strictest (:mod:`roost.faces.mcp.grants`).
+strictest (:mod:`roost.faces.mcp.tools`).
 
-A call another node forwards (:mod:`roost.faces.mcp.acts`) has no process here either: its
+A call another node forwards (:mod:`roost.faces.mcp.tools`) has no process here either: its
 caller is anonymous, held to the strictest policy, and named as that node said (``by``) and
 with the node it came through (``through``), for the journal.
 """
