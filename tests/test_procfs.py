@@ -46,3 +46,18 @@ def test_an_ended_process_is_gone_and_a_reaped_one_is_not_there() -> None:
     child.wait()
     assert procfs.stat(child.pid) is None
     assert procfs.cmdline(child.pid) == []
+
+
+def test_the_walk_up_the_tree_starts_at_the_process_and_stops_at_init_or_the_bound() -> None:
+    """The one ancestor walk: the hook's agent, a shared process, a claim's ancestry all read it."""
+    child = subprocess.Popen(["/bin/sh", "-c", "sleep 30"])
+    try:
+        walked = [pid for pid, _ in procfs.lineage(child.pid)]
+        assert walked[:2] == [child.pid, os.getpid()]
+        assert 1 not in walked and len(walked) == len(set(walked))
+        assert [pid for pid, _ in procfs.lineage(child.pid, hops=1)] == [child.pid]
+        assert list(procfs.lineage(1)) == []
+    finally:
+        child.kill()
+        child.wait()
+    assert list(procfs.lineage(child.pid)) == []  # reaped: nothing to walk

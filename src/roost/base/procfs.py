@@ -19,6 +19,7 @@ PID_MAX = 1 << 22
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
+    from collections.abc import Iterator
 
 _STAT_BYTES = 4096
 """More than a stat line can be: 52 numbers and a name of at most 16 bytes."""
@@ -78,6 +79,25 @@ def stat(pid: int | str) -> Stat | None:
     except ValueError:
         return None
     return Stat(raw[raw.find(b"(") + 1 : close], fields[0], ppid, pgrp, tpgid, ticks)
+
+
+MAX_HOPS = 64
+"""How far up the process tree a walk goes: deeper than any real chain of shells and agents,
+and a bound on a walk that a pid reused mid-walk could otherwise send in circles."""
+
+
+def lineage(pid: int, hops: int = MAX_HOPS) -> Iterator[tuple[int, Stat]]:
+    """``pid`` and then each of its ancestors, nearest first, with its stat: the one walk up the
+    process tree (the hook's agent and its ancestors, a shared process among them, a claim's
+    ancestry). It stops at init, at a process gone or a zombie, or after ``hops``."""
+    for _ in range(hops):
+        if pid <= 1:
+            return
+        found = stat(pid)
+        if found is None or found.gone:
+            return
+        yield pid, found
+        pid = found.ppid
 
 
 def cmdline(pid: int) -> list[str]:

@@ -16,23 +16,13 @@ from roost.base import procfs
 from roost.pane.state import words as w
 from roost.pane.tmux.server import SEP, Server, TmuxError
 
-MAX_HOPS = 64
-
 
 def runs_in_shared_process(markers: tuple[str, ...]) -> bool:
     """True when an ancestor's command line has one of ``markers`` as a whole argument."""
     if not markers:
         return False
     wanted = set(markers)
-    pid = os.getppid()
-    for _ in range(MAX_HOPS):
-        if pid <= 1:
-            return False
-        if wanted.intersection(procfs.cmdline(pid)):
-            return True
-        stat = procfs.stat(pid)
-        pid = stat.ppid if stat is not None else 0
-    return False
+    return any(wanted.intersection(procfs.cmdline(pid)) for pid, _ in procfs.lineage(os.getppid()))
 
 
 def pane_holding(server: Server, session_id: str | None) -> str | None:

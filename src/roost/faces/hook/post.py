@@ -32,19 +32,17 @@ _ANCESTORS_KEPT = 16
 
 
 def agent_process() -> tuple[list[int], list[list[int]]] | None:
-    """The harness process as ``[pid, start_ticks]`` and its ancestors, nearest first."""
-    pid = os.getppid()
+    """The harness process as ``[pid, start_ticks]`` and its ancestors, nearest first: the
+    nearest ancestor of the hook that is no shell, and the ones above it."""
     found: list[int] | None = None
     ancestors: list[list[int]] = []
-    while pid > 1 and len(ancestors) < _ANCESTORS_KEPT:
-        stat = procfs.stat(pid)
-        if stat is None or stat.gone:
-            break
+    for pid, stat in procfs.lineage(os.getppid()):
         if found is not None:
+            if len(ancestors) == _ANCESTORS_KEPT:
+                break
             ancestors.append([pid, stat.start_ticks])
         elif stat.name.decode(errors="replace") not in _SHELLS:
             found = [pid, stat.start_ticks]
-        pid = stat.ppid
     return None if found is None else (found, ancestors)
 
 

@@ -52,17 +52,12 @@ def alive(process: ProcessId) -> bool:
 def ancestors(pid: int, stop: int | None = None) -> tuple[ProcessId, ...]:
     """The chain of parents, nearest first, up to and including ``stop`` (or up to init)."""
     chain: list[ProcessId] = []
-    current = pid
-    for _ in range(MAX_DEPTH):
-        if current == stop:
+    if pid == stop:
+        return ()
+    for ancestor, stat in procfs.lineage(parent(pid), MAX_DEPTH):
+        chain.append(ProcessId(ancestor, stat.start_ticks))
+        if ancestor == stop:
             break
-        current = parent(current)
-        if current <= 1:
-            break
-        found = identity(current)
-        if found is None:
-            break
-        chain.append(found)
     return tuple(chain)
 
 
