@@ -149,3 +149,12 @@ def test_the_hooks_default_harness_is_the_manifest_that_says_so(agents: Path) ->
     [(agent, message)] = manifest.problems()
     assert agent == "codex"
     assert "[hook] default = true in claude, codex" in message
+
+
+def test_the_gate_holds_its_own_event_for_a_tool_it_does_not_skip(agents: Path) -> None:
+    """One predicate, on the gate: ``rosterd-hook --gate`` and the daemon's hook port ask it."""
+    gate = manifest.load("claude").hook.gate  # type: ignore[union-attr]
+    assert gate is not None and gate.skip_tools
+    assert gate.holds(gate.event, "Bash")
+    assert not gate.holds(gate.event, gate.skip_tools[0])
+    assert not gate.holds("Stop", "Bash")

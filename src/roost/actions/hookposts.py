@@ -96,7 +96,7 @@ class HookPosts:
             return None
         held = heard.agent.hook.gate if gate else None
         event = heard.event
-        gated = held is not None and event.name == held.event and event.tool not in held.skip_tools
+        gated = held is not None and held.holds(event.name, event.tool)
         outcome: Outcome = asyncio.get_running_loop().create_future()
         line = self._line(pane_id)  # its place, taken as it arrives
         task = asyncio.create_task(self._apply(heard, server, pane_id, (local, remote), gated, outcome, line))

@@ -175,6 +175,11 @@ class Gate(_Value):
             deny=dict(table["deny"]),
         )
 
+    def holds(self, event: str, tool: str | None) -> bool:
+        """Whether the gate holds this event open: its own event, for a tool it does not skip.
+        The command gate and the daemon's hook port both ask here, so they hold the same ones."""
+        return event == self.event and tool not in self.skip_tools
+
     def offered(self, payload: dict) -> list:
         """What "always allow" would grant: the event's suggestions of the kinds the gate keeps."""
         offered = payload.get(self.always_from) if self.always_from else None

@@ -45,7 +45,7 @@ def decide(harness: str, payload: dict) -> str | None:
         return None
     gate, event = heard.agent.hook.gate, heard.event
     _, reason, name = stamp(heard)
-    held = gate is not None and event.name == gate.event and event.tool not in gate.skip_tools
+    held = gate is not None and gate.holds(event.name, event.tool)
     body = claim(heard, reason, name) if held else None
     if gate is None or body is None:
         post(heard, reason, name)
