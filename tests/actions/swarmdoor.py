@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from roost.actions import remote
 from roost.actions.remote import Act, Reply
 from roost.actions.sessions import Door
-from roost.base.errors import PeerUnreachable
+from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable
 from roost.remote.swarm.peers import Peers
 from roost.truth.roster import ProcessId, records
 from roost.truth.roster.live import Live
@@ -43,7 +42,7 @@ class Members:
     async def forward(self, node_id: str, act: Act) -> Reply:
         self.sent.append((node_id, act))
         if self.answer is None:
-            raise PeerUnreachable(f"{node_id} did not answer", code=remote.UNREACHABLE)
+            raise PeerUnreachable(f"{node_id} did not answer", code=PEER_UNREACHABLE)
         return self.answer
 
 

@@ -14,7 +14,7 @@ import pytest
 from roost.actions import remote
 from roost.actions.remote import Act, Reply
 from roost.actions.sessions import OWNED_ELSEWHERE, Door
-from roost.base.errors import Conflict, PeerUnreachable, TargetGone
+from roost.base.errors import PEER_UNREACHABLE, Conflict, PeerUnreachable, TargetGone
 from tests.actions.swarmdoor import DESK, GONE, HERE, LAPTOP, Members, swarm_door
 from tests.roster.helpers import NODE_ID, Clock, key
 
@@ -98,7 +98,7 @@ def test_forwarding_needs_a_member_and_refuses_at_once_when_none_answers(door: D
     for forwarder, node in ((None, LAPTOP), (door.forwarder, GONE)):
         with pytest.raises(PeerUnreachable) as refused:
             asyncio.run(remote.forward(forwarder, node, act))
-        assert refused.value.extra["code"] == remote.UNREACHABLE
+        assert refused.value.extra["code"] == PEER_UNREACHABLE
     members = Members()
     with pytest.raises(PeerUnreachable):
         asyncio.run(remote.forward(members, LAPTOP, act))

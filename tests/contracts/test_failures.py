@@ -116,3 +116,49 @@ def test_the_web_docs_status_table_agrees() -> None:
         if name in DOCUMENTED
     }
     assert listed == {failure.__name__: failure.status for failure in errors.FAILURES}
+
+
+def _codes_in_the_tree() -> dict[str, set[str]]:
+    """Every ``code=`` given to a call in ``src/roost`` (a literal, or a module's string
+    constant), with the names of what was called with it."""
+    constants: dict[str, set[str]] = {}
+    trees = {path: ast.parse(path.read_text()) for path in SRC.parent.rglob("*.py")}
+    for tree in trees.values():
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and isinstance(node.value.value, str):
+                        constants.setdefault(target.id, set()).add(node.value.value)
+    found: dict[str, set[str]] = {}
+    for tree in trees.values():
+        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+            for keyword in call.keywords:
+                value = keyword.value
+                if keyword.arg != "code":
+                    continue
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    codes = {value.value}
+                elif isinstance(value, ast.Name) and value.id in constants:
+                    codes = constants[value.id]
+                else:
+                    continue
+                called = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "?")
+                for code in codes:
+                    found.setdefault(code, set()).add(called)
+    return found
+
+
+def test_every_refusal_code_is_in_the_one_table_with_its_failure() -> None:
+    """A code spelled at a raise but missing from ``errors.CODES`` (or raised with another
+    failure than the table's) would be a code no doc and no client knows of."""
+    found = _codes_in_the_tree()
+    assert set(found) == set(errors.CODES), set(found) ^ set(errors.CODES)
+    failures = {failure.__name__: failure for failure in errors.FAILURES}
+    for code, called in found.items():
+        raised = {failures[name] for name in called if name in failures}
+        assert all(issubclass(failure, errors.CODES[code]) for failure in raised), (code, raised)
+
+
+def test_every_refusal_code_is_documented_with_its_failure() -> None:
+    rows = {row["code"]: row["failure"] for row in table("Refusal codes")}
+    assert rows == {code: failure.__name__ for code, failure in errors.CODES.items()}

@@ -16,8 +16,8 @@ import httpx
 import pytest
 from starlette.requests import Request
 
-from roost.actions.remote import API, MCP, UNREACHABLE, Act, Reply, Through, node_named
-from roost.base.errors import Conflict, PeerUnreachable, TargetGone, UsageError
+from roost.actions.remote import API, MCP, Act, Reply, Through, node_named
+from roost.base.errors import PEER_UNREACHABLE, Conflict, PeerUnreachable, TargetGone, UsageError
 from roost.remote.mesh import listener
 from roost.remote.mesh.acts import ACT, READ_S, Acting, Forwarding, document, read
 from roost.remote.mesh.membership import Membership
@@ -254,7 +254,7 @@ def test_a_refusing_door_or_an_answer_roost_does_not_send_is_unreachable(status:
     forwarder, _ = forwarding(status, body)
     with pytest.raises(PeerUnreachable) as refused:
         asyncio.run(forwarder.forward("a1", Act("a1:1:2", API, "read", "", "x", "api")))
-    assert refused.value.extra["code"] == UNREACHABLE
+    assert refused.value.extra["code"] == PEER_UNREACHABLE
 
 
 def test_an_owner_the_union_shows_unreachable_is_refused_at_once_with_its_age_and_not_dialled() -> None:
@@ -265,7 +265,7 @@ def test_an_owner_the_union_shows_unreachable_is_refused_at_once_with_its_age_an
     forwarder.peers.lost("a1")
     with pytest.raises(PeerUnreachable) as refused:
         asyncio.run(forwarder.forward("a1", Act("a1:1:2", API, "prompt", "{}", "x", "api")))
-    assert refused.value.extra == {"code": UNREACHABLE, "address": "laptop:8791"}
+    assert refused.value.extra == {"code": PEER_UNREACHABLE, "address": "laptop:8791"}
     said = "laptop (laptop:8791) did not answer: unreachable for 12 s, so nothing was sent"
     assert str(refused.value) == said
     assert dialer.sent == []

@@ -20,12 +20,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from roost.base.errors import Conflict, PeerUnreachable, TargetGone
+from roost.base.errors import PEER_UNREACHABLE, Conflict, PeerUnreachable, TargetGone
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-UNREACHABLE = "peer_unreachable"
 WAIT_DEFAULT_S = 600.0
 """A headless prompt's wait when its body names none (``timeout_s``'s default)."""
 WAIT_LIMIT_S = 24 * 3600.0
@@ -164,5 +163,5 @@ def node_named(forwarder: Forwarder | None, own_id: str, own_name: str, node: st
 async def forward(forwarder: Forwarder | None, node_id: str, act: Act) -> Reply:
     """The owner's answer to ``act``; PeerUnreachable when this node is in no swarm with it."""
     if forwarder is None or forwarder.member(node_id) != node_id:
-        raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
+        raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=PEER_UNREACHABLE)
     return await forwarder.forward(node_id, act)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from roost.base import cjson, paths
-from roost.base.errors import Conflict, PeerUnreachable, Unavailable
+from roost.base.errors import PEER_UNREACHABLE, Conflict, PeerUnreachable, Unavailable
 from roost.base.unixhttp import Connection, Response
 
 TYPE_CHECKING = False  # as in roost.base.paths: importing typing costs every verb ~2 ms
@@ -53,9 +53,6 @@ class Lost(Unreachable):
     """The request was sent and no answer came back: whatever it asked may have happened."""
 
 
-UNREACHABLE = "peer_unreachable"
-
-
 class Refused(Conflict):
     """The daemon answered with an error: an unknown or ambiguous KEY, a bad argument.
 
@@ -77,7 +74,7 @@ class Refused(Conflict):
         code = (doc or {}).get("code")
         self.code = code if isinstance(code, str) else None
         """The refusal's ``code``, when the daemon gave one."""
-        if self.code == UNREACHABLE:
+        if self.code == PEER_UNREACHABLE:
             self.exit_code = PeerUnreachable.exit_code
 
 

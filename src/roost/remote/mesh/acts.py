@@ -35,9 +35,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roost.actions.remote import FACES, NOT_OWNER, READS, UNREACHABLE, Act, Dispatch, Reply, Through, owner_of
+from roost.actions.remote import FACES, NOT_OWNER, READS, Act, Dispatch, Reply, Through, owner_of
 from roost.actions.sessions import resolve
-from roost.base.errors import Conflict, PeerUnreachable, RoostError, Unavailable, UsageError
+from roost.base.errors import PEER_UNREACHABLE, Conflict, PeerUnreachable, RoostError, Unavailable, UsageError
 from roost.remote.mesh import listener
 from roost.remote.mesh.dialer import Dialer
 from roost.remote.mesh.membership import Membership
@@ -125,7 +125,7 @@ class Forwarding:
         that the stream's read timeout has not yet called)."""
         member = self.membership.members.get(node_id)
         if member is None or member.revoked:
-            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
+            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=PEER_UNREACHABLE)
         known = self.peers.get(node_id)
         if known is not None:
             silent_ms = known.age_ms(self.clock())
@@ -134,7 +134,7 @@ class Forwarding:
                 raise PeerUnreachable(
                     f"{member.name} ({member.address}) did not answer: {lost} for {silent_ms // 1000} s, "
                     "so nothing was sent",
-                    code=UNREACHABLE,
+                    code=PEER_UNREACHABLE,
                     address=member.address,
                 )
         return member
@@ -148,13 +148,13 @@ class Forwarding:
             raise PeerUnreachable(
                 f"{member.name} ({member.address}) refused this node's request: it no longer takes "
                 "this node as a member",
-                code=UNREACHABLE,
+                code=PEER_UNREACHABLE,
                 address=member.address,
             )
         if not (status in ANSWERED or 400 <= status <= 599) or not _an_object(body):
             raise PeerUnreachable(
                 f"{member.name} ({member.address}) answered with something roost does not send",
-                code=UNREACHABLE,
+                code=PEER_UNREACHABLE,
                 address=member.address,
             )
         return Reply(status, body)
@@ -169,7 +169,7 @@ class Forwarding:
         if not (status in ANSWERED or 400 <= status <= 599) or not _an_object(body):
             raise PeerUnreachable(
                 f"{member.name} ({member.address}) answered with something roost does not send",
-                code=UNREACHABLE,
+                code=PEER_UNREACHABLE,
                 address=member.address,
             )
         return Reply(status, body)

@@ -29,13 +29,12 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from roost.base.errors import PeerUnreachable
+from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable
 from roost.remote.mesh import tls
 from roost.remote.mesh.membership import Membership
 from roost.remote.swarm import canonical
 from roost.remote.swarm.members import Member
 
-UNREACHABLE = "peer_unreachable"
 TIMEOUT = 5.0
 """Seconds a peer request may take; a lost peer is found out by this and nothing waits longer."""
 CONNECT_S = 3.0
@@ -50,7 +49,7 @@ REFUSAL_LIMIT = 1 << 20
 def _split(address: str) -> tuple[str, int]:
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
-        raise PeerUnreachable(f"{address} is not host:port", code=UNREACHABLE)
+        raise PeerUnreachable(f"{address} is not host:port", code=PEER_UNREACHABLE)
     return host.strip("[]"), int(port)
 
 
@@ -64,7 +63,7 @@ def _unreachable(address: str, error: BaseException) -> PeerUnreachable:
     elif isinstance(error, httpx.ReadError | httpx.RemoteProtocolError) and not reason:
         reason = "it closed the connection without an answer (it does not take this node's certificate?)"
     reason = reason or type(error).__name__
-    return PeerUnreachable(f"{address} did not answer: {reason}", code=UNREACHABLE, address=address)
+    return PeerUnreachable(f"{address} did not answer: {reason}", code=PEER_UNREACHABLE, address=address)
 
 
 class Dialer:
@@ -83,14 +82,14 @@ class Dialer:
             raise PeerUnreachable(
                 f"this node was revoked from its swarm by {self.membership.name_of(gone.signer)}: "
                 "it acts for nobody there; nothing was sent",
-                code=UNREACHABLE,
+                code=PEER_UNREACHABLE,
                 address=member.address,
             )
         context = self.trust.client_for(member.node_id)
         if context is None:
             raise PeerUnreachable(
                 f"node {member.node_id} is no member of this node's swarm",
-                code=UNREACHABLE,
+                code=PEER_UNREACHABLE,
                 address=member.address,
             )
         return context
@@ -165,7 +164,7 @@ class Dialer:
             raise _unreachable(member.address, error) from None
         if data is None:
             too_long = f"{member.address} answered with more than {limit} bytes"
-            raise PeerUnreachable(too_long, code=UNREACHABLE, address=member.address)
+            raise PeerUnreachable(too_long, code=PEER_UNREACHABLE, address=member.address)
         self._heard(status, data)
         return status, data
 
@@ -258,7 +257,7 @@ async def certificate_at(address: str, timeout: float = TIMEOUT) -> bytes:
             await writer.wait_closed()
     del reader
     if not der:
-        raise PeerUnreachable(f"{address} presented no certificate", code=UNREACHABLE, address=address)
+        raise PeerUnreachable(f"{address} presented no certificate", code=PEER_UNREACHABLE, address=address)
     return bytes(der)
 
 

@@ -38,8 +38,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from roost.actions.remote import NOT_OWNER, UNREACHABLE, owner_of
-from roost.base.errors import PeerUnreachable
+from roost.actions.remote import NOT_OWNER, owner_of
+from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable
 from roost.remote.mesh import listener, tls
 from roost.remote.mesh.membership import Membership
 
@@ -127,12 +127,12 @@ class Relay:
         it is no member or does not take the connection."""
         member = self.membership.members.get(node_id)
         if member is None or member.revoked:
-            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
+            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=PEER_UNREACHABLE)
         path = PATH.format(key=quote(key, safe="")) + (f"?{query}" if query else "")
         headers = self.membership.sign("GET", path, b"", member.node_id)
         pinned = self.trust.client_for(member.node_id)
         if pinned is None:
-            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=UNREACHABLE)
+            raise PeerUnreachable(f"node {node_id} is no member of this node's swarm", code=PEER_UNREACHABLE)
         try:
             connection = await connect(
                 f"wss://{member.address}{path}",
@@ -153,10 +153,10 @@ class Relay:
                 f"{member.name} ({member.address}) refused the terminal (HTTP {status}): it no longer "
                 "takes this node as a member"
             )
-            raise PeerUnreachable(why, code=UNREACHABLE, address=member.address) from None
+            raise PeerUnreachable(why, code=PEER_UNREACHABLE, address=member.address) from None
         except (OSError, TimeoutError, InvalidHandshake, ssl.SSLError) as error:
             why = f"{member.name} ({member.address}) did not answer: {error or type(error).__name__}"
-            raise PeerUnreachable(why, code=UNREACHABLE, address=member.address) from None
+            raise PeerUnreachable(why, code=PEER_UNREACHABLE, address=member.address) from None
         try:
             yield connection
         finally:

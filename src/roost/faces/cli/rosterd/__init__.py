@@ -75,10 +75,10 @@ def exit_code(error: RoostError) -> int:
     ``Unavailable`` a rosterd verb meets), and 1 for every other failure, whatever code
     ``roost`` gives it: a node, member or session that does not exist is the caller's mistake
     to fix, not a daemon to start."""
-    from roost.base.errors import PeerUnreachable, Unavailable
-    from roost.faces.cli.daemonclient import UNREACHABLE, Refused
+    from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable, Unavailable
+    from roost.faces.cli.daemonclient import Refused
 
-    if isinstance(error, PeerUnreachable) or (isinstance(error, Refused) and error.code == UNREACHABLE):
+    if isinstance(error, PeerUnreachable) or (isinstance(error, Refused) and error.code == PEER_UNREACHABLE):
         return PeerUnreachable.exit_code
     if isinstance(error, Unavailable):
         return Unavailable.exit_code

@@ -18,7 +18,7 @@ import json
 import time
 from urllib.parse import quote
 
-from roost.base.errors import PeerUnreachable
+from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable
 from roost.base.text import shown
 from roost.faces.cli.daemonclient import Client
 from roost.faces.cli.rosterd import printing
@@ -94,7 +94,7 @@ def missing(doc: dict[str, Any]) -> PeerUnreachable | None:
     if not absent:
         return None
     return PeerUnreachable(
-        f"no ledger from {', '.join(absent)}: the answer holds every other node's", code="peer_unreachable"
+        f"no ledger from {', '.join(absent)}: the answer holds every other node's", code=PEER_UNREACHABLE
     )
 
 

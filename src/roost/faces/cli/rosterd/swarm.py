@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 
-from roost.base.errors import PeerRefused, PeerUnreachable, UsageError
+from roost.base.errors import PEER_UNREACHABLE, PeerRefused, PeerUnreachable, UsageError
 from roost.base.text import shown
 from roost.faces.cli.daemonclient import Client, Refused
 from roost.faces.cli.output import complain
@@ -50,7 +50,7 @@ def _call(path: str, body: object = None) -> bytes:
         if refused.status == 401:
             said = (refused.doc or {}).get("error") or refused.message
             raise PeerRefused(str(said), code=refused.code) from None
-        if refused.code == "peer_unreachable":
+        if refused.code == PEER_UNREACHABLE:
             raise PeerUnreachable(refused.message, code=refused.code) from None
         raise
 
