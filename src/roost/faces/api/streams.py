@@ -30,6 +30,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from roost.actions.terminals import Watch, watch_terminals
+from roost.base import sse
 from roost.faces.api import context
 from roost.faces.api.errors import BadRequest, TooMany
 from roost.faces.api.operations import operation, parameter
@@ -37,7 +38,6 @@ from roost.truth.roster import Change
 from roost.truth.roster.changes import EVENTS, SNAPSHOT
 from roost.truth.roster.live import Stream
 
-KEEPALIVE_FRAME = ": keepalive\n\n"
 TERMINALS = "terminals"
 """The event that says: read ``GET /terminals`` again."""
 GATHER = 0.1
@@ -68,9 +68,8 @@ class EventStream(StreamingResponse):
 
 
 def frame(event: str, ident: str | None, data: dict[str, Any]) -> str:
-    """One SSE frame; ``ident`` None leaves the client's last event id as it was."""
-    head = "" if ident is None else f"id: {ident}\n"
-    return f"{head}event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+    """One SSE frame of a JSON document; ``ident`` None leaves the client's last event id."""
+    return sse.encode(event, json.dumps(data, separators=(",", ":")), ident)
 
 
 def _terminals_frame(version: int) -> str:
@@ -173,7 +172,7 @@ async def changes(request: Request) -> EventStream:
 
     async def frames() -> AsyncIterator[str]:
         while (batch := await stream.next(keepalive)) is not None:
-            yield "".join(_change_frame(change) for change in batch) or KEEPALIVE_FRAME
+            yield "".join(_change_frame(change) for change in batch) or sse.KEEPALIVE
 
     return EventStream(frames(), stream)
 
@@ -203,7 +202,7 @@ async def _with_terminals(stream: Stream, watch: Watch, keepalive: float) -> Asy
                 if version != sent:
                     sent = version
                     out += _terminals_frame(version)
-            yield out or KEEPALIVE_FRAME
+            yield out or sse.KEEPALIVE
     finally:
         for task in (changes, topology):
             if task is not None:
@@ -227,6 +226,6 @@ async def events(request: Request) -> EventStream:
     async def frames() -> AsyncIterator[str]:
         yield whole()
         while (batch := await stream.next(daemon.keepalive)) is not None:
-            yield whole() if batch else KEEPALIVE_FRAME
+            yield whole() if batch else sse.KEEPALIVE
 
     return EventStream(frames(), stream)

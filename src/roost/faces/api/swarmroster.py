@@ -28,11 +28,12 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from roost.base import sse
 from roost.base.errors import Ambiguous
 from roost.faces.api import context
 from roost.faces.api.errors import NotFound, TooMany, Unavailable
 from roost.faces.api.operations import operation, parameter
-from roost.faces.api.streams import CURSOR, DIGITS, KEEPALIVE_FRAME, EventStream, cursor, frame
+from roost.faces.api.streams import CURSOR, DIGITS, EventStream, cursor, frame
 from roost.remote.swarm.feed import EVENTS, SNAPSHOT
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ async def changes(request: Request) -> EventStream:
 
     async def frames() -> AsyncIterator[str]:
         while (batch := await subscription.next(keepalive)) is not None:
-            yield "".join(_change_frame(change, only) for change in batch) or KEEPALIVE_FRAME
+            yield "".join(_change_frame(change, only) for change in batch) or sse.KEEPALIVE
 
     return EventStream(frames(), subscription)
 
@@ -164,7 +165,7 @@ async def events(request: Request) -> EventStream:
     async def frames() -> AsyncIterator[str]:
         first = True
         while (batch := await framer.next(keepalive)) is not None:
-            yield "".join(whole(found, first) for found in batch) or KEEPALIVE_FRAME
+            yield "".join(whole(found, first) for found in batch) or sse.KEEPALIVE
             first = False
 
     return EventStream(frames(), framer)

@@ -17,7 +17,7 @@ contracts. What they share is the transport, the socket and the three failures::
 
     with Client() as client:
         body = client.get("/snapshot")          # the body's bytes, exactly as sent
-        for frame in client.stream("/changes"):  # server-sent events, one Frame each
+        for frame in client.stream("/changes"):  # server-sent events, one sse.Event each
             ...
 """
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from roost.base import cjson, paths
+from roost.base import cjson, paths, sse
 from roost.base.errors import PEER_UNREACHABLE, Conflict, PeerUnreachable, Unavailable
 from roost.base.unixhttp import Connection, Response
 
@@ -78,21 +78,6 @@ class Refused(Conflict):
             self.exit_code = PeerUnreachable.exit_code
 
 
-class Frame:
-    """One server-sent event. ``data`` is its data line's bytes as received, for ``--json``.
-    (A plain class: importing ``dataclasses`` would cost every verb ~10 ms at start.)"""
-
-    __slots__ = ("data", "event", "id")
-
-    def __init__(self, event: str, ident: str, data: bytes) -> None:
-        self.event = event
-        self.id = ident
-        self.data = data
-
-    def json(self) -> Any:
-        return cjson.loads(self.data)
-
-
 def path_of(*parts: str) -> str:
     """A request path from its segments, each quoted: a KEY may be a name with spaces or '/',
     and a pane id travels quoted (``%3`` as ``%253``)."""
@@ -139,7 +124,7 @@ class Client:
         response = self._send(method, path, body, headers)
         return response.status, response.header("Content-Type"), self._read(response)
 
-    def stream(self, path: str) -> Iterator[Frame]:
+    def stream(self, path: str) -> Iterator[sse.Event]:
         """Every event of the SSE stream at ``path`` until interrupted. The stream ending means
         the daemon went away (it never ends one otherwise): that is :class:`Unreachable`."""
         response = self._send("GET", path, None, {"Accept": "text/event-stream"})
@@ -147,8 +132,7 @@ class Client:
             raise Refused(response.status, self._read(response))
         assert self._connection is not None
         self._connection.timeout = None  # a quiet roster is not a dead daemon
-        fields: dict[str, str] = {}
-        data: list[bytes] = []
+        parser = sse.Parser()
         while True:
             try:
                 line = response.readline()
@@ -157,19 +141,9 @@ class Client:
             if not line:
                 where = self.socket_path
                 raise Unreachable(where, None, f"the daemon closed the stream on {where} (it stopped?)")
-            line = line.rstrip(b"\r\n")
-            if line:
-                name, _, value = line.partition(b":")
-                value = value.removeprefix(b" ")
-                if name == b"data":
-                    data.append(value)
-                elif name in (b"event", b"id"):
-                    fields[name.decode()] = value.decode()
-            elif data:
-                yield Frame(fields.get("event", "message"), fields.get("id", ""), b"\n".join(data))
-                fields, data = {}, []
-            else:
-                fields = {}
+            event = parser.line(line.rstrip(b"\n"))
+            if event is not None and event is not sse.COMMENT:
+                yield event
 
     def _request(self, method: str, path: str, body: bytes | None) -> bytes:
         headers = {"Content-Type": "application/json"} if body is not None else {}

@@ -48,6 +48,7 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from roost.base import sse
 from roost.base.errors import PeerRefused, PeerUnreachable, RoostError, Unavailable
 from roost.pane.tmux.topology import Topology
 from roost.remote.mesh import events, listener
@@ -107,10 +108,10 @@ def _encoded(batch: tuple[Change, ...]) -> bytes:
     out = b""
     for change in batch:
         if change.snapshot is not None:
-            out += events.encode(FRAME, _dumps(change.snapshot))
+            out += sse.encode(FRAME, _dumps(change.snapshot)).encode()
         elif change.record is not None:
-            out += events.encode(CHANGE, _dumps(change.to_json()))
-    return out or events.COMMENT
+            out += sse.encode(CHANGE, _dumps(change.to_json())).encode()
+    return out or sse.KEEPALIVE.encode()
 
 
 class PeerStream(StreamingResponse):
@@ -327,7 +328,7 @@ class Exchange:
     async def _frames(self, stream: Stream) -> AsyncIterator[bytes]:
         """The frame, then each change as it comes and this node's terminal list whenever it
         moves (the newest only: a list is whole)."""
-        yield events.encode(FRAME, _dumps(self.live.roster.snapshot()))
+        yield sse.encode(FRAME, _dumps(self.live.roster.snapshot())).encode()
         told: tuple[Pane, ...] | None = None
         changes: asyncio.Task[tuple[Change, ...] | None] | None = None
         listed: asyncio.Task[bool] | None = None
@@ -335,7 +336,7 @@ class Exchange:
             while True:
                 if self.terminals is not None and self.terminals is not told:
                     told = self.terminals
-                    yield events.encode(TERMINALS, _dumps({"terminals": list(told)}))
+                    yield sse.encode(TERMINALS, _dumps({"terminals": list(told)})).encode()
                 changes = changes or asyncio.ensure_future(stream.next(self.keepalive))
                 listed = listed or asyncio.ensure_future(self._listed.wait())
                 done, _ = await asyncio.wait((changes, listed), return_when=asyncio.FIRST_COMPLETED)
