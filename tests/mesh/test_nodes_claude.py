@@ -278,7 +278,9 @@ def test_a_real_claudes_request_on_one_node_is_answered_in_the_web_app_of_anothe
     a, b, _, project = claude_nodes
     key = launch_claude(a, b, project)
     page, errors = logged_in(browser_on_n2, b, {"width": 1200, "height": 760})
-    row = page.locator(f'.node-group[data-node="n1"] li.session[data-session="{key}"]')
+    far = remote_record(b, key) or {}
+    shown = f"{far['node_id']}/{far['tmux']['pane']}"  # another node's pane: its terminal's row
+    row = page.locator(f'.node-group[data-node="n1"] li.session[data-session="{shown}"]')
     row.wait_for(timeout=WAIT_MS)
     prompt(b, key, "please run TOOL")
     allow = row.locator('.request button[data-answer="allow"]')
@@ -292,7 +294,7 @@ def test_a_real_claudes_request_on_one_node_is_answered_in_the_web_app_of_anothe
 
     # Claude's own screen, through n2's relay of the terminal's WebSocket
     row.click()
-    view = page.locator(f'.view[data-session="{key}"]')
+    view = page.locator(f'.view[data-session="{shown}"]')
     view.locator(".xterm-rows").get_by_text("TOOL-DONE:").first.wait_for(timeout=TURN_TIMEOUT * 1000)
     assert view.get_attribute("data-state") == "open"
     page.context.close()
