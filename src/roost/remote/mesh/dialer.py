@@ -182,22 +182,11 @@ class Dialer:
     async def identify(self, address: str) -> Member | None:
         """The current member whose certificate answers at ``address`` (discovery: who is there,
         before anything is sent to it); None when none does or nobody answers."""
-        host, port = _split(address)
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port, ssl=self.trust.client, server_hostname=""), self.timeout
-            )
+            der = await _presented(address, self.trust.client, self.timeout)
         except (OSError, ssl.SSLError, TimeoutError):
             return None
-        try:
-            ssl_object = writer.get_extra_info("ssl_object")
-            der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
-        finally:
-            writer.close()
-            with contextlib.suppress(OSError, ssl.SSLError):
-                await writer.wait_closed()
-        del reader
-        found = self.membership.by_certificate(bytes(der)) if der else None
+        found = self.membership.by_certificate(der) if der else None
         return found if found is not None and not found.revoked else None
 
     def _signed(
@@ -240,14 +229,23 @@ async def _bounded(answer: httpx.Response, limit: int) -> bytes | None:
 async def certificate_at(address: str, timeout: float = TIMEOUT) -> bytes:
     """The certificate the listener at ``address`` presents (DER), not yet trusted: a joiner
     compares its key with the one its invite names before it sends a byte of the token."""
-    host, port = _split(address)
     try:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=tls.unverified_context(), server_hostname=""),
-            timeout,
-        )
+        der = await _presented(address, tls.unverified_context(), timeout)
     except (OSError, ssl.SSLError, TimeoutError) as error:
         raise _unreachable(address, error) from None
+    if der is None:
+        raise PeerUnreachable(f"{address} presented no certificate", code=PEER_UNREACHABLE, address=address)
+    return der
+
+
+async def _presented(address: str, context: ssl.SSLContext, timeout: float) -> bytes | None:
+    """The certificate (DER) the listener at ``address`` presents in a handshake made with
+    ``context``, None when it presents none; the connection is closed at once. OSError,
+    SSLError or TimeoutError when no handshake completes within ``timeout``."""
+    host, port = _split(address)
+    reader, writer = await asyncio.wait_for(
+        asyncio.open_connection(host, port, ssl=context, server_hostname=""), timeout
+    )
     try:
         ssl_object = writer.get_extra_info("ssl_object")
         der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
@@ -256,9 +254,7 @@ async def certificate_at(address: str, timeout: float = TIMEOUT) -> bytes:
         with contextlib.suppress(OSError, ssl.SSLError):
             await writer.wait_closed()
     del reader
-    if not der:
-        raise PeerUnreachable(f"{address} presented no certificate", code=PEER_UNREACHABLE, address=address)
-    return bytes(der)
+    return bytes(der) if der else None
 
 
 async def join(
