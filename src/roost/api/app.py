@@ -18,6 +18,7 @@ from starlette.routing import Route
 from roost.api import (
     claims,
     close,
+    fork,
     headless,
     input,
     ledger,
@@ -58,6 +59,7 @@ SESSION_VERBS = {
     "stop": ("POST", "/stop", headless.stop),
     "handoff": ("POST", "/handoff", headless.handoff),
     "close": ("POST", "/close", close.close),
+    "fork": ("POST", "/fork", fork.fork),
     "explain": ("GET", "/explain", reads.explain),
     "name": ("POST", "/name", claims.name),
     "input": ("POST", "/input", input.raw_input),

@@ -46,6 +46,15 @@ def child_policy(wanted: str | None, own: str) -> str:
     return policy
 
 
+def stricter(one: str | None, other: str) -> str:
+    """The stricter of two policies (``one`` None: ``other``): what a fork of a session with
+    policy ``one`` runs under when a caller with ``other`` asks for it, so it gets no more than
+    either had."""
+    if one not in STRICTEST_FIRST:
+        return other
+    return min(one, other, key=STRICTEST_FIRST.index)
+
+
 def check_answer(*, allow: bool, always: bool, always_allowed: bool) -> None:
     """Refuse an ``allow_always`` unless the config allows it to MCP; allow once and deny pass."""
     if allow and always and not always_allowed:

@@ -1,6 +1,6 @@
 """A tool call on a session another node owns: sent to the owner, answered as it answers.
 
-``session.find``, ``read_state``, ``send``, ``cancel``, ``allow`` and ``deny`` name a
+``session.find``, ``read_state``, ``send``, ``fork``, ``cancel``, ``allow`` and ``deny`` name a
 session; when the door finds it owned by another node, the tool does not act here but hands
 the owner the same call (:class:`roost.actions.remote.Act`, face ``mcp``) with the session
 named by its exact key. The owner runs its own tool under its own MCP fences (an

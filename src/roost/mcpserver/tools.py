@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from roost.actions import fork as forking
 from roost.actions import headless
 from roost.actions.door import Door, Found
 from roost.errors import RoostError, TargetGone, UsageError
@@ -153,6 +154,26 @@ async def spawn(context: Context, caller: Caller, args: inputs.Spawn) -> dict[st
     return {"record": to_json(record)}
 
 
+async def fork(context: Context, caller: Caller, args: inputs.Fork) -> dict[str, Any]:
+    """A new session from ``args.name``'s conversation, started by the caller: a headless fork
+    runs under the stricter of the source's policy and the caller's own."""
+    found = _found(context, args.name)
+    if found.owner is not None:
+        return await relay(context.door, caller, "session.fork", args, found)
+    source = found.record.permission_policy if found.record is not None else None
+    policy = grants.stricter(source, grants.granted(context.door, caller)) if found.headless else None
+    forked = await forking.fork(
+        context.door,
+        found,
+        args.new_name,
+        worktree=args.worktree,
+        branch=args.branch,
+        policy=policy,
+        parent=caller.session,
+    )
+    return forked.to_json()
+
+
 async def send(context: Context, caller: Caller, args: inputs.Send) -> dict[str, Any]:
     found = _found(context, args.name)
     if found.owner is not None:
@@ -232,6 +253,17 @@ TOOLS = {
             "(`policy_too_loose`). Outside a headless session yours counts as `attention`.",
             inputs.Spawn,
             spawn,
+        ),
+        Tool(
+            "session.fork",
+            "Fork a session: a new one, named `new_name`, that starts from its conversation (its "
+            "whole context), the source left as it was; with `worktree`, in a new git worktree and "
+            "branch of the source's repository, so the two never edit each other's files. A "
+            "headless fork runs under the source's policy or yours, whichever is stricter. Refused "
+            "(`no_conversation`) before the source's first turn, and (`cannot_fork`) for an agent "
+            "that cannot fork.",
+            inputs.Fork,
+            fork,
         ),
         Tool(
             "session.send",

@@ -41,6 +41,7 @@ VERBS = {
     "deny": "answer",
     "spawn": "headless",
     "close": "close",
+    "fork": "fork",
     "journal": "ledger",
     "usage": "ledger",
     "nodes": "swarm",
