@@ -175,12 +175,21 @@ def agent_flags() -> tuple[str, ...]:
 
 
 @pytest.fixture
+def claude_trusts() -> tuple[str, ...]:
+    """Folders, relative to the sandbox's root, that the ``claude`` fixture's Claude trusts
+    besides its project (a worktree a test will make), as a person who answered its trust
+    question there once: none, unless a test parametrizes this."""
+    return ()
+
+
+@pytest.fixture
 def claude(
     request: pytest.FixtureRequest,
     roost: Roost,
     anthropic_api: AnthropicAPI,
     agent_bin: Path,
     agent_flags: tuple[str, ...],
+    claude_trusts: tuple[str, ...],
 ) -> Iterator[AgentPane]:
     """Claude Code at its idle prompt in window ``claude``, hooks installed, first-run screens skipped.
 
@@ -194,7 +203,7 @@ def claude(
     home = Path(roost.env["HOME"])
     project = (roost.root / "project").resolve()
     project.mkdir()
-    claude_home(home, project)
+    claude_home(home, project, *(roost.root / folder for folder in claude_trusts))
     _integrate(roost, "claude")
     if not hooks:
         _integrate(roost, "claude", "uninstall")

@@ -88,6 +88,9 @@ BAD_FILES = [
     ('[hook]\nkind = "asset"\n', "[hook]: kind 'asset' needs asset"),
     ("[acp]\ncommand = []\n", "[acp]: command is required"),
     ('[acp]\ncommand = "x"\n', "[acp]: command must be a list of strings"),
+    ('[fork]\ncommand = ""\n', "[fork]: command is required"),
+    ('[fork]\ndrop = "--resume"\n', "[fork]: drop must be a list of strings"),
+    ("[fork]\nfrom = 1\n", "[fork]: unknown key 'from'"),
     ('name = "other"\n', "name must be the file's own name, 'claude', got 'other'"),
     ("[[detect.rules]]\nstate = 'idle'\n", "[[detect.rules]] #1: id is required"),
 ]
@@ -105,6 +108,19 @@ def test_a_bad_user_file_is_named_with_its_field_and_the_packaged_manifest_kept(
     assert agent == "claude"
     assert message.startswith(str(path))
     assert problem in message
+
+
+def test_a_users_fork_section_amends_the_packaged_one_and_only_forkers_have_one(agents: Path) -> None:
+    """What forks in a pane is data: the packaged manifests with a ``[fork]`` are the agents whose
+    CLIs were measured forking (tests/agents/test_fork.py); any other is refused ``cannot_fork``."""
+    forkers = {name for name, found in manifest.load_all().items() if found.fork is not None}
+    assert forkers == {"claude", "codex", "opencode", "pi"}
+    (agents / "claude.toml").write_text('[fork]\ndrop = ["--resume"]\n')
+    fork = manifest.load("claude").fork
+    assert fork is not None and fork.drop == ("--resume",)
+    assert fork.command == "claude --resume {session_id} --fork-session --session-id {fork_id}"
+    (agents / "gemini.toml").write_text('[fork]\ncommand = "gemini --resume {session_id} --fork"\n')
+    assert manifest.load("gemini").fork.command == "gemini --resume {session_id} --fork"
 
 
 def test_a_bad_user_file_is_checked_once_per_version(agents: Path) -> None:

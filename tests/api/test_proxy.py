@@ -72,6 +72,7 @@ def test_a_prompt_to_another_nodes_session_is_one_act_and_the_owners_answer_unch
         ("POST", "/sessions/builder/suspend", "suspend"),
         ("POST", "/sessions/builder/resume", "resume"),
         ("POST", "/sessions/builder/spawn", "spawn"),
+        ("POST", "/sessions/builder/fork", "fork"),
         ("POST", "/sessions/builder/wait", "wait"),
     ],
 )

@@ -1,7 +1,8 @@
 """A fake ACP adapter on stdio: what a real adapter does at the edges, on cue.
 
-It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_mode``; a
-``session/prompt``'s text says what the turn does:
+It answers ``initialize``, ``session/new``, ``session/load``, ``session/fork`` (offered unless
+``$FAKE_ACP_NO_FORK`` is set) and ``session/set_mode``; a ``session/prompt``'s text says what the
+turn does:
 
 - ``COUNT N`` streams N message chunks;
 - ``ASK [COMMAND]`` asks a permission to run COMMAND in Bash (``rm -rf build`` when none is
@@ -18,6 +19,7 @@ It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_m
 - ``HISTORY`` replies with how many turns the session had before this one, and the last prompt;
 - ``CONFIG`` replies with the model and effort its config options hold now;
 - ``ENV NAME…`` replies with each variable of its environment as ``NAME=value`` (``-`` unset);
+- ``WHERE`` replies with the folder its session was opened in (``cwd: …``);
 - ``MCP TOOL {ARGS}`` starts the stdio MCP server named ``rosterd`` that ``session/new`` (or
   ``session/load``) offered, as a harness does (its child, so below the holder), calls TOOL with
   the JSON ARGS through the official SDK's client and replies with the result as JSON
@@ -26,7 +28,8 @@ It answers ``initialize``, ``session/new``, ``session/load`` and ``session/set_m
 
 With ``$FAKE_ACP_STATE`` (a folder) each session gets its own id and its history is kept there,
 so ``session/load`` in a new process replays it (user and agent message chunks) before
-answering; without it the one session is ``sess-fake-1`` and nothing is kept. Every line in and
+answering, and ``session/fork`` copies it to a new session id (replaying it, as OpenCode's
+adapter does); without it the one session is ``sess-fake-1`` and nothing is kept. Every line in and
 out is appended to ``$FAKE_ACP_LOG`` (``< `` in, ``> `` out), byte for byte; ``session/load``
 waits ``$FAKE_ACP_LOAD_DELAY`` seconds first, when set (a long history). EOF on stdin ends
 it, unless ``--stubborn``: then it ignores EOF and SIGTERM alike.
@@ -54,6 +57,8 @@ SPENT = [0.0]
 backlog: list[dict] = []
 servers: dict[str, list[dict]] = {}
 """The MCP servers each session was offered, by session id."""
+folders: dict[str, str] = {}
+"""The folder each session was opened in, by session id."""
 """Lines read while waiting for something else (a cancel during a slow turn)."""
 
 
@@ -263,6 +268,8 @@ def turn(message: dict) -> tuple[str, str, dict]:
         reply = call_mcp(servers.get(session, []), text.split(" ", 2)[1], json.loads(text.split(" ", 2)[2]))
     elif text.startswith("ENV "):
         reply = " ".join(f"{name}={os.environ.get(name, '-')}" for name in text.split()[1:])
+    elif text == "WHERE":
+        reply = f"cwd: {folders.get(session)}"
     elif text == "CONFIG":
         reply = f"model={CONFIG['model']} effort={CONFIG['effort']}"
     elif text == "HISTORY":
@@ -293,7 +300,14 @@ def main() -> None:
                     "id": message["id"],
                     "result": {
                         "protocolVersion": 1,
-                        "agentCapabilities": {"loadSession": True},
+                        "agentCapabilities": {
+                            "loadSession": True,
+                            **(
+                                {}
+                                if os.environ.get("FAKE_ACP_NO_FORK")
+                                else {"sessionCapabilities": {"fork": {}}}
+                            ),
+                        },
                         "agentInfo": {
                             "name": "fake-acp",
                             "version": os.environ.get("FAKE_ACP_VERSION", "1.0.0"),
@@ -304,6 +318,7 @@ def main() -> None:
         elif method == "session/new":
             session = f"sess-{uuid.uuid4().hex[:12]}" if STATE else "sess-fake-1"
             servers[session] = message["params"].get("mcpServers") or []
+            folders[session] = message["params"].get("cwd", "")
             result = {
                 "sessionId": session,
                 "modes": {"currentModeId": "default", "availableModes": []},
@@ -313,6 +328,7 @@ def main() -> None:
         elif method == "session/load":
             session = message["params"]["sessionId"]
             servers[session] = message["params"].get("mcpServers") or []
+            folders[session] = message["params"].get("cwd", "")
             past = history(session) if STATE else [["", "history"]]
             time.sleep(float(os.environ.get("FAKE_ACP_LOAD_DELAY", "0")))
             for prompt_text, reply in past:
@@ -320,6 +336,21 @@ def main() -> None:
                     chunk(session, prompt_text, "user_message_chunk")
                 chunk(session, reply)
             send({"jsonrpc": "2.0", "id": message["id"], "result": {"configOptions": config_options()}})
+        elif method == "session/fork":
+            source = message["params"]["sessionId"]
+            session = f"sess-{uuid.uuid4().hex[:12]}" if STATE else "sess-fake-2"
+            servers[session] = message["params"].get("mcpServers") or []
+            folders[session] = message["params"].get("cwd", "")
+            past = history(source)
+            for prompt_text, reply in past:
+                chunk(session, prompt_text, "user_message_chunk")
+                chunk(session, reply)
+            path = history_file(session)
+            if path:
+                with open(path, "w") as f:
+                    json.dump(past, f)
+            result = {"sessionId": session, "configOptions": config_options()}
+            send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         elif method == "session/set_config_option":
             CONFIG[message["params"]["configId"]] = message["params"]["value"]
             send({"jsonrpc": "2.0", "id": message["id"], "result": {"configOptions": config_options()}})

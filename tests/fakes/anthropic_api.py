@@ -4,7 +4,8 @@ Claude Code merges consecutive user messages and adds its own ``<system-reminder
 so the model reads only the newest block of the last user message that is not one of those:
 a text is the prompt; a ``tool_result`` answers a tool call, whose final text is streamed.
 Requests that are not the conversation (Claude's side calls, e.g. for a title) carry no
-``tools`` and get a short fixed answer that is not in ``streamed``.
+``tools`` and get a short fixed answer that is not in ``streamed``. A prompt holding ``RECALL``
+is answered with the prompts typed before it (:func:`tests.fakes.model_api.recalled`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,14 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 from tests.fakes.model_api import (
+    RECALL,
     SIDE_ANSWER,
     Failure,
     ModelAPI,
+    Reply,
     Request,
     ToolCall,
+    recalled,
     send_event,
     send_json,
     start_stream,
@@ -37,6 +41,17 @@ def _blocks(message: dict) -> list[dict]:
 
 def _said_by_claude(block: dict) -> bool:
     return block.get("type") == "text" and str(block.get("text", "")).lstrip().startswith("<system-reminder>")
+
+
+def typed(body: dict) -> list[str]:
+    """Every text the person typed in the conversation, oldest first (not Claude's reminders)."""
+    users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+    return [
+        block["text"]
+        for message in users
+        for block in _blocks(message)
+        if block.get("type") == "text" and block.get("text") and not _said_by_claude(block)
+    ]
 
 
 def newest(body: dict) -> tuple[str, str]:
@@ -80,6 +95,8 @@ class AnthropicAPI(ModelAPI):
         kind, value = newest(body)
         call = self.calls.get(value) if kind == "tool_result" else None
         step = call.after() if call else self.script(value if kind == "text" else "")
+        if kind == "text" and RECALL in value:
+            step = Reply(recalled(typed(body)[:-1]))
         if isinstance(step, Failure):
             error = {"type": "error", "error": {"type": "invalid_request_error", "message": step.message}}
             send_json(handler, step.status, error)

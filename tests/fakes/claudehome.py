@@ -18,10 +18,10 @@ CLAUDE_QUIET = {
 """What Claude must not do on a test machine: reach out for updates, telemetry or surveys."""
 
 
-def claude_home(home: Path, project: Path) -> None:
+def claude_home(home: Path, project: Path, *also: Path) -> None:
     """``home`` as Claude Code finds it after its first run: onboarded, our API key accepted,
-    ``project`` trusted, and permissions asked for (2.1.332 defaults to "auto" mode, which runs
-    `touch x` without asking)."""
+    ``project`` (and the folders ``also`` names) trusted, and permissions asked for (2.1.332
+    defaults to "auto" mode, which runs `touch x` without asking)."""
     (home / ".claude.json").write_text(
         json.dumps(
             {
@@ -29,7 +29,7 @@ def claude_home(home: Path, project: Path) -> None:
                 "hasSeenAutoDefaultNotice": True,
                 "hasSeenAutoDefaultNudge": True,
                 "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
-                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+                "projects": {str(folder): {"hasTrustDialogAccepted": True} for folder in (project, *also)},
             }
         )
     )

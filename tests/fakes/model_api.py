@@ -81,7 +81,16 @@ QUESTION = {
 """What ``ASK`` makes the model ask (Claude's AskUserQuestion input holds a list of these)."""
 SLOW_SECONDS = 4.0
 SIDE_ANSWER = "Fake title"
+RECALL = "RECALL"
+"""A prompt holding this is answered with the conversation's earlier prompts (:func:`recalled`),
+whatever the script says: a fork, a resume or a handoff shows in its reply which turns it holds."""
 Script = Callable[[str], Step]
+
+
+def recalled(prompts: list[str]) -> str:
+    """The answer to a ``RECALL`` prompt: the prompts typed before it in the conversation the
+    request carries, oldest first."""
+    return "RECALLED: " + " | ".join(prompts)
 
 
 def reply_for(prompt: str) -> str:

@@ -6,7 +6,8 @@ the newest user text that is not one of those. A request whose last item is a
 ``function_call_output`` answers a tool call: its final text is streamed. The shell tool is
 ``exec_command``; ``sandbox_permissions = "require_escalated"`` is what makes codex ask.
 Requests without ``tools`` are codex's side calls (a title for the thread): they get a short
-fixed answer that is not in ``streamed``.
+fixed answer that is not in ``streamed``. A prompt holding ``RECALL`` is answered with the
+prompts typed before it (:func:`tests.fakes.model_api.recalled`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 from tests.fakes.model_api import (
+    RECALL,
     SIDE_ANSWER,
     Failure,
     ModelAPI,
     Reply,
     Request,
     ToolCall,
+    recalled,
     send_event,
     send_json,
     start_stream,
@@ -31,21 +34,28 @@ from tests.fakes.model_api import (
 _ids = itertools.count(1)
 
 
-def newest_text(body: dict) -> str:
-    """The newest user-typed text of a request: what the scripted model answers."""
+def typed(body: dict) -> list[str]:
+    """Every user-typed text of a request, oldest first (not codex's own context)."""
     items = body.get("input")
     if isinstance(items, str):
-        return items
-    for item in reversed(items or []):
+        return [items]
+    found = []
+    for item in items or []:
         if not isinstance(item, dict) or item.get("role") != "user":
             continue
         content = item.get("content")
         parts = [{"text": content}] if isinstance(content, str) else content or []
-        for part in reversed(parts):
+        for part in parts:
             text = part.get("text") if isinstance(part, dict) else None
             if text and not text.lstrip().startswith("<"):
-                return text
-    return ""
+                found.append(text)
+    return found
+
+
+def newest_text(body: dict) -> str:
+    """The newest user-typed text of a request: what the scripted model answers."""
+    texts = typed(body)
+    return texts[-1] if texts else ""
 
 
 def _answered_call(body: dict) -> str | None:
@@ -93,6 +103,8 @@ class ResponsesAPI(ModelAPI):
         answered = _answered_call(body)
         call = self.calls.get(answered) if answered else None
         step = call.after() if call else self.script(newest_text(body))
+        if not call and RECALL in newest_text(body):
+            step = Reply(recalled(typed(body)[:-1]))
         if isinstance(step, Failure):
             error = {"type": "invalid_request_error", "code": "invalid_request", "message": step.message}
             send_json(handler, step.status, {"error": error})

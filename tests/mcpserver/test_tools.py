@@ -23,6 +23,7 @@ TOOLS = [
     "session.find",
     "session.read_state",
     "session.spawn",
+    "session.fork",
     "session.send",
     "session.cancel",
     "session.allow",

@@ -7,6 +7,7 @@ its lane (a headless session the runner drives, or a pane of roost's tmux server
 are :mod:`~roost.actions.prompt` (a fenced prompt to a pane), :mod:`~roost.actions.headless`
 (start, spawn, prompt, cancel, suspend, resume, stop), :mod:`~roost.actions.close` (either
 lane; a pane's steps are :mod:`~roost.actions.paneclose`, which ``roost close`` shares),
+:mod:`~roost.actions.fork` (either lane; ``roost fork`` calls its pane part directly),
 :mod:`~roost.actions.rawinput`, :mod:`~roost.actions.names`, :mod:`~roost.actions.permission`,
 :mod:`~roost.actions.gates` (a gate's request, held open), :mod:`~roost.actions.windows`
 (the launcher's window) and :mod:`~roost.actions.waits`, with the terminals read through

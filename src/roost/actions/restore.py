@@ -148,7 +148,7 @@ def _decide(step: Step) -> None:
         step.note = said
         return
     step.action = "start"
-    step.argv = [_program(manifest, argv), *flags]
+    step.argv = [program(manifest, argv), *flags]
     step.note = f"{manifest.display} has no resume command: started again, as a new conversation"
     step.note += f"; {said}" if said else ""
 
@@ -190,7 +190,7 @@ def resume_argv(manifest: Manifest, session_id: str, argv: list[str] | None) -> 
     template = shlex.split(manifest.resume_command or "")
     words = [word.replace("{session_id}", session_id) for word in template[1:]]
     flags = _without(argv[1:] if argv else [], template[1:])
-    return [_program(manifest, argv, template[0]), *words, *flags]
+    return [program(manifest, argv, template[0]), *words, *flags]
 
 
 def flags_only(manifest: Manifest, args: list[str]) -> tuple[list[str], list[str]]:
@@ -217,7 +217,7 @@ def flags_only(manifest: Manifest, args: list[str]) -> tuple[list[str], list[str
     return flags, rest
 
 
-def _program(manifest: Manifest, argv: list[str] | None, fallback: str | None = None) -> str:
+def program(manifest: Manifest, argv: list[str] | None, fallback: str | None = None) -> str:
     """The agent's program as it was started (the same install, the same version) when the
     record names one of its binaries that still exists; else the manifest's word for it."""
     named = argv and manifest.matches(os.path.basename(argv[0]))

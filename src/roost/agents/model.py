@@ -1,7 +1,7 @@
 """An agent's manifest as one typed, immutable value, and the words its fields may hold.
 
 One concept: what a checked manifest says, section by section (``[hook]``, ``[hook.gate]``,
-``[acp]``, ``[mcp]``, ``[detect]``), each built from its table. Nothing here reads a file:
+``[acp]``, ``[mcp]``, ``[fork]``, ``[detect]``), each built from its table. Nothing here reads a file:
 :mod:`roost.agents.schema` checks and merges the tables, and the loader
 (:mod:`roost.agents.manifest`) builds these values from them.
 
@@ -257,6 +257,23 @@ class Mcp(_Value):
         self._set(args=tuple(table.get("args", ())))
 
 
+class Fork(_Value):
+    """``[fork]``: how the agent's CLI starts a new conversation from one it had, leaving that
+    one as it was (Claude Code's ``--resume ID --fork-session``). An agent without it cannot be
+    forked in a pane; a headless session forks where its ACP adapter offers ``session/fork``."""
+
+    __slots__ = ("command", "drop")
+    command: str
+    """The fork's command line: ``{session_id}`` is the source's id, and ``{fork_id}`` a new
+    one roost chooses, where the CLI takes one (so the fork is known before its first hook)."""
+    drop: tuple[str, ...]
+    """Flags of the source's command line that chose the conversation it opened (``--resume``,
+    ``--continue``): the fork's command says which it opens, so these are left out of it."""
+
+    def __init__(self, table: dict) -> None:
+        self._set(command=table["command"], drop=tuple(table.get("drop", ())))
+
+
 class ScreenProbe(_Value):
     """Where to look on screen and what to look for, as written: detection compiles it."""
 
@@ -332,6 +349,7 @@ class Manifest(_Value):
         "display",
         "exit_command",
         "files",
+        "fork",
         "hook",
         "mcp",
         "name",
@@ -365,11 +383,13 @@ class Manifest(_Value):
     detect: Detect
     acp: Acp | None
     mcp: Mcp | None
+    fork: Fork | None
+    """How a conversation of it is forked in a pane; None: it cannot be."""
     files: tuple[str, ...]
     """The files it was made from, packaged first."""
 
     def __init__(self, table: dict) -> None:
-        acp, mcp = table.get("acp"), table.get("mcp")
+        acp, mcp, fork = table.get("acp"), table.get("mcp"), table.get("fork")
         self._set(
             name=table["name"],
             display=table.get("display") or table["name"],
@@ -386,6 +406,7 @@ class Manifest(_Value):
             detect=Detect(table.get("detect", {})),
             acp=None if acp is None else Acp(acp),
             mcp=None if mcp is None else Mcp(mcp),
+            fork=None if fork is None else Fork(fork),
             files=tuple(table.get("files", ())),
         )
 

@@ -132,6 +132,7 @@ GATE: dict[str, Check] = {
 GATE_NEEDS = ("event", "allow", "deny")
 
 MCP: dict[str, Check] = {"args": _texts}
+FORK: dict[str, Check] = {"command": _text, "drop": _texts}
 DETECT_KEYS = frozenset({"identify", "rules", "replace"})
 RULE: dict[str, Check] = {
     "id": _text,
@@ -254,7 +255,7 @@ def check(table: dict, path: str) -> dict:
     if agent != name:
         raise ManifestError(f"{path}: name must be the file's own name, {name!r}, got {agent!r}")
     prefix = f"{path} ({name}): "
-    _values(table, TOP, prefix, nested=("hook", "detect", "acp", "mcp"))
+    _values(table, TOP, prefix, nested=("hook", "detect", "acp", "mcp", "fork"))
     checked = dict(table)
     if "hook" in table:
         checked["hook"] = _hook(table["hook"], prefix)
@@ -263,6 +264,8 @@ def check(table: dict, path: str) -> dict:
         _values(acp, ACP, f"{prefix}[acp]: ")
     if "mcp" in table:
         _values(_table(table["mcp"], f"{prefix}[mcp]"), MCP, f"{prefix}[mcp]: ")
+    if "fork" in table:
+        _values(_table(table["fork"], f"{prefix}[fork]"), FORK, f"{prefix}[fork]: ")
     if "detect" in table:
         checked["detect"] = _detect(table["detect"], path, prefix)
     return checked
@@ -299,7 +302,7 @@ def _merge_detect(base: dict | None, over: dict) -> dict:
 
 def complete(table: dict, path: str) -> None:
     """What only the merged manifest can say: an adapter kind has the files it writes, an
-    [acp] section its command."""
+    [acp] section its command, a [fork] section its command."""
     prefix = f"{path} ({table.get('name')}): "
     hook = table.get("hook", {})
     kind = hook.get("kind", "none")
@@ -308,6 +311,8 @@ def complete(table: dict, path: str) -> None:
         raise ManifestError(f"{prefix}[hook]: kind {kind!r} needs {', '.join(missing)}")
     if "acp" in table and not table["acp"].get("command"):
         raise ManifestError(f"{prefix}[acp]: command is required (the adapter's argv)")
+    if "fork" in table and not table["fork"].get("command"):
+        raise ManifestError(f"{prefix}[fork]: command is required (the fork's command line)")
     gate = hook.get("gate")
     if gate is not None:
         lacking = [key for key in GATE_NEEDS if not gate.get(key)]

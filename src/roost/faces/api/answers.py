@@ -210,6 +210,25 @@ class Closed(Reply):
     forced: bool
 
 
+class Forked(Reply):
+    """A fork that started: which lane, the source (a pane's ``%N`` or a session's key) and the
+    conversation id it came from; the fork's pane (a pane's fork) or record (a headless one's;
+    null for a pane's, which the roster learns of a moment later), its name, its own session id
+    where known yet, its folder, and the worktree and branch it was given (null without one)."""
+
+    lane: Literal["pane", "headless"]
+    source: str
+    forked_from: str
+    harness: str
+    name: str
+    pane: str | None
+    record: Record | None  # type: ignore[valid-type]
+    session_id: str | None
+    cwd: str
+    worktree: str | None
+    branch: str | None
+
+
 class GateDecision(Reply):
     """What a gate tells its hook: the answer given from rosterd, or null (the hook decides
     nothing, and the harness's own dialog stays the person's to answer)."""

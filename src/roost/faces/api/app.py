@@ -18,6 +18,7 @@ from starlette.routing import Route
 from roost.faces.api import (
     claims,
     close,
+    fork,
     headless,
     input,
     ledger,
@@ -60,6 +61,7 @@ SESSION_VERBS = {
     "stop": ("POST", "/stop", headless.stop),
     "handoff": ("POST", "/handoff", headless.handoff),
     "close": ("POST", "/close", close.close),
+    "fork": ("POST", "/fork", fork.fork),
     "explain": ("GET", "/explain", reads.explain),
     "tail": ("GET", "/tail", tail.session),
     "name": ("POST", "/name", claims.name),

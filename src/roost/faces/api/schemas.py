@@ -404,6 +404,34 @@ class Handoff(Strict):
     to: text(64, least=1, one_line=True, what="a node's id or name")
 
 
+class Fork(Strict):
+    """``POST /sessions/{key}/fork``: a new session from this one's conversation, named ``name``,
+    in a new git worktree and branch when ``worktree`` says so."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "if": {"properties": {"branch": {"type": "string"}}, "required": ["branch"]},
+            "then": {"properties": {"worktree": {"const": True}}, "required": ["worktree"]},
+        },
+    )
+
+    name: text(WINDOW_NAME, least=1, one_line=True, what="the fork's name (a window's and a session's)")
+    worktree: bool = Field(
+        default=False,
+        description="run it in a new git worktree and branch of the source's repository, as spawn --worktree",
+    )
+    branch: text(255, least=1, one_line=True, what="a branch name") | None = Field(
+        default=None, description="the worktree's new branch (default: the fork's name); only with worktree"
+    )
+
+    @model_validator(mode="after")
+    def _branch(self) -> Fork:
+        if self.branch is not None and not self.worktree:
+            raise refuse("branch goes with worktree")
+        return self
+
+
 class NoBody(Strict):
     """An action that takes nothing but the session: its body is ``{}``."""
 

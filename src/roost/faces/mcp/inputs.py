@@ -84,6 +84,19 @@ class Send(Input):
     timeout_s: integer(1, LONGEST_WAIT_S, f"the seconds the wait may last, from 1 to {LONGEST_WAIT_S}") = 600
 
 
+class Fork(Input):
+    """``session.fork``: a new session from one's conversation."""
+
+    name: Session
+    new_name: text(64, least=1, one_line=True, what="the fork's name, which no session has")
+    worktree: bool = Field(
+        default=False, description="run the fork in a new git worktree and branch of the source's repository"
+    )
+    branch: text(255, least=1, one_line=True, what="a branch name") | None = Field(
+        default=None, description="the worktree's new branch (default: new_name); only with worktree"
+    )
+
+
 RequestId = text(64, least=1, one_line=True, what="a request's id")
 READ = "the pending request's id as read: refused when another is open"
 

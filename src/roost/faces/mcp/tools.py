@@ -30,8 +30,8 @@ is answered ``"input": "ambiguous"``: the text may have arrived, and must not be
 The wait reads the same words for both lanes: ``idle``, ``needs_attention``, ``ended``; a
 headless session's wait also says whether the recap is ``stale``, an earlier turn's.
 
-**Another node's session.** ``session.find``, ``read_state``, ``send``, ``cancel``, ``allow``
-and ``deny`` name a session; when the door finds it owned by another node, the tool hands the
+**Another node's session.** ``session.find``, ``read_state``, ``send``, ``fork``, ``cancel``,
+``allow`` and ``deny`` name a session; when the door finds it owned by another node, the tool hands the
 owner the same call (:class:`roost.actions.remote.Act`, face ``mcp``) with the session named
 by its exact key, and the owner's answer is the tool's: its result, or its refusal with the
 owner's status, code and message (:class:`roost.base.errors.Relayed`). On the owner the call
@@ -55,6 +55,7 @@ from typing import Any
 
 from starlette.requests import Request
 
+from roost.actions import fork as forking
 from roost.actions import headless, permission, prompt, remote, waits
 from roost.actions.permission import ALLOW, ALLOW_ALWAYS, REJECT, Answer
 from roost.actions.remote import MCP, Act, Dispatch, Reply, Through, node_named
@@ -97,6 +98,15 @@ def child_policy(wanted: str | None, own: str) -> str:
             code=POLICY_TOO_LOOSE,
         )
     return policy
+
+
+def stricter(one: str | None, other: str) -> str:
+    """The stricter of two policies (``one`` None: ``other``): what a fork of a session with
+    policy ``one`` runs under when a caller with ``other`` asks for it, so it gets no more than
+    either had."""
+    if one not in STRICTEST_FIRST:
+        return other
+    return min(one, other, key=STRICTEST_FIRST.index)
 
 
 def check_answer(*, allow: bool, always: bool, always_allowed: bool) -> None:
@@ -342,6 +352,26 @@ async def spawn(context: Context, caller: Caller, args: inputs.Spawn) -> dict[st
     return {"record": to_json(record)}
 
 
+async def fork(context: Context, caller: Caller, args: inputs.Fork) -> dict[str, Any]:
+    """A new session from ``args.name``'s conversation, started by the caller: a headless fork
+    runs under the stricter of the source's policy and the caller's own."""
+    found = _found(context, args.name)
+    if found.owner is not None:
+        return await relay(context.door, caller, "session.fork", args, found)
+    source = found.record.permission_policy if found.record is not None else None
+    policy = stricter(source, granted(context.door, caller)) if found.headless else None
+    forked = await forking.fork(
+        context.door,
+        found,
+        args.new_name,
+        worktree=args.worktree,
+        branch=args.branch,
+        policy=policy,
+        parent=caller.session,
+    )
+    return forked.to_json()
+
+
 async def send(context: Context, caller: Caller, args: inputs.Send) -> dict[str, Any]:
     found = _found(context, args.name)
     if found.owner is not None:
@@ -421,6 +451,17 @@ TOOLS = {
             "(`policy_too_loose`). Outside a headless session yours counts as `attention`.",
             inputs.Spawn,
             spawn,
+        ),
+        Tool(
+            "session.fork",
+            "Fork a session: a new one, named `new_name`, that starts from its conversation (its "
+            "whole context), the source left as it was; with `worktree`, in a new git worktree and "
+            "branch of the source's repository, so the two never edit each other's files. A "
+            "headless fork runs under the source's policy or yours, whichever is stricter. Refused "
+            "(`no_conversation`) before the source's first turn, and (`cannot_fork`) for an agent "
+            "that cannot fork.",
+            inputs.Fork,
+            fork,
         ),
         Tool(
             "session.send",

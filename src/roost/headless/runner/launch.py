@@ -2,8 +2,8 @@
 
 A holder is started over the harness's adapter with the adapter's environment; the process
 that answers on its socket must be that holder; then ``initialize``, the adapter lock
-(:mod:`roost.headless.runner.lock`), ``session/new`` or ``session/load``, and the model and effort asked
-for through the config options the adapter offers. The lifecycle
+(:mod:`roost.headless.runner.lock`), ``session/new``, ``session/load`` or ``session/fork``, and
+the model and effort asked for through the config options the adapter offers. The lifecycle
 (:mod:`roost.headless.runner.lifecycle`) decides when a session is launched and what a failed launch
 leaves behind; this module says how each step is taken and how it fails.
 """
@@ -89,18 +89,22 @@ async def shake(started: holders.Started) -> Handshake:
 
 
 async def open_session(
-    link: Link, entry: Entry, servers: Sequence[StdioServer], *, load: bool
+    link: Link, entry: Entry, servers: Sequence[StdioServer], *, load: bool, fork_of: str | None = None
 ) -> dict[str, Any]:
-    """``session/new`` (or ``session/load`` of the stored id), offering ``servers`` over MCP,
-    then the model and effort asked for; the adapter's answer as JSON. ``entry`` keeps the
-    session id and the model the session runs."""
-    if not load:
+    """``session/new`` (or ``session/load`` of the stored id, or ``session/fork`` of
+    ``fork_of``, another session's id), offering ``servers`` over MCP, then the model and effort
+    asked for; the adapter's answer as JSON. ``entry`` keeps the session id and the model the
+    session runs."""
+    if fork_of is not None:
+        opened = await link.fork(entry.cwd, fork_of, servers)
+        entry.session_id = link.session_id
+    elif not load:
         opened = await link.open(entry.cwd, servers)
         entry.session_id = link.session_id
     else:
         assert entry.session_id is not None
         opened = await link.load(entry.cwd, entry.session_id, servers)
-    await _options(link, entry, opened, strict=not load)
+    await _options(link, entry, opened, strict=not load and fork_of is None)
     entry.current_model = _model(entry, opened)
     return opened
 
@@ -123,8 +127,8 @@ def mode(opened: dict[str, Any]) -> str | None:
 
 async def _options(link: Link, entry: Entry, opened: dict[str, Any], *, strict: bool) -> None:
     """The model and effort asked for, through the config options the adapter offers. A new
-    session whose adapter offers no such option is refused (``strict``); a loaded one keeps
-    what its adapter kept when it offers none."""
+    session whose adapter offers no such option is refused (``strict``); a loaded or forked one
+    keeps what its adapter kept when it offers none."""
     wanted = {"model": entry.model, "thought_level": entry.effort}
     for option in opened.get("configOptions") or []:
         value = wanted.get(option.get("category")) if isinstance(option, dict) else None

@@ -86,9 +86,13 @@ class Lifecycle:
         adapter = self._settings.adapters[entry.harness]
         launch.check_adapter(entry, adapter, launch.environment(self._environ, entry))
 
-    async def launch(self, entry: Entry, *, fresh: bool, load: bool | None = None) -> Headless:
+    async def launch(
+        self, entry: Entry, *, fresh: bool, load: bool | None = None, fork_of: str | None = None
+    ) -> Headless:
         """Start a holder for ``entry`` and open or ``load`` its ACP session (load: when not
-        ``fresh``). ``fresh`` makes a new session key; a crash's resume is fresh and loads."""
+        ``fresh``), or fork the session ``fork_of`` (its id) into it. ``fresh`` makes a new
+        session key; a crash's resume is fresh and loads; a fork is fresh. An adapter that
+        offers no ``session/fork`` refuses the fork (``cannot_fork``), its holder gone."""
         load = not fresh if load is None else load
         adapter = self._settings.adapters[entry.harness]
         started = launch.spawn_holder(entry, adapter, launch.environment(self._environ, entry))
@@ -122,7 +126,10 @@ class Lifecycle:
             if mismatch:
                 await self._abandon(h, fresh=fresh)
                 raise Conflict(mismatch, code="adapter_version_changed")
-            opened = await launch.open_session(link, entry, self._mcp, load=load)
+            if fork_of is not None and not link.forks:
+                await self._abandon(h, fresh=fresh)
+                raise Conflict(cannot_fork(entry.harness, link.agent_info), code=CANNOT_FORK)
+            opened = await launch.open_session(link, entry, self._mcp, load=load, fork_of=fork_of)
         except LinkError as error:
             failure = launch.failed(error, holder_key)  # before the holder's files go with it
             await self._abandon(h, fresh=fresh)
@@ -137,7 +144,7 @@ class Lifecycle:
             h,
             Said(
                 words.IDLE,
-                "resumed" if load else "session_new",
+                "session_forked" if fork_of is not None else "resumed" if load else "session_new",
                 {
                     "session_id": entry.session_id,
                     **({"mode": mode} if mode else {}),
@@ -318,6 +325,18 @@ class Lifecycle:
                     continue
                 with contextlib.suppress(RoostError):
                     await self.suspend(h, idle=True)
+
+
+CANNOT_FORK = "cannot_fork"
+NO_CONVERSATION = "no_conversation"
+"""The codes a fork is refused with (``docs/contracts.md``, "Forking a session")."""
+
+
+def cannot_fork(harness: str, agent_info: dict[str, Any]) -> str:
+    """The refusal of a fork whose adapter offers no ``session/fork``, naming the adapter."""
+    said = " ".join(str(agent_info[key]) for key in ("name", "version") if agent_info.get(key))
+    adapter = f"{harness}'s ACP adapter{f' ({said})' if said else ''}"
+    return f"{adapter} offers no session/fork: a session of it cannot be forked"
 
 
 _CANNOT_LOAD = (

@@ -157,6 +157,9 @@ class Link:
         self.session_id: str | None = None
         self.agent_info: dict[str, Any] = {}
         """What the adapter said it is in ``initialize`` (``name``, ``version``)."""
+        self.forks: bool | None = None
+        """Whether the adapter offers ``session/fork`` (its ``initialize`` answer's
+        ``sessionCapabilities.fork``); None until it has answered."""
         self.loading = False
         self._conn: ClientSideConnection | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -208,6 +211,8 @@ class Link:
         )
         info = answer.agent_info
         self.agent_info = {} if info is None else info.model_dump(mode="json", exclude_none=True)
+        offered = answer.agent_capabilities.session_capabilities if answer.agent_capabilities else None
+        self.forks = offered is not None and offered.fork is not None
 
     async def open(self, cwd: str, servers: Sequence[StdioServer] = ()) -> dict[str, Any]:
         """``session/new`` (after :meth:`initialize`), offering the harness ``servers`` over
@@ -231,6 +236,22 @@ class Link:
             self.loading = False
         self.session_id = session_id
         return {} if answer is None else answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    async def fork(self, cwd: str, session_id: str, servers: Sequence[StdioServer] = ()) -> dict[str, Any]:
+        """``session/fork`` of ``session_id`` (after :meth:`initialize`): a new session in
+        ``cwd`` that starts from that one's conversation, offering ``servers`` again; its answer
+        as JSON. What the adapter replays of the history meanwhile changes no state."""
+        conn = self.conn
+        self.loading = True
+        try:
+            answer = await _call(
+                conn.fork_session(session_id=session_id, cwd=cwd, mcp_servers=_mcp(servers)),
+                "session/fork",
+            )
+        finally:
+            self.loading = False
+        self.session_id = answer.session_id
+        return answer.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     async def set_option(self, config_id: str, value: str) -> None:
         assert self.session_id is not None

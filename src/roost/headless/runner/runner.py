@@ -14,6 +14,9 @@ owns it:
 - :mod:`roost.headless.runner.stamps`: which processes may be signalled, and the signals;
 - :mod:`roost.headless.runner.handoff`: handing a session to another node, and taking one in.
 
+Forking a session (a new one that starts from its conversation, on a holder of its own) is here:
+it is a start whose ``session/new`` is the adapter's ``session/fork``.
+
 What stays here is driving a live session (a prompt, a cancel, an answer to a permission, a
 wait for its turn) and the one wait every action shares: for the restart to be done with it.
 """
@@ -35,9 +38,9 @@ from roost.agents.mcpconfig import StdioServer
 from roost.base.errors import AdapterFailed, Conflict, TargetGone, UsageError
 from roost.headless.runner import store
 from roost.headless.runner.claims import Claims
-from roost.headless.runner.handoff import Handoffs, environ_of
+from roost.headless.runner.handoff import Handoffs, environ_of, transcripts
 from roost.headless.runner.headless import Headless
-from roost.headless.runner.lifecycle import Lifecycle
+from roost.headless.runner.lifecycle import CANNOT_FORK, NO_CONVERSATION, Lifecycle, cannot_fork
 from roost.headless.runner.link import Link, LinkError
 from roost.headless.runner.rebuild import Rebuild
 from roost.headless.runner.settings import RunnerSection, Settings
@@ -100,6 +103,8 @@ class Runner:
             live, settings, self._claims, self._lifecycle, self.sessions, clock, environ_of(environ)
         )
         self._rebuild = Rebuild(self._lifecycle, self._claims, self.sessions, clock, self._spawn)
+        self._home = Path(environ_of(environ).get("HOME") or os.path.expanduser("~"))
+        """Where the harnesses keep their conversations: the home the adapters are started with."""
 
     # Reading.
 
@@ -165,6 +170,53 @@ class Runner:
         parent = self.get(parent_key)
         options["policy"] = options.get("policy") or parent.entry.policy
         return await self.start(harness, cwd, parent=parent_key, **options)
+
+    async def forkable(self, key: str) -> Headless:
+        """The session ``key``, once it is known that a fork of it can start: it has a
+        conversation (a session id, and where its manifest names the harness's transcript
+        files, one of them), and its adapter, when it has said so, offers ``session/fork``.
+        Conflict ``no_conversation`` or ``cannot_fork`` otherwise, before anything starts."""
+        h = await self._ready_for(key)
+        entry = h.entry
+        if not entry.session_id or not _conversed(transcripts(entry.harness), entry.session_id, self._home):
+            raise Conflict(
+                f"{key} has no conversation yet: fork it once it has had a turn", code=NO_CONVERSATION
+            )
+        if h.link is not None and h.link.forks is False:
+            raise Conflict(cannot_fork(entry.harness, h.link.agent_info), code=CANNOT_FORK)
+        return h
+
+    async def fork(
+        self,
+        key: str,
+        cwd: str,
+        *,
+        name: str | None = None,
+        policy: str | None = None,
+        parent: str | None = None,
+    ) -> Record:
+        """A new headless session in ``cwd`` that starts from ``key``'s conversation: a holder
+        of its own, ``initialize``, ``session/fork``. It runs as ``key`` was started (harness,
+        policy unless ``policy`` names one, model, effort, environment); ``key`` is left as it
+        was, running or suspended. The refusals of :meth:`forkable`, and ``bad_cwd``."""
+        source = (await self.forkable(key)).entry
+        if not os.path.isdir(cwd):
+            raise UsageError(f"{cwd} is not a folder on this node", code="bad_cwd")
+        entry = Entry(
+            key="",
+            harness=source.harness,
+            cwd=os.path.abspath(cwd),
+            started_at=self._clock(),
+            policy=policy or source.policy,
+            recap=self.settings.runner.recap,
+            name=name,
+            parent=parent,
+            model=source.model,
+            effort=source.effort,
+            env=dict(source.env),
+        )
+        h = await self._lifecycle.launch(entry, fresh=True, fork_of=source.session_id)
+        return self._claims.record(h)
 
     # Driving.
 
@@ -368,6 +420,19 @@ def settings_of(runner: RunnerSection, harness: dict[str, Any], folder: Path) ->
         name for name in harness if (found := manifest.load(name)) and found.acp and not found.acp.resumes
     )
     return Settings(adapters, runner, folder, extensions, unloadable)
+
+
+def _conversed(patterns: tuple[str, ...], session_id: str, home: Path) -> bool:
+    """Whether the harness has written the conversation ``session_id`` under ``home``, where
+    ``patterns`` (its manifest's ``[acp] transcripts``) say it keeps one; with none named,
+    the adapter is left to say."""
+    import glob
+
+    found = (
+        glob.glob(pattern.replace("{session_id}", glob.escape(session_id)), root_dir=home, recursive=True)
+        for pattern in patterns
+    )
+    return not patterns or any(found)
 
 
 def _live_link(h: Headless) -> Link:

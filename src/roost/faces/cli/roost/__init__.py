@@ -38,6 +38,7 @@ VERBS = {
     "ls": "windows",
     "attach": "windows",
     "close": "close",
+    "fork": "fork",
     "restore": "restore",
     "_layout": "restore",
     "status": "status",

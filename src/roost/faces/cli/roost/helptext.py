@@ -10,6 +10,7 @@ VERBS = (
     ("new [-d] [-s NAME] [-n WINDOW] [cmd]", "a new session; prints its %N"),
     ("spawn [--worktree [--branch B]] NAME [cmd]", "a co-agent window, not attached; prints its %N"),
     ("split [-h|-v] [-t P] [-n NAME] [cmd]", "a helper pane in your window; prints its %N"),
+    ("fork [--worktree [--branch B]] TARGET NAME", "a new agent from TARGET's conversation; prints its %N"),
     ("view [-n NAME] cmd…", "show cmd to a person, without stealing focus"),
     ("send [--force] [--from L] TARGET TEXT", "paste a prompt, submit it, name the turn"),
     ("read [--render] [--turn N] TARGET", "the reply that agent just gave"),
@@ -45,6 +46,6 @@ def run(verb: str, args: list[str]) -> int:
     print(f"roost {__version__}: drive coding agents in persistent tmux sessions\n")
     for usage, what in lines:
         print(f"  {usage:<{width}}  {what}")
-    print("\nTARGET: %N, @N, [SESSION:]WINDOW[.PANE] or a pane name. status, whoami, read, screen,")
-    print("send, close and state take --json. The socket is ROOST_SOCKET (a name or a path; default roost).")
+    print("\nTARGET: %N, @N, [SESSION:]WINDOW[.PANE] or a pane name. status, whoami, read, screen, send,")
+    print("close, fork and state take --json. The socket is ROOST_SOCKET (a name or a path; default roost).")
     return 0

@@ -43,6 +43,7 @@ VERBS = {
     "deny": "answer",
     "spawn": "headless",
     "close": "close",
+    "fork": "fork",
     "journal": "ledger",
     "usage": "ledger",
     "nodes": "swarm",

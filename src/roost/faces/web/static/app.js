@@ -14,6 +14,7 @@
 import { sessionPath } from "./api.js";
 import { badge } from "./badges.js";
 import { renderCards, Tails } from "./cards.js";
+import { ForkDialog } from "./fork.js";
 import { Gates } from "./gates.js";
 import { HeadlessView } from "./headless.js";
 import { KeyRow } from "./keys.js";
@@ -112,7 +113,10 @@ function renderTabs() {
       event.stopPropagation();
       closeTab(id);
     });
-    tab.append(label, badge(roster.stateOf(id)), close);
+    tab.append(label, badge(roster.stateOf(id)));
+    const fork = forkButton(id);
+    if (fork) tab.append(fork);
+    tab.append(close);
     tab.addEventListener("click", () => activate(id));
     tabs.push(tab);
   }
@@ -121,6 +125,27 @@ function renderTabs() {
   const title = $("phone-title");
   title.replaceChildren();
   if (active) title.append(roster.nameOf(active), " ", badge(roster.stateOf(active)));
+}
+
+// "⑂" on a tab whose session holds a conversation (an agent that said its session id) and has
+// not ended: it opens the Fork dialog for that session.
+function forkButton(id) {
+  const record = roster.recordOf(id);
+  if (!record || !record.session_id || record.liveness === "ended") return null;
+  const button = document.createElement("button");
+  button.className = "fork";
+  button.type = "button";
+  button.title = "Fork: a new session from this one's conversation";
+  button.setAttribute("aria-label", "Fork this session");
+  button.textContent = "⑂";
+  // A pane of this node is named by its %N; any other session by its routes (another node's too).
+  const remote = Boolean(record.peer_state && record.peer_state !== "local");
+  const path = isPane(id) && !remote ? `/sessions/${encodeURIComponent(id)}` : sessionPath(record);
+  button.addEventListener("click", (event) => {
+    event.stopPropagation();
+    forker.open(path, roster.nameOf(id), remote);
+  });
+  return button;
 }
 
 function openView(id) {
@@ -252,6 +277,15 @@ function started(record) {
 }
 
 const launcher = new Launcher($("launcher"), { onLaunched: launched, onStarted: started });
+
+// A fork on this node opens in a tab of its own: a headless one by its record, a pane by its %N.
+// Another node's fork reaches the roster, and its row, a moment later.
+async function forked(answer, remote) {
+  if (remote) return;
+  if (answer.record) started(answer.record);
+  else if (answer.pane) await launched(answer.pane);
+}
+const forker = new ForkDialog($("fork"), { onForked: forked });
 for (const button of document.querySelectorAll(".new-session")) {
   button.addEventListener("click", () => launcher.open().catch((error) => console.warn(error)));
 }

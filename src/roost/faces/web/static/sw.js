@@ -16,6 +16,7 @@ const SHELL = [
   "/static/app.js",
   "/static/badges.js",
   "/static/cards.js",
+  "/static/fork.js",
   "/static/gates.js",
   "/static/headless.js",
   "/static/keys.js",
