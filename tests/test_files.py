@@ -92,7 +92,7 @@ def test_a_disk_that_refuses_the_bytes_leaves_the_old_file_and_no_temporary(tmp_
     files.replace(target, "kept")
     script = (
         "import resource, signal, sys\n"
-        "from roost import files\n"
+        "from roost.base import files\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))\n"
         "try:\n"
