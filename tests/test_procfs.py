@@ -50,7 +50,7 @@ def test_an_ended_process_is_gone_and_a_reaped_one_is_not_there() -> None:
 
 def test_the_walk_up_the_tree_starts_at_the_process_and_stops_at_init_or_the_bound() -> None:
     """The one ancestor walk: the hook's agent, a shared process, a claim's ancestry all read it."""
-    child = subprocess.Popen(["/bin/sh", "-c", "sleep 30"])
+    child = subprocess.Popen(["sleep", "30"])
     try:
         walked = [pid for pid, _ in procfs.lineage(child.pid)]
         assert walked[:2] == [child.pid, os.getpid()]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from roost.base.errors import UsageError
 from roost.faces.cli.output import complain, decode, document, line
+from roost.faces.cli.rosterd.options import parse
 
 USAGE = (
     ("detect explain [OPTIONS] FILE|-", "which detection rule a screen matches, and why (detect --help)"),
@@ -49,30 +50,6 @@ Exit status:
 _VALUED = ("--agent", "--title", "--progress")
 
 
-def _options(args: list[str], usage: str) -> tuple[dict[str, str], list[str], bool]:
-    """Flags with values, the positional arguments, and whether --json was given."""
-    values: dict[str, str] = {}
-    rest: list[str] = []
-    as_json = False
-    items = iter(args)
-    for arg in items:
-        name, eq, value = arg.partition("=")
-        if name in _VALUED:
-            if not eq:
-                following = next(items, None)
-                if following is None:
-                    raise UsageError(usage)
-                value = following
-            values[name] = value
-        elif arg == "--json":
-            as_json = True
-        elif arg.startswith("-") and arg != "-":
-            raise UsageError(usage)
-        else:
-            rest.append(arg)
-    return values, rest, as_json
-
-
 def _read(source: str) -> str:
     try:
         data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
@@ -87,16 +64,15 @@ def explain(args: list[str]) -> int:
     from roost.truth.detect.regions import Screen, parse_progress
 
     usage = "usage: rosterd detect explain [--agent NAME] [--title T] [--progress P] [--json] FILE|-"
-    values, rest, as_json = _options(args, usage)
-    if len(rest) != 1:
-        raise UsageError(usage)
+    given = parse(args, usage, flags=("--json",), valued=_VALUED, positional=1)
+    values, as_json = given.values, "--json" in given.flags
     progress = values.get("--progress")
     if progress is not None:
         try:
             progress = parse_progress(progress)
         except ValueError as error:
             raise UsageError(f"usage: rosterd detect explain: {error}") from None
-    screen = Screen.parse(_read(rest[0]), title=values.get("--title"), progress=progress)
+    screen = Screen.parse(_read(given.positional[0]), title=values.get("--title"), progress=progress)
     explanation = run_explain(screen, values.get("--agent"))
     if as_json:
         document("detect explain", **to_json(explanation))
@@ -108,9 +84,7 @@ def explain(args: list[str]) -> int:
 def check(args: list[str]) -> int:
     from roost.truth.detect.manifests import load_catalog
 
-    _, rest, as_json = _options(args, "usage: rosterd detect check [--json]")
-    if rest:
-        raise UsageError("usage: rosterd detect check [--json]")
+    as_json = "--json" in parse(args, "usage: rosterd detect check [--json]", flags=("--json",)).flags
     catalog = load_catalog()
     agents = [catalog.agents[name] for name in sorted(catalog.agents)]
     if as_json:
