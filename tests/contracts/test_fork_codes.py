@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from roost import errors
 from roost.actions import fork
+from roost.base import errors
 from roost.headless.runner import lifecycle
 from tests.contracts.tables import table
 
