@@ -124,3 +124,28 @@ def test_a_moved_socket_is_where_both_look(roost: Roost, running: Daemon, tmp_pa
     api = roost.run("api", "agents", env=elsewhere)
     listing = rosterd(running, "list", env=elsewhere)
     assert (api.returncode, api.stderr, listing.returncode, listing.stderr) == (0, "", 0, b"")
+
+
+def test_one_mapping_turns_each_status_back_into_its_failure() -> None:
+    """The daemon's status as the failure of the table, for every client of the socket: ``roost
+    api`` exits with each one's code; ``rosterd`` exits 1 on any, 3 on ``peer_unreachable``."""
+    from roost.base import errors
+    from roost.faces.cli.daemonclient import Refused
+
+    expected = {
+        400: errors.UsageError,
+        401: errors.Unauthorized,
+        404: errors.TargetGone,
+        409: errors.Conflict,
+        413: errors.TooLarge,
+        422: errors.Conflict,
+        429: errors.TooMany,
+        500: errors.Unavailable,
+        502: errors.Unavailable,
+    }
+    for status, failure in expected.items():
+        found = Refused(status, b'{"error": "said"}').failure()
+        assert (type(found), found.message) == (failure, "said"), status
+    unreachable = Refused(502, b'{"error": "gone", "code": "peer_unreachable"}')
+    assert unreachable.exit_code == errors.PeerUnreachable.exit_code
+    assert Refused(404, b"{}").failure("no session 'x'").message == "no session 'x'"

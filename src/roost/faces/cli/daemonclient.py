@@ -26,7 +26,18 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from roost.base import cjson, paths, sse
-from roost.base.errors import PEER_UNREACHABLE, Conflict, PeerUnreachable, Unavailable
+from roost.base.errors import (
+    PEER_UNREACHABLE,
+    Conflict,
+    PeerUnreachable,
+    RoostError,
+    TargetGone,
+    TooLarge,
+    TooMany,
+    Unauthorized,
+    Unavailable,
+    UsageError,
+)
 from roost.base.unixhttp import Connection, Response
 
 TYPE_CHECKING = False  # as in roost.base.paths: importing typing costs every verb ~2 ms
@@ -53,6 +64,11 @@ class Lost(Unreachable):
     """The request was sent and no answer came back: whatever it asked may have happened."""
 
 
+FAILURES = {400: UsageError, 401: Unauthorized, 404: TargetGone, 409: Conflict, 413: TooLarge, 429: TooMany}
+"""The daemon's statuses as the failures of the table (a 5xx is :class:`Unavailable`, any other
+4xx a :class:`Conflict`): the one mapping back from an answer, for every client of the socket."""
+
+
 class Refused(Conflict):
     """The daemon answered with an error: an unknown or ambiguous KEY, a bad argument.
 
@@ -76,6 +92,14 @@ class Refused(Conflict):
         """The refusal's ``code``, when the daemon gave one."""
         if self.code == PEER_UNREACHABLE:
             self.exit_code = PeerUnreachable.exit_code
+
+    def failure(self, message: str | None = None) -> RoostError:
+        """This refusal as the failure its status names (:data:`FAILURES`), in the daemon's
+        words or ``message``: for a face whose exit codes are the failure table's."""
+        said = str(self) if message is None else message
+        if self.status >= 500:
+            return Unavailable(said)
+        return FAILURES.get(self.status, Conflict)(said)
 
 
 def path_of(*parts: str) -> str:

@@ -11,10 +11,7 @@ from roost.base import cjson
 from roost.base.errors import (
     Conflict,
     DeliveredNoTurn,
-    TargetGone,
     TooLarge,
-    TooMany,
-    Unauthorized,
     Unavailable,
     UsageError,
 )
@@ -62,8 +59,6 @@ PROMPT_DEADLINE_MS = 10_000
 """How long a prompt without --wait may take to be admitted (the pane's send lock)."""
 SLACK = 10.0
 """Seconds past a deadline to wait for the daemon's answer before calling it lost."""
-_REFUSALS = {400: UsageError, 401: Unauthorized, 409: Conflict, 413: TooLarge, 429: TooMany}
-"""The daemon's 4xx answers as failures (exit 1); 404 is TargetGone and a 5xx Unavailable (2)."""
 _UNITS = {"ms": 1, "s": 1000, "m": 60_000}
 """Longest suffix first: "5ms" ends with "s" too."""
 
@@ -147,18 +142,17 @@ def _answer(target: str, body: Any = None, timeout: float = TIMEOUT, session: st
 
 
 def _failure(refused: Refused, session: str | None) -> Exception:
-    """The daemon's refusal as ``roost api``'s failure: 404 is no such session (exit 2), a 5xx
-    an unavailable daemon (2), any other a refusal (1)."""
+    """The daemon's refusal as ``roost api``'s failure, by the one mapping of statuses
+    (:data:`roost.faces.cli.daemonclient.FAILURES`): 404 is no such session (exit 2), a 5xx an
+    unavailable daemon (2), any other a refusal (1)."""
     status, doc = refused.status, refused.doc
     if doc is None:
         message = f"rosterd answered {status} without JSON"
     else:
         message = str(doc.get("error") or f"rosterd answered {status}")
-    if status == 404:
-        return TargetGone(f"no session {session!r}" if session else message)
-    if status >= 500:
-        return Unavailable(message)
-    return _REFUSALS.get(status, Conflict)(message)
+    if status == 404 and session:
+        message = f"no session {session!r}"
+    return refused.failure(message)
 
 
 def _reworded(error: Unreachable) -> Unreachable:
