@@ -50,13 +50,13 @@ from roost.pane.tmux import placement
 from roost.pane.tmux.panes import Pane, list_panes
 from roost.pane.tmux.server import Server, TmuxError
 from roost.pane.tmux.targets import resolve
+from roost.truth.roster.records import Record  # at run time: the API's model is read off Forked
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from roost.actions.sessions import Door, Found
     from roost.agents.model import Manifest
-    from roost.truth.roster import Record
 
 FORK_ID = "{fork_id}"
 CURRENT_PATH = "pane_current_path"

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from roost.actions import prompt
+from roost.actions import fork, prompt, terminals
 from roost.base import statusrow
 from roost.faces.api import rows, schemas, waits
 from roost.pane.state import words
@@ -42,26 +42,28 @@ class Error(Reply):
     field: str | None = None
 
 
-def _record_field(name: str, kind: Any) -> Any:
-    if name in records.TIMESTAMPS:
-        return (DateTime if name == "started_at" else DateTime | None, ...)
-    if name == "activity":
-        return (Literal[records.ACTIVITIES], ...)
-    if name == "liveness":
-        return (Literal[records.LIVENESS], ...)
-    if name == "state":
-        return (Literal[words.STATES] | None, ...)
-    return (kind, ...)
+def derived(name: str, shape: type, doc: str, **narrowed: Any) -> type[Reply]:
+    """The answer model of a value an action returns (a dataclass): one field for each of its
+    fields, typed as it is typed there, so a field added to the value appears in
+    ``/openapi.json`` with no second spelling; ``narrowed`` gives a field the type the document
+    states more exactly (a word from a closed list, a time as text, a record as its model)."""
+    hints = typing.get_type_hints(shape)
+    return create_model(
+        name,
+        __base__=Reply,
+        __doc__=doc,
+        **{field.name: (narrowed.get(field.name, hints[field.name]), ...) for field in fields(shape)},
+    )
 
 
-Record = create_model(
+Record = derived(
     "Record",
-    __base__=Reply,
-    __doc__="One session (rosterd.snapshot.v1 record): every field present, null when unknown.",
-    **{
-        field.name: _record_field(field.name, typing.get_type_hints(records.Record)[field.name])
-        for field in fields(records.Record)
-    },
+    records.Record,
+    "One session (rosterd.snapshot.v1 record): every field present, null when unknown.",
+    **{name: DateTime if name == "started_at" else DateTime | None for name in records.TIMESTAMPS},
+    activity=Literal[records.ACTIVITIES],
+    liveness=Literal[records.LIVENESS],
+    state=Literal[words.STATES] | None,
 )
 
 
@@ -210,23 +212,16 @@ class Closed(Reply):
     forced: bool
 
 
-class Forked(Reply):
-    """A fork that started: which lane, the source (a pane's ``%N`` or a session's key) and the
-    conversation id it came from; the fork's pane (a pane's fork) or record (a headless one's;
-    null for a pane's, which the roster learns of a moment later), its name, its own session id
-    where known yet, its folder, and the worktree and branch it was given (null without one)."""
-
-    lane: Literal["pane", "headless"]
-    source: str
-    forked_from: str
-    harness: str
-    name: str
-    pane: str | None
-    record: Record | None  # type: ignore[valid-type]
-    session_id: str | None
-    cwd: str
-    worktree: str | None
-    branch: str | None
+Forked = derived(
+    "Forked",
+    fork.Forked,
+    "A fork that started: which lane, the source (a pane's ``%N`` or a session's key) and the "
+    "conversation id it came from; the fork's pane (a pane's fork) or record (a headless one's; "
+    "null for a pane's, which the roster learns of a moment later), its name, its own session id "
+    "where known yet, its folder, and the worktree and branch it was given (null without one).",
+    lane=Literal["pane", "headless"],
+    record=Record | None,  # type: ignore[valid-type]
+)
 
 
 class GateDecision(Reply):
@@ -284,17 +279,12 @@ class Launched(Reply):
     branch: str | None
 
 
-class Terminal(Reply):
-    """One live pane of roost's tmux server, with the session in it if there is one."""
-
-    pane: str
-    session: str
-    window: str
-    name: str | None
-    command: str
-    cwd: str | None
-    session_key: str | None
-    state: Literal[statusrow.STATES] | None  # type: ignore[valid-type]
+Terminal = derived(
+    "Terminal",
+    terminals.Terminal,
+    "One live pane of roost's tmux server, with the session in it if there is one.",
+    state=Literal[statusrow.STATES] | None,  # type: ignore[valid-type]
+)
 
 
 class Terminals(Reply):
