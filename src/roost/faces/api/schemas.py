@@ -605,6 +605,7 @@ BODIES = (
     Spawn,
     HeadlessPrompt,
     Handoff,
+    Fork,
     Close,
     Permission,
     Gate,
