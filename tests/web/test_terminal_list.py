@@ -74,6 +74,7 @@ def test_another_value_is_refused(web: Web, value: str) -> None:
     assert response.json() == {"error": "terminals must be 0 or 1"}  # never the value sent back
 
 
+@pytest.mark.alone  # one frame per change rests on the gathering window, a bound on time
 def test_a_pane_opening_renamed_or_closing_is_one_frame_each(web: Web) -> None:
     first = web.roost.start()
     with Events(web.daemon.unix(), PATH) as stream:
