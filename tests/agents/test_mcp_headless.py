@@ -20,7 +20,7 @@ from tests.fakes.model_api import Step, ToolCall, default_script
 
 __all__ = ["daemon", "real"]
 
-TOOLS = {"list", "find", "read_state", "spawn", "send", "cancel", "allow", "deny"}
+TOOLS = {"list", "find", "read_state", "spawn", "fork", "send", "cancel", "allow", "deny"}
 
 
 def _offered(body: dict[str, Any]) -> dict[str, str]:

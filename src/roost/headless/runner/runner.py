@@ -50,6 +50,8 @@ from roost.truth.roster.live import Live
 
 SLOW_WAIT = 10.0
 """Seconds an action on a session whose holder has not answered yet waits for it, then is refused."""
+TRANSCRIPT_WAIT_S = 5.0
+"""Seconds a fork waits for a turn's conversation to reach the harness's transcript file."""
 
 
 @dataclass(frozen=True)
@@ -178,13 +180,28 @@ class Runner:
         Conflict ``no_conversation`` or ``cannot_fork`` otherwise, before anything starts."""
         h = await self._ready_for(key)
         entry = h.entry
-        if not entry.session_id or not _conversed(transcripts(entry.harness), entry.session_id, self._home):
+        if not entry.session_id or not await self._conversed(key, entry.harness, entry.session_id):
             raise Conflict(
                 f"{key} has no conversation yet: fork it once it has had a turn", code=NO_CONVERSATION
             )
         if h.link is not None and h.link.forks is False:
             raise Conflict(cannot_fork(entry.harness, h.link.agent_info), code=CANNOT_FORK)
         return h
+
+    async def _conversed(self, key: str, harness: str, session_id: str) -> bool:
+        """Whether the harness has written the conversation: at once when it has, and when the
+        session has ended a turn but its file is not there yet (the CLI writes it as the turn
+        ends, and a loaded machine may take a moment), once it is, within
+        :data:`TRANSCRIPT_WAIT_S`."""
+        patterns = transcripts(harness)
+        record = self.live.roster.record(key)
+        turned = record is not None and (record.completed_revision or 0) > 0
+        deadline = time.monotonic() + (TRANSCRIPT_WAIT_S if turned else 0.0)
+        while not _conversed(patterns, session_id, self._home):
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.1)
+        return True
 
     async def fork(
         self,
