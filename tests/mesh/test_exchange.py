@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from roost.base import sse
 from roost.pane.tmux.topology import Topology
 from roost.remote.mesh import events
 from roost.remote.mesh.exchange import BACKOFF_CAP, Exchange, backoff
@@ -163,9 +164,9 @@ async def _read(*parts: bytes, limit: int = 100) -> list[tuple[str, str]]:
 def test_the_event_reader_frames_events_and_refuses_a_flood() -> None:
     said = asyncio.run(_read(b'event: frame\ndata: {"a"', b":1}\n\n: keepalive\n\n"))
     assert said == [("frame", '{"a":1}'), (events.KEEPALIVE, "")]
-    with pytest.raises(events.TooLarge):
+    with pytest.raises(sse.TooLarge):
         asyncio.run(_read(b"data: " + b"x" * 200))  # a line that never ends
-    with pytest.raises(events.TooLarge):
+    with pytest.raises(sse.TooLarge):
         asyncio.run(_read(*[b"data: xxxxxxxxxx\n"] * 20))  # an event that never ends
 
 

@@ -252,6 +252,9 @@ FAILURES: tuple[type[RoostError], ...] = (
 """The table, in the order ``docs/contracts.md`` lists it."""
 
 
+PEER_UNREACHABLE = "peer_unreachable"
+"""The code a caller most often branches on: the session's owner, another node, did not answer."""
+
 CODES: dict[str, type[RoostError]] = {
     "adapter_failed": AdapterFailed,
     "adapter_missing": Conflict,
@@ -294,7 +297,7 @@ CODES: dict[str, type[RoostError]] = {
     "other_kind": Conflict,
     "other_swarm": PeerRefused,
     "owned_elsewhere": Conflict,
-    "peer_unreachable": PeerUnreachable,
+    PEER_UNREACHABLE: PeerUnreachable,
     "policy_too_loose": Conflict,
     "refused": PeerRefused,
     "replayed": PeerRefused,
@@ -321,5 +324,3 @@ CODES: dict[str, type[RoostError]] = {
 """Every refusal ``code`` roost answers with, and the failure that carries it: the one home of
 a code (``docs/contracts.md``, "Refusal codes", says what each means). A caller branches on
 the code; ``tests/contracts/test_failures.py`` finds every ``code=`` in the tree here."""
-PEER_UNREACHABLE = "peer_unreachable"
-"""The code a caller most often branches on: the session's owner, another node, did not answer."""

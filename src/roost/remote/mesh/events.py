@@ -13,7 +13,6 @@ from roost.base import sse
 
 KEEPALIVE = "keepalive"
 """What :func:`read` yields for a comment: the peer said something, and nothing else."""
-TooLarge = sse.TooLarge
 
 
 async def read(chunks: AsyncIterator[bytes], limit: int) -> AsyncIterator[tuple[str, str]]:

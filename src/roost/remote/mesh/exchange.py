@@ -376,7 +376,7 @@ class Exchange:
                 async for event, data in events.read(response.aiter_bytes(), MAX_EVENT):
                     framed = self.take(member.node_id, event, data) or framed
             self.errors[member.node_id] = "the stream ended"
-        except (PeerUnreachable, PeerRefused, events.TooLarge) as error:
+        except (PeerUnreachable, PeerRefused, sse.TooLarge) as error:
             self.errors[member.node_id] = str(error)
         return framed
 
