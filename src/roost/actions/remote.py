@@ -119,6 +119,19 @@ def owner_of(key: str) -> str | None:
     return node_id
 
 
+def refuse_elsewhere(key: str | None, here: str) -> None:
+    """On the owner, every way an act arrives (the API's forwarded request, the mesh's act, a
+    relayed terminal) asks this one question, so the rule that ends a bounce between two nodes
+    is written once: a key with another node's prefix is refused, never sent on."""
+    owner = owner_of(key) if key is not None else None
+    if owner is not None and owner != here:
+        raise Conflict(
+            f"{key} is not a session of this node: an owner acts on its own sessions, and an act "
+            "is never forwarded twice",
+            code=NOT_OWNER,
+        )
+
+
 def waiting(body: str, now: float) -> float:
     """Seconds an act's body asks its owner to wait on purpose before answering: a deadline
     (``deadline_ms``), a ``timeout_s`` with something to wait for, a headless wait's default."""

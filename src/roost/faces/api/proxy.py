@@ -29,11 +29,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message
 
 from roost.actions import remote
-from roost.actions.remote import API, NOT_OWNER, Act, Dispatch, Reply, Through
+from roost.actions.remote import API, Act, Dispatch, Reply, Through
 from roost.actions.sessions import Door, resolve
 from roost.base.errors import PeerUnreachable, RoostError
 from roost.faces.api import auth, context
-from roost.faces.api.errors import BadRequest, Conflict, NotFound, TooLarge
+from roost.faces.api.errors import BadRequest, NotFound, TooLarge
 from roost.faces.api.operations import of, parameter
 
 FORWARDED = "rosterd.forwarded"
@@ -106,13 +106,7 @@ async def _as_owner(request: Request, door: Door, key: str, endpoint: Handler) -
     """A forwarded request: the key is found among this node's sessions by this node's own rules
     (a caller that named the node meant its session of that name), and the route is given the
     exact key; a key of another node is refused, never forwarded again."""
-    owner = remote.owner_of(key)
-    if owner is not None and owner != door.live.roster.node_id:
-        raise Conflict(
-            f"{key} is not a session of this node: an owner acts on its own sessions, and an act "
-            "is never forwarded twice",
-            code=NOT_OWNER,
-        )
+    remote.refuse_elsewhere(key, door.live.roster.node_id)
     try:
         exact = resolve(door.live.roster, key)
     except RoostError:

@@ -35,9 +35,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from roost.actions.remote import FACES, NOT_OWNER, READS, Act, Dispatch, Reply, Through, owner_of
+from roost.actions.remote import FACES, READS, Act, Dispatch, Reply, Through, refuse_elsewhere
 from roost.actions.sessions import resolve
-from roost.base.errors import PEER_UNREACHABLE, Conflict, PeerUnreachable, RoostError, Unavailable, UsageError
+from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable, RoostError, Unavailable, UsageError
 from roost.remote.mesh import listener
 from roost.remote.mesh.dialer import Dialer
 from roost.remote.mesh.membership import Membership
@@ -250,13 +250,7 @@ class Acting:
         except ValueError:
             raise UsageError("the body is not JSON roost sends", field="act") from None
         act = read(document)
-        owner = owner_of(act.session) if act.session is not None else None
-        if owner is not None and owner != self.roster.node_id:
-            raise Conflict(
-                f"{act.session} is not a session of this node: an owner acts on its own sessions, "
-                "and an act is never forwarded twice",
-                code=NOT_OWNER,
-            )
+        refuse_elsewhere(act.session, self.roster.node_id)
         through = Through(sender.node_id, sender.name, act.by, act.via)
         face = self.faces.get(act.face)
         if face is None:

@@ -38,8 +38,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from roost.actions.remote import NOT_OWNER, owner_of
-from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable
+from roost.actions.remote import refuse_elsewhere
+from roost.base.errors import PEER_UNREACHABLE, Conflict, PeerUnreachable
 from roost.remote.mesh import listener, tls
 from roost.remote.mesh.membership import Membership
 
@@ -93,10 +93,10 @@ class Relay:
         key = websocket.path_params["key"]
         sender = listener.peer(websocket)
         await websocket.accept()
-        owner = owner_of(key)
-        if owner is not None and owner != self.membership.identity.node_id:
-            reason = f"{NOT_OWNER}: {key} is no session of this node, and a terminal is relayed once"
-            await websocket.close(POLICY, reason[:120])
+        try:
+            refuse_elsewhere(key, self.membership.identity.node_id)
+        except Conflict as refused:
+            await websocket.close(POLICY, f"{refused.extra['code']}: {refused.message}"[:120])
             return
         if self.serve is None:
             await websocket.close(TRY_LATER, "this node is still starting")
