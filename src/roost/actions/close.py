@@ -24,11 +24,20 @@ from roost.truth.roster import Record
 @dataclass(frozen=True)
 class Closed:
     """A session closed: its record as the roster holds it after (a headless one's ended; a
-    pane's ends once the roster sees the pane gone, a moment later), and for a pane, how it
-    was left (None for a headless session)."""
+    pane's ends once the roster sees the pane gone, a moment later), and for a pane how it was
+    left (its ``%N``, its badge as found, the agent, what was typed, whether ``force`` closed it
+    unasked), each None (``forced`` False) for a headless session."""
 
     record: Record | None
-    left: Left | None
+    pane: str | None = None
+    state: str | None = None
+    harness: str | None = None
+    exit_command: str | None = None
+    forced: bool = False
+
+    @classmethod
+    def of_pane(cls, record: Record | None, left: Left) -> Closed:
+        return cls(record, left.pane, left.state, left.harness, left.exit_command, left.forced)
 
 
 async def close(
@@ -40,7 +49,7 @@ async def close(
     Conflict (``not_closable``) for a session in no pane of roost's tmux server."""
     found = door.find(target)
     if found.headless:
-        return Closed(await headless.stop(door, found), None)
+        return Closed(await headless.stop(door, found))
     if found.pane is None or door.tmux is None:
         raise Conflict(
             f"{found.name} runs in no pane of roost's tmux server and is no headless session: "
@@ -48,4 +57,4 @@ async def close(
             code="not_closable",
         )
     left = await asyncio.to_thread(leave, door.tmux, found.pane, force=force, timeout=timeout)
-    return Closed(door.live.roster.record(found.key) if found.key else None, left)
+    return Closed.of_pane(door.live.roster.record(found.key) if found.key else None, left)

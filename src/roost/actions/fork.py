@@ -38,7 +38,7 @@ import os
 import shlex
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from roost.actions import agentstart
 from roost.actions.restore import flags_only, program
@@ -83,25 +83,6 @@ class Forked:
     cwd: str
     worktree: str | None
     branch: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        """The answer of every face but ``roost fork``'s own document: the record as the API
-        gives one (null for a pane's fork, which the roster learns of a moment later)."""
-        from roost.truth.roster import to_json
-
-        return {
-            "lane": self.lane,
-            "source": self.source,
-            "forked_from": self.forked_from,
-            "harness": self.harness,
-            "name": self.name,
-            "pane": self.pane,
-            "record": to_json(self.record) if self.record is not None else None,
-            "session_id": self.session_id,
-            "cwd": self.cwd,
-            "worktree": self.worktree,
-            "branch": self.branch,
-        }
 
 
 def command(found: Manifest, session_id: str, fork_id: str | None, argv: list[str] | None) -> list[str]:

@@ -23,11 +23,14 @@ from roost.pane.tmux.targets import DEFAULT_SESSION
 
 @dataclass(frozen=True)
 class Launched:
-    """The new window's pane (``%N``), the tmux session it is in, the folder it runs in, and
-    the git worktree and branch it was given (None without one)."""
+    """The new window's pane (``%N``), the tmux session it is in, its name, the agent the
+    launcher started in it (None for a command), the folder it runs in, and the git worktree
+    and branch it was given (None without one)."""
 
     pane: str
     session: str
+    name: str
+    agent: str | None
     cwd: str
     worktree: str | None = None
     branch: str | None = None
@@ -68,6 +71,7 @@ async def launch(
     path: str | None = None,
     worktree: bool = False,
     branch: str | None = None,
+    agent: str | None = None,
 ) -> Launched:
     """Run ``command`` in ``cwd`` in a new window called ``name``, with ``path`` as its PATH
     (None: the server's); with ``worktree``, in a new git worktree and branch from ``cwd``'s
@@ -83,5 +87,5 @@ async def launch(
     except TmuxError as error:
         raise Unavailable(f"tmux could not open the window: {error}") from None
     if planned is None:
-        return Launched(pane, DEFAULT_SESSION, cwd)
-    return Launched(pane, DEFAULT_SESSION, planned.path, planned.path, planned.branch)
+        return Launched(pane, DEFAULT_SESSION, name, agent, cwd)
+    return Launched(pane, DEFAULT_SESSION, name, agent, planned.path, planned.path, planned.branch)

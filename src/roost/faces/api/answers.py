@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from roost.actions import fork, prompt, terminals
+from roost.actions import close, fork, prompt, terminals, windows
 from roost.base import statusrow
 from roost.faces.api import rows, schemas, waits
 from roost.pane.state import words
@@ -199,17 +199,14 @@ class HandedOff(Reply):
     there: Record  # type: ignore[valid-type]
 
 
-class Closed(Reply):
-    """A closed session: its record after (a headless one's ended; a pane's ends once the roster
-    sees the pane gone), and how its pane was left (the pane, its badge as found, the agent, what
-    was typed, whether ``force`` closed it unasked), each null for a headless session."""
-
-    record: Record | None  # type: ignore[valid-type]
-    pane: str | None
-    state: str | None
-    harness: str | None
-    exit_command: str | None
-    forced: bool
+Closed = derived(
+    "Closed",
+    close.Closed,
+    "A closed session: its record after (a headless one's ended; a pane's ends once the roster "
+    "sees the pane gone), and how its pane was left (the pane, its badge as found, the agent, "
+    "what was typed, whether ``force`` closed it unasked), each null for a headless session.",
+    record=Record | None,  # type: ignore[valid-type]
+)
 
 
 Forked = derived(
@@ -266,17 +263,13 @@ class Launcher(Reply):
     )
 
 
-class Launched(Reply):
-    """The window a launch opened."""
-
-    pane: str
-    session: str
-    name: str
-    agent: str | None
-    cwd: str
-    worktree: str | None
-    """The git worktree the window runs in, when one was asked for (its folder); else null."""
-    branch: str | None
+Launched = derived(
+    "Launched",
+    windows.Launched,
+    "The window a launch opened: its pane, tmux session and name, the agent started in it (null "
+    "for a command), its folder, and the git worktree (its folder) and branch it was given "
+    "when one was asked for, else null.",
+)
 
 
 Terminal = derived(

@@ -14,7 +14,7 @@ from roost.actions import close as closing
 from roost.faces.api import context, schemas
 from roost.faces.api.body import read
 from roost.faces.api.operations import KEY, operation
-from roost.truth.roster import to_json
+from roost.truth.roster import answer
 
 
 @operation(
@@ -29,14 +29,4 @@ async def close(request: Request) -> JSONResponse:
     body = await read(request, schemas.Close)
     door = context.of(request).door
     closed = await closing.close(door, request.path_params["key"], force=body.force, timeout=body.timeout_s)
-    left = closed.left
-    return JSONResponse(
-        {
-            "record": to_json(closed.record) if closed.record else None,
-            "pane": left.pane if left else None,
-            "state": left.state if left else None,
-            "harness": left.harness if left else None,
-            "exit_command": left.exit_command if left else None,
-            "forced": left.forced if left else False,
-        }
-    )
+    return JSONResponse(answer(closed))

@@ -15,6 +15,7 @@ from roost.actions import fork as forking
 from roost.faces.api import context, schemas
 from roost.faces.api.body import read
 from roost.faces.api.operations import KEY, operation
+from roost.truth.roster import answer
 
 
 @operation(
@@ -31,4 +32,4 @@ async def fork(request: Request) -> JSONResponse:
     forked = await forking.fork(
         door, request.path_params["key"], body.name, worktree=body.worktree, branch=body.branch
     )
-    return JSONResponse(forked.to_json(), status_code=201)
+    return JSONResponse(answer(forked), status_code=201)

@@ -38,6 +38,7 @@ from roost.faces.api import context, schemas
 from roost.faces.api.body import read
 from roost.faces.api.errors import BadRequest, Conflict
 from roost.faces.api.operations import operation
+from roost.truth.roster import answer
 
 
 def agents(path: str, headless: Collection[str] = ()) -> list[dict[str, Any]]:
@@ -148,14 +149,6 @@ async def launch(request: Request) -> JSONResponse:
         path=path,
         worktree=body.worktree,
         branch=body.branch,
+        agent=wanted["agent"],
     )
-    answer = {
-        "pane": opened.pane,
-        "session": opened.session,
-        "name": wanted["name"],
-        "agent": wanted["agent"],
-        "cwd": opened.cwd,
-        "worktree": opened.worktree,
-        "branch": opened.branch,
-    }
-    return JSONResponse(answer, status_code=201)
+    return JSONResponse(answer(opened), status_code=201)

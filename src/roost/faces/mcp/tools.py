@@ -369,7 +369,7 @@ async def fork(context: Context, caller: Caller, args: inputs.Fork) -> dict[str,
         policy=policy,
         parent=caller.session,
     )
-    return forked.to_json()
+    return records.answer(forked)
 
 
 async def send(context: Context, caller: Caller, args: inputs.Send) -> dict[str, Any]:

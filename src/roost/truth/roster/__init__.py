@@ -21,7 +21,7 @@ from roost.truth.roster.changes import Change
 from roost.truth.roster.claims import BadClaim, Claim, ProcessId, check, parse
 from roost.truth.roster.hub import Outcome, Roster
 from roost.truth.roster.precedence import SOURCES
-from roost.truth.roster.records import SCHEMA, Record, from_json, session_key, to_json
+from roost.truth.roster.records import SCHEMA, Record, answer, from_json, session_key, to_json
 
 __all__ = [
     "SCHEMA",
@@ -33,6 +33,7 @@ __all__ = [
     "ProcessId",
     "Record",
     "Roster",
+    "answer",
     "check",
     "from_json",
     "parse",

@@ -119,6 +119,15 @@ def to_json(record: Record) -> dict[str, Any]:
     return doc
 
 
+def answer(value: Any) -> dict[str, Any]:
+    """An action's answer (a dataclass of plain fields and records) as every face sends it:
+    each field as it is, a record as :func:`to_json` writes one. The API's model of the answer
+    is derived from the same dataclass, so the value, the document and the wire are one shape."""
+    return {
+        f.name: to_json(v) if isinstance(v := getattr(value, f.name), Record) else v for f in fields(value)
+    }
+
+
 def from_json(doc: Mapping[str, Any]) -> Record:
     """Read a record a newer or older writer produced: unknown fields are ignored, missing ones
     are null. Raises ValueError naming the field when a field the key depends on is absent."""
