@@ -1,0 +1,281 @@
+"""Benchmark the swarm at scale: one real ``rosterd`` among N simulated peers (``simswarm``),
+each on a loopback address of its own, in a network namespace of its own (needs root; nothing
+leaves the machine).
+
+For each N (``--peers``, default 10 100) with S sessions a peer (``--sessions``, 50):
+
+- ``join``: each peer through the real invite and join, one after another: the join call, and
+  from its start until the real daemon's union has the peer's frame on a live stream;
+- ``linked``: every peer's stream live in the union;
+- ``idle``: the real daemon's CPU and RSS over ``--idle`` seconds with every peer linked and
+  nothing changing, against the same daemon before it was in any swarm (same run), and per peer;
+- ``change``: changes at ``--rate`` a second across the peers, each from the moment a peer made
+  it until it is on the real daemon's ``/swarm/changes`` (read over its unix socket), p50 and p99;
+- ``list``: ``rosterd list --swarm --json`` and the table, and ``GET /swarm/snapshot``;
+- ``catch-up``: a client away for ``--outage`` seconds while changes go on, then
+  ``/swarm/changes?since=`` until it has caught up;
+- ``silent``: one peer stops answering until the union marks it unreachable.
+
+Run: ``sudo .venv/bin/python bench/swarm_scale.py [--peers 10 100 1000] [--rate 20]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import queue
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from simswarm import SimPeer, spread
+from tests.api.sse import Events
+from tests.mesh.swarmnodes import SwarmNode
+
+START = 60.0
+
+
+@dataclass
+class Loopback:
+    """The bench's own network namespace as the one node a :class:`SwarmNode` runs on."""
+
+    address: str = "127.0.0.1"
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def argv(self, *argv: str) -> list[str]:
+        return list(argv)
+
+    def start(self, *argv: str, **popen: Any) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(list(argv), **popen)
+        self.procs.append(proc)
+        return proc
+
+    def end(self, proc: subprocess.Popen[bytes]) -> int:
+        proc.terminate()
+        try:
+            return proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.wait(10)
+
+
+def usage(pid: int, seconds: float) -> tuple[float, float]:
+    """CPU (share of one core) and RSS (MiB) of ``pid`` over ``seconds``."""
+    proc = psutil.Process(pid)
+    before = proc.cpu_times()
+    time.sleep(seconds)
+    after = proc.cpu_times()
+    return (after.user + after.system - before.user - before.system) / seconds, proc.memory_info().rss / 2**20
+
+
+def quantiles(values: list[float]) -> str:
+    if len(values) < 2:
+        return f"n={len(values)}"
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    worst = max(values) * 1000
+    return f"p50 {cuts[49] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms, max {worst:.1f} ms (n={len(values)})"
+
+
+def client(node: SwarmNode, timeout: float = 60) -> httpx.Client:
+    return httpx.Client(
+        transport=httpx.HTTPTransport(uds=str(node.socket)), base_url="http://rosterd", timeout=timeout
+    )
+
+
+def linked(node: SwarmNode) -> dict[str, str]:
+    """Each peer's state in the union, by node name."""
+    rows = node.get("/swarm/snapshot").json()["nodes"]
+    return {row["node"]: row.get("peer_state") or "self" for row in rows}
+
+
+def timed(argv: list[str], env: dict[str, str], runs: int = 3) -> tuple[float, int]:
+    """The best of ``runs`` wall times of a command, and its output's size."""
+    best, size = float("inf"), 0
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, env=env, timeout=120, check=True)
+        best = min(best, time.perf_counter() - start)
+        size = len(done.stdout)
+    return best, size
+
+
+async def admit(real: SwarmNode, peers: list[SimPeer]) -> tuple[list[float], list[float]]:
+    """Every peer joins through the real daemon; the join calls' times, and from each join's
+    start until the union has the peer on a live stream."""
+    calls, known = [], []
+    for peer in peers:
+        peer.populate()
+        token = (await asyncio.to_thread(real.post, "/swarm/invite", {"ttl_minutes": 60})).json()["token"]
+        start = time.monotonic()
+        await peer.join(token)
+        calls.append(time.monotonic() - start)
+        peer.run()
+        while (await asyncio.to_thread(linked, real)).get(peer.name) != "reachable":
+            await asyncio.sleep(0.02)
+        known.append(time.monotonic() - start)
+    return calls, known
+
+
+async def until_all(real: SwarmNode, peers: list[SimPeer], timeout: float) -> float:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        states = await asyncio.to_thread(linked, real)
+        if all(states.get(peer.name) == "reachable" for peer in peers):
+            return time.monotonic() - start
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"not every peer linked in {timeout} s")
+
+
+async def changes(real: SwarmNode, peers: list[SimPeer], rate: float, seconds: float) -> list[float]:
+    """Each change's time from its peer to the real daemon's ``/swarm/changes``."""
+    made: dict[tuple[str, int], float] = {}
+    done = False
+    with Events(client(real, timeout=None), "/swarm/changes") as stream:  # type: ignore[arg-type]
+        task = spread(peers, rate, lambda: done)
+        await asyncio.sleep(seconds)
+        done = True
+        await task
+        await asyncio.sleep(2.0)
+        for peer in peers:
+            made.update(peer.emitted)
+        latencies = []
+        while True:
+            try:
+                event = await asyncio.to_thread(stream.next, 0.5)
+            except (AssertionError, queue.Empty):
+                break
+            record = event.data.get("record") if isinstance(event.data, dict) else None
+            if isinstance(record, dict):
+                at = made.get((record["session_key"], record["revision"]))
+                if at is not None:
+                    latencies.append(event.at - at)
+    for peer in peers:
+        peer.emitted.clear()
+    return latencies
+
+
+async def catch_up(real: SwarmNode, peers: list[SimPeer], rate: float, outage: float) -> tuple[float, int]:
+    """A client away ``outage`` seconds while changes go on: the time to read every change since."""
+    with client(real) as reader:
+        head = reader.get("/swarm/snapshot").json()
+    cursor = f"{head['status_epoch']}:{head['seq']}"
+    done = False
+    task = spread(peers, rate, lambda: done)
+    await asyncio.sleep(outage)
+    done = True
+    missed = await task
+
+    def read() -> tuple[float, int]:
+        start, count = time.perf_counter(), 0
+        with client(real) as reader, reader.stream("GET", f"/swarm/changes?since={cursor}") as answer:
+            for line in answer.iter_lines():
+                if line.startswith("event:"):
+                    count += 1
+                    if count >= missed:
+                        break
+        return time.perf_counter() - start, count
+
+    return await asyncio.to_thread(read)
+
+
+async def silent(real: SwarmNode, peer: SimPeer) -> float:
+    peer.silent = True
+    start = time.monotonic()
+    while (await asyncio.to_thread(linked, real)).get(peer.name) == "reachable":
+        await asyncio.sleep(0.1)
+    return time.monotonic() - start
+
+
+async def scenario(real: SwarmNode, count: int, options: argparse.Namespace) -> None:
+    assert real.proc is not None
+    pid = real.proc.pid
+    peers = [SimPeer(index, options.sessions) for index in range(count)]
+    try:
+        calls, known = await admit(real, peers)
+        print(f"join call: {quantiles(calls)}")
+        print(f"join until the union has the peer: {quantiles(known)}")
+        print(f"every peer linked again after the last join: {await until_all(real, peers, 120):.1f} s")
+        cpu, rss = await asyncio.to_thread(usage, pid, options.idle)
+        base_cpu, base_rss = options.baseline
+        print(
+            f"idle: {cpu * 100:.2f} % of a core, {rss:.0f} MiB "
+            f"(no swarm: {base_cpu * 100:.2f} %, {base_rss:.0f} MiB); per peer "
+            f"{(cpu - base_cpu) / count * 100:.4f} %, {(rss - base_rss) / count * 1024:.0f} KiB"
+        )
+        latencies = await changes(real, peers, options.rate, options.seconds)
+        print(f"change on a peer to the real /swarm/changes at {options.rate:g}/s: {quantiles(latencies)}")
+        env = real.env
+        rosterd = str(Path(sys.executable).parent / "rosterd")
+        for label, argv in (
+            ("rosterd list --swarm --json", [rosterd, "list", "--swarm", "--json"]),
+            ("rosterd list --swarm", [rosterd, "list", "--swarm"]),
+        ):
+            took, size = await asyncio.to_thread(timed, argv, env)
+            print(f"{label}: {took * 1000:.0f} ms ({size / 1024:.0f} KiB)")
+        with client(real) as reader:
+            start = time.perf_counter()
+            size = len(reader.get("/swarm/snapshot").content)
+            print(
+                f"GET /swarm/snapshot: {(time.perf_counter() - start) * 1000:.0f} ms ({size / 1024:.0f} KiB)"
+            )
+        took, read = await catch_up(real, peers, options.rate, options.outage)
+        print(f"catch-up after {options.outage:g} s away: {read} changes in {took * 1000:.0f} ms")
+        print(f"a silent peer until unreachable: {await silent(real, peers[0]):.1f} s")
+    finally:
+        for peer in peers:
+            await peer.close()
+
+
+def bench(count: int, options: argparse.Namespace) -> None:
+    print(f"\n== {count} simulated peers x {options.sessions} sessions, one real daemon ==")
+    with tempfile.TemporaryDirectory(prefix="roost-scale-") as tmp:
+        home = Path(tmp) / "real"
+        for directory in ("home", "config", "state", "run", "bin"):
+            (home / directory).mkdir(parents=True, mode=0o700)
+        real = SwarmNode(Loopback(), home, "real")  # type: ignore[arg-type]
+        real.start()
+        try:
+            time.sleep(3.0)
+            assert real.proc is not None
+            options.baseline = usage(real.proc.pid, options.idle)
+            asyncio.run(scenario(real, count, options))
+        finally:
+            real.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--peers", type=int, nargs="+", default=[10, 100])
+    parser.add_argument("--sessions", type=int, default=50)
+    parser.add_argument("--rate", type=float, default=20.0, help="changes a second, across all peers")
+    parser.add_argument("--seconds", type=float, default=20.0, help="how long changes are measured")
+    parser.add_argument("--idle", type=float, default=20.0)
+    parser.add_argument("--outage", type=float, default=60.0)
+    options = parser.parse_args()
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    memory = psutil.virtual_memory().total / 2**30
+    print(f"machine: {os.cpu_count()} cores, {memory:.0f} GiB; python {sys.version.split()[0]}")
+    for count in options.peers:
+        bench(count, options)
+
+
+if __name__ == "__main__":
+    if os.environ.get("ROOST_BENCH_NETNS") != "1":  # a network namespace of its own, loopback up
+        command = f"ip link set lo up && exec {sys.executable} {' '.join(map(repr, sys.argv))}"
+        env = {**os.environ, "ROOST_BENCH_NETNS": "1"}
+        sys.exit(subprocess.run(["unshare", "--net", "sh", "-c", command], env=env, check=False).returncode)
+    main()
