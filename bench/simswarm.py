@@ -29,7 +29,7 @@ import secrets
 import ssl
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,9 +41,10 @@ from roost.base import sse
 from roost.base.errors import PeerRefused
 from roost.remote.mesh import tls
 from roost.remote.mesh.membership import CAPABILITIES, Membership
-from roost.remote.swarm import canonical, hello, invites, signing
+from roost.remote.mesh.node import JOIN_TIMEOUT
+from roost.remote.swarm import canonical, hello, invites, members, signing
 from roost.remote.swarm.identity import Identity, pinned
-from roost.remote.swarm.members import Member
+from roost.remote.swarm.members import Member, Standing
 from roost.truth.roster.records import SCHEMA, Record, session_key, to_json
 from roost.truth.roster.times import to_wire
 
@@ -61,10 +62,32 @@ def host_of(index: int) -> str:
     return f"127.{1 + index // 62500}.{(index // 250) % 250}.{index % 250 + 1}"
 
 
+class Roll:
+    """The member set every simulated peer holds, kept once for all of them (they all learn
+    the same records, from the same real daemons): merged by roost's own rule, and named by
+    the digest a hello carries, so a real daemon that holds the same set sends them none."""
+
+    def __init__(self) -> None:
+        self.standings: dict[str, Standing] = {}
+        self.digest: str | None = None
+
+    def start(self, standings: Mapping[str, Standing]) -> None:
+        """The first joiner's member list, judged by its join, as the roll's first set."""
+        if not self.standings:
+            self.standings = dict(standings)
+
+    def take(self, records: list[object]) -> None:
+        merged = members.merge(self.standings, records, now=time.time())
+        if merged.changed or self.digest is None:
+            self.standings = dict(merged.standings)
+            self.digest = members.digest(members.held(self.standings))
+
+
 @dataclass
 class SimPeer:
     index: int
     sessions: int
+    roll: Roll
     identity: Identity = field(default_factory=lambda: Identity.generate(secrets.token_hex(8)))
     reals: dict[str, Member] = field(default_factory=dict)
     swarm_key: bytes = b""
@@ -81,6 +104,7 @@ class SimPeer:
     _seq: int = 0
     _queues: set[asyncio.Queue[bytes]] = field(default_factory=set)
     _nonces: signing.Nonces = field(default_factory=signing.Nonces)
+    _told: dict[str, str] = field(default_factory=dict)
     _server: asyncio.Server | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _writers: set[asyncio.StreamWriter] = field(default_factory=set)
@@ -114,7 +138,7 @@ class SimPeer:
                 version=__version__, clock=time.time,
             )  # fmt: skip
             joining = {"token": token, "hello": membership.joining_hello(invite.swarm_id)}
-            async with self._trusting([der], identity=False) as client:
+            async with self._trusting([der], identity=False, timeout=JOIN_TIMEOUT) as client:
                 answer = await client.post(
                     f"https://{invite.admitter_address}/swarm/join",
                     content=canonical.encode(joining),
@@ -122,10 +146,13 @@ class SimPeer:
                 )
             if answer.status_code != 200:
                 raise RuntimeError(f"join refused: {answer.status_code} {answer.text[:200]}")
-            membership.joined(invite, canonical.parse(answer.content))
+            joined = canonical.parse(answer.content)
+            membership.joined(invite, joined)
             self.swarm_key = membership.swarm.swarm_key
             self.swarm_id = membership.swarm.swarm_id
             self.own_record = membership.standings[self.identity.node_id].current.document
+            self.roll.start(membership.standings)
+            self.roll.take([*joined["members"], self.own_record])
             self.reals = {
                 node_id: member
                 for node_id, member in membership.members.items()
@@ -138,13 +165,25 @@ class SimPeer:
             context.load_verify_locations(cadata=ssl.DER_cert_to_PEM_cert(certificate))
         await self.greet_all()
 
-    def hello(self) -> dict[str, object]:
+    def hello(self, to: str) -> dict[str, object]:
+        """As a real node's: no records to a member that holds the set this one holds, else
+        this node's own (the one record a real daemon may lack from it)."""
         assert self.own_record is not None
+        same = self._told.get(to) == self.roll.digest
         return hello.make(
             self.identity, name=self.name, version=__version__, swarm_id=self.swarm_id,
-            address=self.address, capabilities=list(CAPABILITIES), members=[self.own_record],
-            now=time.time(),
+            address=self.address, capabilities=list(CAPABILITIES),
+            members=[] if same else [self.own_record], now=time.time(), digest=self.roll.digest,
         )  # fmt: skip
+
+    def heard(self, document: object) -> None:
+        """A real daemon's hello: its records into the roll, and the set it says it holds."""
+        if isinstance(document, dict):
+            said = document.get("members")
+            if isinstance(said, list) and said:
+                self.roll.take(said)
+            if isinstance(document.get("digest"), str) and isinstance(document.get("node_id"), str):
+                self._told[document["node_id"]] = document["digest"]
 
     def _client(self, member: Member, timeout: httpx.Timeout | float = 5.0) -> httpx.AsyncClient:
         assert member.certificate is not None
@@ -171,13 +210,15 @@ class SimPeer:
         return bytes(der)
 
     async def greet(self, member: Member) -> int:
-        body = canonical.encode(self.hello())
+        body = canonical.encode(self.hello(member.node_id))
         headers = signing.sign(
             self.identity, self.swarm_key, "POST", "/swarm/hello", body, to=member.node_id, now=time.time()
         )
         headers["content-type"] = "application/json"
         async with self._client(member) as client:
             answer = await client.post(f"https://{member.address}/swarm/hello", content=body, headers=headers)
+        if answer.status_code == 200:
+            self.heard(canonical.parse(answer.content))
         return answer.status_code
 
     async def greet_all(self) -> None:
@@ -278,7 +319,10 @@ class SimPeer:
             await _send(writer, connection, 401, b"{}")
             return
         if method == "POST" and target == "/swarm/hello":
-            await _send(writer, connection, 200, canonical.encode(self.hello()))
+            said = canonical.parse(body)
+            self.heard(said)
+            sender = said.get("node_id") if isinstance(said, dict) else None
+            await _send(writer, connection, 200, canonical.encode(self.hello(str(sender))))
         elif method == "GET" and target == "/swarm/roster":
             await self._stream(connection, writer)
         else:

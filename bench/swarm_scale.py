@@ -41,7 +41,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from simswarm import SimPeer, spread
+from simswarm import Roll, SimPeer, spread
 from tests.api.sse import Events
 from tests.mesh.swarmnodes import SwarmNode
 
@@ -202,7 +202,8 @@ async def silent(real: SwarmNode, peer: SimPeer) -> float:
 async def scenario(real: SwarmNode, count: int, options: argparse.Namespace) -> None:
     assert real.proc is not None
     pid = real.proc.pid
-    peers = [SimPeer(index, options.sessions) for index in range(count)]
+    roll = Roll()
+    peers = [SimPeer(index, options.sessions, roll) for index in range(count)]
     try:
         calls, known = await admit(real, peers)
         print(f"join call: {quantiles(calls)}")

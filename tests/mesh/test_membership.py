@@ -10,7 +10,7 @@ import pytest
 
 from roost.base.errors import Conflict, PeerRefused, TargetGone
 from roost.remote.mesh.membership import Membership, NotInSwarm
-from roost.remote.swarm import canonical, invites, state
+from roost.remote.swarm import canonical, invites, members, state
 from roost.remote.swarm.fields import b64, unb64
 from roost.remote.swarm.identity import Identity
 
@@ -107,3 +107,48 @@ def test_a_renamed_node_keeps_its_id_and_signs_its_new_name(tmp_path: Path) -> N
     own = again.members["a"]
     assert (own.node_id, own.name, own.address) == ("a", "gibson", "100.64.0.9:8791")
     assert state.load(first.directory).members["a"].name == "gibson"  # type: ignore[union-attr]
+
+
+def joined(tmp_path: Path, a: Membership, name: str) -> Membership:
+    """``name`` admitted by ``a``, each knowing the other's set from the join."""
+    b = membership(tmp_path, name)
+    token = a.invite(60).token
+    b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
+    return b
+
+
+def test_a_hello_carries_what_its_recipient_lacks_and_nothing_when_sets_agree(tmp_path: Path) -> None:
+    """The records a hello carries follow the set the recipient said it holds: all of them to a
+    node never heard from, none once it holds this node's set, the changed ones alone after an
+    admission, all again when it says it holds a set this node never held."""
+    a = membership(tmp_path, "a")
+    b = joined(tmp_path, a, "bb")
+    assert len(a.hello("bb")["members"]) == len(members.documents(a.standings))  # never heard from
+    b.greeted(a.hello("bb"), "a")  # a greets b: b holds a's set, and its own record a lacks
+    a.greeted(b.hello("a"), "bb")  # b answers with that record
+    assert a.digest == b.digest
+    assert {r["node_id"] for r in b.hello("a")["members"]} == {"bb"}  # b has not heard a took it
+    b.greeted(a.hello("bb"), "a")  # the next greeting says so
+    assert a.hello("bb")["members"] == [] and b.hello("a")["members"] == []
+    assert a.hello("bb")["digest"] == a.digest
+
+    c = joined(tmp_path, a, "ccc")  # a's set moves on; b still holds the old one
+    carried = a.hello("bb")["members"]
+    assert {r["node_id"] for r in carried} == {"ccc"}  # type: ignore[index]
+    b.greeted(a.hello("bb"), "a")
+    assert b.digest == a.digest and sorted(b.members) == ["a", "bb", "ccc"]
+
+    unheard = {k: v for k, v in b.hello("a").items() if k != "signature"}
+    a.greeted(canonical.sign({**unheard, "digest": "0" * 64}, b.identity), "bb")  # a set a never held
+    assert len(a.hello("bb")["members"]) == len(members.documents(a.standings))
+    del c
+
+
+def test_an_older_nodes_hello_says_no_set_and_is_sent_every_record(tmp_path: Path) -> None:
+    a = membership(tmp_path, "a")
+    b = joined(tmp_path, a, "bb")
+    a.greeted(b.hello("a"), "bb")
+    assert a.hello("bb")["members"] == []  # the two sets agree
+    older = {k: v for k, v in b.hello("a").items() if k not in ("digest", "signature")}
+    a.greeted(canonical.sign(older, b.identity), "bb")
+    assert len(a.hello("bb")["members"]) == len(members.documents(a.standings))

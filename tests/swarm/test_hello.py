@@ -144,6 +144,9 @@ def test_unknown_fields_are_covered_and_kept() -> None:
         ("capabilities", [1]),
         ("capabilities", ["x"] * 65),
         ("members", {}),
+        ("members", [{}] * (2 * members.MAX_MEMBERS + 1)),
+        ("digest", "ab"),
+        ("digest", 7),
         ("signed_at", 1.5),
         ("signed_at", False),
     ],
@@ -166,3 +169,22 @@ def test_a_hello_missing_its_signature_is_refused() -> None:
 def test_making_a_hello_of_bad_values_is_refused() -> None:
     with pytest.raises(ValueError, match="one line"):
         greeting(address="two\nlines")
+
+
+def test_a_digest_names_the_senders_set_and_may_come_with_no_records() -> None:
+    """A settled swarm's hello carries no records, only the digest of the set its sender holds;
+    one from an older node says none, and carries every record."""
+    digest = members.digest(members.held(founded("alpha", "beta")))
+    said = hello.verify(
+        greeting(members=[], digest=digest), swarm_id=SWARM_ID, members=current(founded("alpha", "beta"))
+    )
+    assert (said.digest, said.members) == (digest, [])
+    assert (
+        hello.verify(greeting(), swarm_id=SWARM_ID, members=current(founded("alpha", "beta"))).digest is None
+    )
+
+
+def test_a_hello_of_every_record_of_a_full_swarm_parses() -> None:
+    """Each member's introduction beside its own record: twice as many records as members."""
+    document = {**greeting(), "members": [{}] * (2 * members.MAX_MEMBERS)}
+    assert hello._parse(document) is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,9 @@ from roost.remote.swarm.state import SwarmState
 log = logging.getLogger("rosterd.swarm")
 
 CAPABILITIES: tuple[str, ...] = ()
+KEPT_SETS = 64
+"""Member sets this node remembers having held: a peer that says it holds one of them is sent
+only the records that changed since, rather than every record."""
 """What this node serves to peers beyond the hello; later features add their names here."""
 
 
@@ -86,6 +89,12 @@ class Membership:
         self.listeners: list[Callable[[], None]] = []
         self.state: SwarmState | None = state.load(directory)
         self._certified: dict[bytes, Member] = {}
+        self.digest: str | None = None
+        """The member set this node holds (:func:`roost.remote.swarm.members.digest`)."""
+        self._sets: OrderedDict[str, dict[str, str]] = OrderedDict()
+        """The last :data:`KEPT_SETS` member sets held, by digest (each node's records' hash)."""
+        self._told: dict[str, str] = {}
+        """The member set each peer last said it holds, by node id."""
         self._index()
         self._pin_own()
 
@@ -147,6 +156,31 @@ class Membership:
 
     def _index(self) -> None:
         self._certified = {m.certificate: m for m in self.members.values() if m.certificate is not None}
+        if self.state is None:
+            self.digest = None
+            self._sets.clear()
+            self._told.clear()
+            return
+        hashes = members.held(self.standings)
+        self.digest = members.digest(hashes)
+        self._sets[self.digest] = hashes
+        self._sets.move_to_end(self.digest)
+        while len(self._sets) > KEPT_SETS:
+            self._sets.popitem(last=False)
+
+    def records_for(self, node_id: str | None) -> list[dict[str, object]]:
+        """The member records a hello to ``node_id`` carries: none when it said it holds the set
+        this node holds, what changed since when it holds one this node held, else every one
+        (a node never heard from, one that says nothing of its set, one that holds records this
+        node never had). So a round in a settled swarm carries no records, and an admission
+        carries the new node's alone, however many members there are."""
+        have = self._told.get(node_id) if node_id is not None else None
+        if have is not None and have == self.digest:
+            return []
+        before = self._sets.get(have) if have is not None else None
+        if before is None or self.digest is None:
+            return members.documents(self.standings)
+        return members.changed_since(self.standings, before, self._sets[self.digest])
 
     def _merge(self, records: list[object]) -> list[str]:
         merged = members.merge(self.swarm.standings, records, now=self.clock())
@@ -213,12 +247,15 @@ class Membership:
         """The member that signed this request, its signature over ``body`` checked."""
         return signing.proven(claim, body, nonces=self.nonces, now=self.clock())
 
-    def hello(self) -> dict[str, object]:
-        """This node's signed hello, carrying every member record it knows."""
-        return self._greeting(self.swarm.swarm_id, self._address(), gossip=True)
+    def hello(self, to: str | None = None) -> dict[str, object]:
+        """This node's signed hello: to member ``to``, carrying what it lacks
+        (:meth:`records_for`); to nobody in particular, every member record this node knows."""
+        records = self.records_for(to) if to is not None else members.documents(self.standings)
+        return self._greeting(self.swarm.swarm_id, self._address(), records, digest=self.digest)
 
-    def _greeting(self, swarm_id: str, address: str, *, gossip: bool) -> dict[str, object]:
-        """A hello of this node's, with every member record it knows when it ``gossip``s."""
+    def _greeting(
+        self, swarm_id: str, address: str, records: list[dict[str, object]], digest: str | None = None
+    ) -> dict[str, object]:
         return hello.make(
             self.identity,
             name=self.name,
@@ -226,8 +263,9 @@ class Membership:
             swarm_id=swarm_id,
             address=address,
             capabilities=list(CAPABILITIES),
-            members=members.documents(self.standings) if gossip else [],
+            members=records,
             now=self.clock(),
+            digest=digest,
         )
 
     def greeted(self, document: object, sender: str) -> Hello:
@@ -239,6 +277,10 @@ class Membership:
             raise PeerRefused("the hello is not its sender's", code="wrong_key")
         members.member(self.members, said.node_id)
         self._merge(said.members)
+        if said.digest is None:
+            self._told.pop(said.node_id, None)
+        else:
+            self._told[said.node_id] = said.digest
         return said
 
     def last_word(self, document: object, sender: str) -> None:
@@ -344,7 +386,7 @@ class Membership:
 
     def joining_hello(self, swarm_id: str) -> dict[str, object]:
         """The hello a joiner sends with its token, before it is a member of anything."""
-        return self._greeting(swarm_id, self._address(), gossip=False)
+        return self._greeting(swarm_id, self._address(), [])
 
     def joined(self, invite: invites.Invite, answer: object) -> list[Member]:
         """The joiner's side: open the sealed key, take the admitter's member list (it came over
@@ -428,7 +470,7 @@ class Membership:
         own = self.swarm.members.get(self.identity.node_id)
         address = own.address if own is not None else self._address()
         self._merge([members.own_record(self.identity, self.name, address, self.clock(), revoked=True)])
-        return self._greeting(self.swarm.swarm_id, address, gossip=True)
+        return self._greeting(self.swarm.swarm_id, address, members.documents(self.standings))
 
     def forget(self) -> None:
         """Delete ``swarm.json``: this node belongs to no swarm any more."""

@@ -253,7 +253,7 @@ class Mesh:
         sender = listener.peer(request)
         said = self.membership.greeted(_document(await request.body()), sender.node_id)
         self.rounds.heard(said.node_id, sender.address)
-        return JSONResponse(self.membership.hello())
+        return JSONResponse(self.membership.hello(said.node_id))
 
     async def _join(self, request: Request) -> JSONResponse:
         """``POST /swarm/join``: admit the token's holder, tell every member, then answer it."""

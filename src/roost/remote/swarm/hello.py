@@ -1,12 +1,13 @@
 """The hello: a node's signed greeting, sent when it joins and on every connection after.
 
 ``{node_id, name, public_key, x25519_public_key, version, swarm_id, address, capabilities,
-members, signed_at, certificate, signature}``, signed by the node's own Ed25519 key over its canonical
-JSON (unknown fields kept and covered). It proves the sender holds ``public_key`` and binds
-its X25519 key to it; whether that key is a member's is the member records' question, and
-``members`` carries the records the sender knows so membership gossips in every hello. A
-hello travels in a signed request (:mod:`roost.remote.swarm.signing`), which is what refuses a
-replay of it.
+members, digest, signed_at, certificate, signature}``, signed by the node's own Ed25519 key over
+its canonical JSON (unknown fields kept and covered). It proves the sender holds ``public_key``
+and binds its X25519 key to it; whether that key is a member's is the member records' question.
+``members`` carries member records so membership gossips in every hello: every record the
+sender knows, or, when it knows which member set the recipient holds, only what that set
+lacks, none when the two agree (``digest`` names the set the sender holds). A hello travels in
+a signed request (:mod:`roost.remote.swarm.signing`), which is what refuses a replay of it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ class Hello:
     document: dict[str, object] = field(repr=False, compare=False)
     certificate: bytes | None = field(default=None, repr=False)
     """The sender's TLS certificate (DER), which its admitter copies into its member record."""
+    digest: str | None = None
+    """The member set the sender holds (:func:`roost.remote.swarm.members.digest`), None from a
+    node that does not say: ``members`` then carries every record it knows."""
 
 
 def make(
@@ -52,8 +56,10 @@ def make(
     capabilities: list[str],
     members: list[dict[str, object]],
     now: float,
+    digest: str | None = None,
 ) -> dict[str, object]:
-    """``identity``'s hello at ``now``, signed."""
+    """``identity``'s hello at ``now``, signed; ``digest`` names the member set the sender holds,
+    of which ``members`` may carry only what the recipient lacks."""
     document: dict[str, object] = {
         "node_id": identity.node_id,
         "name": name,
@@ -67,6 +73,8 @@ def make(
         "signed_at": int(now * 1000),
         "certificate": b64(identity.certificate()),
     }
+    if digest is not None:
+        document["digest"] = digest
     signed = canonical.sign(document, identity)
     if _parse(signed) is None:
         raise ValueError("a hello needs a node id, name, version, swarm id and address of one line")
@@ -89,6 +97,9 @@ def _parse(document: object) -> Hello | None:
     cert = unb64(document["certificate"]) if "certificate" in document else None
     if "certificate" in document and cert is None:
         return None
+    digest = fields.hex_text(document["digest"], 64) if "digest" in document else None
+    if "digest" in document and digest is None:
+        return None
     if (
         node_id is None
         or name is None
@@ -102,7 +113,7 @@ def _parse(document: object) -> Hello | None:
         or len(capabilities) > MAX_CAPABILITIES
         or any(fields.text(item, 64) is None for item in capabilities)
         or not isinstance(records, list)
-        or len(records) > MAX_MEMBERS
+        or len(records) > 2 * MAX_MEMBERS
     ):
         return None
     return Hello(
@@ -118,6 +129,7 @@ def _parse(document: object) -> Hello | None:
         signed_at,
         document,
         cert,
+        digest,
     )
 
 

@@ -32,6 +32,7 @@ the nodes a revoked member admitted, everywhere.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -224,6 +225,29 @@ def documents(standings: Mapping[str, Standing]) -> list[dict[str, object]]:
     (a node's own records count only once it is known)."""
     intros = [document for s in standings.values() for document in s.documents()[:-1]]
     return intros + [s.current.document for s in standings.values()]
+
+
+def held(standings: Mapping[str, Standing]) -> dict[str, str]:
+    """What this node holds of each node, as a hash of the records :meth:`Standing.documents`
+    gives: two nodes hold the same of a node exactly when these hashes agree."""
+    return {
+        node_id: hashlib.sha256(canonical.encode(standing.documents())).hexdigest()
+        for node_id, standing in standings.items()
+    }
+
+
+def digest(hashes: Mapping[str, str]) -> str:
+    """The whole member set :func:`held` describes, in 64 hex digits: what a hello says this node
+    holds, so a peer that holds the same sends it no records."""
+    return hashlib.sha256(canonical.encode(dict(hashes))).hexdigest()
+
+
+def changed_since(
+    standings: Mapping[str, Standing], before: Mapping[str, str], now: Mapping[str, str]
+) -> list[dict[str, object]]:
+    """The records of every node whose records are not what ``before`` held (new ones too),
+    introductions first as in :func:`documents`: what a node that held ``before`` lacks."""
+    return documents({node_id: s for node_id, s in standings.items() if before.get(node_id) != now[node_id]})
 
 
 def standings(records: Iterable[object]) -> dict[str, Standing] | None:
