@@ -53,6 +53,7 @@ KEEPALIVE = 4.0
 """As a real node: a keep-alive after this many quiet seconds."""
 ROUND = 30.0
 """As a real node: a hello to each member every round."""
+QUIET_MAX = 300.0
 READ_LIMIT = 1 << 16
 ROSTER = "/swarm/roster"
 
@@ -105,6 +106,7 @@ class SimPeer:
     _queues: set[asyncio.Queue[bytes]] = field(default_factory=set)
     _nonces: signing.Nonces = field(default_factory=signing.Nonces)
     _told: dict[str, str] = field(default_factory=dict)
+    _spoke: float = 0.0
     _server: asyncio.Server | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _writers: set[asyncio.StreamWriter] = field(default_factory=set)
@@ -358,10 +360,21 @@ class SimPeer:
         self._tasks.append(asyncio.create_task(self._rounds()))
 
     async def _rounds(self) -> None:
+        """As a real node's rounds: a real daemon is greeted unless it is settled (its stream
+        spoke within the round, it holds this peer's member set, and it was greeted within
+        QUIET_MAX)."""
         await asyncio.sleep(random.uniform(0, ROUND))
+        greeted = time.monotonic()
         while True:
-            if not self.silent:
+            now = time.monotonic()
+            settled = (
+                now - self._spoke < ROUND
+                and now - greeted < QUIET_MAX
+                and all(self._told.get(node_id) == self.roll.digest for node_id in self.reals)
+            )
+            if not self.silent and not settled:
                 await self.greet_all()
+                greeted = now
             await asyncio.sleep(ROUND)
 
     async def _follow(self, member: Member) -> None:
@@ -387,6 +400,7 @@ class SimPeer:
                         async for chunk in answer.aiter_raw(READ_LIMIT):
                             attempt = 0
                             self.received += len(chunk)
+                            self._spoke = time.monotonic()
                             if self.silent:
                                 await asyncio.Event().wait()
                 except (httpx.HTTPError, ssl.SSLError, OSError):

@@ -14,8 +14,8 @@ import pytest
 from roost.remote.mesh import place, tailscale, tls
 from roost.remote.mesh.dialer import Dialer
 from roost.remote.mesh.membership import Membership
-from roost.remote.mesh.rounds import Rounds, addresses
-from roost.remote.swarm import members
+from roost.remote.mesh.rounds import INTERVAL, QUIET_MAX, Rounds, addresses
+from roost.remote.swarm import canonical, invites, members
 from roost.remote.swarm.identity import Identity
 from tests.conftest import REPO
 
@@ -129,3 +129,67 @@ def test_rounds_run_at_start_on_the_timer_and_when_woken(tmp_path: Path) -> None
         return at_start, rounds.completed
 
     assert asyncio.run(go()) == (1, 2)
+
+
+class Answering:
+    """A dialer whose every hello is answered by ``peer``'s membership, counted: the rounds'
+    policy without a network (the greetings on the wire are the node tests')."""
+
+    def __init__(self, peer: Membership) -> None:
+        self.peer = peer
+        self.greeted = 0
+
+    async def send(self, member: members.Member, method: str, path: str, document: object) -> object:
+        self.greeted += 1
+        said = self.peer.greeted(document, "me")
+        return type(
+            "Answer", (), {"status_code": 200, "content": canonical.encode(self.peer.hello(said.node_id))}
+        )
+
+
+def test_a_settled_member_whose_stream_speaks_is_not_greeted_until_something_changes(tmp_path: Path) -> None:
+    """A round greets a member only when there is something to say or to learn: it holds another
+    member set, its stream has been silent for a round, or it went unasked for QUIET_MAX."""
+    now = [1_000_000.0]
+    me, other = Identity.generate("me"), Identity.generate("other")
+    a = Membership(
+        tmp_path / "a", me, name="me", address="100.64.0.2:8791", version="t", clock=lambda: now[0]
+    )
+    b = Membership(
+        tmp_path / "b", other, name="other", address="100.64.0.3:8791", version="t", clock=lambda: now[0]
+    )
+    for one in (a.directory, b.directory):
+        one.mkdir(mode=0o700)
+    token = a.invite(60).token
+    b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
+    spoke: dict[str, float | None] = {"other": None}
+    dialer = Answering(b)
+    rounds = Rounds(
+        a, dialer, static_peers=(), port=8791, clock=lambda: now[0], use_tailscale=False,  # type: ignore[arg-type]
+        heard=lambda node_id: spoke[node_id],
+    )  # fmt: skip
+
+    def greetings_in_a_round() -> int:
+        before = dialer.greeted
+        asyncio.run(rounds.round())
+        return dialer.greeted - before
+
+    assert greetings_in_a_round() == 1  # no stream yet: greeted
+    assert greetings_in_a_round() == 1  # b's answer told a its set; a's own record b lacked went
+    assert a.agrees("other") and b.agrees("me")
+    spoke["other"] = now[0]
+    assert greetings_in_a_round() == 0  # settled, and its stream speaks
+    assert rounds.contacts["other"].reachable
+
+    now[0] += INTERVAL + 1
+    assert greetings_in_a_round() == 1  # its stream silent for a round
+    spoke["other"] = now[0]
+    assert greetings_in_a_round() == 0
+    now[0] += QUIET_MAX
+    spoke["other"] = now[0]
+    assert greetings_in_a_round() == 1  # unasked for too long
+
+    a.invite(60)  # a's set moves on (the invite's nonce is no member record: nothing changes)
+    assert greetings_in_a_round() == 0
+    a.revoke("other")
+    assert not a.peers()  # a revoked member is greeted by no round

@@ -471,6 +471,8 @@ def test_odd_node_names_are_refused_and_names_that_mislead_mislead_nobody(
     swarm_id = str(a.nodes()["swarm_id"])
     mallory = as_node(m, a)
     own = rows(a)["n3"]
+    for name in ("n2", "n3"):  # `list --node` reads the union's names: both frames in first
+        a.hears(name)
 
     def renamed(name: str) -> dict[str, object]:
         record = {

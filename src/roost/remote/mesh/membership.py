@@ -168,6 +168,10 @@ class Membership:
         while len(self._sets) > KEPT_SETS:
             self._sets.popitem(last=False)
 
+    def agrees(self, node_id: str) -> bool:
+        """Whether member ``node_id`` last said it holds the member set this node holds."""
+        return self.digest is not None and self._told.get(node_id) == self.digest
+
     def records_for(self, node_id: str | None) -> list[dict[str, object]]:
         """The member records a hello to ``node_id`` carries: none when it said it holds the set
         this node holds, what changed since when it holds one this node held, else every one

@@ -108,6 +108,11 @@ class Mesh:
             lost=lambda node_id: (
                 peers is not None and (found := peers.get(node_id)) is not None and not found.reachable
             ),
+            heard=lambda node_id: (
+                found.heard_at
+                if peers is not None and (found := peers.get(node_id)) is not None and found.reachable
+                else None
+            ),
         )
         self.refusals = listener.Refusals()
         self.exchange = (
@@ -165,6 +170,7 @@ class Mesh:
     async def start(self) -> None:
         """Start the exchange, bind the listener's one address (when there is one) and begin
         the rounds."""
+        tls.lean_buffers()
         if self.exchange is not None:
             self.exchange.start()
         if self.place.host is None:

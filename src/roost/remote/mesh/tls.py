@@ -32,6 +32,21 @@ from cryptography.x509 import load_der_x509_certificate
 
 from roost.remote.swarm.identity import Identity
 
+READ_BUFFER = 32 * 1024
+"""Bytes of the buffer asyncio reads each TLS connection's ciphertext into: two records' worth
+(a TLS record is at most 16 KiB), where asyncio's own is 256 KiB."""
+
+
+def lean_buffers() -> None:
+    """Give every TLS connection of this process a :data:`READ_BUFFER` read buffer. asyncio
+    allocates (and zero-fills, so it is resident) 256 KiB a connection, and a node holds four a
+    peer (a roster stream each way, a hello each way): measured with 100 simulated peers
+    (``bench/swarm_scale.py``), ~1 MiB of RSS a peer, most of it these buffers. A buffer of
+    two records reads every record whole; only a burst larger than it takes a second read."""
+    from asyncio import sslproto
+
+    sslproto.SSLProtocol.max_size = READ_BUFFER
+
 
 def _pem(der: bytes) -> str:
     return load_der_x509_certificate(der).public_bytes(serialization.Encoding.PEM).decode("ascii")
