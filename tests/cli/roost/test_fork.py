@@ -72,6 +72,7 @@ class Fakes:
         self.roost.wait_for(
             lambda: self.roost.option(pane, "@roost-session-id") == session, what="identified"
         )
+        self.roost.wait_for(lambda: self.roost.option(pane, "@roost-state") == "idle", what="at its prompt")
         return pane
 
     def talk(self, session: str = "conv-1") -> None:

@@ -14,7 +14,7 @@ def shell(roost: Roost, lines: str, rows: int = 24) -> str:
     pane = roost.start("sh")
     roost.tmux("resize-window", "-t", pane, "-x", "80", "-y", str(rows))
     roost.tmux("send-keys", "-t", pane, f"clear; for l in {lines}; do echo $l; echo; done; echo END", "Enter")
-    roost.wait_screen(pane, "END\n")
+    roost.wait_screen(pane, "\nEND\n")  # the line END printed, not the typed "echo END"
     return pane
 
 
