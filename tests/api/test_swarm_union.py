@@ -16,7 +16,16 @@ def test_the_union_of_a_node_alone_is_its_own_roster_marked_local(
 ) -> None:
     with running.unix() as client:
         key = client.post("/claim", json=about(proc, activity="working")).json()["session_key"]
-        union = client.get("/swarm/snapshot").json()
+        # The union holds this node's records as its feed has numbered them, a change behind
+        # the roster at most: the claim is in it once the feed has read it.
+        union = running.wait_for(
+            lambda: (
+                (found := client.get("/swarm/snapshot").json())
+                and any(r["session_key"] == key for r in found["records"])
+                and found
+            ),
+            what="the claim in the union",
+        )
     status = running.get("/status")
     assert union["schema"] == "rosterd.swarm.v1"
     assert union["nodes"] == [

@@ -224,7 +224,11 @@ def test_a_claude_request_while_its_gate_is_off_says_the_command_that_turns_it_o
         == f"To answer from here, turn its gate on: {turn_on}"
     )
     assert page.locator(f"{request} .gate-off code").inner_text() == turn_on
-    line = page.locator(f"{request} .gate-off").bounding_box()
+    line = None
+    for _ in range(100):  # a change on the stream may draw the row again: None while it is redrawn
+        if (line := page.locator(f"{request} .gate-off").bounding_box()) is not None:
+            break
+        page.wait_for_timeout(50)
     assert line is not None and line["height"] < 40, line  # one line (two at most on a phone)
     page.click(f'{request} button[data-answer="terminal"]')
     bar = f'.view[data-pane="{pane}"] .request-bar .request'
