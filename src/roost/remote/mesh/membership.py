@@ -178,9 +178,9 @@ class Membership:
         (a node never heard from, one that says nothing of its set, one that holds records this
         node never had). So a round in a settled swarm carries no records, and an admission
         carries the new node's alone, however many members there are."""
-        have = self._told.get(node_id) if node_id is not None else None
-        if have is not None and have == self.digest:
+        if node_id is not None and self.agrees(node_id):
             return []
+        have = self._told.get(node_id) if node_id is not None else None
         before = self._sets.get(have) if have is not None else None
         if before is None or self.digest is None:
             return members.documents(self.standings)

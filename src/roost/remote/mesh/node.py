@@ -58,6 +58,12 @@ def _lost(peers: Peers | None, node_id: str) -> bool:
     return found is not None and not found.reachable
 
 
+def _heard_at(peers: Peers | None, node_id: str) -> float | None:
+    """When ``node_id``'s live roster stream last spoke; None when it has no live stream."""
+    found = peers.get(node_id) if peers is not None else None
+    return found.heard_at if found is not None and found.reachable else None
+
+
 def _document(data: bytes) -> dict[str, object]:
     try:
         document = canonical.parse(data)
@@ -105,14 +111,8 @@ class Mesh:
             port=place.port,
             clock=clock,
             use_tailscale=use_tailscale,
-            lost=lambda node_id: (
-                peers is not None and (found := peers.get(node_id)) is not None and not found.reachable
-            ),
-            heard=lambda node_id: (
-                found.heard_at
-                if peers is not None and (found := peers.get(node_id)) is not None and found.reachable
-                else None
-            ),
+            lost=lambda node_id: _lost(peers, node_id),
+            heard=lambda node_id: _heard_at(peers, node_id),
         )
         self.refusals = listener.Refusals()
         self.exchange = (
