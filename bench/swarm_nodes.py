@@ -16,9 +16,7 @@ Run: ``sudo .venv/bin/python bench/swarm_nodes.py [--nodes 3 10] [--claims 60] [
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +26,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from common import in_namespace
 from tests.api.sse import Events
 from tests.mesh.swarmnodes import SwarmNode, make
 from tests.mesh.unionnodes import client, daemon_pid, process, snapshot
@@ -108,8 +107,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if os.environ.get("ROOST_BENCH_NETNS") != "1":  # a network namespace of its own, loopback up
-        command = f"ip link set lo up && exec {sys.executable} {' '.join(map(repr, sys.argv))}"
-        env = {**os.environ, "ROOST_BENCH_NETNS": "1"}
-        sys.exit(subprocess.run(["unshare", "--net", "sh", "-c", command], env=env, check=False).returncode)
+    in_namespace()
     main()

@@ -39,8 +39,8 @@ import httpx
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from common import in_namespace
 from simswarm import Roll, SimPeer, spread
 from tests.api.sse import Events
 from tests.mesh.swarmnodes import SwarmNode
@@ -275,8 +275,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if os.environ.get("ROOST_BENCH_NETNS") != "1":  # a network namespace of its own, loopback up
-        command = f"ip link set lo up && exec {sys.executable} {' '.join(map(repr, sys.argv))}"
-        env = {**os.environ, "ROOST_BENCH_NETNS": "1"}
-        sys.exit(subprocess.run(["unshare", "--net", "sh", "-c", command], env=env, check=False).returncode)
+    in_namespace()
     main()
