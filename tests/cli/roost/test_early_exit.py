@@ -16,8 +16,11 @@ from tests.cli.roost.test_windows import panes
 from tests.conftest import Roost
 from tests.lostexit import exits_unheard, settled, unheard
 
-FAILING = "echo 'fatal: no API key in this environment' >&2; exit 3"
-"""An agent that fails at start: one line of error, exit status 3."""
+FAILING = "echo 'fatal: no API key in this environment' >&2; sleep 0.2; exit 3"
+"""An agent that fails at start: one line of error, exit status 3. It lingers a moment before it
+exits, as a real agent does while it shuts down: a pane's output reaches tmux a little after it
+is written, and tmux drops what is still on its way when it handles the exit first (under load,
+about 1 command in 400 that exit at once; docs/contracts.md)."""
 
 
 def entry(roost: Roost, pane: str) -> dict:
