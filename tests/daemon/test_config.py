@@ -84,9 +84,21 @@ def test_the_specifications_example_loads_with_every_key_taken(tmp_path: Path) -
         ('[node]\nlisten = "100.128.0.1"\n', f'[node] listen = "100.128.0.1" {LISTEN_REFUSED}'),
         (
             "[sources]\nfiles = true\n",
-            "[sources] files = true is not supported: this version reads no harness's session files, "
-            "so only false is taken",
+            "[sources] files = true is not supported: this version makes no claim of a harness's "
+            "session files (it reads them only for what each turn used), so only false is taken",
         ),
+        (
+            '[budget]\ncurrency = "usd"\n',
+            "[budget] currency must be a three-letter code such as USD, got 'usd'",
+        ),
+        (
+            "[budget]\nwarn = 1.5\n",
+            "[budget] warn must be a fraction of a limit, greater than 0 and at most 1",
+        ),
+        ("[budget]\nday = 0\n", "[budget] day must be a limit greater than 0"),
+        ("[budget]\nsession = true\n", "[budget] session must be a number, got True"),
+        ('[budget.folders]\n"rel/path" = 5\n', '[budget.folders] "rel/path" is not an absolute folder'),
+        ('[budget.folders]\n"/abs" = -1\n', '[budget.folders] "/abs" must be a limit greater than 0'),
         (
             "[harness.gemini]\nextension = true\n",
             "[harness.gemini] extension = true is not supported: roost has no integration for gemini "
@@ -111,7 +123,7 @@ def test_the_specifications_example_loads_with_every_key_taken(tmp_path: Path) -
         ("[swarm]\nmdns = true\n", "unknown key 'mdns' in [swarm]; known: static_peers"),
         (
             "[journal]\nkeep_days = 30\n",
-            "unknown section [journal]; known: node, swarm, runner, sources, api, mcp, harness.NAME",
+            "unknown section [journal]; known: node, swarm, runner, sources, api, mcp, budget, harness.NAME",
         ),
     ],
 )

@@ -5,7 +5,9 @@ so the model reads only the newest block of the last user message that is not on
 a text is the prompt; a ``tool_result`` answers a tool call, whose final text is streamed.
 Requests that are not the conversation (Claude's side calls, e.g. for a title) carry no
 ``tools`` and get a short fixed answer that is not in ``streamed``. A prompt holding ``RECALL``
-is answered with the prompts typed before it (:func:`tests.fakes.model_api.recalled`).
+is answered with the prompts typed before it (:func:`tests.fakes.model_api.recalled`). Usage is
+reported as the API reports it: the input counts and one output token in ``message_start``,
+every count of the whole message in ``message_delta``.
 """
 
 from __future__ import annotations
@@ -119,18 +121,26 @@ class AnthropicAPI(ModelAPI):
     def _stream(
         self, handler: BaseHTTPRequestHandler, body: dict, blocks: list[dict], stop: str, delay: float = 0.0
     ) -> None:
+        model = body.get("model") or "claude-fake"
+        used = self.usage(bool(body.get("tools")), model)
+        usage = {
+            "input_tokens": used.input,
+            "cache_creation_input_tokens": used.cached_write,
+            "cache_read_input_tokens": used.cached_read,
+            "output_tokens": used.output,
+        }
         message = {
             "id": f"msg_fake{next(_ids):04d}",
             "type": "message",
             "role": "assistant",
-            "model": body.get("model") or "claude-fake",
+            "model": model,
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": 100, "output_tokens": 1},
+            "usage": {**usage, "output_tokens": min(1, used.output)},  # as the API starts a stream
         }
         if not body.get("stream"):
-            send_json(handler, 200, {**message, "content": blocks, "stop_reason": stop})
+            send_json(handler, 200, {**message, "content": blocks, "stop_reason": stop, "usage": usage})
             return
         start_stream(handler)
         send_event(handler, "message_start", {"type": "message_start", "message": message})
@@ -156,7 +166,7 @@ class AnthropicAPI(ModelAPI):
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": 10},
+                "usage": usage,  # the whole message's counts, as the API ends a stream
             },
         )
         send_event(handler, "message_stop", {"type": "message_stop"})

@@ -7,7 +7,10 @@ HTTP error. Each wire format (Anthropic Messages, OpenAI Responses) is a subclas
 those steps into its own streamed events.
 
 Every request is kept in ``requests`` and every text the model streamed in ``streamed``, so a
-test can assert that ``roost read`` prints exactly what the model said.
+test can assert that ``roost read`` prints exactly what the model said. What each answer
+reports it used is the test's choice (``charge``, a :class:`Usage` per conversation request),
+and every figure reported is kept in ``charged``, so a test can hold what an agent recorded
+to what the API said, to the token.
 """
 
 from __future__ import annotations
@@ -69,6 +72,29 @@ class Failure:
 
 
 Step = Reply | ToolCall | Failure
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one answer reports it used, in the provider's four counts: fresh input, output,
+    input read from the prompt cache, and input written to it."""
+
+    input: int = 100
+    output: int = 10
+    cached_read: int = 0
+    cached_write: int = 0
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One answer's reported usage: ``conversation`` is false for an agent's side call (a
+    title), which the agent's own records need not hold."""
+
+    usage: Usage
+    conversation: bool
+    model: str
+
+
 QUESTION = {
     "question": "Which colour should the button be?",
     "header": "Colour",
@@ -159,6 +185,10 @@ class ModelAPI:
     streamed: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     host: str = "127.0.0.1"
+    charge: Callable[[int], Usage] = lambda _n: Usage()
+    """The usage the ``n``-th conversation answer (from 0) reports; side calls report ``side``."""
+    side: Usage = Usage(input=20, output=5)
+    charged: list[Charge] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
@@ -179,6 +209,18 @@ class ModelAPI:
     def record(self, request: Request) -> None:
         with self.lock:
             self.requests.append(request)
+
+    def usage(self, conversation: bool, model: str) -> Usage:
+        """What the next answer reports it used, kept in ``charged``."""
+        with self.lock:
+            count = sum(1 for charge in self.charged if charge.conversation)
+            usage = self.charge(count) if conversation else self.side
+            self.charged.append(Charge(usage, conversation, model))
+            return usage
+
+    def conversation_usage(self) -> list[Usage]:
+        with self.lock:
+            return [charge.usage for charge in self.charged if charge.conversation]
 
     def said(self, text: str) -> None:
         with self.lock:

@@ -167,12 +167,13 @@ class ResponsesAPI(ModelAPI):
         else:
             event("response.output_item.added", output_index=0, item={**item, "arguments": ""})
         event("response.output_item.done", output_index=0, item=item)
-        usage = {
-            "input_tokens": 100,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 10,
+        used = self.usage(bool(body.get("tools")), response["model"])
+        usage = {  # the Responses API counts cached input inside input_tokens
+            "input_tokens": used.input + used.cached_read,
+            "input_tokens_details": {"cached_tokens": used.cached_read},
+            "output_tokens": used.output,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 110,
+            "total_tokens": used.input + used.cached_read + used.output,
         }
         done = {**response, "status": "completed", "output": [item], "usage": usage}
         event("response.completed", response=done)

@@ -6,6 +6,9 @@ are the scan's and the hook's. Time moves only when the test says so."""
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,9 +16,11 @@ from typing import Any
 from roost.headless.runner.link import replayed
 from roost.headless.runner.rebuild import fold
 from roost.headless.runner.traffic import Said, Traffic
+from roost.services.ledger.budgets import Budgets, Settings, Store
 from roost.services.ledger.follow import Ledger
 from roost.services.ledger.journal import Journal
 from roost.services.ledger.lines import Lines
+from roost.services.ledger.prices import Prices
 from roost.services.ledger.usage import Usage
 from roost.truth.roster import Claim, ProcessId, Roster
 from roost.truth.roster.live import Live
@@ -44,11 +49,38 @@ class World:
         self.live = Live(Roster(NODE, NODE_ID, clock, status_epoch=epoch), clock)
         self.headless: dict[str, Headless] = {}
 
-    def ledger(self) -> Ledger:
-        """The ledger, built as the daemon builds it: once the roster is rebuilt."""
+    def ledger(
+        self, budgets: Settings | None = None, prices: Prices | None = None
+    ) -> AbstractAsyncContextManager[None]:
+        """The ledger, built as the daemon builds it (once the roster is rebuilt), with the
+        budgets ``budgets`` sets when given (their store in ``folder``, each headless turn they
+        cancel noted in ``cancelled``); enter it to follow, leave it to stop."""
         self.journal = Journal(self.live.roster, self.clock, Lines(self.folder / "journal.jsonl"))
-        self.usage = Usage(Lines(self.folder / "usage.jsonl"))
-        return Ledger(self.live, self.journal, self.usage, self.clock)
+        self.usage = Usage(Lines(self.folder / "usage.jsonl"), prices)
+        self.cancelled: list[str] = []
+        self.budgets = None
+        if budgets is not None:
+
+            async def cancel(key: str) -> None:
+                self.cancelled.append(key)
+
+            store = Store(self.folder / "budgets.json")
+            self.budgets = Budgets(self.live, self.usage, budgets, store, self.clock, cancel=cancel)
+        self.keeper = Ledger(self.live, self.journal, self.usage, self.clock, budgets=self.budgets)
+        return self._following()
+
+    @asynccontextmanager
+    async def _following(self) -> AsyncIterator[None]:
+        async with self.keeper, AsyncExitStack() as stack:
+            if self.budgets is not None:
+                await stack.enter_async_context(self.budgets)
+            yield
+
+    async def settled(self) -> None:
+        """Let the ledger take what was announced, and finish every transcript it reads."""
+        await settle()
+        await self.keeper.settled()
+        await settle()
 
     def apply(self, claim: Claim) -> None:
         outcome = self.live.apply(claim)
@@ -179,3 +211,60 @@ async def settle() -> None:
     """Let the ledger's follower take what was announced."""
     for _ in range(10):
         await asyncio.sleep(0)
+
+
+class Panes:
+    """Agents in panes that keep a Claude Code transcript under ``home``, played as the scan and
+    the hook claim them: a turn is a prompt, the answers its agent writes, and its Stop."""
+
+    def __init__(self, world: World, home: Path) -> None:
+        self.world = world
+        self.home = home
+        self.files: dict[int, Path] = {}
+        self.said = 0
+
+    def start(self, pid: int, *, cwd: str = "/work/api", session_id: str | None = None) -> str:
+        world = self.world
+        process = ProcessId(pid, 3)
+        sid = session_id or f"sess-{pid}"
+        fields = {"harness": "claude", "lane": "interactive", "tty": "/dev/pts/9", "cwd": cwd}
+        world.apply(Claim(SCAN, world.clock(), process=process, fields=fields, started_at=world.clock()))
+        ident = {"session_id": sid, "cwd": cwd, "harness": "claude"}
+        world.apply(
+            Claim(HOOK, world.clock(), process=process, activity="idle", event="SessionStart", fields=ident)
+        )
+        self.files[pid] = self.home / ".claude" / "projects" / cwd.replace("/", "-") / f"{sid}.jsonl"
+        return f"{NODE_ID}:{pid}:3"
+
+    def prompt(self, pid: int) -> None:
+        world = self.world
+        world.apply(
+            Claim(
+                HOOK, world.clock(), process=ProcessId(pid, 3), activity="working", event="UserPromptSubmit"
+            )
+        )
+
+    def answer(self, pid: int, model: str, **usage: int) -> None:
+        """One answer of the model, as Claude Code writes it: with its usage, and {SECRET} in it."""
+        self.said += 1
+        counts = {
+            "input_tokens": usage.get("input", 0),
+            "output_tokens": usage.get("output", 0),
+            "cache_read_input_tokens": usage.get("cached_read", 0),
+            "cache_creation_input_tokens": usage.get("cached_write", 0),
+        }
+        message = {
+            "id": f"msg_{self.said}",
+            "model": model,
+            "content": [{"type": "text", "text": f"reply {SECRET}"}],
+            "usage": counts,
+        }
+        file = self.files[pid]
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with open(file, "a") as f:
+            f.write(json.dumps({"type": "user", "message": {"content": f"prompt {SECRET}"}}) + "\n")
+            f.write(json.dumps({"type": "assistant", "message": message}) + "\n")
+
+    def stop(self, pid: int) -> None:
+        world = self.world
+        world.apply(Claim(HOOK, world.clock(), process=ProcessId(pid, 3), activity="done", event="Stop"))

@@ -101,6 +101,7 @@ def test_a_headless_session_start_turns_suspend_resume_crash_and_stop_are_journa
                 "total": 16,
             },
             "cost": {"USD": 0.25},
+            "unpriced": 0,
             "harness": "fake",
             "model": "fake-small",
         }
@@ -194,9 +195,10 @@ def test_since_chooses_the_newer_lines_and_a_bad_one_is_exit_1(headless: Headles
         assert fails(headless.daemon, 1, verb, "--since", "2026-02-31T00:00:00Z").startswith(
             f"rosterd {verb}: --since"
         )
+        by = " [--by session|folder|node|day]" if verb == "usage" else ""
         assert (
             fails(headless.daemon, 1, verb, "--bogus")
-            == f"usage: rosterd {verb} [--swarm] [--since T] [--json]\n"
+            == f"usage: rosterd {verb} [--swarm] [--since T]{by} [--json]\n"
         )
         with headless.daemon.unix() as client:
             answer = client.get(f"/{verb}", params={"since": "<b>yesterday</b>"})
@@ -210,7 +212,12 @@ def test_since_chooses_the_newer_lines_and_a_bad_one_is_exit_1(headless: Headles
             for query, field in ((extra, "limit"), (twice, "since")):
                 answer = client.get(f"/{verb}", params=query)
                 assert answer.status_code == 400
-                assert answer.json() == {"error": "the one parameter taken is since, once", "field": field}
+                said = (
+                    "the one parameter taken is since"
+                    if verb == "journal"
+                    else "the parameters taken are since, by"
+                )
+                assert answer.json() == {"error": f"{said}, once", "field": field}
 
 
 def test_the_verbs_print_for_people_and_exit_2_without_a_daemon(headless: Headless) -> None:
@@ -225,12 +232,13 @@ def test_the_verbs_print_for_people_and_exit_2_without_a_daemon(headless: Headle
     assert len(printed) == 1
     assert printed[0].split()[1:] == ["start", key, "tests:", "people", "fake", "headless", "new"]
     table = ok(headless.daemon, "usage").decode().splitlines()
-    assert table[0].split() == ["HARNESS", "MODEL", "TURNS", "SESSIONS", "INPUT", "OUTPUT", "TOTAL", "COST"]
-    assert table[1].split() == ["fake", "fake-small", "1", "1", "3", "5", "8", "1.5000", "USD"]
-    assert table[2].split() == ["total", "1", "1", "3", "5", "8", "1.5000", "USD"]
+    head = ["HARNESS", "MODEL", "TURNS", "SESSIONS", "INPUT", "OUTPUT", "CACHE", "READ", "CACHE", "WRITE"]
+    assert table[0].split() == [*head, "TOTAL", "COST"]
+    assert table[1].split() == ["fake", "fake-small", "1", "1", "3", "5", "0", "0", "8", "1.5000", "USD"]
+    assert table[2].split() == ["total", "1", "1", "3", "5", "0", "0", "8", "1.5000", "USD"]
     proc = rosterd(headless.daemon, "help")
     assert b"rosterd journal [--swarm] [--since T] [--json]" in proc.stdout
-    assert b"rosterd usage [--swarm] [--since T] [--json]" in proc.stdout
+    assert b"rosterd usage [--swarm] [--since T] [--by session|folder|node|day] [--json]" in proc.stdout
 
 
 def test_the_documents_carry_the_fields_docs_contracts_tables(headless: Headless) -> None:

@@ -8,9 +8,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from roost.services.ledger.lines import Lines
 from roost.services.ledger.usage import Usage
-from tests.ledger.sessions import SECRET, World, settle
+from tests.ledger.sessions import SECRET, Panes, World, settle
 from tests.roster.helpers import Clock
 
 
@@ -29,7 +31,7 @@ def test_two_sessions_two_harnesses_two_models_and_a_restart_are_each_counted_on
         world = World(tmp_path, clock, epoch=1)
         async with world.ledger():
             claude = world.start(100, harness="claude", model="opus")
-            codex = world.start(200, harness="codex", model="gpt-5")
+            codex = world.start(200, harness="codex", model="gpt-fake")
             world.turn(claude, {"inputTokens": 10, "outputTokens": 20, "totalTokens": 30}, cost=0.10)
             world.turn(claude, {"inputTokens": 5, "outputTokens": 5, "totalTokens": 10}, cost=0.15)
             world.turn(codex, {"inputTokens": 1, "outputTokens": 2, "thoughtTokens": 4, "totalTokens": 7})
@@ -49,7 +51,7 @@ def test_two_sessions_two_harnesses_two_models_and_a_restart_are_each_counted_on
 
     async def second_life() -> None:
         world = World(tmp_path, clock, epoch=2)
-        for key, harness, model in ((claude, "claude", "opus"), (codex, "codex", "gpt-5")):
+        for key, harness, model in ((claude, "claude", "opus"), (codex, "codex", "gpt-fake")):
             world.rebuild(
                 old, key, harness=harness, model=model
             )  # its replay ends with the last turn's usage
@@ -69,14 +71,16 @@ def test_two_sessions_two_harnesses_two_models_and_a_restart_are_each_counted_on
                 "sessions": 1,
                 "tokens": tokens(input=17, output=27, total=44),
                 "cost": {"USD": 0.18},
+                "unpriced": 0,
             },
             {
                 "harness": "codex",
-                "model": "gpt-5",
+                "model": "gpt-fake",
                 "turns": 3,
                 "sessions": 1,
                 "tokens": tokens(input=3, output=6, thought=12, total=21),
                 "cost": {},
+                "unpriced": 3,
             },
         ],
         "total": {
@@ -84,6 +88,7 @@ def test_two_sessions_two_harnesses_two_models_and_a_restart_are_each_counted_on
             "sessions": 2,
             "tokens": tokens(input=20, output=33, thought=12, total=65),
             "cost": {"USD": 0.18},
+            "unpriced": 3,
         },
     }
     for path in tmp_path.iterdir():
@@ -143,5 +148,177 @@ def test_since_counts_only_the_newer_turns(tmp_path: Path) -> None:
     assert usage.summary(clock() - 3600)["total"]["tokens"]["total"] == 1
     assert usage.summary(clock() + 1) == {
         "rows": [],
-        "total": {"turns": 0, "sessions": 0, "tokens": tokens(), "cost": {}},
+        "total": {"turns": 0, "sessions": 0, "tokens": tokens(), "cost": {}, "unpriced": 0},
     }
+
+
+OPUS = {"input": 1000, "output": 200, "cached_read": 30000, "cached_write": 400}
+"""One answer of Claude Opus 4.8: 0.0275 USD at its price (5, 25, 0.50 and 6.25 per million)."""
+
+
+def test_a_panes_turns_are_read_from_its_agents_transcript_priced_and_put_on_its_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    clock = Clock()
+    world = World(tmp_path, clock)
+    panes = Panes(world, home)
+
+    async def scenario() -> None:
+        async with world.ledger():
+            key = panes.start(300)
+            await world.settled()
+            panes.prompt(300)
+            panes.answer(300, "claude-opus-4-8", **OPUS)
+            panes.answer(300, "claude-opus-4-8", **OPUS)
+            panes.stop(300)
+            await world.settled()
+            spend = world.live.roster.record(key).spend
+            assert spend["turns"] == 1
+            assert spend["tokens"] == tokens(
+                input=2000, output=400, cached_read=60000, cached_write=800, total=63200
+            )
+            assert spend["cost"] == {"USD": 0.055}
+            assert spend["unpriced"] == 0
+            assert spend["last"]["model"] == "claude-opus-4-8"
+            assert spend["last"]["cost"] == {"amount": 0.055, "currency": "USD"}
+            panes.prompt(300)
+            panes.answer(300, "claude-opus-5-5", input=7, output=3)  # a model the table does not know
+            panes.stop(300)
+            await world.settled()
+            spend = world.live.roster.record(key).spend
+            assert (spend["turns"], spend["cost"], spend["unpriced"]) == (2, {"USD": 0.055}, 1)
+            assert spend["last"]["cost"] is None
+
+    asyncio.run(scenario())
+    first, second = turns(tmp_path)
+    assert (first["lane"], first["folder"], first["model"], first["priced"]) == (
+        "interactive",
+        "/work/api",
+        "claude-opus-4-8",
+        "prices",
+    )
+    assert first["cost"] == {"amount": 0.055, "currency": "USD"}
+    assert (second["model"], second["cost"], second["priced"]) == ("claude-opus-5-5", None, None)
+    assert second["read"]["offset"] == panes.files[300].stat().st_size
+    for path in tmp_path.iterdir():
+        if path.is_file():
+            assert SECRET not in path.read_text(), path
+
+
+def test_a_transcript_there_before_the_session_was_seen_counts_from_then_and_a_restart_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    clock = Clock()
+    old = World(tmp_path, clock)
+    panes = Panes(old, home)
+    panes.files[300] = home / ".claude" / "projects" / "-work-api" / "sess-300.jsonl"
+    panes.answer(300, "claude-opus-4-8", **OPUS)  # a resumed conversation: its history is not this daemon's
+
+    async def first_life() -> str:
+        async with old.ledger():
+            key = panes.start(300)
+            await old.settled()
+            panes.prompt(300)
+            panes.answer(300, "claude-opus-4-8", **OPUS)
+            panes.stop(300)
+            await old.settled()
+            panes.prompt(300)
+            panes.answer(300, "claude-opus-4-8", input=10)
+            await old.settled()
+        return key
+
+    key = asyncio.run(first_life())
+    [first] = turns(tmp_path)  # one turn: the history before it is not counted, the one under way not yet
+    assert first["cost"] == {"amount": 0.0275, "currency": "USD"}
+    new = World(tmp_path, clock, epoch=2)
+    panes.world = new
+
+    async def second_life() -> None:
+        panes.start(300)  # rebuilt before the ledger is built, as the daemon does
+        async with new.ledger():
+            await new.settled()
+            assert new.live.roster.record(key).spend["turns"] == 1  # put back on the rebuilt record
+            panes.prompt(300)  # the rebuilt roster reads the pane working, as its badge says
+            panes.answer(300, "claude-opus-4-8", input=10)
+            panes.stop(300)  # the turn under way when the last daemon went ends now
+            await new.settled()
+            assert new.live.roster.record(key).spend["tokens"]["input"] == 1020
+
+    asyncio.run(second_life())
+    assert [turn["tokens"] for turn in turns(tmp_path)] == [
+        OPUS | {"total": 31600},
+        {"input": 20, "total": 20},
+    ]
+
+
+def test_a_headless_turn_of_a_model_the_table_knows_is_priced_by_the_table(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        world = World(tmp_path, Clock())
+        async with world.ledger():
+            key = world.start(100, harness="claude", model="claude-opus-4-8")
+            acp = {
+                "inputTokens": 1000,
+                "outputTokens": 200,
+                "cachedReadTokens": 30000,
+                "cachedWriteTokens": 400,
+            }
+            world.turn(key, acp, cost=0.03)  # the adapter's own figure: the table's wins
+            world.turn(key, acp, cost=0.06)
+            await settle()
+            assert world.live.roster.record(key).spend["cost"] == {"USD": 0.055}
+
+    asyncio.run(scenario())
+    assert [(doc["cost"], doc["priced"]) for doc in turns(tmp_path)] == [
+        ({"amount": 0.0275, "currency": "USD"}, "prices"),
+    ] * 2
+
+
+def test_the_sums_group_by_session_folder_day_and_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    clock = Clock()
+    world = World(tmp_path, clock)
+    panes = Panes(world, home)
+
+    async def scenario() -> tuple[str, str]:
+        async with world.ledger():
+            api, web = panes.start(300, cwd="/work/api"), panes.start(301, cwd="/work/web")
+            await world.settled()
+            for pid in (300, 301):
+                panes.prompt(pid)
+                panes.answer(pid, "claude-opus-4-8", **OPUS)
+                panes.stop(pid)
+            await world.settled()
+            clock.advance(86400)
+            panes.prompt(300)
+            panes.answer(300, "claude-opus-4-8", **OPUS)
+            panes.stop(300)
+            await world.settled()
+        return api, web
+
+    api, web = asyncio.run(scenario())
+    usage = Usage(Lines(tmp_path / "usage.jsonl"))
+    by_session = usage.summary(by="session")
+    assert by_session["by"] == "session"
+    assert [(r["session_key"], r["turns"], r["cost"]) for r in by_session["rows"]] == [
+        (api, 2, {"USD": 0.055}),
+        (web, 1, {"USD": 0.0275}),
+    ]
+    assert [(r["folder"], r["turns"]) for r in usage.summary(by="folder")["rows"]] == [
+        ("/work/api", 2),
+        ("/work/web", 1),
+    ]
+    days = usage.summary(by="day")["rows"]
+    assert [r["turns"] for r in days] == [2, 1] and days[0]["day"] < days[1]["day"]
+    [node] = usage.summary(by="node")["rows"]
+    assert (node["turns"], node["sessions"], node["cost"]) == (3, 2, {"USD": 0.0825})
+    with pytest.raises(ValueError):
+        usage.summary(by="harness")

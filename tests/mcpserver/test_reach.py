@@ -41,7 +41,7 @@ def test_loopback_needs_the_bearer_token(headless: Headless) -> None:
     token = headless.daemon.token
     assert ok(tcp(headless.daemon, token), "session.list")["caller"] is None  # loopback names nobody
     tools = run(tcp(headless.daemon, token), lambda c: c.list_tools()).tools
-    assert len(tools) == 9
+    assert len(tools) == 11
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {token}"}):
         answer = _post(headless, headers)
         assert answer.status_code == 401, answer.text
@@ -143,7 +143,7 @@ def test_the_bridge_answers_each_line_and_says_when_no_daemon_answers(headless: 
     answers = _bridge_lines(headless, lines)
     by_id = {answer.get("id"): answer for answer in answers}
     assert by_id[1]["result"]["serverInfo"]["name"] == "rosterd"
-    assert len(by_id[2]["result"]["tools"]) == 9
+    assert len(by_id[2]["result"]["tools"]) == 11
     assert by_id[None]["error"]["code"] == -32700
     gone = str(headless.daemon.roost.root / "gone.sock")
     [refusal] = _bridge_lines(headless, [json.dumps(listing).encode() + b"\n"], socket=gone)

@@ -28,6 +28,8 @@ TOOLS = [
     "session.cancel",
     "session.allow",
     "session.deny",
+    "budget.list",
+    "budget.lift",
 ]
 
 

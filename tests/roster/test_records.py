@@ -51,6 +51,8 @@ WIRE_FIELDS = {
     "model": None,
     "handed_to": None,
     "state": None,
+    "spend": None,
+    "budget": None,
 }
 
 

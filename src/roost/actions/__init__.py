@@ -9,6 +9,7 @@ are :mod:`~roost.actions.prompt` (a fenced prompt to a pane), :mod:`~roost.actio
 lane; a pane's steps are :mod:`~roost.actions.paneclose`, which ``roost close`` shares),
 :mod:`~roost.actions.fork` (either lane; ``roost fork`` calls its pane part directly),
 :mod:`~roost.actions.rawinput`, :mod:`~roost.actions.names`, :mod:`~roost.actions.permission`,
+:mod:`~roost.actions.budgets` (read, set, clear and lift the ledger's budgets),
 :mod:`~roost.actions.gates` (a gate's request, held open), :mod:`~roost.actions.windows`
 (the launcher's window) and :mod:`~roost.actions.waits`, with the terminals read through
 :mod:`~roost.actions.terminals`. :mod:`~roost.actions.restore` brings a gone tmux server's

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from roost.actions.sessions import NO_RUNNER, Door, Found
 from roost.base.errors import TargetGone
+from roost.services.ledger import budgets
 from roost.truth.roster import Record
 
 if TYPE_CHECKING:
@@ -80,10 +81,14 @@ async def spawn(door: Door, parent: str | Found, harness: str, cwd: str, options
 async def prompt(
     door: Door, target: str | Found, text: str, until: str | None = None, timeout: float = 600.0
 ) -> Prompted:
-    """Send a turn (a suspended session is resumed first); with ``until`` (``idle``,
+    """Send a turn (a suspended session is resumed first; one a budget holds is refused
+    :class:`~roost.base.errors.OverBudget`, nothing sent); with ``until`` (``idle``,
     ``needs_attention`` or ``ended``) wait up to ``timeout`` seconds for the session to get
     there, and say whether the record's recap is this turn's."""
     runner, key = door.headless(target)
+    held = door.live.roster.record(key)
+    if held is not None and (over := budgets.refusal(held)) is not None:
+        raise over
     record, turn = await runner.prompt(key, text)
     if until is None:
         return Prompted(record)

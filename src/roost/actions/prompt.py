@@ -16,6 +16,7 @@ occupant_changed       another process occupies the pane, or none does any more
 revision_changed       the occupant's row changed since it was read (a newer revision)
 not_promptable         a screen or legacy observation, or an incomplete identity
 blocked                the agent waits on a person (a permission dialog)
+over_budget            a budget holds the session: its limit is reached, until a person lifts it
 session_closed         the pane is gone
 deadline_expired       ``deadline_ms`` passed before the write could begin
 =====================  ================================================================
@@ -46,6 +47,7 @@ from roost.actions.sessions import Door, Found
 from roost.actions.waits import Awaiter, Ending, Pin, Until, Wait, watching, whole
 from roost.base.errors import TargetGone, TooLarge, UsageError
 from roost.pane.tmux import paste
+from roost.services.ledger import budgets
 from roost.truth.roster import Record, Roster, records
 
 TEXT_LIMIT = 16_384
@@ -60,6 +62,7 @@ OCCUPANT_CHANGED = "occupant_changed"
 REVISION_CHANGED = "revision_changed"
 NOT_PROMPTABLE = "not_promptable"
 BLOCKED = "blocked"
+OVER_BUDGET = "over_budget"
 SESSION_CLOSED = "session_closed"
 DEADLINE_EXPIRED = "deadline_expired"
 _GONE = "gone"
@@ -160,6 +163,8 @@ class Attempt:
             return NOT_PROMPTABLE, f"the row's state came from {source or 'legacy'}, not an integration"
         if record.activity == records.NEEDS_ATTENTION:
             return BLOCKED, "the agent is blocked waiting on a person"
+        if (over := budgets.refusal(record)) is not None:
+            return OVER_BUDGET, over.message
         if self.clock() >= self.ask.deadline:
             return DEADLINE_EXPIRED, LATE
         return None

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from roost.pane.tmux.server import Server
     from roost.pane.tmux.view import Taps
     from roost.remote.swarm.peers import Peers
+    from roost.services.ledger.budgets import Budgets
 
 
 NO_RUNNER = "this daemon runs no headless sessions"
@@ -107,6 +108,9 @@ class Door:
     forwarder: Forwarder | None = None
     """The swarm's members and the one signed request to them (:mod:`roost.actions.remote`);
     None: no session is owned by another node, as on a door that serves an act a peer sent."""
+    budgets: Budgets | None = None
+    """This node's budgets and what they make of its sessions (:mod:`roost.services.ledger.budgets`);
+    None where none are kept."""
 
     @property
     def socket(self) -> str | None:

@@ -1,8 +1,8 @@
 """An agent's manifest as one typed, immutable value, and the words its fields may hold.
 
 One concept: what a checked manifest says, section by section (``[hook]``, ``[hook.gate]``,
-``[acp]``, ``[mcp]``, ``[fork]``, ``[detect]``), each built from its table. Nothing here reads a file:
-:mod:`roost.agents.schema` checks and merges the tables, and the loader
+``[acp]``, ``[mcp]``, ``[fork]``, ``[usage]``, ``[detect]``), each built from its table. Nothing
+here reads a file: :mod:`roost.agents.schema` checks and merges the tables, and the loader
 (:mod:`roost.agents.manifest`) builds these values from them.
 
 The values are written out on :class:`_Value` rather than made by a standard library class
@@ -274,6 +274,43 @@ class Fork(_Value):
         self._set(command=table["command"], drop=tuple(table.get("drop", ())))
 
 
+class Usage(_Value):
+    """``[usage]``: where the agent itself records what each answer of its model used, and how
+    to read it: the daemon counts an interactive session's turns from there
+    (:mod:`roost.services.ledger.transcripts`), never from its prompts or replies.
+
+    The files are JSON lines; ``files`` are glob patterns under each of ``roots`` (the first
+    whose variables are all set, ``~`` the home directory), ``{session_id}`` standing for the
+    session's id. A line whose fields equal ``when`` (keys are dotted paths into the line) is
+    one answer: ``tokens`` maps each of the ledger's token names to the path of its count in
+    that line, ``id`` names the answer (lines of one id are one answer, the last one read
+    counting), ``input_includes`` names the counts the agent's input count already holds (they
+    are taken off it), and the model is read at ``model`` in the answer's line, or in the last
+    line before it that matches ``model_when`` when that is set."""
+
+    __slots__ = ("files", "id", "input_includes", "model", "model_when", "roots", "tokens", "when")
+    roots: tuple[str, ...]
+    files: tuple[str, ...]
+    when: dict[str, object]
+    tokens: dict[str, tuple]
+    id: tuple | None
+    model: tuple | None
+    model_when: dict[str, object] | None
+    input_includes: tuple[str, ...]
+
+    def __init__(self, table: dict) -> None:
+        self._set(
+            roots=tuple(table.get("roots", ("~",))),
+            files=tuple(table.get("files", ())),
+            when=dict(table.get("when", {})),
+            tokens={name: tuple(path) for name, path in table.get("tokens", {}).items()},
+            id=tuple(table["id"]) if "id" in table else None,
+            model=tuple(table["model"]) if "model" in table else None,
+            model_when=dict(table["model_when"]) if "model_when" in table else None,
+            input_includes=tuple(table.get("input_includes", ())),
+        )
+
+
 class ScreenProbe(_Value):
     """Where to look on screen and what to look for, as written: detection compiles it."""
 
@@ -358,6 +395,7 @@ class Manifest(_Value):
         "resume_env",
         "session_context",
         "transcript",
+        "usage",
         "value_flags",
     )
     name: str
@@ -385,11 +423,12 @@ class Manifest(_Value):
     mcp: Mcp | None
     fork: Fork | None
     """How a conversation of it is forked in a pane; None: it cannot be."""
+    usage: Usage | None
     files: tuple[str, ...]
     """The files it was made from, packaged first."""
 
     def __init__(self, table: dict) -> None:
-        acp, mcp, fork = table.get("acp"), table.get("mcp"), table.get("fork")
+        acp, mcp, fork, usage = table.get("acp"), table.get("mcp"), table.get("fork"), table.get("usage")
         self._set(
             name=table["name"],
             display=table.get("display") or table["name"],
@@ -407,6 +446,7 @@ class Manifest(_Value):
             acp=None if acp is None else Acp(acp),
             mcp=None if mcp is None else Mcp(mcp),
             fork=None if fork is None else Fork(fork),
+            usage=None if usage is None else Usage(usage),
             files=tuple(table.get("files", ())),
         )
 

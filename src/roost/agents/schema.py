@@ -133,6 +133,33 @@ GATE_NEEDS = ("event", "allow", "deny")
 
 MCP: dict[str, Check] = {"args": _texts}
 FORK: dict[str, Check] = {"command": _text, "drop": _texts}
+
+
+def _match(value: object) -> str | None:
+    ok = (
+        isinstance(value, dict)
+        and bool(value)
+        and all(isinstance(v, str | int | bool) for v in value.values())
+    )
+    return (
+        None
+        if ok
+        else 'a table of dotted paths to the values a line must hold, such as { type = "assistant" }'
+    )
+
+
+TOKEN_NAMES = ("input", "output", "thought", "cached_read", "cached_write", "cached_write_1h")
+"""The ledger's token names a ``[usage.tokens]`` entry may read."""
+USAGE: dict[str, Check] = {
+    "roots": _texts,
+    "files": _texts,
+    "when": _match,
+    "id": _steps,
+    "model": _steps,
+    "model_when": _match,
+    "input_includes": _texts,
+}
+USAGE_NEEDS = ("files", "when", "tokens")
 DETECT_KEYS = frozenset({"identify", "rules", "replace"})
 RULE: dict[str, Check] = {
     "id": _text,
@@ -199,6 +226,21 @@ def _hook(table: object, prefix: str) -> dict:
     return hook
 
 
+def _usage(table: object, prefix: str) -> dict:
+    usage = _table(table, f"{prefix}[usage]")
+    _values(usage, USAGE, f"{prefix}[usage]: ", nested=("tokens",))
+    if "tokens" in usage:
+        tokens = _table(usage["tokens"], f"{prefix}[usage.tokens]")
+        _unknown(tokens, TOKEN_NAMES, f"{prefix}[usage.tokens]: ")
+        _values(tokens, dict.fromkeys(tokens, _steps), f"{prefix}[usage.tokens]: ")
+    for name in usage.get("input_includes", ()):
+        if name not in TOKEN_NAMES:
+            raise ManifestError(
+                f"{prefix}[usage]: input_includes names {name!r}, which is none of {', '.join(TOKEN_NAMES)}"
+            )
+    return usage
+
+
 def _rules(tables: object, path: str, prefix: str) -> list[dict]:
     if not isinstance(tables, list):
         raise ManifestError(f"{prefix}[detect]: rules must be an array of tables ([[detect.rules]])")
@@ -255,7 +297,7 @@ def check(table: dict, path: str) -> dict:
     if agent != name:
         raise ManifestError(f"{path}: name must be the file's own name, {name!r}, got {agent!r}")
     prefix = f"{path} ({name}): "
-    _values(table, TOP, prefix, nested=("hook", "detect", "acp", "mcp", "fork"))
+    _values(table, TOP, prefix, nested=("hook", "detect", "acp", "mcp", "fork", "usage"))
     checked = dict(table)
     if "hook" in table:
         checked["hook"] = _hook(table["hook"], prefix)
@@ -266,6 +308,8 @@ def check(table: dict, path: str) -> dict:
         _values(_table(table["mcp"], f"{prefix}[mcp]"), MCP, f"{prefix}[mcp]: ")
     if "fork" in table:
         _values(_table(table["fork"], f"{prefix}[fork]"), FORK, f"{prefix}[fork]: ")
+    if "usage" in table:
+        checked["usage"] = _usage(table["usage"], prefix)
     if "detect" in table:
         checked["detect"] = _detect(table["detect"], path, prefix)
     return checked
@@ -313,6 +357,10 @@ def complete(table: dict, path: str) -> None:
         raise ManifestError(f"{prefix}[acp]: command is required (the adapter's argv)")
     if "fork" in table and not table["fork"].get("command"):
         raise ManifestError(f"{prefix}[fork]: command is required (the fork's command line)")
+    if "usage" in table:
+        lacking = [key for key in USAGE_NEEDS if not table["usage"].get(key)]
+        if lacking:
+            raise ManifestError(f"{prefix}[usage]: needs {', '.join(lacking)}")
     gate = hook.get("gate")
     if gate is not None:
         lacking = [key for key in GATE_NEEDS if not gate.get(key)]

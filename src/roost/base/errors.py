@@ -109,6 +109,15 @@ class Blocked(RoostError):
     status = 409
 
 
+class OverBudget(RoostError):
+    """A budget's limit is reached (a session's, its folder's, the day's): no prompt is sent to
+    a session it holds until a person lifts it. ``code`` is ``over_budget`` and ``budget`` the
+    record's budget (its scope, limit and the reason a person reads). Nothing was sent."""
+
+    exit_code = 1
+    status = 409
+
+
 class Expired(RoostError):
     """What the caller holds names nothing any more (an events cursor rotated away)."""
 
@@ -234,6 +243,7 @@ FAILURES: tuple[type[RoostError], ...] = (
     Ambiguous,
     Conflict,
     Blocked,
+    OverBudget,
     Expired,
     TooLarge,
     TooMany,

@@ -47,6 +47,8 @@ from roost.remote.mesh.node import Mesh
 from roost.remote.swarm.feed import Subscription
 from roost.remote.swarm.identity import Identity
 from roost.remote.swarm.peers import Peers
+from roost.services.ledger import budgets as budgeting
+from roost.services.ledger.budgets import Budgets
 from roost.services.ledger.follow import Ledger
 from roost.services.ledger.journal import Journal
 from roost.services.ledger.usage import Usage
@@ -91,7 +93,17 @@ class Whole:
     async def start(self) -> ASGIApp:
         config, live, clock, facts = self.config, self.live, self.clock, self.facts
         journal, usage = Journal(live.roster, clock), Usage()
-        self.ledger = Ledger(live, journal, usage, clock)  # before anything else may change the roster
+        budgets = Budgets(
+            live,
+            usage,
+            config.budget,
+            budgeting.Store.beside(config.directory),
+            clock,
+            cancel=self.runner.cancel,
+        )
+        self.budgets = budgets
+        # Before anything else may change the roster:
+        self.ledger = Ledger(live, journal, usage, clock, tmux=self.scanner.server, budgets=budgets)
         reports = Reports(live.roster, live.apply, Attestor(self.scanner.server, self.scanner.names), clock)
         self.reports_server = await reports.serve(listen.unix(self.reports_path))
         facts["reports"] = {"unix": str(self.reports_path), "counts": reports.counts}
@@ -112,6 +124,7 @@ class Whole:
         peers = Peers(self.keys.node_id)
         acting = Acting(live.roster, _acted(journal))
         self.mesh = mesh = _mesh(config, clock, live, peers, acting, (journal, usage), Arrivals(self.runner))
+        _count_peers(mesh, budgets)
         self.webhooks = Webhooks(_swarm_changes(mesh), Registrations.beside(config.directory))
         loglimit.limit(logging.getLogger("rosterd.webhooks"))
         door = Door(
@@ -124,11 +137,12 @@ class Whole:
             topology=self.topology,
             peers=peers,
             forwarder=Forwarding(mesh.membership, mesh.dialer, peers, clock),
+            budgets=budgets,
         )
         posts = HookPosts(door, Attestor(self.scanner.server, self.scanner.names))
         self.hooks = hook_app(posts)
         facts["hooks"] = {"listen": facts["listen"]["hooks"], "counts": posts.counts}
-        tools = mcp.Context(door, allow_always=config.mcp.allow_always)
+        tools = mcp.Context(door, allow_always=config.mcp.allow_always, lift_budgets=config.mcp.lift_budgets)
         self.mcp = mcp.McpServer(tools, peer=peer_process)
         app = create_app(
             Context(
@@ -204,6 +218,7 @@ class Whole:
             self.notifier,
             self.webhooks,
             self.ledger,
+            self.budgets,
             self.mcp.serving(),
         ):
             yield
@@ -262,6 +277,28 @@ def _mesh(
         limits=arrivals.limits,
         ledgers=ledgers,
     )
+
+
+def _count_peers(mesh: Mesh, budgets: Budgets) -> None:
+    """The budgets count every node's spend: each peer's day is read from its ledger when one of
+    its sessions spends and when its roster is heard whole (a link that came up), in the
+    background; a peer that leaves the swarm no longer counts."""
+    ledgers, exchange = mesh.ledgers, mesh.exchange
+    if ledgers is None or exchange is None:
+        return
+
+    async def ask(node_id: str, since: float) -> dict[str, Any] | None:
+        return await ledgers.ask(node_id, since, "folder")
+
+    def node(node_id: str, heard: bool) -> None:
+        if heard:
+            budgets.peer_heard(node_id)
+        else:
+            budgets.peer_gone(node_id)
+
+    budgets.ask = ask
+    exchange.listeners.append(budgets.peer_changed)
+    exchange.nodes.append(node)
 
 
 def _swarm_changes(mesh: Mesh) -> Callable[[], Subscription]:

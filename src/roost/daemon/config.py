@@ -30,6 +30,7 @@ from roost.agents import manifest
 from roost.base import paths
 from roost.base.errors import SetupError
 from roost.headless.runner.settings import RunnerSection
+from roost.services.ledger.budgets import Settings as BudgetSection
 
 FILE = "rosterd.toml"
 
@@ -73,8 +74,9 @@ class Swarm:
 @dataclass(frozen=True)
 class Sources:
     files: bool = False
-    """Whether rosterd reads harnesses' session files as a claim source. This version has no
-    such reader (rosterd reads no transcript), so only false is taken: true is refused."""
+    """Whether rosterd reads harnesses' session files as a claim source. This version makes no
+    claim of them (it reads an agent's transcript only for the token counts of each turn, which
+    are the ledger's, never a state), so only false is taken: true is refused."""
     scan_interval_ms: int = 2000
 
 
@@ -89,6 +91,10 @@ class Mcp:
     allow_always: bool = False
     """Whether an MCP caller (an agent) may answer a permission ``allow_always``: a person's
     answer, which allows every later request of its kind, so off unless a person turns it on."""
+    lift_budgets: bool = False
+    """Whether an MCP caller (an agent) may lift a budget: a person's decision to spend more,
+    which an agent held by the budget could otherwise make for itself, so off unless a person
+    turns it on."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,7 @@ class Config:
     sources: Sources = field(default_factory=Sources)
     api: Api = field(default_factory=Api)
     mcp: Mcp = field(default_factory=Mcp)
+    budget: BudgetSection = field(default_factory=BudgetSection)
     harness: dict[str, Harness] = field(default_factory=_default_harnesses)
 
     @property
@@ -136,7 +143,7 @@ def default_path() -> Path:
     return paths.config_home() / FILE
 
 
-_KINDS: dict[str, type | tuple[type, ...]] = {"int": int, "bool": bool, "str": str}
+_KINDS: dict[str, type | tuple[type, ...]] = {"int": int, "bool": bool, "str": str, "float": (int, float)}
 _SECTIONS: dict[str, type] = {
     "node": Node,
     "swarm": Swarm,
@@ -144,6 +151,7 @@ _SECTIONS: dict[str, type] = {
     "sources": Sources,
     "api": Api,
     "mcp": Mcp,
+    "budget": BudgetSection,
 }
 
 
@@ -153,18 +161,36 @@ def _value(where: str, kind: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{where} must be a list of strings")
         return tuple(value)
-    if kind == "str | None":
-        kind = "str"
+    if kind in ("str | None", "float | None"):
+        kind = kind.removesuffix(" | None")
     expected = _KINDS[kind]
-    if not isinstance(value, expected) or (kind == "int" and isinstance(value, bool)):
-        raise ConfigError(f"{where} must be {'an' if kind == 'int' else 'a'} {kind}, got {value!r}")
-    return value
+    if not isinstance(value, expected) or (kind in ("int", "float") and isinstance(value, bool)):
+        what = "a number" if kind == "float" else f"{'an' if kind == 'int' else 'a'} {kind}"
+        raise ConfigError(f"{where} must be {what}, got {value!r}")
+    return float(value) if kind == "float" else value
+
+
+def _folders(table: Any) -> dict[str, float]:
+    """``[budget.folders]``: each absolute folder's limit on its sessions' spend in a UTC day."""
+    if not isinstance(table, dict):
+        raise ConfigError("[budget.folders] must be a table of folders and their limits")
+    folders = {}
+    for folder, limit in table.items():
+        if not folder.startswith("/"):
+            raise ConfigError(f"[budget.folders] {json.dumps(folder)} is not an absolute folder")
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 < limit <= 1e9:
+            raise ConfigError(f"[budget.folders] {json.dumps(folder)} must be a limit greater than 0")
+        folders[folder.rstrip("/") or "/"] = float(limit)
+    return folders
 
 
 def _section(cls: type, name: str, table: Any, base: Any = None) -> Any:
     """``[name]`` as ``cls``; the keys it sets replace ``base``'s (a harness's default) one by one."""
     if not isinstance(table, dict):
         raise ConfigError(f"[{name}] must be a table")
+    if cls is BudgetSection and "folders" in table:
+        table = dict(table)
+        base = BudgetSection(folders=_folders(table.pop("folders")))
     known = {f.name: f for f in fields(cls)}
     values = {}
     for key, value in table.items():
@@ -240,13 +266,23 @@ def _check(config: Config) -> Config:
         _peer(peer)
     if config.sources.files:
         raise ConfigError(
-            "[sources] files = true is not supported: this version reads no harness's session "
-            "files, so only false is taken"
+            "[sources] files = true is not supported: this version makes no claim of a harness's "
+            "session files (it reads them only for what each turn used), so only false is taken"
         )
     if config.sources.scan_interval_ms < 100:
         raise ConfigError("[sources] scan_interval_ms must be at least 100")
     if config.api.max_streams < 1:
         raise ConfigError("[api] max_streams must be at least 1")
+    budget = config.budget
+    if not re.fullmatch(r"[A-Z]{3}", budget.currency):
+        raise ConfigError(
+            f"[budget] currency must be a three-letter code such as USD, got {budget.currency!r}"
+        )
+    if not 0 < budget.warn <= 1:
+        raise ConfigError("[budget] warn must be a fraction of a limit, greater than 0 and at most 1")
+    for key, limit in (("day", budget.day), ("session", budget.session)):
+        if limit is not None and not 0 < limit <= 1e9:
+            raise ConfigError(f"[budget] {key} must be a limit greater than 0")
     if config.runner.default_permission_policy not in ("auto", "attention"):
         raise ConfigError("[runner] default_permission_policy must be auto or attention")
     if config.runner.idle_timeout_s < 1:
@@ -326,7 +362,15 @@ NOTES: dict[str, tuple[str, ...]] = {
         "name is this node's name in its swarm; the node id in node.key never changes.",
     ),
     "swarm": ("static_peers: host:port of peers to greet besides the members and Tailscale's peers.",),
-    "sources": ("only false is taken for files: this version reads no harness's session files.",),
+    "sources": (
+        "only false is taken for files: no harness's session files are a source of claims "
+        "(they are read for what each turn used, nothing else).",
+    ),
+    "budget": (
+        "day and session are limits in currency (every node's spend in a UTC day; each session's);",
+        'a folder\'s limit per UTC day goes in folders: { "/abs/path" = 10.0 }; warn is the fraction',
+        "of a limit at which a person is told.",
+    ),
 }
 """What ``default_text`` says under a section's header, beside its keys."""
 

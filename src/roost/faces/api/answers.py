@@ -381,27 +381,92 @@ class Tokens(Reply):
 
 
 class UsageSum(Reply):
-    """Turns counted, the sessions they were in, their tokens and their cost by currency."""
+    """Turns counted, the sessions they were in, their tokens, their known cost by currency,
+    and how many turns have no known cost (``unpriced``: a model the price table lacks)."""
 
     turns: int
     sessions: int
     tokens: Tokens
     cost: dict[str, float]
+    unpriced: int
 
 
 class UsageRow(UsageSum):
-    """The sums for one harness and model (``unknown`` where no one said)."""
+    """The sums for one group: one harness and model (``unknown`` where no one said), or with
+    ``by`` one session (``session_key``, its ``name`` and ``harness``), folder, UTC day or node."""
 
-    harness: str
-    model: str
+    harness: str | None = None
+    model: str | None = None
+    session_key: str | None = None
+    name: str | None = None
+    folder: str | None = None
+    day: str | None = None
+    node: str | None = None
 
 
 class UsageSummary(Reply):
-    """Token usage and cost since a moment (``since``: null, everything kept)."""
+    """Token usage and cost since a moment (``since``: null, everything kept), grouped ``by``
+    what the query named (absent: harness and model)."""
 
     since: DateTime | None
+    by: Literal["session", "folder", "node", "day"] | None = None
     rows: list[UsageRow]
     total: UsageSum
+
+
+class Budget(Reply):
+    """One budget and where its scope stands: its limit and warning fraction in ``currency``,
+    what it is about, where it was set, what its scope spent (every node's, for a folder or the
+    day), and its state (null below the warning level)."""
+
+    scope: Literal["session", "folder", "day"]
+    target: str | None
+    limit: float
+    warn: float
+    currency: str
+    origin: Literal["config", "api"]
+    session_key: str | None = None
+    period: str
+    day: str | None
+    spent: float
+    state: Literal["warning", "exceeded", "lifted"] | None
+    reason: str | None
+
+
+class Lifted(Reply):
+    period: str
+    at: DateTime
+
+
+class PeerHeard(Reply):
+    node_id: str
+    day: str
+    heard_at: DateTime
+
+
+class Budgets(Reply):
+    """This node's budgets, in one currency, on the UTC ``day``: each with its spend and state,
+    the periods a person lifted, and when each peer's spend was last heard."""
+
+    currency: str
+    warn: float
+    day: str
+    budgets: list[Budget]
+    lifted: list[Lifted]
+    peers: list[PeerHeard]
+
+
+class LiftedNow(Reply):
+    scope: Literal["session", "folder", "day"]
+    target: str | None
+    period: str
+    lifted_at: DateTime
+
+
+class BudgetsLifted(Budgets):
+    """What a lift lifted (``lift``), and every budget after it."""
+
+    lift: LiftedNow
 
 
 class SwarmNode(Reply):

@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from roost.faces.api import (
+    budgets,
     claims,
     close,
     fork,
@@ -111,6 +112,10 @@ ROUTES = (
     Route(segments.path("/hooks/{id}"), webhooks.delete, methods=["DELETE"]),
     Route("/journal", ledger.journal, methods=["GET"]),
     Route("/usage", ledger.usage, methods=["GET"]),
+    Route("/budgets", budgets.listing, methods=["GET"]),
+    Route("/budgets", budgets.set_limit, methods=["POST"]),
+    Route("/budgets/clear", budgets.clear, methods=["POST"]),
+    Route("/budgets/lift", budgets.lift, methods=["POST"]),
     Route("/swarm/nodes", swarm.nodes, methods=["GET"]),
     Route("/swarm/snapshot", swarmroster.snapshot, methods=["GET"]),
     Route("/swarm/events", swarmroster.events, methods=["GET"]),

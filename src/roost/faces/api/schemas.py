@@ -616,3 +616,34 @@ BODIES = (
     Revoke,
 )
 """Every body model, for the OpenAPI document."""
+
+
+Scope = words(("session", "folder", "day"))
+BudgetTarget = text(4096, least=1, one_line=True, what="a session (key, pid or name) or an absolute folder")
+
+
+class BudgetWhich(Strict):
+    """``POST /budgets/lift`` and ``POST /budgets/clear``: a budget, by its scope and what it is
+    about (a session, a folder; nothing for the day)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scope: Scope
+    target: BudgetTarget | None = Field(
+        default=None, description="the session (key, pid or name) or the absolute folder; none for day"
+    )
+
+
+class BudgetSet(BudgetWhich):
+    """``POST /budgets``: set (or replace) a budget's limit, in the budgets' currency, and the
+    fraction of it at which a person is told (the config's ``[budget] warn`` if left out)."""
+
+    limit: Annotated[
+        float, Field(gt=0, le=1e9, description="a limit greater than 0, in the budgets' currency")
+    ]
+    warn: (
+        Annotated[
+            float, Field(gt=0, le=1, description="a fraction of the limit, greater than 0 and at most 1")
+        ]
+        | None
+    ) = None

@@ -24,7 +24,7 @@ from starlette.responses import Response
 
 from roost.faces.api import context
 from roost.faces.api.errors import Unavailable
-from roost.faces.api.ledger import SINCE, encode, read_off_loop, since_of
+from roost.faces.api.ledger import BY, SINCE, by_of, encode, read_off_loop, since_of
 from roost.faces.api.operations import operation
 from roost.remote.swarm.peers import LOCAL
 from roost.services.ledger import journal as journal_rules
@@ -71,8 +71,11 @@ def _entry(found: object) -> dict[str, Any] | None:
 
 
 def _sums(found: object) -> dict[str, Any] | None:
-    """A member's usage sums (a row's or the total's) when they are what roost counts."""
+    """A member's usage sums (a row's or the total's) when they are what roost counts; a member
+    that does not say ``unpriced`` (an older roost) had none it knew of."""
     if not isinstance(found, dict) or not _count(found.get("turns")) or not _count(found.get("sessions")):
+        return None
+    if not _count(found.get("unpriced", 0)):
         return None
     tokens, cost = found.get("tokens"), found.get("cost")
     names = set(TOKENS.values())
@@ -85,11 +88,15 @@ def _sums(found: object) -> dict[str, Any] | None:
     return found
 
 
-def _row(found: object) -> dict[str, Any] | None:
+GROUPS = {None: ("harness", "model"), "session": ("session_key",), "folder": ("folder",), "day": ("day",)}
+"""The names a member's row must hold, by what its rows sum."""
+
+
+def _row(found: object, by: str | None = None) -> dict[str, Any] | None:
     if _sums(found) is None:
         return None
     assert isinstance(found, dict)
-    names = (found.get("harness"), found.get("model"))
+    names = [found.get(name) for name in GROUPS.get(by, ())]
     if not all(isinstance(name, str) and 0 < len(name) <= MAX_TEXT for name in names):
         return None
     return found
@@ -109,6 +116,7 @@ def _node(heard: Heard | None, node: str, node_id: str) -> dict[str, Any]:
 def _add(total: dict[str, Any], sums: dict[str, Any]) -> None:
     total["turns"] += sums["turns"]
     total["sessions"] += sums["sessions"]
+    total["unpriced"] += sums.get("unpriced", 0)
     for name, count in sums["tokens"].items():
         total["tokens"][name] += count
     for currency, amount in sums["cost"].items():
@@ -154,25 +162,29 @@ async def journal(request: Request) -> Response:
 
 
 @operation(
-    "every node's token usage and cost per harness and model, with node and node_id, and the sum of all",
+    "every node's token usage and cost per harness and model (or per session, folder, node or "
+    "UTC day), with node and node_id, and the sum of all",
     answers={200: ("SwarmUsage", "the union of the usage ledgers")},
     fails=(400, 503),
-    params=(SINCE,),
+    params=(SINCE, BY),
 )
 async def usage(request: Request) -> Response:
     daemon = context.of(request)
-    ledgers, since = _ledgers(request), since_of(request)
+    ledgers, by = _ledgers(request), by_of(request)
+    since = since_of(request, ("since", "by"))
     if daemon.usage is None:
         raise Unavailable("this daemon keeps no usage ledger")
     kept = daemon.usage
-    own = await read_off_loop(lambda: kept.summary(since))
+    asked = None if by == "node" else by
+    own = await read_off_loop(lambda: kept.summary(since, asked))
     roster = daemon.live.roster
     total: dict[str, Any] = {"turns": 0, "sessions": 0, "tokens": dict.fromkeys(TOKENS.values(), 0)}
-    total["cost"] = {}
+    total.update(cost={}, unpriced=0)
     nodes = [{**_node(None, roster.node, roster.node_id), "total": own["total"]}]
-    rows = [{"node": roster.node, "node_id": roster.node_id, **row} for row in own["rows"]]
+    own_rows = [own["total"]] if by == "node" else own["rows"]
+    rows = [{"node": roster.node, "node_id": roster.node_id, **row} for row in own_rows]
     _add(total, own["total"])
-    for heard in await ledgers.gather("usage", since):
+    for heard in await ledgers.gather("usage", since, asked):
         row = {**_node(heard, heard.node, heard.node_id), "total": None}
         document = heard.document or {}
         found = document.get("rows", [])
@@ -180,8 +192,8 @@ async def usage(request: Request) -> Response:
         if heard.document is not None and (not isinstance(found, list) or sums is None):
             row.update(answered=False, error=f"{heard.node} answered with something that is no usage ledger")
             found, sums = [], None
-        for line in found:
-            checked = _row(line)
+        for line in [] if by == "node" else found:
+            checked = _row(line, by)
             if checked is None:
                 row["dropped"] += 1
             else:
@@ -189,8 +201,11 @@ async def usage(request: Request) -> Response:
         if sums is not None:
             row["total"] = sums
             _add(total, sums)
+            if by == "node":
+                rows.append({"node": heard.node, "node_id": heard.node_id, **sums})
         nodes.append(row)
+    shown = {"since": to_wire(since), **({"by": by} if by is not None else {})}
     return Response(
-        encode({"since": to_wire(since), "nodes": nodes, "rows": rows, "total": total}),
+        encode({**shown, "nodes": nodes, "rows": rows, "total": total}),
         media_type="application/json",
     )

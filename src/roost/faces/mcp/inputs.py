@@ -36,6 +36,10 @@ class Listing(Input):
     include_ended: bool = Field(default=False, description="list sessions that ended too")
 
 
+class Nothing(Input):
+    """A tool that takes no argument (``budget.list``)."""
+
+
 class Which(Input):
     """``session.find``, ``session.read_state``, ``session.cancel``: one session."""
 
@@ -121,3 +125,12 @@ class Deny(Input):
         default=None, description="why, sent to the harness beside the answer"
     )
     request_id: RequestId | None = Field(default=None, description=READ)
+
+
+class Budget(Input):
+    """``budget.lift``: a budget, by its scope and what it is about."""
+
+    scope: words(("session", "folder", "day"))
+    target: (
+        text(4096, least=1, one_line=True, what="a session (key, pid or name) or an absolute folder") | None
+    ) = Field(default=None, description="the session (key, pid or name) or the absolute folder; none for day")

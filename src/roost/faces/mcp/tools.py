@@ -55,8 +55,8 @@ from typing import Any
 
 from starlette.requests import Request
 
+from roost.actions import budgets, headless, permission, prompt, remote, waits
 from roost.actions import fork as forking
-from roost.actions import headless, permission, prompt, remote, waits
 from roost.actions.permission import ALLOW, ALLOW_ALWAYS, REJECT, Answer
 from roost.actions.remote import MCP, Act, Dispatch, Reply, Through, node_named
 from roost.actions.sessions import Door, Found
@@ -255,6 +255,8 @@ class Context:
     door: Door
     allow_always: bool = False
     """Whether a caller may answer ``allow_always`` (``[mcp] allow_always``): a person's answer."""
+    lift_budgets: bool = False
+    """Whether a caller may lift a budget (``[mcp] lift_budgets``): a person's decision to spend."""
 
 
 Body = Callable[[Context, Caller, Any], Awaitable[dict[str, Any]]]
@@ -414,6 +416,14 @@ async def deny(context: Context, caller: Caller, args: inputs.Deny) -> dict[str,
     return {"record": to_json(answered)}
 
 
+async def budget_list(context: Context, caller: Caller, args: inputs.Nothing) -> dict[str, Any]:
+    return budgets.view(context.door)
+
+
+async def budget_lift(context: Context, caller: Caller, args: inputs.Budget) -> dict[str, Any]:
+    return budgets.lift(context.door, args.scope, args.target, allowed=context.lift_budgets)
+
+
 TOOLS = {
     tool.name: tool
     for tool in (
@@ -437,7 +447,8 @@ TOOLS = {
         Tool(
             "session.read_state",
             "A session's whole record: activity, liveness, the pending permission, the recap "
-            "(its last turn's final message), name, harness, lane, plan, usage.",
+            "(its last turn's final message), name, harness, lane, plan, usage, what its turns "
+            "used and cost (`spend`) and the budget it is near or over (`budget`).",
             inputs.Which,
             read_state,
             read_only=True,
@@ -487,6 +498,23 @@ TOOLS = {
             "Deny the permission a headless session waits on, with an optional reason.",
             inputs.Deny,
             deny,
+        ),
+        Tool(
+            "budget.list",
+            "This node's budgets (a session's, a folder's per UTC day, the swarm's day): each one's "
+            "limit, what its scope has spent on every node, and its state (warning, exceeded, lifted). "
+            "A session's own spend and budget are in its record (`spend`, `budget`).",
+            inputs.Nothing,
+            budget_list,
+            read_only=True,
+        ),
+        Tool(
+            "budget.lift",
+            "Lift a budget that holds sessions (scope session, folder or day, and the session or "
+            "folder it is about) until its period ends. A person's decision: refused (`lift_off`) "
+            "unless rosterd's config turns it on for MCP.",
+            inputs.Budget,
+            budget_lift,
         ),
     )
 }

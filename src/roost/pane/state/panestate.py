@@ -231,6 +231,19 @@ def fail_turn(server: Server, p: Pane, reason: str) -> bool:
     return set_state(server, p, w.ERROR, reason, change=change)
 
 
+def spend(server: Server, pane_id: str, spent: str | None, budget: str | None) -> bool:
+    """Write what rosterd counted of the pane's session (``spent``) and the budget it is near
+    or over (``budget``), each compact JSON or None: what ``roost status`` shows and what
+    ``roost send`` checks with no daemon to ask. Changes nothing when both already read so."""
+    found = pane(server, pane_id, (w.SPEND, w.BUDGET))
+    if found is None:
+        return False
+    change = _Change(found)
+    change.set(w.SPEND, spent)
+    change.set(w.BUDGET, budget)
+    return change.commit(server)
+
+
 def identify(
     server: Server, p: Pane, session_id: str, cwd: str, harness: str, transcript: str | None
 ) -> bool:

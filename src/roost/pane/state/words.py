@@ -71,6 +71,8 @@ NAME = "@roost-name"
 WORKTREE = "@roost-worktree"  # the git worktree `roost spawn --worktree` made for the pane's agent
 BRANCH = "@roost-branch"  # and its branch
 VIEW = "@roost-view"  # "1" on a pane `roost view` opened: the only panes a later view replaces
+SPEND = "@roost-spend"  # what the pane's session has used and cost, as rosterd counted it (JSON)
+BUDGET = "@roost-budget"  # the budget the session is over or near, as rosterd holds it (JSON)
 
 PANE_OPTIONS = (
     STATE,

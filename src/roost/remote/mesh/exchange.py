@@ -160,6 +160,9 @@ class Exchange:
         self.listeners: list[Callable[[records.Record], None]] = []
         """Told of every peer record that changed, as kept (the daemon's notifier, which pushes
         for another node's sessions as for this node's)."""
+        self.nodes: list[Callable[[str, bool], None]] = []
+        """Told of each peer whose frame was kept (True: heard whole, as after a link comes up)
+        and of each that left the union (False): the daemon's budgets, which count peers' spend."""
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
         self._numbered: dict[str, records.Record] | None = None
@@ -234,6 +237,7 @@ class Exchange:
             if peer.node_id not in current and self.peers.forget(peer.node_id):
                 why = {"reason": self._why_gone(peer.node_id)}
                 self.feed.append(NODE_LEFT, peer.node_id, peer.node, detail=why)
+                self._tell_node(peer.node_id, False)
             elif (member := self.membership.members.get(peer.node_id)) and self.peers.rename(
                 peer.node_id, member.name
             ):
@@ -301,6 +305,7 @@ class Exchange:
         gone = self.peers.expire(self.clock())
         for node_id in gone:
             self.feed.append(NODE_LEFT, node_id, names[node_id], detail={"reason": "expired"})
+            self._tell_node(node_id, False)
         return gone
 
     # -- serving this node's roster -----------------------------------------------------------
@@ -429,6 +434,7 @@ class Exchange:
                 self.feed.append(name, node_id, peer.node, record=union.served(record, REACHABLE, 0))
             if named:
                 self._tell(record)
+        self._tell_node(node_id, True)
         return True
 
     def _change(self, node_id: str, document: object, now: float) -> None:
@@ -449,6 +455,10 @@ class Exchange:
     def _tell(self, record: records.Record) -> None:
         for tell in self.listeners:
             tell(record)
+
+    def _tell_node(self, node_id: str, heard: bool) -> None:
+        for tell in self.nodes:
+            tell(node_id, heard)
 
     def _lost(self, node_id: str) -> None:
         peer = self.peers.get(node_id)

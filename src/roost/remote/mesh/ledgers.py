@@ -3,7 +3,9 @@
 
 Every node serves its own two ledgers to members behind the signed door
 (``GET /swarm/ledger/journal`` and ``GET /swarm/ledger/usage``, ``?since=`` an RFC 3339 time,
-the one parameter), as the documents its local ``GET /journal`` and ``GET /usage`` answer.
+and for usage ``?by=`` as its local route takes it), as the documents its local
+``GET /journal`` and ``GET /usage`` answer. A node's budgets read each peer's day this way
+(:meth:`Ledgers.ask`, ``by=folder``), in the background, never on a prompt's way.
 A node that is asked for the union reads its own, and asks every current member at once
 (:meth:`Ledgers.gather`), each on a connection of its own within the dialer's bounds:
 
@@ -38,7 +40,7 @@ from roost.remote.swarm.members import Member
 from roost.remote.swarm.peers import REACHABLE, UNREACHABLE, Peers
 from roost.services.ledger import since as since_rule
 from roost.services.ledger.journal import Journal
-from roost.services.ledger.usage import Usage
+from roost.services.ledger.usage import BY, Usage
 from roost.truth.roster.times import to_wire
 
 PATH = "/swarm/ledger/{kind}"
@@ -87,9 +89,12 @@ class Ledgers:
     def route(self) -> Route:
         return listener.route(PATH, self.serve, method="GET")
 
-    def read(self, kind: str, since: float | None) -> dict[str, Any]:
+    def read(self, kind: str, since: float | None, by: str | None = None) -> dict[str, Any]:
         """This node's ``kind`` ledger from ``since``: what its local route answers."""
-        body = {"entries": self.journal.entries(since)} if kind == "journal" else self.usage.summary(since)
+        if kind == "journal":
+            body: dict[str, Any] = {"entries": self.journal.entries(since)}
+        else:
+            body = self.usage.summary(since, by)
         return {"since": to_wire(since), **body}
 
     async def serve(self, request: Request) -> Response:
@@ -98,22 +103,39 @@ class Ledgers:
         if kind not in KINDS:
             raise UsageError(f"a ledger is one of {', '.join(KINDS)}", field="kind")
         query = request.query_params
-        if set(query) - {"since"} or len(query.getlist("since")) > 1:
-            raise UsageError("the one parameter taken is since, once", field="since")
-        given = query.get("since")
+        taken = {"since", "by"} if kind == "usage" else {"since"}
+        if set(query) - taken or any(len(query.getlist(name)) > 1 for name in taken):
+            raise UsageError(
+                f"the parameters taken are {' and '.join(sorted(taken))}, each once", field="since"
+            )
+        given, by = query.get("since"), query.get("by")
         since = None if given is None else since_rule.parse(given, self.clock(), "since")
-        body = await run_in_threadpool(lambda: _encode(self.read(kind, since)))
+        if by is not None and by not in BY:
+            raise UsageError(f"by must be one of {', '.join(BY)}", field="by")
+        body = await run_in_threadpool(lambda: _encode(self.read(kind, since, by)))
         return Response(body, media_type="application/json")
 
-    async def gather(self, kind: str, since: float | None) -> list[Heard]:
-        """Every current member's ``kind`` ledger from ``since``, asked all at once; a member
-        whose link is down is not asked. In the members' order by name."""
+    async def gather(self, kind: str, since: float | None, by: str | None = None) -> list[Heard]:
+        """Every current member's ``kind`` ledger from ``since`` (usage grouped ``by``), asked
+        all at once; a member whose link is down is not asked. In the members' order by name."""
         if kind not in KINDS:
             raise ValueError(f"no ledger {kind!r}")
-        target = PATH.format(kind=kind) + ("" if since is None else f"?since={quote(to_wire(since) or '')}")
+        query = [f"since={quote(to_wire(since) or '')}"] if since is not None else []
+        query += [f"by={quote(by)}"] if by is not None else []
+        target = PATH.format(kind=kind) + ("?" + "&".join(query) if query else "")
         members = sorted(self.membership.peers(), key=lambda member: (member.name, member.node_id))
         asked = (self._ask(kind, member, target) for member in members)
         return list(await asyncio.gather(*asked))
+
+    async def ask(self, node_id: str, since: float, by: str) -> dict[str, Any] | None:
+        """One member's usage sums from ``since`` grouped ``by``; None when it is no member,
+        its link is down, or it did not answer with sums (nothing is retried)."""
+        member = next((m for m in self.membership.peers() if m.node_id == node_id), None)
+        if member is None:
+            return None
+        target = f"{PATH.format(kind='usage')}?since={quote(to_wire(since) or '')}&by={quote(by)}"
+        heard = await self._ask("usage", member, target)
+        return heard.document
 
     async def _ask(self, kind: str, member: Member, target: str) -> Heard:
         node_id, name = member.node_id, member.name

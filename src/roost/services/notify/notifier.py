@@ -9,7 +9,10 @@ acknowledges the revision it saw, so a late timer never buzzes about something a
 The payload names the session and its state as a person reads it (``needs input``, ``done``,
 ``error``), and for a session that needs input the request
 it waits on (the one line saying what it asks, the answers rosterd can give): never a prompt or
-a reply. Push payloads are encrypted end to end (RFC 8291): the push service reads none of it.
+a reply. A budget crossed by a session's own turn (:func:`roost.truth.roster.changes.budget_crossed`)
+is told at once, once per crossing, as ``near budget`` or ``over budget`` with the budget's
+reason: what was spent of what, never what was said. Push payloads are encrypted end to end
+(RFC 8291): the push service reads none of it.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from roost.services.notify.delay import Delays
 from roost.services.notify.store import Store, Subscription
 from roost.services.notify.vapid import Keys
 from roost.truth.roster import records
-from roost.truth.roster.changes import SNAPSHOT
+from roost.truth.roster.changes import SNAPSHOT, budget_crossed
 from roost.truth.roster.live import Live, Stream
 from roost.truth.roster.pending import answers_offered
 from roost.truth.roster.records import Record
@@ -34,6 +37,8 @@ FOLLOW_TIMEOUT = 60.0
 """Seconds the follower sleeps on a quiet stream before looking again (it wakes on any change)."""
 
 
+BUDGET_WORDS = {"warning": "near budget", "exceeded": "over budget"}
+"""What a push says of a session whose turn took a budget past its warning level or its limit."""
 ASKS_LIMIT = 120
 """Characters of what a request asks that a notification carries (one line on a lock screen)."""
 
@@ -65,6 +70,8 @@ class Notifier:
         self.acknowledged: dict[str, int] = {}
         """The newest revision of each session that someone opened."""
         self._activity: dict[str, str] = {}
+        self._budgets: dict[str, Record] = {}
+        """Each session's record as last seen, for the budget it showed."""
         self._stream: Stream | None = None
         self._follower: asyncio.Task[None] | None = None
         self._sends: set[asyncio.Task[bool]] = set()
@@ -107,8 +114,12 @@ class Notifier:
         key = record.session_key
         if record.liveness == records.ENDED:
             self._activity.pop(key, None)
+            self._budgets.pop(key, None)
             self.delays.cancel(key)
             return
+        if budget_crossed(self._budgets.get(key), record):
+            self._send(record, BUDGET_WORDS[record.budget["state"]], budget=record.budget["reason"])
+        self._budgets[key] = record
         before = self._activity.get(key)
         self._activity[key] = record.activity
         what = classify(before, record.activity, record.activity_event, record.state)
@@ -127,25 +138,25 @@ class Notifier:
 
     def _remember_all(self) -> None:
         """Start over from the roster as it is (at start, or after falling behind): no news."""
-        self._activity = {
-            record.session_key: record.activity
-            for record in self.live.roster.records()
-            if record.liveness != records.ENDED
-        }
+        present = [record for record in self.live.roster.records() if record.liveness != records.ENDED]
+        self._activity = {record.session_key: record.activity for record in present}
+        self._budgets = {record.session_key: record for record in present}
 
     def _fire(self, record: Record, what: str) -> None:
-        key = record.session_key
-        if self.acknowledged.get(key, -1) >= record.revision:
+        if self.acknowledged.get(record.session_key, -1) >= record.revision:
             return
+        request = request_of(record) if what == NEEDS_INPUT else None
+        self._send(record, what, **({"request": request} if request is not None else {}))
+
+    def _send(self, record: Record, what: str, **told: Any) -> None:
+        key = record.session_key
         payload: dict[str, Any] = {
             "session_key": key,
             "name": record.name,
             "state": what,
             "revision": record.revision,
+            **told,
         }
-        request = request_of(record) if what == NEEDS_INPUT else None
-        if request is not None:
-            payload["request"] = request
         for subscription in self.store.all():
             if self.viewing.get(subscription.endpoint) == key:
                 continue

@@ -13,7 +13,11 @@ epoch) it gets one ``snapshot`` change instead and starts over from there. Names
   the one to notify on. A wait is its pending request: a claim that says the same request
   again (its id unchanged: a notification about the dialog its hook already reported, the
   pane's badge read back, a gate giving up on it) is an ``updated``, not a second wait. A
-  claim that needs a human with no request to name is a new wait every time.
+  claim that needs a human with no request to name is a new wait every time. A budget is the
+  other thing a person is told of this way: the session whose turn took a budget past its
+  warning level or its limit (its record's ``budget`` names it in ``crossed_by``) has an
+  ``attention`` change once for that crossing (``budget.crossing``), whatever its activity;
+  the other sessions the same budget holds are ``updated``.
 - ``attention_cleared``: the session no longer needs a human and has not ended.
 - ``activity``: any other change of activity.
 - ``renamed``: the display name changed.
@@ -58,9 +62,10 @@ NODE_LEFT = "node_left"
 SWARM_EVENTS = (*EVENTS, NODE, NODE_LEFT)
 """The swarm's changes (``GET /swarm/changes``, webhooks): a session's, and how a node stands
 (a peer heard, lost or back; a peer's records gone from the union)."""
-SHOWN = ("plan", "mode", "usage", "recap", "lane", "tmux")
-"""Fields whose change alone is an ``updated`` change: what a client draws beside the activity,
-and where the session runs (an agent's hook may speak before the scan has found its pane: the
+SHOWN = ("plan", "mode", "usage", "recap", "lane", "tmux", "spend", "budget")
+"""Fields whose change alone is an ``updated`` change: what a client draws beside the activity
+(what it spent and its budget among them: a peer hears of another node's spend so), and where
+the session runs (an agent's hook may speak before the scan has found its pane: the
 pane it then learns is news to every client, and to every peer, which hears only changes)."""
 
 RING_SIZE = 1024
@@ -91,9 +96,23 @@ def transitions(old: Record | None, new: Record) -> list[str]:
         names.append(ATTENTION_CLEARED)
     elif claimed and not repeated:
         names.append(ACTIVITY)
+    if budget_crossed(old, new) and ATTENTION not in names:
+        names.append(ATTENTION)
     if not names and (repeated or any(getattr(new, name) != getattr(old, name) for name in SHOWN)):
         names.append(UPDATED)
     return names
+
+
+BUDGET_LEVELS = ("warning", "exceeded")
+
+
+def budget_crossed(old: Record | None, new: Record) -> bool:
+    """Whether ``new`` is the record on which this session's own turn took a budget past a
+    level, for the first time: the budget names it as what crossed it, and the crossing is new."""
+    budget = new.budget or {}
+    if budget.get("state") not in BUDGET_LEVELS or budget.get("crossed_by") != new.session_key:
+        return False
+    return budget.get("crossing") != ((old.budget or {}).get("crossing") if old is not None else None)
 
 
 def same_wait(old: Record, new: Record) -> bool:

@@ -129,10 +129,14 @@ class ClaimFields(Strict):
 
 class RosterdFields(ClaimFields):
     """The record fields rosterd's own sources may set: a pending request with its identity too
-    (its id, whether rosterd can answer it), and where a session handed to another node went."""
+    (its id, whether rosterd can answer it), where a session handed to another node went, and
+    what its ledger counted of the session's spend and makes of its budgets (no client may say
+    what a session spent, or lift its budget by a claim)."""
 
     pending: JsonObject | None = None
     handed_to: JsonObject | None = None
+    spend: JsonObject | None = None
+    budget: JsonObject | None = None
 
 
 def _absent(name: str) -> dict[str, Any]:

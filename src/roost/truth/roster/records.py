@@ -100,6 +100,14 @@ class Record:
     what a pane's badge says), null while the activity is ``unknown``. It tells apart what
     ``idle`` covers (a turn just done, an agent at rest, a failed turn), so every face can say
     it in one set of words (``roost.pane.state.words.HUMAN``)."""
+    spend: dict[str, Any] | None = None
+    """What the session's turns have used and cost, as rosterd counted them (its ledger's
+    word, never a client's): ``turns``, ``tokens``, ``cost`` per currency, ``unpriced`` (turns
+    whose cost is unknown) and the ``last`` turn; null before its first turn is counted."""
+    budget: dict[str, Any] | None = None
+    """The budget this session is near or over, as rosterd holds it (its ledger's word):
+    ``state`` (``warning``, ``exceeded``, ``lifted``), ``scope``, ``limit``, ``spent``,
+    ``reason``…; null while every budget that applies is below its warning level."""
 
     def replace(self, **changes: Any) -> Record:
         """A copy with some fields changed: records are values, never edited in place."""

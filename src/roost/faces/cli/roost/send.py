@@ -22,7 +22,7 @@ import sys
 import time
 
 from roost.base import paths
-from roost.base.errors import Blocked, DeliveredNoTurn, InvalidValue, TargetGone, UsageError
+from roost.base.errors import Blocked, DeliveredNoTurn, InvalidValue, OverBudget, TargetGone, UsageError
 from roost.pane.state import words as w
 from roost.pane.tmux import paste, targets
 from roost.pane.tmux.panes import Pane, pane
@@ -114,6 +114,22 @@ def _refuse_if_blocked(call: Call, state: str | None, reason: str | None) -> Non
     if state == w.BLOCKED and not call.force:
         why = reason or "a dialog is open"
         raise Blocked(f"{call.target} needs input: {why} — retry later or pass --force")
+
+
+def _refuse_if_over_budget(call: Call, budget: str | None) -> None:
+    """A budget the daemon put on the pane holds it (``@roost-budget``, state ``exceeded``):
+    nothing is sent, whatever ``--force`` says, until a person lifts it."""
+    if not budget:
+        return
+    import json
+
+    try:
+        held = json.loads(budget)
+    except ValueError:
+        return
+    if isinstance(held, dict) and held.get("state") == "exceeded":
+        lift = f" — {held['lift']} lets it through" if isinstance(held.get("lift"), str) else ""
+        raise OverBudget(f"{call.target} is over budget: {held.get('reason')}{lift}", code="over_budget")
 
 
 def _turn(values: dict[str, str]) -> int:
@@ -236,7 +252,7 @@ def _named(outcome: Outcome, label: str) -> int | None:
 def run(verb: str, args: list[str]) -> int:
     call = parse(args)
     server = Server.from_env()
-    resolved = targets.resolve(server, call.target, (*w.PANE_OPTIONS, READY_TIMEOUT, TURN_TIMEOUT))
+    resolved = targets.resolve(server, call.target, (*w.PANE_OPTIONS, w.BUDGET, READY_TIMEOUT, TURN_TIMEOUT))
     target = _agent_pane(resolved.panes)
     if target.dead:
         raise TargetGone(
@@ -248,6 +264,7 @@ def run(verb: str, args: list[str]) -> int:
 
         panestate.clear_if_declined(server, target)
     _refuse_if_blocked(call, target.opt(w.STATE), target.opt(w.REASON))
+    _refuse_if_over_budget(call, target.opt(w.BUDGET))
     here = server.current_pane()
     label = call.label or (f"pane:{here}" if here else "human")
     data = paste.encode(call.text)

@@ -6,6 +6,9 @@ listing it is from. ``attached_clients`` counts people: a terminal attached to t
 web app viewing one of its panes, never the daemon's own watcher (``roost.pane.tmux.panes.people``).
 A pane whose command exited soon after it started is kept, dead (:mod:`roost.pane.state.newpane`):
 ``dead``, ``exit_status`` and ``exit_signal`` say how it ended, and its badge is left as it was.
+``spend`` and ``budget`` are what rosterd last counted of the pane's session and the budget it
+is near or over, as the daemon wrote them on the pane (null where it counted nothing): read
+from the pane like the badge, so they are there while no daemon runs.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ _PANE = (
     "#{pane_dead}",
     "#{pane_dead_status}",
     "#{pane_dead_signal}",
+    f"#{{{w.SPEND}}}",
+    f"#{{{w.BUDGET}}}",
 )
 
 
@@ -83,6 +88,7 @@ def _pane(values: list[str]) -> dict:
     name, state, since, session_id, cwd, harness, transcript = (v or None for v in values[7:14])
     worktree, branch = (v or None for v in values[14:16])
     dead, status, signal = values[16:19]
+    spend, budget = (_json(v) for v in values[19:21])
     return {
         "id": pane_id,
         "session": session,
@@ -103,7 +109,32 @@ def _pane(values: list[str]) -> dict:
         "dead": dead == "1",
         "exit_status": w.to_int(status) if dead == "1" else None,
         "exit_signal": w.to_int(signal) if dead == "1" else None,
+        "spend": spend,
+        "budget": budget,
     }
+
+
+def _json(value: str) -> dict | None:
+    """A pane option the daemon wrote as JSON; None when it wrote none (or a hand edit broke it)."""
+    if not value:
+        return None
+    import json
+
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _spent(p: dict) -> str:
+    """What the pane's session cost, for the table: its known cost, and whether a budget holds it."""
+    spend, budget = p["spend"] or {}, p["budget"] or {}
+    cost = ", ".join(f"{amount:.2f} {currency}" for currency, amount in (spend.get("cost") or {}).items())
+    if spend.get("unpriced"):
+        cost = f"{cost} + unknown" if cost else "cost unknown"
+    held = {"exceeded": "  over budget", "warning": "  near budget"}.get(budget.get("state"), "")
+    return (f"  {cost}" if cost else "") + held
 
 
 def _ended(p: dict) -> str:
@@ -133,10 +164,8 @@ def _table(server: Server, running: bool, sessions: list[dict], panes: list[dict
             label = p["name"] or p["window_name"]
             detail = f"  {w.human(p['state'])}" if p["state"] else ""
             harness = f"  [{p['harness']}]" if p["harness"] else ""
-            ended = _ended(p)
-            output.line(
-                f"  {badge} {p['id']:<5} {where:<10} {label}  ({p['command']}){detail}{harness}{ended}"
-            )
+            tail = f"{detail}{harness}{_spent(p)}{_ended(p)}"
+            output.line(f"  {badge} {p['id']:<5} {where:<10} {label}  ({p['command']}){tail}")
 
 
 def run(verb: str, args: list[str]) -> int:

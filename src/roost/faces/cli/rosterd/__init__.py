@@ -46,6 +46,7 @@ VERBS = {
     "fork": "fork",
     "journal": "ledger",
     "usage": "ledger",
+    "budget": "budget",
     "nodes": "swarm",
     "invite": "swarm",
     "join": "swarm",

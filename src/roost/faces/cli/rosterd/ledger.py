@@ -1,8 +1,11 @@
-"""``rosterd journal [--swarm] [--since T] [--json]`` and ``rosterd usage [--swarm] [--since T] [--json]``.
+"""``rosterd journal [--swarm] [--since T] [--json]`` and
+``rosterd usage [--swarm] [--since T] [--by session|folder|node|day] [--json]``.
 
 ``journal`` prints ``GET /journal``: one line per session start, end, suspend, resume and
 permission answer, oldest first (``at kind key name harness lane`` and the kind's own words).
-``usage`` prints ``GET /usage``: token counts and cost per harness and model, then the total.
+``usage`` prints ``GET /usage``: token counts and cost per harness and model (or per session,
+folder, node or UTC day with ``--by``), then the total; a cost the price table cannot give is
+said to be unknown, never left out of a figure silently.
 ``--since`` is checked here first, so a bad value is exit 1 whether or not a daemon runs;
 ``--json`` prints the route's body as sent.
 
@@ -18,7 +21,7 @@ import json
 import time
 from urllib.parse import quote
 
-from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable
+from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable, UsageError
 from roost.base.text import shown
 from roost.faces.cli.daemonclient import Client
 from roost.faces.cli.rosterd import printing
@@ -35,8 +38,8 @@ USAGE = (
         "session starts, ends, suspends, resumes and permission answers (--swarm: every node's)",
     ),
     (
-        "usage [--swarm] [--since T] [--json]",
-        "token usage and cost per harness and model (T: 7d, 3h, 15m, RFC 3339; --swarm: every node's)",
+        "usage [--swarm] [--since T] [--by session|folder|node|day] [--json]",
+        "token usage and cost per harness and model, or --by (T: 7d, 3h, 15m, RFC 3339; --swarm: all nodes)",
     ),
 )
 
@@ -64,17 +67,44 @@ def entry_line(entry: dict[str, Any], swarm: bool = False) -> list[str]:
     return [shown(str(cell)) for cell in ([entry.get("node"), *cells] if swarm else cells)]
 
 
+GROUPS = {
+    None: (("HARNESS", "harness"), ("MODEL", "model")),
+    "session": (("SESSION", "session_key"), ("NAME", "name"), ("HARNESS", "harness")),
+    "folder": (("FOLDER", "folder"),),
+    "day": (("DAY", "day"),),
+    "node": (),
+}
+"""The columns that name a row, by what ``--by`` groups."""
+
+
+def cost_cell(row: dict[str, Any]) -> str:
+    """A row's cost as a person reads it: each currency's known amount, and what is unknown."""
+    known = [f"{amount:.4f} {currency}" for currency, amount in (row.get("cost") or {}).items()]
+    unpriced = row.get("unpriced") or 0
+    if unpriced:
+        turns = "turn" if unpriced == 1 else "turns"
+        known.append(f"unknown for {unpriced} {turns}" if known else "unknown")
+    return ", ".join(known) or "-"
+
+
 def usage_lines(doc: dict[str, Any], swarm: bool = False) -> list[str]:
-    """A header, one row per harness and model (and node, for ``--swarm``), and the total."""
-    header = ["HARNESS", "MODEL", "TURNS", "SESSIONS", "INPUT", "OUTPUT", "TOTAL", "COST"]
-    rows = [["NODE", *header] if swarm else header]
-    total = {"node": "", "harness": "total", "model": "", **(doc.get("total") or {})}
+    """A header, one row per group (and node, for ``--swarm``), and the total."""
+    by = doc.get("by")
+    named = GROUPS.get(by, GROUPS[None])
+    head = [title for title, _ in named]
+    header = [*head, "TURNS", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST"]
+    with_node = swarm or by == "node"
+    rows = [["NODE", *header] if with_node else header]
+    total = {"node": "total" if by == "node" else "", **(doc.get("total") or {})}
+    total.update({key: "" for _, key in named})
+    if named:
+        total[named[0][1]] = "total"
     for row in [*doc.get("rows", []), total]:
         tokens = row.get("tokens") or {}
-        cost = ", ".join(f"{amount:.4f} {currency}" for currency, amount in (row.get("cost") or {}).items())
-        cells = [row.get("harness"), row.get("model"), row.get("turns"), row.get("sessions")]
-        cells += [tokens.get("input"), tokens.get("output"), tokens.get("total"), cost or "-"]
-        rows.append([shown(str(cell)) for cell in ([row.get("node"), *cells] if swarm else cells)])
+        cells = [row.get(key, "-") if row.get(key) is not None else "-" for _, key in named]
+        cells += [row.get("turns"), row.get("sessions"), tokens.get("input"), tokens.get("output")]
+        cells += [tokens.get("cached_read"), tokens.get("cached_write"), tokens.get("total"), cost_cell(row)]
+        rows.append([shown(str(cell)) for cell in ([row.get("node"), *cells] if with_node else cells)])
     return printing.columns(rows)
 
 
@@ -98,15 +128,24 @@ def missing(doc: dict[str, Any]) -> PeerUnreachable | None:
     )
 
 
+BY = ("session", "folder", "node", "day")
+
+
 def run(verb: str, args: list[str]) -> int:
-    usage = f"usage: rosterd {verb} [--swarm] [--since T] [--json]"
-    options = parse(args, usage, flags=("--json", "--swarm"), valued=("--since",))
-    since = options.values.get("--since")
+    by_usage = " [--by session|folder|node|day]" if verb == "usage" else ""
+    usage = f"usage: rosterd {verb} [--swarm] [--since T]{by_usage} [--json]"
+    valued = ("--since", "--by") if verb == "usage" else ("--since",)
+    options = parse(args, usage, flags=("--json", "--swarm"), valued=valued)
+    since, by = options.values.get("--since"), options.values.get("--by")
     if since is not None:
         parse_since(since, time.time())
+    if by is not None and by not in BY:
+        raise UsageError(f"--by must be one of {', '.join(BY)}")
     swarm = "--swarm" in options.flags
     route = f"/swarm/{verb}" if swarm else f"/{verb}"
-    path = route if since is None else f"{route}?since={quote(since)}"
+    query = [f"since={quote(since)}"] if since is not None else []
+    query += [f"by={by}"] if by is not None else []
+    path = route + ("?" + "&".join(query) if query else "")
     with Client() as client:
         body = client.get(path)
     doc = json.loads(body)

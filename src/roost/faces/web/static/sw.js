@@ -6,7 +6,8 @@
 //
 // It also shows rosterd's Web Push notifications: a push names a session and what it did
 // ({session_key, name, state, revision}, and for a session that needs input its request:
-// what it asks and the answers rosterd can give; never a prompt or a reply); clicking the
+// what it asks and the answers rosterd can give; for a budget crossed, the budget's reason;
+// never a prompt or a reply); clicking the
 // notification brings a Roost window forward (or opens one) and asks it to open that session,
 // and its Allow or Deny action answers the request right there.
 
@@ -87,6 +88,7 @@ self.addEventListener("push", (event) => {
   const name = doc.name || key || "a session";
   const request = doc.state === "needs input" && doc.request && typeof doc.request === "object" ? doc.request : null;
   const asks = request && typeof request.asks === "string" ? ` — ${request.asks}` : "";
+  const spent = typeof doc.budget === "string" && BUDGETS.includes(doc.state) ? ` — ${doc.budget}` : "";
   // A request rosterd can answer gets its answers on the notification itself (where the
   // browser shows actions); tapping the notification opens the session onto the request.
   const offered = request && Array.isArray(request.answers) ? request.answers : [];
@@ -94,7 +96,7 @@ self.addEventListener("push", (event) => {
   // A repeat for the same session replaces the notification before it (same tag).
   event.waitUntil(
     self.registration.showNotification("Roost", {
-      body: `${name}: ${TOLD.includes(doc.state) ? doc.state : "needs input"}${asks}`,
+      body: `${name}: ${TOLD.includes(doc.state) ? doc.state : "needs input"}${asks}${spent}`,
       tag: key || "roost",
       data: { key, request: request && typeof request.id === "string" ? request.id : null },
       icon: "/static/icon-192.png",
@@ -104,8 +106,10 @@ self.addEventListener("push", (event) => {
   );
 });
 
-// What a push may say a session did, in the words the page uses for its states.
-const TOLD = ["needs input", "done", "error"];
+// What a push may say a session did, in the words the page uses for its states, and what a
+// budget its turn crossed makes of it.
+const BUDGETS = ["near budget", "over budget"];
+const TOLD = ["needs input", "done", "error", ...BUDGETS];
 
 // The answers a notification may carry, at most two (what most browsers show).
 const ACTIONS = [

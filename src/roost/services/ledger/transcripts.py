@@ -1,0 +1,241 @@
+"""What an interactive session's turns used, read from the file its agent keeps of them.
+
+An agent in a terminal pane tells rosterd nothing of tokens: no hook carries a count. But
+Claude Code and Codex write every answer of their model, with what it used, to a JSON-lines
+file of their own (a transcript, a rollout). The agent's manifest says where that file is and
+how an answer's line reads (``[usage]``, :class:`roost.agents.model.Usage`); this module reads
+it, and knows no agent.
+
+Only numbers leave it: a line is parsed when it holds the values an answer's line must hold,
+and of it only the token counts, the answer's id and the model's id are kept. No prompt,
+reply, tool input or other text of the file is stored, logged or passed on.
+
+Reading is incremental and never counts a byte twice. Each session's :class:`Transcript`
+keeps the offset up to which its turns were counted; a turn's end reads from there to the
+last whole line and moves the offset on (:meth:`Transcript.turn`); a look mid-turn reads the
+same span without moving it (:meth:`Transcript.peek`). A file first seen as the session is
+already under way is counted from its end as it is then (what came before is not this
+daemon's to count); one that does not exist yet is counted from its start when it appears.
+A file that shrank was rewritten under its agent: it is taken from its new end, and nothing
+of it counted again. Lines of one answer that straddle a turn's end are counted once: the
+ids of the last turn counted are remembered.
+
+Everything here does file IO: the daemon runs it in a thread, never on its loop.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from roost.agents.model import Usage as Spec
+
+READ_MAX = 64 * 1024 * 1024
+"""Bytes of a transcript read at one turn's end; past it the rest is skipped, uncounted."""
+TAIL = 65536
+"""Bytes read back from a file's end to find where its last whole line ends."""
+IDS_KEPT = 1024
+"""Answer ids of the last turn counted that a later read still recognises."""
+COUNT_MAX = 1 << 53
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer of the model as its agent recorded it: its id (None: each line is one), the
+    model's id, and its token counts under the ledger's names (``cached_write_1h`` is the part
+    of ``cached_write`` written for an hour, where the agent says)."""
+
+    id: str | None
+    model: str | None
+    tokens: Mapping[str, int]
+
+
+def located(spec: Spec, session_id: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The file the agent keeps of session ``session_id``, under the first of the manifest's
+    roots whose variables are all set; None when there is none (yet)."""
+    env = os.environ if env is None else env
+    if not session_id or any(c in session_id for c in "/*?[]\0") or session_id in (".", ".."):
+        return None
+    for root in spec.roots:
+        base = _expand(root, env)
+        if base is None:
+            continue
+        for pattern in spec.files:
+            found = sorted(
+                glob.glob(os.path.join(glob.escape(base), pattern.replace("{session_id}", session_id)))
+            )
+            files = [path for path in found if os.path.isfile(path)]
+            if files:
+                return files[0]
+        return None
+    return None
+
+
+def _expand(root: str, env: Mapping[str, str]) -> str | None:
+    """A root with its variables filled in; None when one of them is not set."""
+    parts = []
+    for part in root.split("/"):
+        if part.startswith("$"):
+            value = env.get(part[1:])
+            if not value:
+                return None
+            parts.append(value)
+        else:
+            parts.append(part)
+    path = "/".join(parts)
+    if path == "~" or path.startswith("~/"):
+        home = env.get("HOME") or os.path.expanduser("~")
+        path = home + path[1:]
+    return path if os.path.isabs(path) else None
+
+
+@dataclass
+class Transcript:
+    """One session's file as counted so far: its path, the offset counted up to, the model the
+    last ``model_when`` line named, and the ids of the last turn counted."""
+
+    spec: Spec
+    path: str
+    offset: int
+    model: str | None = None
+    counted: list[str] = field(default_factory=list)
+
+    @classmethod
+    def opened(cls, spec: Spec, path: str) -> Transcript:
+        """A file first seen now: counted from its end (a session already under way)."""
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = 0
+        seen = cls(spec, path, 0)
+        seen.offset = seen._whole(size)
+        return seen
+
+    def turn(self) -> list[Answer]:
+        """The answers written since the last turn counted, and the offset moved past them."""
+        answers, end, model = self._read()
+        self.offset, self.model = end, model
+        self.counted = [answer.id for answer in answers if answer.id is not None][-IDS_KEPT:]
+        return answers
+
+    def peek(self) -> list[Answer]:
+        """The answers of the turn under way so far; nothing is counted."""
+        return self._read()[0]
+
+    def _whole(self, size: int) -> int:
+        """The end of the last whole line at or before ``size`` (a line being written is read
+        once it is whole)."""
+        start = max(0, size - TAIL)
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(start)
+                tail = f.read(size - start)
+        except OSError:
+            return size
+        cut = tail.rfind(b"\n")
+        if cut >= 0:
+            return start + cut + 1
+        return 0 if start == 0 else size
+
+    def _read(self) -> tuple[list[Answer], int, str | None]:
+        try:
+            with open(self.path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size < self.offset:  # rewritten under its agent: nothing of it is counted again
+                    return [], self._whole(size), self.model
+                f.seek(self.offset)
+                data = f.read(min(size - self.offset, READ_MAX))
+        except OSError:
+            return [], self.offset, self.model
+        cut = data.rfind(b"\n")
+        if cut < 0:  # a line being written, or one past READ_MAX that is skipped whole
+            return [], self.offset + (len(data) if len(data) == READ_MAX else 0), self.model
+        answers, model = _answers(self.spec, data[: cut + 1].splitlines(), self.model, set(self.counted))
+        return answers, self.offset + cut + 1, model
+
+
+def _markers(when: Mapping[str, object]) -> list[bytes]:
+    """Bytes a line must hold to possibly match ``when``: each string value as JSON writes it."""
+    return [json.dumps(value).encode() for value in when.values() if isinstance(value, str)]
+
+
+def _answers(
+    spec: Spec, lines: Iterable[bytes], model: str | None, counted: set[str]
+) -> tuple[list[Answer], str | None]:
+    """The answers in ``lines``, by id (the last line of an id counting, in the order ids first
+    appear), skipping ids already ``counted``; and the model named last by a ``model_when`` line."""
+    wanted, switches = _markers(spec.when), _markers(spec.model_when or {})
+    found: dict[object, Answer] = {}
+    for number, line in enumerate(lines):
+        answer_line = all(marker in line for marker in wanted)
+        model_line = spec.model_when is not None and all(marker in line for marker in switches)
+        if not (answer_line or model_line):
+            continue
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(doc, dict):
+            continue
+        if model_line and _matches(doc, spec.model_when or {}):
+            named = _text(_at(doc, spec.model))
+            model = named or model
+        if not (answer_line and _matches(doc, spec.when)):
+            continue
+        tokens = _tokens(spec, doc)
+        if tokens is None:
+            continue
+        ident = _text(_at(doc, spec.id)) if spec.id is not None else None
+        if ident is not None and ident in counted:
+            continue
+        own = model if spec.model_when is not None else _text(_at(doc, spec.model))
+        key: object = ident if ident is not None else ("line", number)
+        found.pop(key, None)
+        found[key] = Answer(ident, own, tokens)
+    return list(found.values()), model
+
+
+def _matches(doc: Mapping[str, Any], when: Mapping[str, object]) -> bool:
+    return all(_at(doc, tuple(path.split("."))) == value for path, value in when.items())
+
+
+def _at(doc: object, path: tuple | None) -> object:
+    if path is None:
+        return None
+    for step in path:
+        if isinstance(step, int) and isinstance(doc, list) and -len(doc) <= step < len(doc):
+            doc = doc[step]
+        elif isinstance(step, str) and isinstance(doc, dict):
+            doc = doc.get(step)
+        else:
+            return None
+    return doc
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and 0 < len(value) <= 256 else None
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < COUNT_MAX else 0
+
+
+def _tokens(spec: Spec, doc: Mapping[str, Any]) -> dict[str, int] | None:
+    """An answer's counts under the ledger's names, with ``total``; None when it names none."""
+    read = {name: _count(_at(doc, path)) for name, path in spec.tokens.items()}
+    if not any(read.values()):
+        return None
+    included = sum(read.get(name, 0) for name in spec.input_includes)
+    read["input"] = max(0, read.get("input", 0) - included)
+    read["cached_write_1h"] = min(read.get("cached_write_1h", 0), read.get("cached_write", 0))
+    tokens = {
+        name: read.get(name, 0) for name in ("input", "output", "thought", "cached_read", "cached_write")
+    }
+    tokens["total"] = tokens["input"] + tokens["output"] + tokens["cached_read"] + tokens["cached_write"]
+    if read["cached_write_1h"]:
+        tokens["cached_write_1h"] = read["cached_write_1h"]
+    return tokens

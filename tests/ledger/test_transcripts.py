@@ -1,0 +1,156 @@
+"""Reading what an interactive session's turns used from its agent's own transcript, as its
+manifest's ``[usage]`` says: the recorded files of the real CLIs read to the token, and the
+reading itself incremental, never counting a byte twice."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from roost.agents import manifest
+from roost.agents.model import Usage as Spec
+from roost.services.ledger import transcripts
+from roost.services.ledger.transcripts import Transcript
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "usage"
+CLAUDE = FIXTURES / "claude-2.1.332.jsonl"
+CODEX = FIXTURES / "codex-0.171.0.jsonl"
+"""Recorded in a loopback-only namespace against tests/fakes: three answers, the n-th (from 0)
+charged 1000+n input, 200+n output, 30000+n cache reads and (Claude only) 400+n cache writes."""
+
+
+def spec(agent: str) -> Spec:
+    found = manifest.load(agent)
+    assert found is not None and found.usage is not None
+    return found.usage
+
+
+def charged(n: int, *, writes: bool = True) -> dict[str, int]:
+    tokens = {
+        "input": 1000 + n,
+        "output": 200 + n,
+        "thought": 0,
+        "cached_read": 30000 + n,
+        "cached_write": 400 + n if writes else 0,
+    }
+    return {**tokens, "total": sum(v for k, v in tokens.items() if k != "thought")}
+
+
+@pytest.mark.parametrize(
+    ("agent", "path", "model", "writes"),
+    [
+        ("claude", CLAUDE, "claude-opus-5-5", True),
+        ("codex", CODEX, "gpt-fake", False),
+    ],
+)
+def test_the_real_clis_transcripts_read_as_the_api_charged(
+    agent: str, path: Path, model: str, writes: bool
+) -> None:
+    answers = Transcript(spec(agent), str(path), 0).turn()
+    assert [answer.tokens for answer in answers] == [charged(n, writes=writes) for n in range(3)]
+    assert {answer.model for answer in answers} == {model}
+    assert len({answer.id for answer in answers}) == 3
+
+
+def test_a_turn_reads_only_what_was_written_since_the_last_one(tmp_path: Path) -> None:
+    lines = CLAUDE.read_text().splitlines(keepends=True)
+    second = next(n for n, line in enumerate(lines) if '"msg_fake0003"' in line)
+    file = tmp_path / "t.jsonl"
+    file.write_text("".join(lines[:second]))
+    seen = Transcript(spec("claude"), str(file), 0)
+    assert [a.id for a in seen.turn()] == ["msg_fake0001"]
+    assert seen.turn() == []  # nothing new
+    with open(file, "a") as f:
+        f.write("".join(lines[second:]))
+    assert [a.id for a in seen.peek()] == ["msg_fake0003", "msg_fake0004"]
+    assert [a.id for a in seen.peek()] == ["msg_fake0003", "msg_fake0004"]  # a look counts nothing
+    assert [a.id for a in seen.turn()] == ["msg_fake0003", "msg_fake0004"]
+    assert seen.turn() == []
+
+
+def test_a_line_being_written_waits_and_an_answer_split_across_turns_counts_once(tmp_path: Path) -> None:
+    answer = {"type": "assistant", "message": {"id": "m1", "model": "x", "usage": {"input_tokens": 5}}}
+    file = tmp_path / "t.jsonl"
+    text = json.dumps(answer) + "\n"
+    file.write_text(text[:20])
+    seen = Transcript(spec("claude"), str(file), 0)
+    assert seen.turn() == [] and seen.offset == 0  # half a line: not read, not skipped
+    file.write_text(text)
+    [first] = seen.turn()
+    assert first.tokens["input"] == 5
+    more = {
+        "type": "assistant",
+        "message": {"id": "m1", "model": "x", "usage": {"input_tokens": 5, "output_tokens": 9}},
+    }
+    with open(file, "a") as f:  # Claude writes an answer's next content block as another line of the same id
+        f.write(json.dumps(more) + "\n")
+    assert seen.turn() == []
+
+
+def test_lines_of_one_answer_in_one_turn_count_the_last_and_other_lines_are_not_answers(
+    tmp_path: Path,
+) -> None:
+    def line(kind: str, ident: str, output: int) -> str:
+        usage = {"input_tokens": 1, "output_tokens": output}
+        return json.dumps({"type": kind, "message": {"id": ident, "model": "m", "usage": usage}}) + "\n"
+
+    file = tmp_path / "t.jsonl"
+    file.write_text(
+        line("assistant", "a", 1) + line("user", "u", 50) + line("assistant", "a", 7) + "not json\n"
+    )
+    [only] = Transcript(spec("claude"), str(file), 0).turn()
+    assert (only.id, only.tokens["output"], only.tokens["total"]) == ("a", 7, 8)
+
+
+def test_a_file_first_seen_mid_session_counts_from_its_end_and_a_rewritten_one_from_its_new_end(
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "t.jsonl"
+    shutil.copy(CLAUDE, file)
+    seen = Transcript.opened(spec("claude"), str(file))
+    assert seen.offset == file.stat().st_size
+    assert seen.turn() == []
+    file.write_text(CLAUDE.read_text().splitlines(keepends=True)[0])  # shorter than the offset
+    assert seen.turn() == []
+    assert seen.offset == file.stat().st_size
+
+
+def test_codex_counts_cached_input_out_of_its_input_and_takes_the_model_of_the_turn(tmp_path: Path) -> None:
+    def record(response: str, cached: int) -> str:
+        usage = {"input_tokens": 100 + cached, "cached_input_tokens": cached, "output_tokens": 7}
+        return (
+            json.dumps({"type": "token_usage_record", "payload": {"response_id": response, "usage": usage}})
+            + "\n"
+        )
+
+    def context(model: str) -> str:
+        return json.dumps({"type": "turn_context", "payload": {"model": model}}) + "\n"
+
+    file = tmp_path / "rollout.jsonl"
+    file.write_text(context("gpt-a") + record("r1", 40) + context("gpt-b") + record("r2", 0))
+    answers = Transcript(spec("codex"), str(file), 0).turn()
+    assert [(a.model, a.tokens["input"], a.tokens["cached_read"]) for a in answers] == [
+        ("gpt-a", 100, 40),
+        ("gpt-b", 100, 0),
+    ]
+
+
+def test_the_file_is_found_under_the_first_root_whose_variables_are_set(tmp_path: Path) -> None:
+    home, config = tmp_path / "home", tmp_path / "config"
+    wanted = config / "projects" / "-work-api" / "abc-123.jsonl"
+    wanted.parent.mkdir(parents=True)
+    wanted.write_text("")
+    elsewhere = home / ".claude" / "projects" / "-work-api" / "abc-123.jsonl"
+    elsewhere.parent.mkdir(parents=True)
+    elsewhere.write_text("")
+    claude = spec("claude")
+    assert transcripts.located(
+        claude, "abc-123", {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(config)}
+    ) == str(wanted)
+    assert transcripts.located(claude, "abc-123", {"HOME": str(home)}) == str(elsewhere)
+    assert transcripts.located(claude, "nope", {"HOME": str(home)}) is None
+    for hostile in ("*", "../x", "a/b", "[a]", ""):
+        assert transcripts.located(claude, hostile, {"HOME": str(home)}) is None
