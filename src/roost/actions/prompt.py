@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from roost.actions.occupants import STATE_OF_ACTIVITY, current, promptable, source_class
 from roost.actions.sessions import Door, Found
 from roost.actions.waits import Awaiter, Ending, Pin, Until, Wait, watching, whole
-from roost.base.errors import TargetGone, TooLarge, UsageError
+from roost.base.errors import OVER_BUDGET, TargetGone, TooLarge, UsageError
 from roost.pane.tmux import paste
 from roost.services.ledger import budgets
 from roost.truth.roster import Record, Roster, records
@@ -62,7 +62,6 @@ OCCUPANT_CHANGED = "occupant_changed"
 REVISION_CHANGED = "revision_changed"
 NOT_PROMPTABLE = "not_promptable"
 BLOCKED = "blocked"
-OVER_BUDGET = "over_budget"
 SESSION_CLOSED = "session_closed"
 DEADLINE_EXPIRED = "deadline_expired"
 _GONE = "gone"

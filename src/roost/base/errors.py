@@ -265,6 +265,9 @@ FAILURES: tuple[type[RoostError], ...] = (
 PEER_UNREACHABLE = "peer_unreachable"
 """The code a caller most often branches on: the session's owner, another node, did not answer."""
 
+OVER_BUDGET = "over_budget"
+"""A budget holds the session: raised by the ledger's judge and by ``roost send`` reading a pane."""
+
 CODES: dict[str, type[RoostError]] = {
     "adapter_failed": AdapterFailed,
     "adapter_missing": Conflict,
@@ -283,6 +286,7 @@ CODES: dict[str, type[RoostError]] = {
     "handing_off": Conflict,
     "holder_failed": AdapterFailed,
     "holder_slow": Conflict,
+    "lift_off": Conflict,
     "malformed": PeerRefused,
     "name_taken": Conflict,
     "needs_attention": Conflict,
@@ -306,6 +310,7 @@ CODES: dict[str, type[RoostError]] = {
     "occupant_changed": Conflict,
     "other_kind": Conflict,
     "other_swarm": PeerRefused,
+    OVER_BUDGET: OverBudget,
     "owned_elsewhere": Conflict,
     PEER_UNREACHABLE: PeerUnreachable,
     "policy_too_loose": Conflict,

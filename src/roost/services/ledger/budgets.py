@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from roost.base import cjson, files, paths
-from roost.base.errors import OverBudget, SetupError, TargetGone, UsageError
+from roost.base.errors import OVER_BUDGET, OverBudget, SetupError, TargetGone, UsageError
 from roost.services.ledger.prices import DIGITS
 from roost.services.ledger.usage import Turn, Usage, day_of, within
 from roost.truth.roster import records
@@ -592,7 +592,7 @@ def refusal(record: Record) -> OverBudget | None:
         return None
     name = record.name or record.session_key
     lift = f" ({budget['lift']} lets it through)" if budget.get("lift") else ""
-    return OverBudget(f"{name}: {budget.get('reason')}{lift}", code="over_budget", budget=budget)
+    return OverBudget(f"{name}: {budget.get('reason')}{lift}", code=OVER_BUDGET, budget=budget)
 
 
 def _period(scope: str, target: str | None, day: str) -> str:

@@ -22,7 +22,15 @@ import sys
 import time
 
 from roost.base import paths
-from roost.base.errors import Blocked, DeliveredNoTurn, InvalidValue, OverBudget, TargetGone, UsageError
+from roost.base.errors import (
+    OVER_BUDGET,
+    Blocked,
+    DeliveredNoTurn,
+    InvalidValue,
+    OverBudget,
+    TargetGone,
+    UsageError,
+)
 from roost.pane.state import words as w
 from roost.pane.tmux import paste, targets
 from roost.pane.tmux.panes import Pane, pane
@@ -129,7 +137,7 @@ def _refuse_if_over_budget(call: Call, budget: str | None) -> None:
         return
     if isinstance(held, dict) and held.get("state") == "exceeded":
         lift = f" — {held['lift']} lets it through" if isinstance(held.get("lift"), str) else ""
-        raise OverBudget(f"{call.target} is over budget: {held.get('reason')}{lift}", code="over_budget")
+        raise OverBudget(f"{call.target} is over budget: {held.get('reason')}{lift}", code=OVER_BUDGET)
 
 
 def _turn(values: dict[str, str]) -> int:
