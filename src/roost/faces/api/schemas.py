@@ -591,33 +591,6 @@ class Revoke(Strict):
     admitted: bool = False
 
 
-BODIES = (
-    Register,
-    Name,
-    Wait,
-    Prompt,
-    Input,
-    Launch,
-    Subscribe,
-    Unsubscribe,
-    Viewing,
-    Start,
-    Spawn,
-    HeadlessPrompt,
-    Handoff,
-    Fork,
-    Close,
-    Permission,
-    Gate,
-    NoBody,
-    Hook,
-    Invite,
-    Join,
-    Revoke,
-)
-"""Every body model, for the OpenAPI document."""
-
-
 Scope = words(("session", "folder", "day"))
 BudgetTarget = text(4096, least=1, one_line=True, what="a session (key, pid or name) or an absolute folder")
 
@@ -647,3 +620,32 @@ class BudgetSet(BudgetWhich):
         ]
         | None
     ) = None
+
+
+BODIES = (
+    Register,
+    Name,
+    Wait,
+    Prompt,
+    Input,
+    Launch,
+    Subscribe,
+    Unsubscribe,
+    Viewing,
+    Start,
+    Spawn,
+    HeadlessPrompt,
+    Handoff,
+    Fork,
+    Close,
+    Permission,
+    Gate,
+    NoBody,
+    Hook,
+    Invite,
+    Join,
+    Revoke,
+    BudgetSet,
+    BudgetWhich,
+)
+"""Every body model, for the OpenAPI document."""
