@@ -108,7 +108,7 @@ def test_a_sessions_budget_is_set_crossed_refused_everywhere_and_lifted_from_the
     printed = ok(headless.daemon, "budget").decode()
     assert "session" in printed and "1.00 USD" in printed and "lifted" in printed
     budgets(headless.daemon, "clear", "session", key)
-    assert fails(headless.daemon, 2, "budget", "clear", "session", key).startswith(
+    assert fails(headless.daemon, 1, "budget", "clear", "session", key).startswith(
         "rosterd budget: no budget"
     )
 
