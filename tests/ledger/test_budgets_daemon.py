@@ -33,6 +33,12 @@ def spent(headless: Headless, key: str, amount: float) -> dict[str, Any]:
     )
 
 
+def listed_row(headless: Headless, name: str) -> str:
+    """The session's row of ``rosterd list``, the table a person reads."""
+    table = ok(headless.daemon, "list").decode().splitlines()
+    return next(line for line in table if line.startswith(name))
+
+
 def test_a_sessions_budget_is_set_crossed_refused_everywhere_and_lifted_from_the_cli(
     headless: Headless,
 ) -> None:
@@ -72,12 +78,14 @@ def test_a_sessions_budget_is_set_crossed_refused_everywhere_and_lifted_from_the
         list(warned) == DOCS["record `budget` (and `roost status --json` `panes[].budget`)".replace("`", "")]
     )
     assert (warned["state"], warned["scope"], warned["crossed_by"]) == ("warning", "session", key)
+    assert listed_row(headless, "tests: budget").endswith("  0.60 USD near budget")
 
     assert headless.prompt(key, "SPEND 1.1", wait="idle").status_code == 200
     held = headless.daemon.wait_for(
         lambda: (b := headless.record(key)["budget"]) and b["state"] == "exceeded" and b
     )
     assert held["lift"] == f"rosterd budget lift session {key}"
+    assert listed_row(headless, "tests: budget").endswith("  1.70 USD over budget")
     refusal = headless.prompt(key, "hello")
     assert refusal.status_code == 409
     body = refusal.json()
@@ -104,6 +112,7 @@ def test_a_sessions_budget_is_set_crossed_refused_everywhere_and_lifted_from_the
     assert lifted["lift"]["period"] == f"session:{key}"
     assert headless.daemon.wait_for(lambda: headless.record(key)["budget"]["state"] == "lifted")
     assert headless.prompt(key, "hello", wait="idle").status_code == 200
+    assert listed_row(headless, "tests: budget").endswith("  1.70 USD")  # lifted: nothing holds it
 
     printed = ok(headless.daemon, "budget").decode()
     assert "session" in printed and "1.00 USD" in printed and "lifted" in printed

@@ -77,16 +77,6 @@ GROUPS = {
 """The columns that name a row, by what ``--by`` groups."""
 
 
-def cost_cell(row: dict[str, Any]) -> str:
-    """A row's cost as a person reads it: each currency's known amount, and what is unknown."""
-    known = [f"{amount:.4f} {currency}" for currency, amount in (row.get("cost") or {}).items()]
-    unpriced = row.get("unpriced") or 0
-    if unpriced:
-        turns = "turn" if unpriced == 1 else "turns"
-        known.append(f"unknown for {unpriced} {turns}" if known else "unknown")
-    return ", ".join(known) or "-"
-
-
 def usage_lines(doc: dict[str, Any], swarm: bool = False) -> list[str]:
     """A header, one row per group (and node, for ``--swarm``), and the total."""
     by = doc.get("by")
@@ -103,7 +93,8 @@ def usage_lines(doc: dict[str, Any], swarm: bool = False) -> list[str]:
         tokens = row.get("tokens") or {}
         cells = [row.get(key, "-") if row.get(key) is not None else "-" for _, key in named]
         cells += [row.get("turns"), row.get("sessions"), tokens.get("input"), tokens.get("output")]
-        cells += [tokens.get("cached_read"), tokens.get("cached_write"), tokens.get("total"), cost_cell(row)]
+        cells += [tokens.get("cached_read"), tokens.get("cached_write"), tokens.get("total")]
+        cells.append(printing.cost(row))
         rows.append([shown(str(cell)) for cell in ([row.get("node"), *cells] if with_node else cells)])
     return printing.columns(rows)
 

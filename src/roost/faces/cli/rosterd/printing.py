@@ -92,11 +92,38 @@ def stale(record: dict[str, Any]) -> bool:
     return record.get("peer_state") == "unreachable"
 
 
+def cost(row: dict[str, Any], places: int = 4) -> str:
+    """A cost as a person reads it (a usage row's, a session's ``spend``): each currency's known
+    amount, and what is unknown; ``-`` when nothing was counted."""
+    known = [f"{amount:.{places}f} {currency}" for currency, amount in (row.get("cost") or {}).items()]
+    unpriced = row.get("unpriced") or 0
+    if unpriced:
+        turns = "turn" if unpriced == 1 else "turns"
+        known.append(f"unknown for {unpriced} {turns}" if known else "unknown")
+    return ", ".join(known) or "-"
+
+
+BUDGET_WORDS = {"exceeded": "over budget", "warning": "near budget"}
+"""What the table says of a session a budget is at: its ``budget`` state in words (a lifted one
+says nothing: prompts go through)."""
+
+
+def spent(record: dict[str, Any]) -> str:
+    """What a session cost, and whether a budget holds it, for the table: blank for a session
+    nothing was counted of, so a roster of agents with no usage reads as it always did."""
+    spend, budget = record.get("spend"), record.get("budget") or {}
+    said = cost(spend, 2) if isinstance(spend, dict) and spend.get("turns") else ""
+    held = BUDGET_WORDS.get(budget.get("state"), "") if isinstance(budget, dict) else ""
+    return " ".join(part for part in (said, held) if part)
+
+
 def row(record: dict[str, Any], now: float) -> list[str]:
     """name, harness, state, age, lane, node, pid: the columns of ``rosterd list``, each
-    escaped whole (a newline too), so a cell is one line and its width is what shows; then,
-    for a session of a node served stale, ``stale`` and how long ago it was last heard (the
-    table says it in words, for a pipe and a screen reader; a terminal also dims the row)."""
+    escaped whole (a newline too), so a cell is one line and its width is what shows; then
+    what the session cost (blank when nothing was counted; ``over budget`` or ``near budget``
+    where a budget holds it) and, for a session of a node served stale, ``stale`` and how long
+    ago it was last heard (the table says it in words, for a pipe and a screen reader; a
+    terminal also dims the row)."""
     since = record.get("activity_at") or record.get("started_at")
     gone = record.get("liveness") in ("suspended", "ended")
     cells = [
@@ -107,6 +134,7 @@ def row(record: dict[str, Any], now: float) -> list[str]:
         record.get("lane") or "-",
         record.get("node") or "-",
         "-" if gone else str(record.get("pid", "-")),
+        spent(record),
         f"stale {age((record.get('peer_age_ms') or 0) / 1000)}" if stale(record) else "",
     ]
     return [shown(str(cell)) for cell in cells]
