@@ -14,6 +14,7 @@
 import { sessionPath } from "./api.js";
 import { badge } from "./badges.js";
 import { renderCards, Tails } from "./cards.js";
+import { CostDialog } from "./cost.js";
 import { ForkDialog } from "./fork.js";
 import { Gates } from "./gates.js";
 import { HeadlessView } from "./headless.js";
@@ -61,6 +62,10 @@ function sessionInView() {
 }
 
 const settings = new Settings($("settings"), { session: sessionInView });
+const cost = new CostDialog($("cost"), { swarm: () => roster.nodes() !== null });
+for (const button of document.querySelectorAll(".open-cost")) {
+  button.addEventListener("click", () => cost.open().catch((error) => console.warn("cost:", error)));
+}
 
 function showingDeck() {
   return PHONE.matches && phoneView === "deck";

@@ -15,6 +15,7 @@
 import { badge } from "./badges.js";
 import { remotePaneOf } from "./roster.js";
 import { requestView } from "./request.js";
+import { budgetView, spendView } from "./cost.js";
 import { byNode, byPlace, folderHead, groups, markRow, nodeGroup } from "./sidebar.js";
 
 const TAIL_LINES = 3;
@@ -122,6 +123,10 @@ function renderFolderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, ga
       detail.className = "detail";
       detail.textContent = row.harness ? `${row.harness} · ${row.detail}` : row.detail;
       card.append(top, tail, detail);
+      const spent = spendView([row.record]);
+      if (spent) detail.append(" · ", spent);
+      const held = budgetView(row.record);
+      if (held) card.append(held);
       const request = requestView(row.record, { onAnswered, gateCommand, onTerminal: () => onOpen(row.id) });
       if (request) card.append(request);
       card.addEventListener("click", () => onOpen(row.id));

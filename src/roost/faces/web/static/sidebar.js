@@ -8,6 +8,7 @@
 // answer is refused, with the reason, when the node is still away).
 
 import { badge, rollup } from "./badges.js";
+import { budgetView, spendView } from "./cost.js";
 import { requestView } from "./request.js";
 
 export function folderName(cwd) {
@@ -55,7 +56,10 @@ export function folderHead(cwd, members) {
   const summary = document.createElement("span");
   summary.className = "rollup";
   summary.textContent = rollup(members.map((row) => row.state));
-  head.append(name, summary);
+  head.append(name);
+  const spent = spendView(members.map((row) => row.record), "cost folder-cost");
+  if (spent) head.append(spent);
+  head.append(summary);
   return head;
 }
 
@@ -100,15 +104,18 @@ export function nodeGroup(node, members, body, className) {
   summary.className = "rollup";
   summary.textContent = rollup(members.map((row) => row.state));
   head.append(name, health, summary);
+  const spent = spendView(members.map((row) => row.record), "cost node-cost");
+  if (spent) head.append(spent);
   group.append(head, body);
   return group;
 }
 
 // `onAnswered(record)`: a request answered from a row; the record after the answer;
+// `onLifted()`: a budget lifted from a row;
 // `gateCommand(record)`: see request.js. `nodes`: the swarm's nodes (roster.js nodes()), or
 // null with no swarm.
-export function renderSidebar(nav, rows, { active, onOpen, onAnswered, gateCommand, nodes = null }) {
-  const how = { active, onOpen, onAnswered, gateCommand };
+export function renderSidebar(nav, rows, { active, onOpen, onAnswered, onLifted, gateCommand, nodes = null }) {
+  const how = { active, onOpen, onAnswered, onLifted, gateCommand };
   if (nodes) {
     const all = document.createDocumentFragment();
     for (const [node, members] of byNode(rows, nodes)) {
@@ -124,7 +131,7 @@ export function renderSidebar(nav, rows, { active, onOpen, onAnswered, gateComma
 }
 
 // The folders of `rows` into `nav`; `empty` is what it says when there are none.
-function renderFolders(nav, rows, { active, onOpen, onAnswered, gateCommand }, empty) {
+function renderFolders(nav, rows, { active, onOpen, onAnswered, onLifted, gateCommand }, empty) {
   const list = document.createDocumentFragment();
   for (const [cwd, members] of groups(rows)) {
     const section = document.createElement("section");
@@ -149,7 +156,12 @@ function renderFolders(nav, rows, { active, onOpen, onAnswered, gateCommand }, e
       const text = document.createElement("span");
       text.className = "text";
       text.append(label, detail);
-      li.append(text, badge(row.state));
+      li.append(text);
+      const spent = spendView([row.record]);
+      if (spent) li.append(spent);
+      li.append(badge(row.state));
+      const held = budgetView(row.record, { onLifted });
+      if (held) li.append(held);
       const request = requestView(row.record, { onAnswered, gateCommand, onTerminal: () => onOpen(row.id) });
       if (request) li.append(request);
       li.addEventListener("click", () => onOpen(row.id));
