@@ -64,6 +64,14 @@ def test_the_union_serves_this_nodes_records_first_then_each_peers_with_its_stat
         ({"started_at": "yesterday"}, "a time that is not one"),
         ({"pending": {"x": float("nan")}}, "a value JSON cannot write"),
         ({"liveness": "immortal"}, "an unknown liveness"),
+        ({"spend": {"turns": 1, "cost": {"USD": "lots"}}}, "a cost that is not a number"),
+        ({"spend": {"turns": 1, "cost": {"USD": -1.5}}}, "a negative cost"),
+        ({"spend": {"turns": 1, "cost": {"US\nD": 1.5}}}, "a currency on two lines"),
+        ({"spend": {"turns": "1"}}, "a count that is a string"),
+        ({"spend": {"cost": {"USD": 1.5}}}, "a spend with no turns"),
+        ({"spend": {"turns": 1, "tokens": {"input": 2.5}}}, "a token count that is not whole"),
+        ({"budget": {"state": "<img src=x>"}}, "a budget state outside the vocabulary"),
+        ({"budget": {"state": "exceeded", "reason": 7}}, "a reason that is not text"),
     ],
 )
 def test_a_bad_record_is_dropped_and_counted_and_the_rest_of_the_frame_stands(
@@ -74,6 +82,29 @@ def test_a_bad_record_is_dropped_and_counted_and_the_rest_of_the_frame_stands(
     peer = peers.frame(PEER, frame(good, {**record(pid=11), **bad}), NOW)
     assert list(peer.records) == [good["session_key"]], why
     assert peer.dropped == 1
+
+
+def test_a_peers_spend_and_budget_pass_whole_and_in_their_order() -> None:
+    """What the faces read is checked; the rest (``last``, a budget's ``lift``) passes as is."""
+    spend = {
+        "turns": 2,
+        "tokens": {"input": 10, "total": 12},
+        "cost": {"USD": 0.5},
+        "unpriced": 1,
+        "last": {},
+    }
+    budget = {
+        "state": "exceeded",
+        "scope": "day",
+        "limit": 1.0,
+        "currency": "USD",
+        "reason": "1 of 1",
+        "lift": "x",
+    }
+    peer = Peers(OWN).frame(PEER, frame(record(pid=10, spend=spend, budget=budget)), NOW)
+    [kept] = peer.records.values()
+    assert (kept.spend, kept.budget) == (spend, budget)
+    assert (list(kept.spend), list(kept.budget)) == (list(spend), list(budget))
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ Each test drives the real ``roost`` against a throwaway tmux server, with the fa
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -419,6 +420,38 @@ def test_blocked_target_is_refused_and_force_sends(roost: Roost, tmp_path: Path)
     assert doc["state"] in ("blocked", "working", "done")
     wait_state(roost, pane, "done")
     assert prompts(log)[-1] == b"1"
+
+
+def test_a_pane_over_budget_is_refused_whatever_force_says_until_the_budget_is_lifted(
+    roost: Roost, tmp_path: Path
+) -> None:
+    """rosterd writes a session's budget on its pane (``@roost-budget``, as the record has it),
+    so ``roost send`` refuses with no daemon to ask; ``roost status`` shows it and the spend."""
+    log = tmp_path / "log"
+    pane = agent(roost, log, "--work", "0")
+    prime(roost, pane)
+    reason = "this session has spent 1.70 USD of 1.00 USD"
+    lift = "rosterd budget lift session k:1:2"
+    held = {"state": "exceeded", "scope": "session", "reason": reason, "lift": lift}
+    spend = {"turns": 2, "tokens": {"input": 10}, "cost": {"USD": 1.7}, "unpriced": 0, "last": None}
+    set_option(roost, pane, "@roost-budget", json.dumps(held))
+    set_option(roost, pane, "@roost-spend", json.dumps(spend))
+    before = log.read_bytes()
+    for flags in ([], ["--force"], ["--json"]):
+        proc = roost.run("send", *flags, pane, "spend more")
+        assert_failed(proc, 1, f"roost send: {pane} is over budget: {reason} — {lift} lets it through\n")
+    time.sleep(0.3)
+    assert log.read_bytes() == before  # nothing was typed
+
+    entry = next(p for p in roost.json("status", "--json")["panes"] if p["id"] == pane)
+    assert (entry["spend"], entry["budget"]) == (spend, held)
+    row = next(line for line in roost.run("status").stdout.splitlines() if pane in line)
+    assert row.endswith("  1.70 USD  over budget"), row
+
+    set_option(roost, pane, "@roost-budget", json.dumps({**held, "state": "lifted"}))
+    assert roost.run("send", pane, "spend more").returncode == 0
+    wait_state(roost, pane, "done")
+    assert prompts(log)[-1] == b"spend more"
 
 
 def test_declined_dialog_no_longer_blocks(roost: Roost, tmp_path: Path) -> None:

@@ -34,6 +34,8 @@ PANE_KEYS = [
     "dead",
     "exit_status",
     "exit_signal",
+    "spend",
+    "budget",
 ]
 
 
@@ -84,6 +86,8 @@ def test_plain_shell_pane_has_four_identity_nulls(roost):
         "dead": False,
         "exit_status": None,
         "exit_signal": None,
+        "spend": None,
+        "budget": None,
     }
 
 

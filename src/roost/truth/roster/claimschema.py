@@ -127,6 +127,60 @@ class ClaimFields(Strict):
     pending: Asked | None = None
 
 
+BUDGET_SCOPES = ("session", "folder", "day")
+BUDGET_STATES = ("warning", "exceeded", "lifted")
+CURRENCY_MAX = 16
+REASON_MAX = 1024
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= COUNT_MAX
+
+
+def _amount(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf
+
+
+def _line(value: object, limit: int) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= limit and value.isprintable()
+
+
+def _spend(value: dict[str, Any]) -> dict[str, Any]:
+    """A session's ``spend`` as a ledger counts it. Every face sums and prints these figures
+    (the web app's rows and headings, ``rosterd list``'s cost), and a peer's record is as
+    hostile as any body: a count that is not a whole number, an amount that is not a finite
+    number, or a currency on two lines is refused here, with the record, and never reaches a
+    page. What no face reads (``last``) passes as it is, and the object keeps its order."""
+    if not _count(value.get("turns")) or not _count(value.get("unpriced", 0)):
+        raise ValueError("spend: turns and unpriced must be whole numbers, not negative")
+    tokens, cost = value.get("tokens", {}), value.get("cost", {})
+    if not isinstance(tokens, dict) or not all(_line(k, 32) and _count(n) for k, n in tokens.items()):
+        raise ValueError("spend: tokens must map names to whole numbers")
+    if not isinstance(cost, dict) or not all(_line(k, CURRENCY_MAX) and _amount(n) for k, n in cost.items()):
+        raise ValueError("spend: cost must map currencies to finite amounts, not negative")
+    return value
+
+
+def _budget(value: dict[str, Any]) -> dict[str, Any]:
+    """The budget a session is near or over, checked as :func:`_spend` checks a spend: the
+    words a face shows (``state``), what it is about (``scope``), the ``reason`` a person reads
+    and the ``currency``; the rest passes as it is."""
+    checks = (
+        ("state", lambda v: v in BUDGET_STATES),
+        ("scope", lambda v: v in BUDGET_SCOPES),
+        ("reason", lambda v: isinstance(v, str) and len(v) <= REASON_MAX),
+        ("currency", lambda v: _line(v, CURRENCY_MAX)),
+    )
+    for name, good in checks:
+        if value.get(name) is not None and not good(value[name]):
+            raise ValueError(f"budget: {name} is not what a budget says")
+    return value
+
+
+SpendObject = Annotated[JsonObject, AfterValidator(_spend)]
+BudgetObject = Annotated[JsonObject, AfterValidator(_budget)]
+
+
 class RosterdFields(ClaimFields):
     """The record fields rosterd's own sources may set: a pending request with its identity too
     (its id, whether rosterd can answer it), where a session handed to another node went, and
@@ -135,8 +189,8 @@ class RosterdFields(ClaimFields):
 
     pending: JsonObject | None = None
     handed_to: JsonObject | None = None
-    spend: JsonObject | None = None
-    budget: JsonObject | None = None
+    spend: SpendObject | None = None
+    budget: BudgetObject | None = None
 
 
 def _absent(name: str) -> dict[str, Any]:
