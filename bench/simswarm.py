@@ -237,7 +237,7 @@ class SimPeer:
             self.records[key] = Record(
                 node=self.name, node_id=self.identity.node_id, session_key=key, pid=1000 + number,
                 start_ticks=number + 1, started_at=now, harness="claude",
-                session_id=f"{self.index:08x}-0000-4000-8000-{number:012x}", lane="interactive",
+                session_id=f"{self.index:08x}-0000-4000-8000-{number:012x}", lane="headless",
                 sources=("hook",), name=f"agent-{number}", activity="idle", activity_event="Stop",
                 activity_at=now, cwd=f"/home/dev/project-{number % 7}", state="done",
             )  # fmt: skip

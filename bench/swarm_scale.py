@@ -14,7 +14,13 @@ For each N (``--peers``, default 10 100) with S sessions a peer (``--sessions``,
 - ``list``: ``rosterd list --swarm --json`` and the table, and ``GET /swarm/snapshot``;
 - ``catch-up``: a client away for ``--outage`` seconds while changes go on, then
   ``/swarm/changes?since=`` until it has caught up;
-- ``silent``: one peer stops answering until the union marks it unreachable.
+- ``silent``: one peer stops answering until the union marks it unreachable;
+- ``web``: the web app in Chromium, logged in to the real daemon: from the page's load until
+  every node's heading is drawn (its first paint of the union), how busy the page's main thread
+  is while the changes go on, and the time to open a remote node and one of its sessions.
+
+A simulated session is a headless one (``simswarm``): the page draws another node's headless
+sessions from its records alone, where a terminal would need the peer to relay it.
 
 Run: ``sudo .venv/bin/python bench/swarm_scale.py [--peers 10 100 1000] [--rate 20]``
 """
@@ -234,10 +240,75 @@ async def scenario(real: SwarmNode, count: int, options: argparse.Namespace) -> 
             )
         took, read = await catch_up(real, peers, options.rate, options.outage)
         print(f"catch-up after {options.outage:g} s away: {read} changes in {took * 1000:.0f} ms")
+        options.loop = asyncio.get_running_loop()
+        await asyncio.to_thread(web, real, peers, options)
         print(f"a silent peer until unreachable: {await silent(real, peers[0]):.1f} s")
     finally:
         for peer in peers:
             await peer.close()
+
+
+BUSY = """async (seconds) => {
+  let busy = 0;
+  const watch = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) busy += entry.duration;
+  });
+  watch.observe({ type: "longtask" });
+  await new Promise((done) => setTimeout(done, seconds * 1000));
+  watch.disconnect();
+  return busy;
+}"""
+"""Milliseconds of the page's main thread spent in tasks over 50 ms, while ``seconds`` pass."""
+
+
+def web(real: SwarmNode, peers: list[SimPeer], options: argparse.Namespace) -> None:
+    """The union in Chromium: first paint, the main thread under changes, opening a remote session."""
+    from playwright.sync_api import sync_playwright
+    from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    link = real.post("/login-link").json()["url"]
+    headings = len(peers) + 1
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1200, "height": 800}).new_page()
+            start = time.perf_counter()
+            page.goto(link)
+            drawn = "n => document.querySelectorAll('#sessions .node-group').length === n"
+            page.wait_for_function(drawn, arg=headings, timeout=120_000)
+            painted = time.perf_counter() - start
+            rows = page.evaluate("document.querySelectorAll('#sessions li.session').length")
+            print(f"web: first paint of the union ({headings} nodes, {rows} rows): {painted * 1000:.0f} ms")
+            stop = False
+            changing = asyncio.run_coroutine_threadsafe(
+                _changing(peers, options.rate, lambda: stop), options.loop
+            )
+            seconds = 10.0
+            busy = page.evaluate(BUSY, seconds)
+            stop = True
+            changing.result(30)
+            print(
+                f"web: main thread in long tasks under {options.rate:g} changes/s: "
+                f"{busy / seconds / 10:.1f} % of the time"
+            )
+            node = peers[-1].identity.node_id
+            group = f'#sessions .node-group[data-node-id="{node}"]'
+            start = time.perf_counter()
+            page.click(f"{group} .node-head")
+            first = page.wait_for_selector(f"{group} li.session[data-session]")
+            opened = time.perf_counter() - start
+            key = first.get_attribute("data-session")
+            start = time.perf_counter()
+            first.click()
+            page.wait_for_selector(f'.headless[data-session="{key}"]', state="visible")
+            shown = time.perf_counter() - start
+            print(f"web: open a remote node {opened * 1000:.0f} ms, a session of it {shown * 1000:.0f} ms")
+        finally:
+            browser.close()
+
+
+async def _changing(peers: list[SimPeer], rate: float, stop: Any) -> int:
+    return await spread(peers, rate, stop)
 
 
 def bench(count: int, options: argparse.Namespace) -> None:

@@ -76,20 +76,35 @@ function render() {
   document.body.dataset.phoneView = phoneView;
   document.body.dataset.activeKind = kindOf(active) === "headless" ? "headless" : "terminal";
   const nodes = roster.nodes();
-  renderSidebar($("sessions"), roster.rows(), { active, onOpen: openView, onAnswered: answered, gateCommand, nodes });
-  if (PHONE.matches) renderDeck();
+  const rows = roster.rows();
+  const how = { active, onOpen: openView, onAnswered: answered, onToggle: render, gateCommand, nodes };
+  renderSidebar($("sessions"), rows, how);
+  if (PHONE.matches) renderDeck(rows);
   renderTabs();
   const link = $("link");
   link.dataset.connected = roster.connected ? "yes" : "no";
   link.textContent = roster.connected ? "live" : "offline";
 }
 
-function renderDeck() {
-  renderCards($("cards"), roster.rows(), {
+// The roster's changes drawn once a frame at most: a swarm's stream may bring dozens a second,
+// and each draw reads every row.
+let drawing = 0;
+function renderSoon() {
+  if (!drawing) {
+    drawing = requestAnimationFrame(() => {
+      drawing = 0;
+      render();
+    });
+  }
+}
+
+function renderDeck(rows = roster.rows()) {
+  renderCards($("cards"), rows, {
     tails,
     recordOf: (id) => roster.recordOf(id),
     onOpen: openView,
     onAnswered: answered,
+    onToggle: render,
     gateCommand,
     nodes: roster.nodes(),
   });
@@ -302,7 +317,7 @@ roster.addEventListener("change", () => {
   if (active && notifier.viewing(active)) roster.markSeen(active);
   updateHeadless();
   updateRequests();
-  render();
+  renderSoon();
   gates.watch(roster.allRecords());
   // A card's last lines follow its session: read them again shortly after the roster moves.
   if (showingDeck()) {

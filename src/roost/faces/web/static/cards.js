@@ -16,7 +16,7 @@ import { badge } from "./badges.js";
 import { remotePaneOf } from "./roster.js";
 import { requestView } from "./request.js";
 import { budgetView, spendView } from "./cost.js";
-import { byNode, byPlace, folderHead, groups, markRow, nodeGroup } from "./sidebar.js";
+import { byNode, byPlace, folderHead, groups, isOpen, markRow, nodeGroup } from "./sidebar.js";
 
 const TAIL_LINES = 3;
 const TAIL_EVERY_MS = 4000;
@@ -80,14 +80,19 @@ function lastLines(row, { tails, recordOf }) {
 
 // `nodes`: the swarm's nodes (roster.js nodes()), or null with no swarm: in a swarm the folders
 // are grouped by node, as in the sidebar.
-export function renderCards(deck, rows, { tails, recordOf, onOpen, onAnswered, gateCommand, nodes = null }) {
+export function renderCards(
+  deck,
+  rows,
+  { tails, recordOf, onOpen, onAnswered, onToggle, gateCommand, nodes = null },
+) {
   const how = { tails, recordOf, onOpen, onAnswered, gateCommand };
   if (nodes) {
     const all = document.createDocumentFragment();
     for (const [node, members] of byNode(rows, nodes)) {
+      const open = isOpen(node, rows.length);
       const folders = document.createElement("div");
-      renderFolderCards(folders, members, how, "No sessions.");
-      all.append(nodeGroup(node, members, folders, "card-node"));
+      if (open) renderFolderCards(folders, members, how, "No sessions.");
+      all.append(nodeGroup(node, members, folders, "card-node", { open, onToggle }));
     }
     deck.replaceChildren(all);
     return;

@@ -79,21 +79,52 @@ export function standing(node) {
   return node.peer_state;
 }
 
-/** Rows grouped by node, in the order of `nodes` (this node first): [node, its rows]. */
+/** Rows grouped by node, in the order of `nodes` (this node first): [node, its rows]. One pass
+ * over the rows: a thousand nodes of fifty sessions each are fifty thousand rows. */
 export function byNode(rows, nodes) {
-  return nodes.map((node) => [node, rows.filter((row) => row.node_id === node.node_id)]);
+  const of = new Map(nodes.map((node) => [node.node_id, []]));
+  for (const row of rows) of.get(row.node_id)?.push(row);
+  return nodes.map((node) => [node, of.get(node.node_id)]);
 }
 
-/** A node's group: a section headed by its name, standing and rollup, holding `body`. */
-export function nodeGroup(node, members, body, className) {
+// How many sessions a swarm may have before the page shows each node but this one as its
+// heading alone (name, standing, rollup and cost) until the person opens it: drawing fifty
+// thousand rows takes seconds, a thousand headings a few milliseconds. A node the person
+// opened or closed stays so, in this tab.
+export const SCREENFUL = 200;
+const toggled = new Map(); // node id -> whether the person left it open
+
+/** Whether the node's sessions are drawn, in a swarm of `total` sessions. */
+export function isOpen(node, total) {
+  return toggled.has(node.node_id) ? toggled.get(node.node_id) : Boolean(node.self) || total <= SCREENFUL;
+}
+
+/** A node's group: a section headed by its name, standing and rollup, holding `body` when
+ * `open`; a click (or Enter) on the heading opens or closes it, then `onToggle()` redraws. */
+export function nodeGroup(node, members, body, className, { open = true, onToggle = null } = {}) {
   const group = document.createElement("section");
   group.className = className;
   group.dataset.node = node.node;
   group.dataset.nodeId = node.node_id;
   group.dataset.peerState = node.peer_state;
+  group.dataset.open = open ? "yes" : "no";
   if (node.peer_state === "unreachable") group.classList.add("stale");
   const head = document.createElement("h2");
   head.className = "node-head";
+  if (onToggle) {
+    head.tabIndex = 0;
+    head.setAttribute("role", "button");
+    head.setAttribute("aria-expanded", open ? "true" : "false");
+    head.title = open ? "Hide this node's sessions" : `Show this node's ${members.length} sessions`;
+    const flip = () => {
+      toggled.set(node.node_id, !open);
+      onToggle();
+    };
+    head.addEventListener("click", flip);
+    head.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") flip();
+    });
+  }
   const name = document.createElement("span");
   name.className = "node-name";
   name.textContent = node.node;
@@ -106,7 +137,8 @@ export function nodeGroup(node, members, body, className) {
   head.append(name, health, summary);
   const spent = spendView(members.map((row) => row.record), "cost node-cost");
   if (spent) head.append(spent);
-  group.append(head, body);
+  group.append(head);
+  if (open) group.append(body);
   return group;
 }
 
@@ -114,14 +146,20 @@ export function nodeGroup(node, members, body, className) {
 // `onLifted()`: a budget lifted from a row;
 // `gateCommand(record)`: see request.js. `nodes`: the swarm's nodes (roster.js nodes()), or
 // null with no swarm.
-export function renderSidebar(nav, rows, { active, onOpen, onAnswered, onLifted, gateCommand, nodes = null }) {
+// `onToggle()`: a node opened or closed, to draw again.
+export function renderSidebar(
+  nav,
+  rows,
+  { active, onOpen, onAnswered, onLifted, onToggle, gateCommand, nodes = null },
+) {
   const how = { active, onOpen, onAnswered, onLifted, gateCommand };
   if (nodes) {
     const all = document.createDocumentFragment();
     for (const [node, members] of byNode(rows, nodes)) {
+      const open = isOpen(node, rows.length);
       const folders = document.createElement("div");
-      renderFolders(folders, members, how, "No sessions.");
-      all.append(nodeGroup(node, members, folders, "node-group"));
+      if (open) renderFolders(folders, members, how, "No sessions.");
+      all.append(nodeGroup(node, members, folders, "node-group", { open, onToggle }));
     }
     nav.replaceChildren(all);
     return;
