@@ -138,6 +138,27 @@ def test_codex_counts_cached_input_out_of_its_input_and_takes_the_model_of_the_t
     ]
 
 
+def test_a_codex_rollout_first_seen_after_its_turn_named_the_model_prices_by_that_model(
+    tmp_path: Path,
+) -> None:
+    """Codex says who it is as its first turn starts, after it wrote the turn's model: the
+    file is counted from its end, and the model named before that end is the turn's."""
+    lines = CODEX.read_text().splitlines(keepends=True)
+    first = next(n for n, line in enumerate(lines) if '"token_usage_record"' in line)
+    file = tmp_path / "rollout.jsonl"
+    file.write_text("".join(lines[:first]))
+    seen = Transcript.opened(spec("codex"), str(file))
+    assert seen.offset == file.stat().st_size
+    with open(file, "a") as f:
+        f.write("".join(lines[first:]))
+    answers = seen.turn()
+    assert [(a.model, a.tokens) for a in answers] == [
+        ("gpt-fake", charged(n, writes=False)) for n in range(3)
+    ]
+    again = Transcript.opened(spec("codex"), str(file), seen.offset)  # where a restarted daemon resumes
+    assert (again.offset, again.model, again.turn()) == (seen.offset, "gpt-fake", [])
+
+
 def test_the_file_is_found_under_the_first_root_whose_variables_are_set(tmp_path: Path) -> None:
     home, config = tmp_path / "home", tmp_path / "config"
     wanted = config / "projects" / "-work-api" / "abc-123.jsonl"

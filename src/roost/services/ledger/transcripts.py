@@ -15,7 +15,8 @@ keeps the offset up to which its turns were counted; a turn's end reads from the
 last whole line and moves the offset on (:meth:`Transcript.turn`); a look mid-turn reads the
 same span without moving it (:meth:`Transcript.peek`). A file first seen as the session is
 already under way is counted from its end as it is then (what came before is not this
-daemon's to count); one that does not exist yet is counted from its start when it appears.
+daemon's to count, though the model it last named is still the model in force); one that
+does not exist yet is counted from its start when it appears.
 A file that shrank was rewritten under its agent: it is taken from its new end, and nothing
 of it counted again. Lines of one answer that straddle a turn's end are counted once: the
 ids of the last turn counted are remembered.
@@ -105,14 +106,19 @@ class Transcript:
     counted: list[str] = field(default_factory=list)
 
     @classmethod
-    def opened(cls, spec: Spec, path: str) -> Transcript:
-        """A file first seen now: counted from its end (a session already under way)."""
-        try:
-            size = os.stat(path).st_size
-        except OSError:
-            size = 0
+    def opened(cls, spec: Spec, path: str, offset: int | None = None) -> Transcript:
+        """A file first seen now, counted from ``offset`` (where the usage ledger says it was
+        counted to before the daemon restarted) or else from its end (a session already under
+        way), with the model the part not read last named, which its next answers are of."""
         seen = cls(spec, path, 0)
-        seen.offset = seen._whole(size)
+        if offset is None:
+            try:
+                size = os.stat(path).st_size
+            except OSError:
+                size = 0
+            offset = seen._whole(size)
+        seen.offset = offset
+        seen.model = seen._model_before(offset)
         return seen
 
     def turn(self) -> list[Answer]:
@@ -125,6 +131,34 @@ class Transcript:
     def peek(self) -> list[Answer]:
         """The answers of the turn under way so far; nothing is counted."""
         return self._read()[0]
+
+    def _model_before(self, end: int) -> str | None:
+        """The model the last ``model_when`` line before ``end`` names (None: the manifest reads
+        each answer's own). Codex names it once per turn, before the turn's answers, and says
+        who it is (its SessionStart hook) as that turn starts: the file is first seen with the
+        line already written."""
+        if self.spec.model_when is None or end == 0:
+            return None
+        start = max(0, end - READ_MAX)
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(start)
+                data = f.read(end - start)
+        except OSError:
+            return None
+        markers = _markers(self.spec.model_when)
+        for line in reversed(data.splitlines()):
+            if not all(marker in line for marker in markers):
+                continue
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and _matches(doc, self.spec.model_when):
+                named = _text(_at(doc, self.spec.model))
+                if named is not None:
+                    return named
+        return None
 
     def _whole(self, size: int) -> int:
         """The end of the last whole line at or before ``size`` (a line being written is read
