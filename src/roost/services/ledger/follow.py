@@ -9,11 +9,12 @@ changes in one go, on the daemon's loop, one small append per line it writes.
 
 A turn's end is counted once, in both lanes. A headless session's turn is what its record says
 (ACP), counted at once. A pane's turn is what its agent wrote to its own transcript since the
-last turn counted, read off the loop (:mod:`roost.services.ledger.transcripts`), one read at a time per
-session and in the order the turns ended. Each counted turn moves the session's ``spend`` on its
-record, claimed as rosterd's own word (the ``launcher`` source, which nothing outranks and no
-client may speak as), and on its pane's options (``@roost-spend``), and is handed to the
-budgets (:mod:`roost.services.ledger.budgets`), which say on the records what a budget makes of it.
+last turn counted (:mod:`roost.services.ledger.transcripts`), read off the loop a moment after
+its end (:data:`SETTLE`), one read at a time per session and in the order the turns ended.
+Each counted turn moves the session's ``spend`` on its record, claimed as rosterd's own word
+(the ``launcher`` source, which nothing outranks and no client may speak as), and on its
+pane's options (``@roost-spend``), and is handed to the budgets
+(:mod:`roost.services.ledger.budgets`), which say on the records what a budget makes of it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ FOLLOW_TIMEOUT = 60.0
 """Seconds the follower sleeps on a quiet stream before looking again (it wakes on any change)."""
 PEEK_EVERY = 2.0
 """Seconds between looks at a pane's transcript while its turn runs, for the budgets."""
+SETTLE = 0.5
+"""Seconds a pane's turn end is let settle before its transcript is read: an agent may hold
+its writes back a moment, and its hook tells the turn's end before the turn's last answer is
+on disk (Claude Code 2.1.332 flushes its transcript every 100 ms, and its Stop hook fires
+first: read at once, 2 turns in 5 missed their answer, which then counted with the next turn)."""
 
 
 class Ledger:
@@ -243,7 +249,7 @@ class Ledger:
             if path is None:
                 return None
             if recalled is not None and recalled.get("path") == path:
-                return Transcript(spec, path, recalled["offset"])
+                return Transcript.opened(spec, path, recalled["offset"])
             return Transcript.opened(spec, path)
 
         found = await asyncio.to_thread(open_it)
@@ -277,6 +283,7 @@ class Ledger:
         return found, answers
 
     async def _turn_ended(self, spec: Spec, record: Record, at: float) -> None:
+        await asyncio.sleep(SETTLE)
         read = await self._read(spec, record, count=True)
         key = record.session_key
         self._peeked.pop(key, None)
