@@ -1,0 +1,211 @@
+"""What the real Claude Code and Codex turns cost, as rosterd counts them from the agents' own
+records, held to what the fake model API charged, to the token; and a session budget that
+a real turn crosses mid-turn (issue 36, item 5).
+
+The fake APIs report the usage each answer is charged (``ModelAPI.charge``, the test's choice)
+and keep what they reported (``charged``). rosterd never sees those numbers: it reads them back
+from Claude's transcript and Codex's rollout when a turn ends (and, for the budgets, while one
+runs), and prices them by the price table. So a count that matches here went through the real
+CLI's own bookkeeping, the manifest's ``[usage]`` and the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roost.services.ledger import prices as price_table
+from tests.agents.conftest import AgentPane
+from tests.agents.test_rosterd_claude import listed, rosterd
+from tests.cli.rosterd.helpers import ok
+from tests.conftest import Roost
+from tests.daemon.fixture import Daemon, daemon
+from tests.fakes.model_api import Usage
+
+pytestmark = pytest.mark.agent
+
+__all__ = ["daemon", "rosterd"]
+
+PRICED = "claude-sonnet-4-6"
+"""A model the packaged price table knows (USD)."""
+UNPRICED = "claude-roost-unpriced"
+"""A model no price table knows: its turns show their tokens and an unknown cost."""
+CODEX_MODEL = "gpt-fake"
+"""The ``codex`` fixture's model, which a user's ``prices.toml`` prices in these tests."""
+CODEX_PRICE = {"currency": "EUR", "input": 2.0, "output": 8.0, "cached_read": 0.5, "cached_write": 0.0}
+
+
+def tokens(used: Usage) -> dict[str, int]:
+    """What the ledger must say an answer charged ``used`` used, under its names."""
+    counts = {
+        "input": used.input,
+        "output": used.output,
+        "thought": 0,
+        "cached_read": used.cached_read,
+        "cached_write": used.cached_write,
+    }
+    counts["total"] = used.input + used.output + used.cached_read + used.cached_write
+    return counts
+
+
+def written(used: Usage) -> dict[str, int]:
+    """``tokens(used)`` as a ledger line and ``spend.last`` write it: the counts that are not 0."""
+    return {name: count for name, count in tokens(used).items() if count}
+
+
+def cost(used: Usage, price: dict[str, Any]) -> float:
+    """What ``used`` costs at ``price`` (per million tokens), computed here, not by roost."""
+    amount = (
+        used.input * price["input"]
+        + used.output * price["output"]
+        + used.cached_read * price["cached_read"]
+        + used.cached_write * price["cached_write"]
+    )
+    return round(amount / 1_000_000, price_table.DIGITS)
+
+
+def packaged(model: str) -> dict[str, Any]:
+    """The packaged price table's entry for ``model``."""
+    table = tomllib.loads(Path(price_table.__file__).with_name(price_table.FILE).read_text())
+    return table["models"][model]
+
+
+def send(roost: Roost, agent: AgentPane, prompt: str) -> None:
+    """One turn through ``roost send``, waited for to its end."""
+    proc = roost.run("send", agent.name, prompt)
+    assert proc.returncode == 0, proc.stderr
+    agent.wait_state("done")
+
+
+def spent(daemon: Daemon, agent: AgentPane, turns: int) -> dict[str, Any]:
+    """The pane's record once the ledger has counted ``turns`` of its turns (a beat after each
+    ends: it reads the agent's record off the loop)."""
+    try:
+        return daemon.wait_for(
+            lambda: (
+                (row := listed(daemon, agent.pane)).get("spend") and row["spend"]["turns"] >= turns and row
+            ),
+            timeout=15,
+        )
+    except AssertionError:
+        counted = ledger_lines(daemon) if ledger(daemon).exists() else []
+        raise AssertionError(
+            f"the ledger counted no turn {turns}; its lines: {counted}\n{agent.evidence()}"
+        ) from None
+
+
+def ledger(daemon: Daemon) -> Path:
+    """The usage ledger of ``daemon``'s sandbox."""
+    return Path(daemon.env["XDG_STATE_HOME"]) / "roost" / "ledger" / "usage.jsonl"
+
+
+def ledger_lines(daemon: Daemon) -> list[dict[str, Any]]:
+    """The usage ledger's lines, one per counted turn, oldest first."""
+    return [json.loads(line) for line in ledger(daemon).read_text().splitlines()]
+
+
+def conversation(agent: AgentPane) -> list[Usage]:
+    """What the fake API charged the conversation's answers (not the agent's side calls)."""
+    return agent.api.conversation_usage()
+
+
+@pytest.mark.parametrize("agent_flags", [("--model", PRICED)])
+def test_claude_turns_count_what_the_api_charged_to_the_token_and_cost_the_tables_price(
+    roost: Roost, rosterd: Daemon, claude: AgentPane
+) -> None:
+    charges = [
+        Usage(input=1203, output=347, cached_read=5011, cached_write=709),
+        Usage(input=58, output=1291, cached_read=9007, cached_write=2),
+    ]
+    claude.api.charge = lambda n: charges[n]
+    price = packaged(PRICED)
+    for number, prompt in enumerate(("the first priced turn", "the second priced turn"), start=1):
+        send(roost, claude, prompt)
+        record = spent(rosterd, claude, number)
+        assert conversation(claude) == charges[:number], "one answer per turn, as the script says"
+        last = record["spend"]["last"]
+        assert (last["model"], last["tokens"]) == (PRICED, written(charges[number - 1]))
+        assert last["cost"] == {"amount": cost(charges[number - 1], price), "currency": "USD"}
+
+    lines = ledger_lines(rosterd)
+    assert [(line["harness"], line["model"], line["lane"]) for line in lines] == [
+        ("claude", PRICED, "interactive")
+    ] * 2
+    assert [line["tokens"] for line in lines] == [written(used) for used in charges]
+    total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
+    amount = round(sum(cost(used, price) for used in charges), price_table.DIGITS)
+    spend = record["spend"]
+    assert (spend["turns"], spend["tokens"], spend["cost"], spend["unpriced"]) == (
+        2,
+        total,
+        {"USD": amount},
+        0,
+    )
+
+    usage = json.loads(ok(rosterd, "usage", "--json"))
+    [row] = usage["rows"]
+    assert (row["harness"], row["model"], row["turns"], row["sessions"]) == ("claude", PRICED, 2, 1)
+    assert (row["tokens"], row["cost"], row["unpriced"]) == (total, {"USD": amount}, 0)
+    assert usage["total"]["tokens"] == total
+
+    [pane] = [p for p in roost.json("status", "--json")["panes"] if p["id"] == claude.pane]
+    assert pane["spend"] == spend, "the pane's options carry what the record does"
+
+
+@pytest.mark.parametrize("agent_flags", [("--model", UNPRICED)])
+def test_a_claude_turn_of_a_model_no_table_prices_shows_its_tokens_and_an_unknown_cost(
+    roost: Roost, rosterd: Daemon, claude: AgentPane
+) -> None:
+    charge = Usage(input=777, output=88, cached_read=999, cached_write=11)
+    claude.api.charge = lambda _n: charge
+    send(roost, claude, "a turn of an unpriced model")
+    spend = spent(rosterd, claude, 1)["spend"]
+    assert (spend["tokens"], spend["cost"], spend["unpriced"]) == (tokens(charge), {}, 1)
+    assert (spend["last"]["model"], spend["last"]["cost"]) == (UNPRICED, None)
+    [row] = json.loads(ok(rosterd, "usage", "--json"))["rows"]
+    assert (row["model"], row["tokens"], row["cost"], row["unpriced"]) == (UNPRICED, tokens(charge), {}, 1)
+    assert "unknown" in ok(rosterd, "usage").decode()
+
+
+@pytest.fixture
+def priced_codex(roost: Roost) -> None:
+    """A user's ``prices.toml`` that prices the fake Codex model, as a person adds a model the
+    packaged table lacks: written before the daemon starts (it reads the table once)."""
+    folder = Path(roost.env["XDG_CONFIG_HOME"]) / "roost"
+    folder.mkdir(parents=True, exist_ok=True)
+    entry = "\n".join(f"{key} = {json.dumps(value)}" for key, value in CODEX_PRICE.items())
+    (folder / price_table.FILE).write_text(f'[models."{CODEX_MODEL}"]\n{entry}\ntaken = "2026-12-06"\n')
+
+
+def test_a_codex_turn_counts_what_the_api_charged_priced_by_the_users_table(
+    roost: Roost, priced_codex: None, rosterd: Daemon, codex: AgentPane
+) -> None:
+    # The Responses API counts no cache write, and its input count holds the cached reads.
+    charge = Usage(input=4321, output=123, cached_read=2048, cached_write=0)
+    codex.api.charge = lambda _n: charge
+    send(roost, codex, "a codex turn to count")
+    record = spent(rosterd, codex, 1)
+    assert conversation(codex) == [charge]
+    spend = record["spend"]
+    amount = cost(charge, CODEX_PRICE)
+    assert (spend["turns"], spend["tokens"], spend["cost"], spend["unpriced"]) == (
+        1,
+        tokens(charge),
+        {"EUR": amount},
+        0,
+    )
+    assert (spend["last"]["model"], spend["last"]["cost"]) == (
+        CODEX_MODEL,
+        {"amount": amount, "currency": "EUR"},
+    )
+    [row] = json.loads(ok(rosterd, "usage", "--json"))["rows"]
+    assert (row["harness"], row["model"], row["tokens"], row["cost"]) == (
+        "codex",
+        CODEX_MODEL,
+        tokens(charge),
+        {"EUR": amount},
+    )
