@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from roost.base.errors import OverBudget, SetupError, TargetGone, UsageError
+from roost.services.ledger import follow
 from roost.services.ledger.budgets import Settings, Store, refusal
 from roost.truth.roster.changes import ATTENTION, UPDATED
 from tests.ledger.sessions import Panes, World, settle
@@ -148,6 +149,40 @@ def test_a_pane_crossing_mid_turn_is_told_mid_turn_and_not_again_when_the_turn_e
             await world.settled()
             assert world.live.roster.record(key).spend["cost"] == {"USD": 0.055}
             assert budget(world, key)["state"] == "exceeded"
+            assert events(world, key).count(ATTENTION) == 1
+
+    asyncio.run(scenario())
+
+
+def test_a_pane_turn_that_says_nothing_after_its_answer_is_looked_at_on_a_timer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No hook fires while the model thinks after an answer: the ledger looks again anyway,
+    every ``PEEK_EVERY`` (shortened here), and tells the crossing mid-turn."""
+    monkeypatch.setattr(follow, "PEEK_EVERY", 0.05)
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    clock = Clock()
+    world = World(tmp_path, clock)
+    panes = Panes(world, home)
+
+    async def scenario() -> None:
+        async with world.ledger(Settings(session=0.05)):
+            key = panes.start(300)
+            await world.settled()
+            panes.prompt(300)
+            await world.settled()
+            panes.answer(300, "claude-opus-4-8", **OPUS)
+            panes.answer(300, "claude-opus-4-8", **OPUS)
+            clock.advance(3)
+            for _ in range(100):
+                await asyncio.sleep(0.01)
+                await world.settled()
+                if budget(world, key):
+                    break
+            assert budget(world, key)["state"] == "exceeded"
+            assert world.live.roster.record(key).activity == "active"
             assert events(world, key).count(ATTENTION) == 1
 
     asyncio.run(scenario())

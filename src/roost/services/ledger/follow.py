@@ -48,7 +48,9 @@ log = logging.getLogger("rosterd")
 FOLLOW_TIMEOUT = 60.0
 """Seconds the follower sleeps on a quiet stream before looking again (it wakes on any change)."""
 PEEK_EVERY = 2.0
-"""Seconds between looks at a pane's transcript while its turn runs, for the budgets."""
+"""Seconds between looks at a pane's transcript while its turn runs, for the budgets: at a
+change of its record, and on a timer while none comes (an agent says nothing while its model
+thinks, after an answer that may have crossed a budget)."""
 SETTLE = 0.5
 """Seconds a pane's turn end is let settle before its transcript is read: an agent may hold
 its writes back a moment, and its hook tells the turn's end before the turn's last answer is
@@ -88,6 +90,8 @@ class Ledger:
         self._work: dict[str, asyncio.Task[None]] = {}
         """The last read of each session's transcript, which the next one waits for."""
         self._peeked: dict[str, float] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        """Each pane session whose turn runs, and the timer of its next look."""
         if budgets is not None:
             budgets.marked = self.mark
 
@@ -111,6 +115,9 @@ class Ledger:
         """Take what is still waiting, then stop. The follower is woken, not cancelled: a
         cancelled ``wait_for`` that was about to return drops the cancellation (Python 3.11)."""
         self._stopping = True
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
         self._stream.push(())
         if self._follower is not None:
             await self._follower
@@ -202,10 +209,29 @@ class Ledger:
         if ended:
             self._queue(after.session_key, lambda: self._turn_ended(spec, after, at))
         elif after.activity in records.BUSY and self.budgets is not None:
-            now = self._clock()
-            if now - self._peeked.get(after.session_key, 0.0) >= PEEK_EVERY:
-                self._peeked[after.session_key] = now
-                self._queue(after.session_key, lambda: self._peek(spec, after))
+            self._look(spec, after)
+
+    def _look(self, spec: Spec, record: Record, due: bool = False) -> None:
+        """Look at the turn under way of ``record``'s session, unless one looked less than
+        :data:`PEEK_EVERY` ago (``due``: the timer says it is time), and look again on a timer
+        while it runs."""
+        key = record.session_key
+        now = self._clock()
+        if due or now - self._peeked.get(key, 0.0) >= PEEK_EVERY:
+            self._peeked[key] = now
+            self._queue(key, lambda: self._peek(spec, record))
+        if key not in self._timers and not self._stopping:
+            self._timers[key] = asyncio.get_running_loop().call_later(PEEK_EVERY, self._tick, spec, key)
+
+    def _tick(self, spec: Spec, key: str) -> None:
+        """A look's timer: while the session's turn runs and a budget is in force, look again,
+        unless a change of its record just made a look."""
+        del self._timers[key]
+        record = self._last.get(key)
+        if record is None or record.activity not in records.BUSY or self._stopping:
+            return
+        if self.budgets is not None and self.budgets.limits():
+            self._look(spec, record, due=self._clock() - self._peeked.get(key, 0.0) >= PEEK_EVERY / 2)
 
     def _watch(self, record: Record) -> Spec | None:
         """The manifest's ``[usage]`` for a pane session whose agent records its usage, its
