@@ -12,6 +12,8 @@ CLI's own bookkeeping, the manifest's ``[usage]`` and the ledger.
 from __future__ import annotations
 
 import json
+import queue
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -19,12 +21,13 @@ from typing import Any
 import pytest
 
 from roost.services.ledger import prices as price_table
-from tests.agents.conftest import AgentPane
+from tests.agents.conftest import TURN_TIMEOUT, AgentPane
 from tests.agents.test_rosterd_claude import listed, rosterd
+from tests.api.sse import Event, Events
 from tests.cli.rosterd.helpers import ok
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon
-from tests.fakes.model_api import Usage
+from tests.fakes.model_api import SLOW_SECONDS, Step, ToolCall, Usage, default_script, reply_for
 
 pytestmark = pytest.mark.agent
 
@@ -209,3 +212,128 @@ def test_a_codex_turn_counts_what_the_api_charged_priced_by_the_users_table(
         tokens(charge),
         {"EUR": amount},
     )
+
+
+CROSS = "CROSS"
+"""A prompt holding this is answered with a look at a file (Claude's Read tool, which asks no
+permission), then a final answer 4 s after the file's contents came back: a turn that has
+spent its first answer and then says nothing (no hook fires) while the model thinks."""
+
+HELD = "no prompt is sent until a person lifts it"
+"""How an exceeded budget's reason ends."""
+
+
+def crossing_script(prompt: str) -> Step:
+    """The fake model's script: ``CROSS`` as above, anything else as the default script."""
+    if CROSS in prompt:
+        return ToolCall(
+            "read notes.txt",
+            then=f"READ:{reply_for(prompt)}",
+            then_delay=SLOW_SECONDS,
+            tool="Read",
+            input={"file_path": "notes.txt"},
+        )
+    return default_script(prompt)
+
+
+def budget_attention(frames: list[Event], key: str) -> list[dict[str, Any]]:
+    """The records of the ``attention`` changes a budget's crossing made for session ``key``."""
+    return [
+        frame.data["record"]
+        for frame in frames
+        if frame.name == "attention"
+        and frame.data["record"]["session_key"] == key
+        and (frame.data["record"].get("budget") or {}).get("crossed_by") == key
+    ]
+
+
+def drained(stream: Events) -> list[Event]:
+    """Every frame the stream has brought so far."""
+    frames = []
+    while True:
+        try:
+            frames.append(stream.next(0.5))
+        except queue.Empty:
+            return frames
+
+
+@pytest.mark.parametrize("agent_flags", [("--model", PRICED)])
+def test_a_budget_crossed_mid_turn_raises_attention_once_refuses_the_next_send_until_lifted(
+    roost: Roost, rosterd: Daemon, claude: AgentPane
+) -> None:
+    # At 15 USD per million output tokens: turn 1 spends 0.6003 (past the warning at 0.50),
+    # turn 2's first answer 0.4506 more (past the limit of 1.00, while the turn runs), its last 0.0012.
+    charges = [
+        Usage(input=100, output=40000),
+        Usage(input=200, output=30000),
+        Usage(input=300, output=20),
+        Usage(input=400, output=30),
+    ]
+    claude.api.charge = lambda n: charges[n]
+    claude.api.script = crossing_script
+    (claude.project / "notes.txt").write_text("notes\n")
+    key = listed(rosterd, claude.pane)["session_key"]
+    budgets = json.loads(ok(rosterd, "budget", "set", "session", key, "1", "--warn", "0.5", "--json"))
+    assert [(b["scope"], b["session_key"], b["limit"], b["warn"]) for b in budgets["budgets"]] == [
+        ("session", key, 1.0, 0.5)
+    ]
+
+    with Events(rosterd.unix(timeout=TURN_TIMEOUT), "/changes") as stream:
+        send(roost, claude, "a turn to come near the budget")
+        warned = rosterd.wait_for(lambda: (listed(rosterd, claude.pane).get("budget") or {}).get("state"))
+        budget = listed(rosterd, claude.pane)["budget"]
+        assert (warned, budget["crossed_by"], budget["lift"]) == (
+            "warning",
+            key,
+            f"rosterd budget lift session {key}",
+        )
+        assert budget["reason"] == "this session has spent 0.60 USD of 1.00 USD, its budget: 60 % of it"
+
+        assert roost.run("send", claude.name, f"a turn that goes past it {CROSS}").returncode == 0
+        held = rosterd.wait_for(
+            lambda: (
+                ((row := listed(rosterd, claude.pane)).get("budget") or {}).get("state") == "exceeded" and row
+            ),
+            TURN_TIMEOUT,
+            "the budget to be exceeded",
+        )
+        assert (held["activity"], claude.state()) == ("active", "working"), "told only after the turn"
+        claude.wait_state("done")
+        record = spent(rosterd, claude, 2)
+        assert record["spend"]["cost"] == {
+            "USD": round(sum(cost(c, packaged(PRICED)) for c in charges[:3]), 9)
+        }
+        frames = drained(stream)
+
+    told = budget_attention(frames, key)
+    assert [(r["budget"]["state"], r["budget"]["reason"]) for r in told] == [
+        ("warning", "this session has spent 0.60 USD of 1.00 USD, its budget: 60 % of it"),
+        ("exceeded", "this session has spent 1.05 USD of 1.00 USD, its budget: " + HELD),
+    ], "attention once per crossing, and not again when the turn that crossed it is counted"
+    assert told[1]["activity"] == "active", "the limit was told while the turn ran"
+    shown = json.loads(roost.option(claude.pane, "@roost-budget"))
+    assert (shown["state"], shown["reason"]) == ("exceeded", told[1]["budget"]["reason"])
+    [pane] = [p for p in roost.json("status", "--json")["panes"] if p["id"] == claude.pane]
+    assert pane["budget"]["state"] == "exceeded"
+
+    requests = len(claude.api.requests)
+    for force in ((), ("--force",)):  # --force passes an open dialog, never a budget
+        refused = roost.run("send", *force, claude.name, "one more prompt over budget")
+        assert refused.returncode == 1
+        assert refused.stderr == (
+            f"roost send: {claude.name} is over budget: {told[1]['budget']['reason']}"
+            f" — rosterd budget lift session {key} lets it through\n"
+        )
+    time.sleep(1)
+    assert "one more prompt" not in claude.screen(), "nothing is typed into the pane"
+    assert len(claude.api.requests) == requests and claude.state() == "done"
+
+    lifted = json.loads(ok(rosterd, "budget", "lift", "session", key, "--json"))
+    assert lifted["lift"]["period"] == f"session:{key}"
+    claude.wait(
+        lambda: json.loads(roost.option(claude.pane, "@roost-budget") or "{}").get("state") == "lifted",
+        10,
+        "the pane to show the budget lifted",
+    )
+    send(roost, claude, "a prompt once the budget is lifted")
+    assert claude.api.streamed[-1] == reply_for("a prompt once the budget is lifted")
