@@ -184,32 +184,45 @@ def priced_codex(roost: Roost) -> None:
     (folder / price_table.FILE).write_text(f'[models."{CODEX_MODEL}"]\n{entry}\ntaken = "2026-12-06"\n')
 
 
-def test_a_codex_turn_counts_what_the_api_charged_priced_by_the_users_table(
+def test_codex_turns_count_what_the_api_charged_priced_by_the_users_table(
     roost: Roost, priced_codex: None, rosterd: Daemon, codex: AgentPane
 ) -> None:
     # The Responses API counts no cache write, and its input count holds the cached reads.
-    charge = Usage(input=4321, output=123, cached_read=2048, cached_write=0)
-    codex.api.charge = lambda _n: charge
-    send(roost, codex, "a codex turn to count")
-    record = spent(rosterd, codex, 1)
-    assert conversation(codex) == [charge]
+    charges = [
+        Usage(input=4321, output=123, cached_read=2048),
+        Usage(input=17, output=2345, cached_read=8192),
+    ]
+    codex.api.charge = lambda n: charges[n]
+    for number, prompt in enumerate(("a codex turn to count", "and a second one"), start=1):
+        send(roost, codex, prompt)
+        record = spent(rosterd, codex, number)
+        assert conversation(codex) == charges[:number]
+        used = charges[number - 1]
+        amount = cost(used, CODEX_PRICE)
+        last = record["spend"]["last"]
+        assert (last["model"], last["tokens"], last["cost"]) == (
+            CODEX_MODEL,
+            written(used),
+            {"amount": amount, "currency": "EUR"},
+        )
+
+    assert [(line["harness"], line["model"], line["tokens"]) for line in ledger_lines(rosterd)] == [
+        ("codex", CODEX_MODEL, written(used)) for used in charges
+    ]
+    total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
+    amount = round(sum(cost(used, CODEX_PRICE) for used in charges), price_table.DIGITS)
     spend = record["spend"]
-    amount = cost(charge, CODEX_PRICE)
     assert (spend["turns"], spend["tokens"], spend["cost"], spend["unpriced"]) == (
-        1,
-        tokens(charge),
+        2,
+        total,
         {"EUR": amount},
         0,
-    )
-    assert (spend["last"]["model"], spend["last"]["cost"]) == (
-        CODEX_MODEL,
-        {"amount": amount, "currency": "EUR"},
     )
     [row] = json.loads(ok(rosterd, "usage", "--json"))["rows"]
     assert (row["harness"], row["model"], row["tokens"], row["cost"]) == (
         "codex",
         CODEX_MODEL,
-        tokens(charge),
+        total,
         {"EUR": amount},
     )
 
