@@ -15,6 +15,7 @@ import json
 import queue
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from tests.cli.rosterd.helpers import ok
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.model_api import SLOW_SECONDS, Step, ToolCall, Usage, default_script, reply_for
+from tests.fakes.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.agent
 
@@ -254,10 +256,24 @@ def budget_attention(frames: list[Event], key: str) -> list[dict[str, Any]]:
     return [
         frame.data["record"]
         for frame in frames
-        if frame.name == "attention"
-        and frame.data["record"]["session_key"] == key
-        and (frame.data["record"].get("budget") or {}).get("crossed_by") == key
+        if frame.name == "attention" and crossed(frame.data["record"], key)
     ]
+
+
+def crossed(record: dict[str, Any], key: str) -> bool:
+    """Whether ``record`` is session ``key``'s, with a budget its own turn crossed."""
+    return record["session_key"] == key and (record.get("budget") or {}).get("crossed_by") == key
+
+
+@pytest.fixture
+def webhook(rosterd: Daemon) -> Iterator[Receiver]:
+    """A receiver on loopback, registered with the daemon for its ``attention`` changes."""
+    receiver = Receiver()
+    with rosterd.unix() as client:
+        body = {"url": receiver.url, "events": ["attention"], "token": "usage-live-receiver-0123456789"}
+        assert client.post("/hooks", json=body).status_code == 201
+    yield receiver
+    receiver.close()
 
 
 def drained(stream: Events) -> list[Event]:
@@ -272,7 +288,7 @@ def drained(stream: Events) -> list[Event]:
 
 @pytest.mark.parametrize("agent_flags", [("--model", PRICED)])
 def test_a_budget_crossed_mid_turn_raises_attention_once_refuses_the_next_send_until_lifted(
-    roost: Roost, rosterd: Daemon, claude: AgentPane
+    roost: Roost, rosterd: Daemon, webhook: Receiver, claude: AgentPane
 ) -> None:
     # At 15 USD per million output tokens: turn 1 spends 0.6003 (past the warning at 0.50),
     # turn 2's first answer 0.4506 more (past the limit of 1.00, while the turn runs), its last 0.0012.
@@ -350,3 +366,5 @@ def test_a_budget_crossed_mid_turn_raises_attention_once_refuses_the_next_send_u
     )
     send(roost, claude, "a prompt once the budget is lifted")
     assert claude.api.streamed[-1] == reply_for("a prompt once the budget is lifted")
+    delivered = [body["data"]["record"] for body in webhook.bodies() if crossed(body["data"]["record"], key)]
+    assert [r["budget"]["crossing"] for r in delivered] == [r["budget"]["crossing"] for r in told]
