@@ -330,7 +330,7 @@ def test_a_budget_crossed_mid_turn_raises_attention_once_refuses_the_next_send_u
         claude.wait_state("done")
         record = spent(rosterd, claude, 2)
         assert record["spend"]["cost"] == {
-            "USD": round(sum(cost(c, packaged(PRICED)) for c in charges[:3]), 9)
+            "USD": round(sum(cost(c, packaged(PRICED)) for c in charges[:3]), price_table.DIGITS)
         }
         frames = drained(stream)
 
