@@ -595,11 +595,30 @@ Scope = words(("session", "folder", "day"))
 BudgetTarget = text(4096, least=1, one_line=True, what="a session (key, pid or name) or an absolute folder")
 
 
+TARGETS = {
+    "anyOf": [
+        {"properties": {"scope": {"const": "day"}, "target": {"type": "null"}}},
+        {
+            "required": ["target"],
+            "properties": {"scope": {"const": "folder"}, "target": {"type": "string", "pattern": "^/"}},
+        },
+        {"required": ["target"], "properties": {"scope": {"const": "session"}, "target": {"type": "string"}}},
+    ],
+    "description": "a day budget has no target, a folder budget's is an absolute folder",
+}
+"""What :func:`roost.services.ledger.budgets.check_target` holds a budget's target to, as the JSON
+Schema the document states (a schema-valid body is one the route takes)."""
+
+
+def _targets(schema: dict[str, Any]) -> None:
+    schema.setdefault("allOf", []).append(TARGETS)
+
+
 class BudgetWhich(Strict):
     """``POST /budgets/lift`` and ``POST /budgets/clear``: a budget, by its scope and what it is
     about (a session, a folder; nothing for the day)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_targets)
 
     scope: Scope
     target: BudgetTarget | None = Field(
