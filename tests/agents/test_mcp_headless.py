@@ -10,6 +10,7 @@ Codex (``codex-acp``) is offered the same server, but its model sees MCP tools o
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -20,18 +21,23 @@ from tests.fakes.model_api import Step, ToolCall, default_script
 
 __all__ = ["daemon", "real"]
 
-TOOLS = {"list", "find", "read_state", "spawn", "fork", "send", "cancel", "allow", "deny"}
+SESSION_TOOLS = {"list", "find", "read_state", "spawn", "fork", "send", "cancel", "allow", "deny"}
+BUDGET_TOOLS = {"list", "lift"}
+TOOLS = SESSION_TOOLS | {f"budget.{tool}" for tool in BUDGET_TOOLS}
+"""rosterd's tools by short name: a session tool's alone (``read_state``), a budget tool's with
+its group (``budget.lift``)."""
 
 
 def _offered(body: dict[str, Any]) -> dict[str, str]:
-    """The rosterd tools a model request offers, by the tool's own short name (``read_state``),
-    whatever the harness prefixes and however it spells the dot."""
+    """The rosterd tools a model request offers, by short name (:data:`TOOLS`), whatever the
+    harness prefixes and however it spells the dot."""
     found = {}
     for tool in body.get("tools") or []:
         name = str(tool.get("name") or (tool.get("function") or {}).get("name") or "")
         if "rosterd" in name:
-            short = name.rsplit("session", 1)[-1].lstrip("._-")
-            found[short] = name
+            *_, group, rest = re.split(r"(session|budget)", name)
+            short = rest.lstrip("._-")
+            found[short if group == "session" else f"{group}.{short}"] = name
     return found
 
 

@@ -21,14 +21,16 @@ import pytest
 
 from tests.agents.conftest import API_KEY, CLAUDE_QUIET, START_TIMEOUT, TURN_TIMEOUT, _stop_strays
 from tests.agents.test_headless_acp import _claude_home
-from tests.agents.test_mcp_headless import TOOLS, _offered
+from tests.agents.test_mcp_headless import BUDGET_TOOLS, SESSION_TOOLS, TOOLS, _offered
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.anthropic_api import AnthropicAPI
 
 __all__ = ["daemon"]
 
-NAMED = {f"mcp__rosterd__session_{tool}" for tool in TOOLS}
+NAMED = {f"mcp__rosterd__session_{tool}" for tool in SESSION_TOOLS} | {
+    f"mcp__rosterd__budget_{tool}" for tool in BUDGET_TOOLS
+}
 """How Claude names the tools to its model: the server's name, then the tool's, dots as ``_``."""
 
 
