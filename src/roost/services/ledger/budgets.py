@@ -57,7 +57,6 @@ from roost.services.ledger.prices import DIGITS
 from roost.services.ledger.usage import Turn, Usage, day_of, within
 from roost.truth.roster import records
 from roost.truth.roster.claims import Claim
-from roost.truth.roster.claimschema import BUDGET_SCOPES, BUDGET_STATES
 from roost.truth.roster.live import Live
 from roost.truth.roster.precedence import LAUNCHER
 from roost.truth.roster.records import Record
@@ -65,9 +64,9 @@ from roost.truth.roster.times import Clock, to_wire
 
 log = logging.getLogger("rosterd")
 
-SCOPES = BUDGET_SCOPES
+SCOPES = records.BUDGET_SCOPES
 SESSION, FOLDER, DAY = SCOPES
-STATES = BUDGET_STATES
+STATES = records.BUDGET_STATES
 WARNING, EXCEEDED, LIFTED = STATES
 _RANK = {LIFTED: 1, WARNING: 2, EXCEEDED: 3}
 FILENAME = "budgets.json"

@@ -127,8 +127,6 @@ class ClaimFields(Strict):
     pending: Asked | None = None
 
 
-BUDGET_SCOPES = ("session", "folder", "day")
-BUDGET_STATES = ("warning", "exceeded", "lifted")
 CURRENCY_MAX = 16
 REASON_MAX = 1024
 
@@ -166,8 +164,8 @@ def _budget(value: dict[str, Any]) -> dict[str, Any]:
     words a face shows (``state``), what it is about (``scope``), the ``reason`` a person reads
     and the ``currency``; the rest passes as it is."""
     checks = (
-        ("state", lambda v: v in BUDGET_STATES),
-        ("scope", lambda v: v in BUDGET_SCOPES),
+        ("state", lambda v: v in records.BUDGET_STATES),
+        ("scope", lambda v: v in records.BUDGET_SCOPES),
         ("reason", lambda v: isinstance(v, str) and len(v) <= REASON_MAX),
         ("currency", lambda v: _line(v, CURRENCY_MAX)),
     )

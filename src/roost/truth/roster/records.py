@@ -34,6 +34,10 @@ LIVENESS = (LIVE, STALE, SUSPENDED, ENDED)
 ENDED_REASONS = ("exit", "crash", "reboot", "killed", "expired", "handed_off")
 LANES = ("headless", "interactive")
 PERMISSION_POLICIES = ("auto", "attention")
+BUDGET_SCOPES = ("session", "folder", "day")
+"""What a budget on a record's ``budget`` is about (``roost.services.ledger.budgets``)."""
+BUDGET_STATES = ("warning", "exceeded", "lifted")
+"""Where a record's ``budget`` stands: near its limit, past it, or lifted by a person."""
 
 ACTIVITY_OF_STATE: Mapping[str, str] = words.ACTIVITY_OF_STATE
 """The internal words a pane badge uses, as rosterd activity (defined in roost.pane.state.words)."""
