@@ -313,8 +313,10 @@ def test_a_plain_shell_is_in_every_unions_row_of_its_node_and_read_through_anoth
     pane = made.json()["pane"]
 
     def listed(node: SwarmNode) -> list[dict[str, object]]:
+        """a's shell in the node's union, once it is listed with its name: the launch names the
+        pane a moment after tmux opens it, and a list taken between the two says no name yet."""
         row = next(row for row in snapshot(node)["nodes"] if row["node_id"] == a_id)
-        return [t for t in row["terminals"] or () if t["pane"] == pane]
+        return [t for t in row["terminals"] or () if t["pane"] == pane and t["name"] is not None]
 
     for node in (a, b):
         (shell,) = node.wait_for(lambda node=node: listed(node), f"{node.name} lists a's shell")
