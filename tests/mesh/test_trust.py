@@ -265,7 +265,7 @@ def test_two_members_that_revoke_each_other_are_both_out_everywhere(network: Net
         seen = settle(
             lambda node=node: {row["name"]: row["revoked"] for row in node.nodes()["nodes"]},
             lambda said: said["n1"] and said["n3"],
-            10,
+            30,
         )
         assert (seen["n1"], seen["n2"], seen["n3"]) == (True, False, True), (node.name, seen)
     assert a.nodes()["revoked"]["by"] == m_id and m.nodes()["revoked"]["by"] == a_id

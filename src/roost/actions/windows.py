@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from roost.actions.sessions import Door
 from roost.base.errors import Unavailable
-from roost.pane.state import newpane, panestate, worktrees
+from roost.pane.state import newpane, panestate, words, worktrees
 from roost.pane.tmux import placement, sessions
 from roost.pane.tmux.server import Server, TmuxError
 from roost.pane.tmux.targets import DEFAULT_SESSION
@@ -38,6 +38,9 @@ class Launched:
 
 def _open_window(server: Server, name: str, command: str, cwd: str, env: dict[str, str]) -> str:
     born = newpane.birth(env)
+    # Named in the call that opens it: a terminal list taken between the open and a later
+    # label (a peer's union, the page) would otherwise say no name, and no tmux notice follows.
+    born.pane_options = {**born.pane_options, words.NAME: name}
     if sessions.has_session(server, DEFAULT_SESSION):
         pane = placement.new_window(server, DEFAULT_SESSION, name, command, cwd, born).pane
     else:
