@@ -84,6 +84,9 @@ def test_a_command_that_fails_at_start_keeps_its_screen_and_status_until_closed(
     pane = proc.stdout.strip()
     roost.wait_for(lambda: dead(roost, pane), what="the command to exit")
     time.sleep(0.5)  # closed, it would be gone by now
+    # tmux before 3.6 may miss the exit's SIGCHLD and learn how it ended only as the keep ends
+    # (roost.tmux.conf): the line that says so is drawn then.
+    roost.wait_for(lambda: entry(roost, pane)["exit_status"] == 3, timeout=20, what="how it ended")
     screen = roost.run("screen", "agent")
     assert screen.returncode == 0, screen.stderr
     lines = screen.stdout.splitlines()
