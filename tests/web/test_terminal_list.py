@@ -95,6 +95,7 @@ def test_a_pane_opening_renamed_or_closing_is_one_frame_each(web: Web) -> None:
     assert first not in listed(web)
 
 
+@pytest.mark.alone  # "no frame" means none within a bound on time, after a quiet spell
 def test_output_alone_sends_no_frame(web: Web) -> None:
     pane = web.roost.start()
     web.roost.tmux("set-option", "-w", "-t", pane, "automatic-rename", "off")

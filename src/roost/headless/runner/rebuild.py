@@ -37,6 +37,8 @@ REPLAY_WAIT = 1.0
 """Seconds a rebuild waits for a live holder's replay before it waits on in the background."""
 ALIVE_CHECK = 1.0
 """How often a holder that is being waited for is checked to still be the same process."""
+SDK = "acp.client.connection"
+"""The ACP SDK's client side, the module an attached holder's socket is handed to."""
 
 
 class Rebuild:
@@ -81,7 +83,17 @@ class Rebuild:
         """Load the ACP SDK (off the loop) and hand each live holder's socket to it; ``ready``
         is set after, even when that failed, so no action waits for it forever."""
         try:
-            await asyncio.to_thread(importlib.import_module, "acp.client.connection")
+            try:
+                await asyncio.to_thread(importlib.import_module, SDK)
+            except Exception as error:
+                # Python's import locks can fail an import on one thread that meets a cycle
+                # the loop is importing at that moment (a half-initialised module); the loop,
+                # importing alone, meets none.
+                log.warning(
+                    "headless: the ACP SDK failed to load off the loop (%s); loading it on the loop",
+                    type(error).__name__,
+                )
+                importlib.import_module(SDK)
             for h, shaken in self._unattached:
                 self._lifecycle.attach(h, shaken).session_id = h.entry.session_id
                 h.last_active = self._clock()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shlex
 import time
@@ -47,6 +48,8 @@ from roost.headless.runner.settings import RunnerSection, Settings
 from roost.headless.runner.store import Entry
 from roost.truth.roster import Record, records
 from roost.truth.roster.live import Live
+
+log = logging.getLogger("rosterd")
 
 SLOW_WAIT = 10.0
 """Seconds an action on a session whose holder has not answered yet waits for it, then is refused."""
@@ -426,6 +429,7 @@ class Runner:
         task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        task.add_done_callback(_said_if_failed)
 
 
 def settings_of(runner: RunnerSection, harness: dict[str, Any], folder: Path) -> Settings:
@@ -450,6 +454,13 @@ def _conversed(patterns: tuple[str, ...], session_id: str, home: Path) -> bool:
         for pattern in patterns
     )
     return not patterns or any(found)
+
+
+def _said_if_failed(task: asyncio.Task[Any]) -> None:
+    """One line for background work that failed: unretrieved, asyncio would print the whole
+    traceback into the daemon's log when the task is collected, at no time anyone chose."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.warning("headless: background work failed: %s", type(error).__name__)
 
 
 def _live_link(h: Headless) -> Link:
