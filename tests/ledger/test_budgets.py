@@ -308,3 +308,30 @@ def test_budgets_set_through_a_face_are_kept_checked_and_cleared(tmp_path: Path)
     os.chmod(tmp_path / "budgets.json", 0o644)
     with pytest.raises(SetupError):
         Store(tmp_path / "budgets.json")
+
+
+def test_a_budget_change_the_disk_refuses_changes_nothing(tmp_path: Path) -> None:
+    """A set, clear or lift whose save fails leaves the budgets as they were: the daemon never
+    holds (or lets through) what a restart would not."""
+    world = World(tmp_path, Clock())
+
+    async def scenario() -> None:
+        async with world.ledger(Settings()):
+            budgets = world.budgets
+            assert budgets is not None
+            budgets.set("day", None, 10)
+            before = (dict(budgets.store.limits), dict(budgets.store.lifted), budgets.view())
+            kept = budgets.store.path
+            kept.unlink()
+            (kept / "in-the-way").mkdir(parents=True)  # a directory where the file goes
+            for change in (
+                lambda: budgets.set("day", None, 20),
+                lambda: budgets.set("folder", "/work/api", 3),
+                lambda: budgets.clear("day", None),
+                lambda: budgets.lift("day", None),
+            ):
+                with pytest.raises(OSError):
+                    change()
+                assert (dict(budgets.store.limits), dict(budgets.store.lifted), budgets.view()) == before
+
+    asyncio.run(scenario())

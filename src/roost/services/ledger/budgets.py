@@ -316,12 +316,7 @@ class Budgets:
             raise UsageError(f"{MOST} budgets are set already; clear one first", field="scope")
         before = self.store.limits.get((scope, where))
         self.store.limits[(scope, where)] = made
-        try:
-            self.store.save()
-        except BaseException:
-            self._undo(scope, where, before)
-            raise
-        self.evaluate(None)
+        self._commit(lambda: self._undo(scope, where, before))
         return made
 
     def clear(self, scope: str, target: object) -> None:
@@ -330,10 +325,15 @@ class Budgets:
         before = self.store.limits.pop((scope, where), None)
         if before is None:
             raise TargetGone(f"no budget set through the API for {scope} {where or ''}".rstrip())
+        self._commit(lambda: self._undo(scope, where, before))
+
+    def _commit(self, undo: Callable[[], None]) -> None:
+        """Save the store and judge every budget again; when the save fails, ``undo`` puts the
+        change back first, so what the daemon enforces is never what the disk does not hold."""
         try:
             self.store.save()
         except BaseException:
-            self._undo(scope, where, before)
+            undo()
             raise
         self.evaluate(None)
 
@@ -349,10 +349,14 @@ class Budgets:
         if scope == SESSION and where is not None and self.live.roster.record(where) is None:
             raise TargetGone(f"no session {where!r}")
         period = _period(scope, where, day_of(self.clock()))
+        before = dict(self.store.lifted)
         self.store.lifted[period] = self.clock()
         self._forget_old_lifts()
-        self.store.save()
-        self.evaluate(None)
+
+        def undo() -> None:
+            self.store.lifted = before
+
+        self._commit(undo)
         return {
             "scope": scope,
             "target": where,
