@@ -35,10 +35,11 @@ def daemon_pid(node: SwarmNode) -> int:
     return pid
 
 
-def process(node: SwarmNode) -> dict[str, int]:
-    """A process inside ``node``'s namespaces, ended with the node; its pid (as the node sees
-    it) and start ticks, what a claim names it by."""
-    proc = subprocess.Popen(["nsenter", "-t", str(daemon_pid(node)), "-p", "-m", "-n", "sleep", "600"])
+def process(node: SwarmNode, seconds: int = 600) -> dict[str, int]:
+    """A process inside ``node``'s namespaces for ``seconds``, ended with the node; its pid (as
+    the node sees it) and start ticks, what a claim names it by."""
+    argv = ["nsenter", "-t", str(daemon_pid(node)), "-p", "-m", "-n", "sleep", str(seconds)]
+    proc = subprocess.Popen(argv)
     node.node.procs.append(proc)
     deadline = time.monotonic() + 10
     while not (children := _children(proc.pid)) and time.monotonic() < deadline:
