@@ -312,13 +312,13 @@ for (const button of document.querySelectorAll(".new-session")) {
 $("back").addEventListener("click", backToDeck);
 
 let tailSoon = null;
-roster.addEventListener("change", () => {
+roster.addEventListener("change", (event) => {
   // A turn that ends while the person watches its session is seen as it ends.
   if (active && notifier.viewing(active)) roster.markSeen(active);
   updateHeadless();
   updateRequests();
   renderSoon();
-  gates.watch(roster.allRecords());
+  gates.watch((event.detail && event.detail.records) || roster.allRecords());
   // A card's last lines follow its session: read them again shortly after the roster moves.
   if (showingDeck()) {
     clearTimeout(tailSoon);

@@ -90,22 +90,28 @@ export class Notifier {
     window.addEventListener("storage", (event) => {
       if (event.key === UNSEEN) this.renderTitle();
     });
-    roster.addEventListener("change", () => this.observe());
+    roster.addEventListener("change", (event) => this.observe(event.detail ? event.detail.records : null));
     this.renderTitle();
   }
 
-  // Compare every record with the activity seen before; a session seen for the first time (all
+  // Compare each record with the activity seen before: `changed`, the records the roster's
+  // change named, or every record when it named none; a session seen for the first time (all
   // of them, on the first look) only teaches what it is doing.
-  observe() {
-    const records = this.roster.allRecords();
+  observe(changed = null) {
+    const records = changed || this.roster.allRecords();
     for (const record of records) {
       const key = record.session_key;
+      if (record.liveness === "ended") {
+        this.activity.delete(key);
+        continue;
+      }
       const before = this.activity.get(key);
       this.activity.set(key, record.activity);
       if (before === undefined || before === record.activity) continue;
       const what = backgroundTransition(before, record.activity, Boolean(record.error_reason));
       if (what) this.transition(record, what).catch((error) => console.warn("notify:", error));
     }
+    if (changed) return;
     const live = new Set(records.map((record) => record.session_key));
     for (const key of [...this.activity.keys()]) if (!live.has(key)) this.activity.delete(key);
   }

@@ -17,9 +17,10 @@
 // too, named by their session key where a terminal is named by its pane ("%N"). The last
 // record of each is kept after it ends, so a view left open on it can say it ended.
 //
-// In a swarm (GET /swarm/nodes names one), the page also follows the union roster
-// (GET /swarm/events: the whole union on connect and after every change on any node) and
-// keeps every other node's sessions beside this node's own, with each node's standing
+// In a swarm (GET /swarm/nodes names one), the page also follows the union roster's changes
+// (GET /swarm/changes: the whole union on connect, then one change a frame, each resumed from
+// its id when the stream reconnects) and keeps every other node's sessions beside this node's
+// own, with each node's standing
 // (reachable, or unreachable and served from its last frame, with its age). Another node's
 // rows are made as this node's are: one per terminal it lists (its union row's `terminals`,
 // plain shells too, which no roster holds), with the session in that pane, named
@@ -31,6 +32,12 @@ import { LABELS } from "./badges.js";
 import { Seen } from "./seen.js";
 
 const BUSY = { active: "working", needs_attention: "blocked" };
+const HERE = ""; // what changed() calls this node: no other node's id is empty
+// The change events of a session, on /changes and /swarm/changes alike.
+const SESSION_CHANGES = [
+  "session_started", "session_ended", "session_suspended", "attention", "attention_cleared", "activity", "renamed",
+  "updated",
+];
 
 // The state `record` is in, as a person reads it; `seen`: which finished turns were shown. The
 // pane's badge turns done into idle when a person looks at the pane in tmux; a look from this
@@ -97,8 +104,10 @@ export class Roster extends EventTarget {
     this.records = new Map(); // session_key -> live record
     this.headless = new Map(); // session_key -> a headless session's last record, ended too
     this.socket = null; // roost's tmux socket, learnt from the records that name a pane
-    this.swarm = null; // in a swarm: { node_id, nodes, heard } from the union, else null
+    this.swarm = null; // in a swarm: { node_id, nodes: node_id -> its row and when heard }, else null
     this.remote = new Map(); // session_key -> another node's record, as the union last said
+    this.byNode = new Map(); // node_id -> (session_key -> record): this.remote, by node
+    this.nodeRows = new Map(); // node_id -> its rows, made since its last change
     this.swarmSource = null;
     this.connected = false;
     this.source = null;
@@ -111,7 +120,7 @@ export class Roster extends EventTarget {
   // The person sees the view `id` now: the turn its session last finished reads idle, not done.
   markSeen(id) {
     const record = this.recordOf(id);
-    if (record) this.seen.mark(record, this.allRecords().map((live) => live.session_key));
+    if (record) this.seen.mark(record, () => this.allRecords().map((live) => live.session_key));
   }
 
   // Load the terminals and the snapshot, then follow the change stream from the snapshot's seq.
@@ -133,32 +142,95 @@ export class Roster extends EventTarget {
       return;
     }
     if (!nodes.swarm_id) return;
-    const source = new EventSource("/swarm/events");
+    // One change a frame, not the union per change (/swarm/events): in a swarm of fifty
+    // thousand sessions the union is some 40 MB, and a change is a record. EventSource resumes
+    // from the last id it read; a cursor the node cannot replay is answered with the union.
+    const source = new EventSource("/swarm/changes");
     this.swarmSource = source;
-    source.addEventListener("snapshot", (event) => this.setUnion(JSON.parse(event.data)));
+    const read = (handle) => (event) => handle.call(this, JSON.parse(event.data));
+    source.addEventListener("snapshot", read((doc) => this.setUnion(doc.snapshot)));
+    for (const name of SESSION_CHANGES) source.addEventListener(name, read(this.swarmRecord));
+    source.addEventListener("node", read(this.nodeStanding));
+    source.addEventListener("node_left", read(this.nodeLeft));
+    source.addEventListener("terminals", read(this.nodeTerminals));
   }
 
-  // The union as /swarm/events sent it: every node's standing, and the other nodes' records.
+  // The union (a /swarm/changes snapshot): every node's standing, and the other nodes' records.
   setUnion(union) {
-    this.swarm = { node_id: union.node_id, nodes: union.nodes, heard: performance.now() };
+    const heard = performance.now();
+    const nodes = new Map(union.nodes.map((node) => [node.node_id, { ...node, heard }]));
+    this.swarm = { node_id: union.node_id, nodes };
     this.remote = new Map();
+    this.byNode = new Map();
     for (const record of union.records) {
-      if (record.peer_state === "local") continue;
-      if (record.lane === "headless") this.headless.set(record.session_key, record);
-      if (record.liveness !== "ended") this.remote.set(record.session_key, record);
+      if (record.peer_state !== "local") this.putRemote(record);
     }
     this.changed();
+  }
+
+  putRemote(record) {
+    const key = record.session_key;
+    if (record.lane === "headless") this.headless.set(key, record);
+    const held = this.remote.get(key);
+    if (held && held.node_id !== record.node_id) this.byNode.get(held.node_id)?.delete(key);
+    if (record.liveness === "ended") {
+      this.remote.delete(key);
+      this.byNode.get(record.node_id)?.delete(key);
+      return;
+    }
+    this.remote.set(key, record);
+    if (!this.byNode.has(record.node_id)) this.byNode.set(record.node_id, new Map());
+    this.byNode.get(record.node_id).set(key, record);
+  }
+
+  // A session of another node changed (this node's own come on /changes).
+  swarmRecord(doc) {
+    if (!this.swarm || !doc.record || doc.node_id === this.swarm.node_id) return;
+    this.putRemote(doc.record);
+    this.changed({ node: doc.node_id, records: [doc.record] });
+  }
+
+  // A node was heard from first, lost or back: its standing, its count and its age.
+  nodeStanding(doc) {
+    if (!this.swarm) return;
+    const held = this.swarm.nodes.get(doc.node_id) || { terminals: null };
+    const { node, node_id, peer_state, peer_age_ms, sessions, dropped } = doc;
+    const heard = performance.now();
+    this.swarm.nodes.set(node_id, { ...held, node, node_id, peer_state, peer_age_ms, sessions, dropped, heard });
+    this.changed({ node: node_id, records: [] });
+  }
+
+  // A node's records left the union (revoked, left, expired); this node revoked drops every peer.
+  nodeLeft(doc) {
+    if (!this.swarm) return;
+    const own = this.swarm.node_id;
+    const gone = doc.reason === "this_node_revoked" ? [...this.swarm.nodes.keys()] : [doc.node_id];
+    for (const id of gone) {
+      if (id === own) continue;
+      this.swarm.nodes.delete(id);
+      for (const key of (this.byNode.get(id) || new Map()).keys()) this.remote.delete(key);
+      this.byNode.delete(id);
+    }
+    this.changed();
+  }
+
+  // A node's terminal list changed: the whole new list.
+  nodeTerminals(doc) {
+    const node = this.swarm && this.swarm.nodes.get(doc.node_id);
+    if (!node) return;
+    node.terminals = doc.terminals;
+    this.changed({ node: doc.node_id, records: [] });
   }
 
   // Every node of the swarm (this one first) with its standing and, for an unreachable one, the
   // age of what is shown of it now; null with no swarm.
   nodes() {
     if (!this.swarm) return null;
-    const since = performance.now() - this.swarm.heard;
-    return this.swarm.nodes.map((node) => ({
+    const now = performance.now();
+    return [...this.swarm.nodes.values()].map(({ heard, ...node }) => ({
       ...node,
       self: node.node_id === this.swarm.node_id,
-      age_ms: node.peer_state === "unreachable" ? node.peer_age_ms + since : 0,
+      age_ms: node.peer_state === "unreachable" ? node.peer_age_ms + (now - heard) : 0,
     }));
   }
 
@@ -191,13 +263,13 @@ export class Roster extends EventTarget {
   setTerminals(listing) {
     this.socket = listing.socket;
     this.terminals = new Map(listing.terminals.map((t) => [t.pane, t]));
-    this.changed();
+    this.changed({ node: HERE, records: [] });
   }
 
   setSnapshot(snapshot) {
     this.records = new Map();
     for (const record of snapshot.records) this.put(record);
-    this.changed();
+    this.changed({ node: HERE });
   }
 
   put(record) {
@@ -211,7 +283,7 @@ export class Roster extends EventTarget {
     const held = this.records.get(record.session_key) || this.headless.get(record.session_key);
     if (held && held.status_epoch === record.status_epoch && held.revision > record.revision) return;
     this.put(record);
-    this.changed();
+    this.changed({ node: HERE, records: [record] });
   }
 
   follow(since) {
@@ -228,40 +300,37 @@ export class Roster extends EventTarget {
       if (!doc.record) return;
       const pane = paneOf(doc.record, this.socket);
       this.put(doc.record);
-      this.changed();
+      this.changed({ node: HERE, records: [doc.record] });
       // A session in a terminal this page has not listed yet, or one that ended (its terminal
       // may have gone with it): the terminal list is stale.
       const stale = pane && (!this.terminals.has(pane) || event.type === "session_ended");
       if (stale) this.refreshTerminals().catch(() => {});
     };
-    for (const name of [
-      "session_started", "session_ended", "session_suspended", "attention", "attention_cleared", "activity", "renamed",
-      "updated",
-    ]) {
-      source.addEventListener(name, change);
-    }
+    for (const name of SESSION_CHANGES) source.addEventListener(name, change);
   }
 
   setConnected(value) {
     if (this.connected === value) return;
     this.connected = value;
-    this.changed();
+    this.changed({ node: HERE, records: [] });
   }
 
-  // Every change of what the roster holds comes through here: it also makes the rows stale.
-  changed() {
+  // Every change of what the roster holds comes through here. It makes the rows stale: every
+  // node's, or `node`'s alone (HERE: this node's, which are made again on each change anyway).
+  // Its event's detail.records are the records it changed, or null when any may have: a
+  // watcher of every session (notify.js) then looks at those alone, not at fifty thousand.
+  changed({ node = null, records = null } = {}) {
     this.version = (this.version || 0) + 1;
-    this.dispatchEvent(new Event("change"));
+    if (node === null) this.nodeRows.clear();
+    else this.nodeRows.delete(node);
+    this.dispatchEvent(new CustomEvent("change", { detail: { records } }));
   }
 
   // A headless session's last record, or the newest live record in a pane (occupant ids only
   // grow), as status-row code does.
   recordOf(id) {
     const where = remotePaneOf(id);
-    if (where) {
-      const records = [...this.remote.values()].filter((record) => record.node_id === where.node_id);
-      return newestIn(records, where.pane);
-    }
+    if (where) return newestIn((this.byNode.get(where.node_id) || new Map()).values(), where.pane);
     if (!isPane(id)) return this.remote.get(id) || this.headless.get(id) || null;
     const pane = id;
     let found = null;
@@ -288,17 +357,21 @@ export class Roster extends EventTarget {
   // placed by folder, each with its record (null for a terminal no session occupies); in a
   // swarm, every other node's terminals and sessions too, and each row with the id of its node.
   // Made once for each change of the roster (a page draws, names tabs and finds rows many times
-  // between two), and another node's records grouped by node in one pass: a swarm of fifty
-  // thousand sessions would otherwise take a second a draw.
+  // between two), and another node's rows only when that node changed: in a swarm of fifty
+  // thousand sessions, remaking every row for each change would take most of the page's time.
   rows() {
     const version = this.version || 0;
     if (this.made && this.made.version === version) return this.made.rows;
     const own = this.swarm ? this.swarm.node_id : null;
-    const local = this.localRows().map((row) => ({ ...row, node_id: own }));
-    const others = this.swarm ? this.swarm.nodes.filter((node) => node.node_id !== own) : [];
-    const byNode = new Map(others.map((node) => [node.node_id, []]));
-    for (const record of this.remote.values()) byNode.get(record.node_id)?.push(record);
-    const rows = [...local, ...others.flatMap((node) => this.remoteRows(node, byNode.get(node.node_id)))];
+    const rows = this.localRows().map((row) => ({ ...row, node_id: own }));
+    for (const node of this.swarm ? this.swarm.nodes.values() : []) {
+      if (node.node_id === own) continue;
+      if (!this.nodeRows.has(node.node_id)) {
+        const records = [...(this.byNode.get(node.node_id) || new Map()).values()];
+        this.nodeRows.set(node.node_id, this.remoteRows(node, records));
+      }
+      for (const row of this.nodeRows.get(node.node_id)) rows.push(row);
+    }
     this.made = { version, rows };
     return rows;
   }

@@ -43,12 +43,13 @@ export class Seen extends EventTarget {
     return (typeof mark === "number" ? mark : 0) >= turn;
   }
 
-  // The person sees `record` now: its last finished turn is shown. `live`: every live session
-  // key, whose marks are the ones kept.
+  // The person sees `record` now: its last finished turn is shown. `live()`: every live session
+  // key, whose marks are the ones kept (asked only when a mark is made: a swarm may hold
+  // fifty thousand, and the page asks on every change of the roster).
   mark(record, live) {
     if (!record || !turnOf(record) || this.shown(record)) return;
     const kept = {};
-    for (const key of live) if (key in this.marks) kept[key] = this.marks[key];
+    for (const key of live()) if (key in this.marks) kept[key] = this.marks[key];
     kept[record.session_key] = turnOf(record);
     this.marks = kept;
     localStorage.setItem(KEY, JSON.stringify(kept));
