@@ -36,12 +36,13 @@ def next_terminals(stream: Events, timeout: float = 10) -> Event | None:
 
 
 def settled(stream: Events) -> int:
-    """The version once no ``terminals`` frame came for half a second: the watcher may still be
-    reporting the session a test just started."""
+    """The version once no ``terminals`` frame came for a second: the watcher may still be
+    reporting the session a test just started (a loaded machine has been seen to take more
+    than half a second between its notices)."""
     frame = next_terminals(stream)
     assert frame is not None, "no first terminals frame"
     version = frame.data["version"]
-    while (frame := next_terminals(stream, 0.5)) is not None:
+    while (frame := next_terminals(stream, 1.0)) is not None:
         version = frame.data["version"]
     return int(version)
 
