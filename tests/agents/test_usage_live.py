@@ -1,4 +1,4 @@
-"""What the real Claude Code and Codex turns cost, as rosterd counts them from the agents' own
+"""What the real Claude Code, Codex and pi turns cost, as rosterd counts them from the agents' own
 records, held to what the fake model API charged, to the token; and a session budget that
 a real turn crosses mid-turn (issue 36, item 5).
 
@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from roost.services.ledger import prices as price_table
-from tests.agents.conftest import TURN_TIMEOUT, AgentPane
+from tests.agents.conftest import TURN_TIMEOUT, AgentPane, _stop_strays
+from tests.agents.test_matrix import ROWS, Matrix, launch
 from tests.agents.test_rosterd_claude import listed, rosterd
 from tests.api.sse import Event, Events
 from tests.cli.rosterd.helpers import ok
@@ -30,6 +31,7 @@ from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, daemon
 from tests.fakes.model_api import SLOW_SECONDS, Step, ToolCall, Usage, default_script, reply_for
 from tests.fakes.webhook_receiver import Receiver
+from tests.recorder import APIS, script
 
 pytestmark = pytest.mark.agent
 
@@ -86,7 +88,7 @@ def send(roost: Roost, agent: AgentPane, prompt: str) -> None:
     agent.wait_state("done")
 
 
-def spent(daemon: Daemon, agent: AgentPane, turns: int) -> dict[str, Any]:
+def spent(daemon: Daemon, agent: AgentPane | Matrix, turns: int) -> dict[str, Any]:
     """The pane's record once the ledger has counted ``turns`` of its turns (a beat after each
     ends: it reads the agent's record off the loop)."""
     try:
@@ -227,6 +229,52 @@ def test_codex_turns_count_what_the_api_charged_priced_by_the_users_table(
         total,
         {"EUR": amount},
     )
+
+
+PI_MODEL = "claude-sonnet-4-5"
+"""The model pi's recipe sets (tests/fixtures/screens/pi/recipe.toml): the packaged table prices
+it as an alias of ``PRICED``."""
+
+
+def test_pi_turns_in_a_terminal_count_what_the_api_charged(
+    roost: Roost, rosterd: Daemon, agent_bin: Path
+) -> None:
+    # pi keeps Anthropic's counts apart (input without the cache) and an hour's cache writes.
+    charges = [
+        Usage(input=911, output=77, cached_read=12001, cached_write=303),
+        Usage(input=45, output=1502, cached_read=13313, cached_write=0),
+    ]
+    recipe = ROWS["pi"]
+    api = APIS[recipe["api"]](script=script(recipe["tool"]))
+    api.charge = lambda n: charges[n]
+    price = packaged(PRICED)
+    try:
+        with rosterd.unix(timeout=TURN_TIMEOUT) as client:
+            agent = launch(roost, rosterd, client, "pi", True, api, agent_bin)
+            try:
+                for number, prompt in enumerate(("a pi turn to count", "and a second"), start=1):
+                    agent.send(prompt)
+                    agent.until_idle(number)
+                    record = spent(rosterd, agent, number)
+                    assert api.conversation_usage() == charges[:number]
+                    used = charges[number - 1]
+                    last = record["spend"]["last"]
+                    assert (last["model"], last["tokens"], last["cost"]) == (
+                        PI_MODEL,
+                        written(used),
+                        {"amount": cost(used, price), "currency": "USD"},
+                    )
+            finally:
+                _stop_strays(Path(roost.env["HOME"]))
+    finally:
+        api.close()
+    assert [(line["harness"], line["lane"], line["tokens"]) for line in ledger_lines(rosterd)] == [
+        ("pi", "interactive", written(used)) for used in charges
+    ]
+    total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
+    amount = round(sum(cost(used, price) for used in charges), price_table.DIGITS)
+    spend = record["spend"]
+    assert (spend["turns"], spend["tokens"], spend["cost"]) == (2, total, {"USD": amount})
 
 
 CROSS = "CROSS"

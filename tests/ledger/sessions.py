@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -224,11 +225,23 @@ class Panes:
         self.said = 0
 
     def start(self, pid: int, *, cwd: str = "/work/api", session_id: str | None = None) -> str:
+        """The agent found by the scan, then named by its SessionStart hook."""
+        self.found(pid, cwd=cwd)
+        return self.named(pid, cwd=cwd, session_id=session_id)
+
+    def found(self, pid: int, *, cwd: str = "/work/api") -> None:
+        """The scan finds the agent's process, started now."""
+        world = self.world
+        fields = {"harness": "claude", "lane": "interactive", "tty": "/dev/pts/9", "cwd": cwd}
+        world.apply(
+            Claim(SCAN, world.clock(), process=ProcessId(pid, 3), fields=fields, started_at=world.clock())
+        )
+
+    def named(self, pid: int, *, cwd: str = "/work/api", session_id: str | None = None) -> str:
+        """The agent's SessionStart hook names its session."""
         world = self.world
         process = ProcessId(pid, 3)
         sid = session_id or f"sess-{pid}"
-        fields = {"harness": "claude", "lane": "interactive", "tty": "/dev/pts/9", "cwd": cwd}
-        world.apply(Claim(SCAN, world.clock(), process=process, fields=fields, started_at=world.clock()))
         ident = {"session_id": sid, "cwd": cwd, "harness": "claude"}
         world.apply(
             Claim(HOOK, world.clock(), process=process, activity="idle", event="SessionStart", fields=ident)
@@ -244,8 +257,9 @@ class Panes:
             )
         )
 
-    def answer(self, pid: int, model: str, **usage: int) -> None:
-        """One answer of the model, as Claude Code writes it: with its usage, and {SECRET} in it."""
+    def answer(self, pid: int, model: str, at: float | None = None, **usage: int) -> None:
+        """One answer of the model, as Claude Code writes it: with its usage, its time (``at``,
+        else now), and {SECRET} in it."""
         self.said += 1
         counts = {
             "input_tokens": usage.get("input", 0),
@@ -263,7 +277,9 @@ class Panes:
         file.parent.mkdir(parents=True, exist_ok=True)
         with open(file, "a") as f:
             f.write(json.dumps({"type": "user", "message": {"content": f"prompt {SECRET}"}}) + "\n")
-            f.write(json.dumps({"type": "assistant", "message": message}) + "\n")
+            when = datetime.fromtimestamp(self.world.clock() if at is None else at, UTC)
+            timestamp = when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            f.write(json.dumps({"type": "assistant", "timestamp": timestamp, "message": message}) + "\n")
 
     def stop(self, pid: int) -> None:
         world = self.world

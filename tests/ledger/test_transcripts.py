@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,6 +117,47 @@ def test_a_file_first_seen_mid_session_counts_from_its_end_and_a_rewritten_one_f
     file.write_text(CLAUDE.read_text().splitlines(keepends=True)[0])  # shorter than the offset
     assert seen.turn() == []
     assert seen.offset == file.stat().st_size
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
+def test_a_file_first_seen_late_counts_the_answers_since_the_agent_started_not_a_resumed_past(
+    agent: str, tmp_path: Path
+) -> None:
+    """An agent that writes its file once its first answer is in (pi), or whose hook names the
+    session after that answer, is first seen with the answer written: it counts (it came after
+    the process started), where a resumed conversation's earlier answers do not."""
+    usage = spec(agent)
+    tokens = {name: path for name, path in usage.tokens.items() if name in ("input", "output")}
+
+    def answer(ident: str, at: str, count: int) -> str:
+        line: dict[str, Any] = {
+            "timestamp": at,
+            **{key: value for key, value in usage.when.items() if "." not in key},
+        }
+        for dotted, value in usage.when.items():
+            if "." in dotted:
+                head, tail = dotted.split(".", 1)
+                line.setdefault(head, {})[tail] = value
+        for path in [*tokens.values(), usage.id]:
+            if path is None:
+                continue
+            where = line
+            for step in path[:-1]:
+                where = where.setdefault(step, {})
+            where[path[-1]] = ident if path is usage.id else count
+        return json.dumps(line) + "\n"
+
+    started = 1_796_620_000.0  # 2026-12-07T05:06:40Z
+    file = tmp_path / "t.jsonl"
+    file.write_text(
+        answer("past", "2026-12-06T10:00:00.000Z", 111) + answer("now", "2026-12-07T05:06:41.500Z", 5)
+    )
+    seen = Transcript.opened(usage, str(file), since=started)
+    assert [(a.id, a.tokens["input"]) for a in seen.turn()] == [("now", 5)]
+    with open(file, "a") as f:  # written after it was first seen: this session's, whatever its time
+        f.write(answer("later", "not a time", 9))
+    assert [(a.id, a.tokens["input"]) for a in seen.turn()] == [("later", 9)]
+    assert [a.id for a in Transcript.opened(usage, str(file)).turn()] == []  # no start known: from its end
 
 
 def test_codex_counts_cached_input_out_of_its_input_and_takes_the_model_of_the_turn(tmp_path: Path) -> None:

@@ -218,7 +218,7 @@ def test_a_transcript_there_before_the_session_was_seen_counts_from_then_and_a_r
     old = World(tmp_path, clock)
     panes = Panes(old, home)
     panes.files[300] = home / ".claude" / "projects" / "-work-api" / "sess-300.jsonl"
-    panes.answer(300, "claude-opus-4-8", **OPUS)  # a resumed conversation: its history is not this daemon's
+    panes.answer(300, "claude-opus-4-8", at=clock() - 3600, **OPUS)  # a resumed conversation's history
 
     async def first_life() -> str:
         async with old.ledger():
@@ -255,6 +255,40 @@ def test_a_transcript_there_before_the_session_was_seen_counts_from_then_and_a_r
         OPUS | {"total": 31600},
         {"input": 20, "total": 20},
     ]
+
+
+def test_an_answer_written_before_the_hook_named_the_session_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook that names the session may be heard after the first answer is written (pi
+    writes its file only then; a prompt sent as the agent starts beats a slow hook): the file
+    is then first seen holding an answer of this session, which counts, where a resumed
+    conversation's older answers in the same file do not."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    clock = Clock()
+    world = World(tmp_path, clock)
+    panes = Panes(world, home)
+    panes.files[300] = home / ".claude" / "projects" / "-work-api" / "sess-300.jsonl"
+
+    async def scenario() -> str:
+        async with world.ledger():
+            panes.answer(300, "claude-opus-4-8", at=clock() - 3600, input=999)  # resumed from before
+            panes.found(300)
+            await world.settled()
+            clock.advance(1)
+            panes.prompt(300)
+            panes.answer(300, "claude-opus-4-8", **OPUS)
+            key = panes.named(300)
+            await world.settled()
+            panes.stop(300)
+            await world.settled()
+            return key
+
+    key = asyncio.run(scenario())
+    assert [turn["tokens"] for turn in turns(tmp_path)] == [OPUS | {"total": 31600}]
+    assert world.live.roster.record(key).spend["turns"] == 1
 
 
 def test_a_headless_turn_of_a_model_the_table_knows_is_priced_by_the_table(tmp_path: Path) -> None:

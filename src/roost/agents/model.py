@@ -286,9 +286,12 @@ class Usage(_Value):
     that line, ``id`` names the answer (lines of one id are one answer, the last one read
     counting), ``input_includes`` names the counts the agent's input count already holds (they
     are taken off it), and the model is read at ``model`` in the answer's line, or in the last
-    line before it that matches ``model_when`` when that is set."""
+    line before it that matches ``model_when`` when that is set. ``at`` is the path of the
+    answer's time (ISO 8601): with it, a file first seen after its session's answers were
+    written is read from its start, each answer counted when it came after the agent's process
+    started (a resumed conversation's earlier answers did not)."""
 
-    __slots__ = ("files", "id", "input_includes", "model", "model_when", "roots", "tokens", "when")
+    __slots__ = ("at", "files", "id", "input_includes", "model", "model_when", "roots", "tokens", "when")
     roots: tuple[str, ...]
     files: tuple[str, ...]
     when: dict[str, object]
@@ -297,9 +300,11 @@ class Usage(_Value):
     model: tuple | None
     model_when: dict[str, object] | None
     input_includes: tuple[str, ...]
+    at: tuple | None
 
     def __init__(self, table: dict) -> None:
         self._set(
+            at=tuple(table["at"]) if "at" in table else None,
             roots=tuple(table.get("roots", ("~",))),
             files=tuple(table.get("files", ())),
             when=dict(table.get("when", {})),

@@ -158,6 +158,7 @@ USAGE: dict[str, Check] = {
     "model": _steps,
     "model_when": _match,
     "input_includes": _texts,
+    "at": _steps,
 }
 USAGE_NEEDS = ("files", "when", "tokens")
 DETECT_KEYS = frozenset({"identify", "rules", "replace"})

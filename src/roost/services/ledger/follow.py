@@ -248,8 +248,8 @@ class Ledger:
         if known is None or known[0] != record.session_id:
             self._transcripts[key] = (record.session_id, None)
             recalled = self.usage.reads.get(key)
-            session_id = record.session_id
-            self._queue(key, lambda: self._open(key, spec, session_id, recalled))
+            session_id, started = record.session_id, record.started_at
+            self._queue(key, lambda: self._open(key, spec, session_id, recalled, started))
         return spec
 
     def _queue(self, key: str, step: Callable[[], Awaitable[None]]) -> None:
@@ -269,14 +269,16 @@ class Ledger:
         task = asyncio.ensure_future(run())
         self._work[key] = task
 
-    async def _open(self, key: str, spec: Spec, session_id: str, recalled: dict[str, Any] | None) -> None:
+    async def _open(
+        self, key: str, spec: Spec, session_id: str, recalled: dict[str, Any] | None, started: float
+    ) -> None:
         def open_it() -> Transcript | None:
             path = transcripts.located(spec, session_id)
             if path is None:
                 return None
             if recalled is not None and recalled.get("path") == path:
                 return Transcript.opened(spec, path, recalled["offset"])
-            return Transcript.opened(spec, path)
+            return Transcript.opened(spec, path, since=started)
 
         found = await asyncio.to_thread(open_it)
         if self._transcripts.get(key, ("",))[0] == session_id:

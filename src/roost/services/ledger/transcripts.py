@@ -15,8 +15,12 @@ keeps the offset up to which its turns were counted; a turn's end reads from the
 last whole line and moves the offset on (:meth:`Transcript.turn`); a look mid-turn reads the
 same span without moving it (:meth:`Transcript.peek`). A file first seen as the session is
 already under way is counted from its end as it is then (what came before is not this
-daemon's to count, though the model it last named is still the model in force); one that
-does not exist yet is counted from its start when it appears.
+daemon's to count, though the model it last named is still the model in force), unless the
+manifest says where an answer's time is (``at``) and the session's process start is known: then
+it is read from its start and an answer counts when it came after that start. An agent that
+writes its file only once its first answer is in (pi), or whose hook names the session late,
+would otherwise have that first answer taken for history. One that does not exist yet is
+counted from its start when it appears.
 A file that shrank was rewritten under its agent: it is taken from its new end, and nothing
 of it counted again. Lines of one answer that straddle a turn's end are counted once: the
 ids of the last turn counted are remembered.
@@ -31,6 +35,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from roost.agents.model import Usage as Spec
@@ -104,12 +109,20 @@ class Transcript:
     offset: int
     model: str | None = None
     counted: list[str] = field(default_factory=list)
+    since: float | None = None
+    """The session's process start (Unix seconds): an answer of the part of the file that was
+    there when it was first seen (up to ``judged``) counts when its time is after it."""
+    judged: int = 0
 
     @classmethod
-    def opened(cls, spec: Spec, path: str, offset: int | None = None) -> Transcript:
+    def opened(
+        cls, spec: Spec, path: str, offset: int | None = None, since: float | None = None
+    ) -> Transcript:
         """A file first seen now, counted from ``offset`` (where the usage ledger says it was
-        counted to before the daemon restarted) or else from its end (a session already under
-        way), with the model the part not read last named, which its next answers are of."""
+        counted to before the daemon restarted), else from its start when ``since`` (the
+        session's process start) can tell its answers from a resumed conversation's (``at``),
+        else from its end (a session already under way), with the model the part not read last
+        named, which its next answers are of."""
         seen = cls(spec, path, 0)
         if offset is None:
             try:
@@ -117,6 +130,9 @@ class Transcript:
             except OSError:
                 size = 0
             offset = seen._whole(size)
+            if since is not None and spec.at is not None:
+                seen.since, seen.judged = since, offset
+                return seen
         seen.offset = offset
         seen.model = seen._model_before(offset)
         return seen
@@ -188,7 +204,9 @@ class Transcript:
         cut = data.rfind(b"\n")
         if cut < 0:  # a line being written, or one past READ_MAX that is skipped whole
             return [], self.offset + (len(data) if len(data) == READ_MAX else 0), self.model
-        answers, model = _answers(self.spec, data[: cut + 1].splitlines(), self.model, set(self.counted))
+        judged = (self.since, self.judged - self.offset) if self.since is not None else None
+        lines = data[: cut + 1].splitlines()
+        answers, model = _answers(self.spec, lines, self.model, set(self.counted), judged)
         return answers, self.offset + cut + 1, model
 
 
@@ -198,13 +216,21 @@ def _markers(when: Mapping[str, object]) -> list[bytes]:
 
 
 def _answers(
-    spec: Spec, lines: Iterable[bytes], model: str | None, counted: set[str]
+    spec: Spec,
+    lines: Iterable[bytes],
+    model: str | None,
+    counted: set[str],
+    judged: tuple[float, int] | None = None,
 ) -> tuple[list[Answer], str | None]:
     """The answers in ``lines``, by id (the last line of an id counting, in the order ids first
-    appear), skipping ids already ``counted``; and the model named last by a ``model_when`` line."""
+    appear), skipping ids already ``counted`` and, with ``judged`` (a time and a count of
+    bytes), answers in the lines within those bytes whose time is not after it (or cannot be
+    read); and the model named last by a ``model_when`` line."""
     wanted, switches = _markers(spec.when), _markers(spec.model_when or {})
     found: dict[object, Answer] = {}
+    position = 0
     for number, line in enumerate(lines):
+        start, position = position, position + len(line) + 1
         answer_line = all(marker in line for marker in wanted)
         model_line = spec.model_when is not None and all(marker in line for marker in switches)
         if not (answer_line or model_line):
@@ -225,6 +251,8 @@ def _answers(
             continue
         ident = _text(_at(doc, spec.id)) if spec.id is not None else None
         if ident is not None and ident in counted:
+            continue
+        if judged is not None and start < judged[1] and not _after(_at(doc, spec.at), judged[0]):
             continue
         own = model if spec.model_when is not None else _text(_at(doc, spec.model))
         key: object = ident if ident is not None else ("line", number)
@@ -248,6 +276,19 @@ def _at(doc: object, path: tuple | None) -> object:
         else:
             return None
     return doc
+
+
+def _after(value: object, since: float) -> bool:
+    """Whether ``value``, an ISO 8601 time, is at or after ``since`` (Unix seconds)."""
+    if not isinstance(value, str) or len(value) > 64:
+        return False
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp() >= since
 
 
 def _text(value: object) -> str | None:
