@@ -137,6 +137,28 @@ def test_a_keepalive_is_a_word_and_a_lost_link_is_a_node_change_with_its_age() -
     assert (fresh["peer_state"], fresh["peer_age_ms"], fresh["activity"]) == ("reachable", 0, "idle")
 
 
+def test_a_live_session_a_fresh_frame_no_longer_holds_is_said_to_have_ended() -> None:
+    """Its owner restarted without it (or it ended and was dropped while the link was down):
+    the union loses it with the stale frame, and a client of ``/swarm/changes`` is told it
+    ended, for a reason not known; before, the stream said nothing and a client held the
+    session live for ever (the soak's restarted node). One already told ended is not told again."""
+    found, clock = exchange()
+    take(found, "frame", frame(record(pid=10), record(pid=11), record(pid=12, liveness="ended", revision=2)))
+    found._lost(PEER)
+    clock.now += 40
+    take(found, "frame", frame(record(pid=11)))
+    changes = found.feed.since(0, None) or ()
+    last = changes[-1]
+    assert last.record is not None and [c.event for c in changes][-2:] == ["node", "session_ended"]
+    assert (last.record["session_key"], last.record["liveness"], last.record["ended_reason"]) == (
+        f"{PEER}:10:5",
+        "ended",
+        None,
+    )
+    assert (last.record["activity"], last.record["peer_state"]) == ("active", "reachable")
+    assert [r["session_key"] for r in found.feed.snapshot()["records"]] == [f"{PEER}:11:5"]
+
+
 def test_a_day_unheard_drops_the_peer_with_a_node_left() -> None:
     found, clock = exchange()
     take(found, "frame", frame(record(pid=10)))

@@ -10,6 +10,7 @@ from roost.base.errors import PeerRefused
 from roost.remote.swarm import union
 from roost.remote.swarm.peers import KEEP, MAX_RECORDS, Peers
 from roost.truth.roster import records
+from roost.truth.roster.hub import LINGER
 
 OWN, PEER = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
 NOW = 1_796_000_000.0
@@ -193,6 +194,23 @@ def test_a_peer_is_dropped_after_a_day_unheard_or_at_once_when_forgotten() -> No
     assert peers.expire(NOW + KEEP) == [PEER]
     assert peers.forget(other) is True
     assert served(peers, [], NOW + KEEP) == [] and peers.forget(PEER) is False
+
+
+def test_a_peers_ended_session_leaves_the_union_a_linger_after_it_ended_as_its_owner_drops_it() -> None:
+    """Its owner drops an ended session from its roster after ``LINGER``, with no word on its
+    stream; kept until the next frame, a link that stayed up held every session its peer ever
+    ended (the soak's unions grew apart from their owners), and past ``MAX_RECORDS`` of them
+    refused the peer's new sessions."""
+    peers = Peers(OWN)
+    peers.frame(PEER, frame(record(pid=10), record(pid=11), record(pid=12)), NOW)
+    ended = {"liveness": "ended", "ended_reason": "exit", "revision": 2}
+    peers.change(PEER, record(pid=10, **ended), NOW + 5)
+    peers.frame(PEER, frame(record(pid=10, **ended), record(pid=11, **ended), record(pid=12)), NOW + 20)
+    assert peers.linger(NOW + 5 + LINGER - 1) == 0
+    assert peers.linger(NOW + 5 + LINGER) == 1  # from when it was first heard ended, not the new frame
+    assert [r["session_key"] for r in served(peers, [], NOW + 40)] == [f"{PEER}:11:5", f"{PEER}:12:5"]
+    assert peers.linger(NOW + 20 + LINGER) == 1
+    assert [r["session_key"] for r in served(peers, [], NOW + 60)] == [f"{PEER}:12:5"]
 
 
 def test_a_name_finds_peers_sessions_an_exact_key_finds_one() -> None:

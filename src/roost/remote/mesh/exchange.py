@@ -59,7 +59,7 @@ from roost.remote.swarm.feed import NODE, NODE_LEFT, TERMINALS, Feed
 from roost.remote.swarm.members import Member
 from roost.remote.swarm.peers import LOCAL, REACHABLE, Pane, Peers
 from roost.truth.roster import records
-from roost.truth.roster.changes import Change, transitions
+from roost.truth.roster.changes import SESSION_ENDED, Change, transitions
 from roost.truth.roster.live import Live, Stream
 
 log = logging.getLogger("rosterd.swarm")
@@ -81,6 +81,9 @@ BACKOFF_FIRST, BACKOFF_CAP = 0.5, 5.0
 network is linked again within 15 s (the cap, jitter, a connect) and never hammered."""
 EXPIRE_EVERY = 60.0
 """Seconds between sweeps that drop peers unheard for a day (``Peers.expire``)."""
+LINGER_EVERY = 5.0
+"""Seconds between sweeps that drop peers' sessions ended long enough ago (``Peers.linger``):
+an ended session leaves the union within this of when its owner drops it."""
 MAX_EVENT = 32 << 20
 """Bytes one event may hold: a frame of the most records :class:`Peers` keeps, with room."""
 
@@ -295,9 +298,13 @@ class Exchange:
                 return
 
     async def _sweep(self) -> None:
+        expired = self.clock()
         while True:
-            await asyncio.sleep(EXPIRE_EVERY)
-            self.expire()
+            await asyncio.sleep(LINGER_EVERY)
+            self.peers.linger(self.clock())
+            if self.clock() - expired >= EXPIRE_EVERY:
+                expired = self.clock()
+                self.expire()
 
     def expire(self) -> list[str]:
         """Drop the peers unheard for a day; the node ids dropped."""
@@ -434,8 +441,20 @@ class Exchange:
                 self.feed.append(name, node_id, peer.node, record=union.served(record, REACHABLE, 0))
             if named:
                 self._tell(record)
+        for key, kept in old.items():
+            if key not in peer.records and kept.liveness != records.ENDED:
+                self._vanished(node_id, peer.node, kept, now)
         self._tell_node(node_id, True)
         return True
+
+    def _vanished(self, node_id: str, name: str, kept: records.Record, now: float) -> None:
+        """A live session of ``node_id`` that its fresh frame no longer holds: its owner ended
+        and dropped it while the link was down, or restarted without it. The stream said
+        nothing of it, so say it ended (why is not known: ``ended_reason`` null), or a client
+        following the swarm's changes would hold it live for ever."""
+        gone = kept.replace(liveness=records.ENDED, ended_at=now, ended_reason=None)
+        self.feed.append(SESSION_ENDED, node_id, name, record=union.served(gone, REACHABLE, 0))
+        self._tell(gone)
 
     def _change(self, node_id: str, document: object, now: float) -> None:
         peer = self.peers.get(node_id)

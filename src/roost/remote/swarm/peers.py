@@ -17,8 +17,12 @@ terminals as it lists its own.
 A peer is ``reachable`` while its link is up and ``unreachable`` once the transport says it
 went away; its records stay, served from the last frame with their age (``peer_age_ms``, from
 the last word heard from it), until it is back (its fresh frame replaces the stale one), it is
-revoked (gone at once), or nothing has been heard from it for :data:`KEEP` seconds. Pure, with
-the clock as an argument, like the rest of this package.
+revoked (gone at once), or nothing has been heard from it for :data:`KEEP` seconds. A record
+of a session that ended stays :data:`LINGER` seconds from when it was first kept ended and is
+then dropped (:meth:`Peers.linger`), as its owner drops it from its roster, with no word on its
+stream: otherwise a link that stays up keeps every session its peer ever ended, the union
+holds what the owner does not, and past :data:`MAX_RECORDS` of them the peer's new sessions
+are refused. Pure, with the clock as an argument, like the rest of this package.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from roost.base.validation import Invalid
 from roost.remote.swarm import fields
 from roost.remote.swarm.fields import MAX_NAME
 from roost.truth.roster import records
+from roost.truth.roster.hub import LINGER
 from roost.truth.roster.recordschema import from_peer
 
 LOCAL, REACHABLE, UNREACHABLE = "local", "reachable", "unreachable"
@@ -66,6 +71,8 @@ class Peer:
     """Records refused from this peer since it was first heard (a buggy or hostile sender)."""
     terminals: tuple[Pane, ...] | None = None
     """Its panes as it last listed them; None until it has (a node older than this list)."""
+    ended: dict[str, float] = field(default_factory=dict)
+    """When each of its ended records was first kept ended, by this node's clock."""
     wire: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     """Each kept record as JSON, made on first serving: a peer's records change rarely and the
     union serves every one of them on every request (100 peers of 50 sessions: 5000). Never
@@ -152,6 +159,10 @@ class Peers:
                 peer.dropped += 1
             else:
                 peer.records[record.session_key] = record
+                if record.liveness == records.ENDED:
+                    peer.ended[record.session_key] = (
+                        earlier.ended.get(record.session_key, now) if earlier else now
+                    )
         self._peers[node_id] = peer
         return peer
 
@@ -170,6 +181,8 @@ class Peers:
             return kept  # an older revision arriving late never replaces a newer one
         peer.records[record.session_key] = record
         peer.wire.pop(record.session_key, None)
+        if record.liveness == records.ENDED:
+            peer.ended.setdefault(record.session_key, now)
         peer.heard_at, peer.reachable = now, True
         return record
 
@@ -222,6 +235,18 @@ class Peers:
     def forget(self, node_id: str) -> bool:
         """Drop ``node_id`` at once (it was revoked, or left); whether anything was kept of it."""
         return self._peers.pop(node_id, None) is not None
+
+    def linger(self, now: float) -> int:
+        """Drop every peer's record that ended :data:`LINGER` seconds ago or more, as its owner
+        has dropped it from its roster by then; how many were dropped."""
+        dropped = 0
+        for peer in self._peers.values():
+            for key in [key for key, ended in peer.ended.items() if now - ended >= LINGER]:
+                del peer.ended[key]
+                peer.records.pop(key, None)
+                peer.wire.pop(key, None)
+                dropped += 1
+        return dropped
 
     def expire(self, now: float) -> list[str]:
         """Drop every peer unheard for :data:`KEEP` seconds; the node ids dropped."""
