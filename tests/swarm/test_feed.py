@@ -5,11 +5,14 @@ its whole frames, one per change, each the union as that change left it."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from roost.remote.swarm.feed import NODE, Feed, Frame, SwarmChange
-from roost.remote.swarm.union import View
+from roost.remote.swarm.peers import Peers
+from roost.remote.swarm.union import View, Whole, capture
 from roost.truth.roster import records
+from tests.swarm import test_peers as peer_docs
 
 OWN = "aaaaaaaaaaaaaaaa"
 NOW = 1_796_000_000.0
@@ -135,3 +138,41 @@ def test_a_client_too_slow_for_its_frames_is_sent_the_union_as_it_is_then() -> N
     again = found.frames()
     found.close()
     assert asyncio.run(again.next(0)) is None
+
+
+def test_the_union_as_text_is_the_union_document_and_each_record_is_encoded_once() -> None:
+    """``GET /swarm/snapshot`` and a ``snapshot`` frame write the union from each peer record's
+    text, made once per revision: the same document as the one made whole, standing and all,
+    and a record replaced is encoded again while the texts of records gone are let go."""
+    peers = Peers(OWN)
+    peers.frame(
+        peer_docs.PEER,
+        peer_docs.frame(peer_docs.record(pid=10, name="ünïcode ⏵"), peer_docs.record(pid=11)),
+        NOW,
+    )
+    held = [session(7)]
+
+    def view() -> View:
+        return capture("desk", OWN, held, peers, NOW + 2)
+
+    found = Feed(OWN, "desk", view, lambda: NOW)
+    assert json.loads(found.snapshot_text()) == found.snapshot()
+    texts = found._texts
+    first = len(texts)
+    assert first == 2
+    peers.lost(peer_docs.PEER)
+    whole = json.loads(found.snapshot_text())
+    assert whole == found.snapshot()
+    assert {r["peer_state"] for r in whole["records"] if r["node_id"] == peer_docs.PEER} == {"unreachable"}
+    assert len(texts) == first  # the same records: nothing encoded again
+    for n in range(600):  # each revision a new document; the old ones' texts are let go
+        peers.frame(
+            peer_docs.PEER,
+            peer_docs.frame(peer_docs.record(pid=10, name=f"v{n}"), peer_docs.record(pid=11)),
+            NOW,
+        )
+        assert json.loads(found.snapshot_text()) == found.snapshot()
+    assert len(texts) <= 2 * 2 + 1024
+    change = found.snapshot_change()
+    assert isinstance(change.snapshot, Whole)
+    assert json.loads(change.snapshot.text()) == dict(change.snapshot) == found.snapshot()

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from roost.base import sse
 from roost.base.errors import Ambiguous
@@ -35,6 +35,7 @@ from roost.faces.api.errors import NotFound, TooMany, Unavailable
 from roost.faces.api.operations import operation, parameter
 from roost.faces.api.streams import CURSOR, DIGITS, EventStream, cursor, frame
 from roost.remote.swarm.feed import EVENTS, SNAPSHOT
+from roost.remote.swarm.union import Whole, dumps
 
 if TYPE_CHECKING:
     from roost.remote.swarm.feed import Feed, Frame, Subscription, SwarmChange
@@ -96,6 +97,9 @@ def _narrowed(union: dict[str, Any], node_id: str | None) -> dict[str, Any]:
 
 
 def _change_frame(change: SwarmChange, node_id: str | None) -> str:
+    if isinstance(change.snapshot, Whole) and node_id is None:
+        head = dumps(change.head())
+        return sse.encode(change.event, f'{head[:-1]},"snapshot":{change.snapshot.text()}}}', change.ident)
     document = change.to_json()
     if change.snapshot is not None:
         document["snapshot"] = _narrowed(document["snapshot"], node_id)
@@ -110,9 +114,12 @@ def _change_frame(change: SwarmChange, node_id: str | None) -> str:
     fails=(400, 404, 409, 503),
     params=(NODE,),
 )
-async def snapshot(request: Request) -> JSONResponse:
+async def snapshot(request: Request) -> Response:
     feed = _feed(request)
-    return JSONResponse(_narrowed(feed.snapshot(), _only(request, feed)))
+    only = _only(request, feed)
+    if only is None:
+        return Response(feed.snapshot_text().encode(), media_type="application/json")
+    return JSONResponse(_narrowed(feed.snapshot(), only))
 
 
 @operation(

@@ -42,7 +42,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from roost.remote.swarm.union import View
+from roost.remote.swarm.union import Texts, View, Whole
 from roost.truth.roster import changes as roster_changes
 from roost.truth.roster.backlog import Backlog
 from roost.truth.roster.records import Record
@@ -87,6 +87,13 @@ class SwarmChange:
         return f"{self.epoch}:{self.seq}"
 
     def to_json(self) -> dict[str, Any]:
+        doc = self.head()
+        if self.snapshot is not None:
+            doc["snapshot"] = dict(self.snapshot)
+        return doc
+
+    def head(self) -> dict[str, Any]:
+        """:meth:`to_json` without the snapshot's union."""
         doc: dict[str, Any] = {
             "seq": self.seq,
             "event": self.event,
@@ -100,8 +107,6 @@ class SwarmChange:
             doc["record"] = dict(self.record)
         if self.detail is not None:
             doc.update(self.detail)
-        if self.snapshot is not None:
-            doc["snapshot"] = dict(self.snapshot)
         return doc
 
 
@@ -187,6 +192,7 @@ class Feed:
         self._frames_backlog = frames
         self._subscribers: set[Subscription] = set()
         self._framers: set[Frames] = set()
+        self._texts = Texts()
         self.head = 0
 
     @property
@@ -197,12 +203,16 @@ class Feed:
         """The whole union now, stamped with this feed's epoch and head (``GET /swarm/snapshot``)."""
         return self._view().document(self.epoch, self.head)
 
+    def snapshot_text(self) -> str:
+        """:meth:`snapshot` as JSON text, each peer record's text made once per revision."""
+        return self._view().text(self.epoch, self.head, self._texts)
+
     def frame(self) -> Frame:
         """The whole union now, as the frame of the newest change."""
         return Frame(self.head, self.own_id, self._view())
 
     def snapshot_change(self) -> SwarmChange:
-        at, whole = self._clock(), self.snapshot()
+        at, whole = self._clock(), Whole(self._view(), self.epoch, self.head, self._texts)
         return SwarmChange(self.head, SNAPSHOT, at, self.epoch, self.own_id, self.own_name, snapshot=whole)
 
     def append(

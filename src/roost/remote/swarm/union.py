@@ -14,7 +14,8 @@ one at every change and writes each when its client reads it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,37 @@ from roost.truth.roster import records
 from roost.truth.roster.times import to_wire
 
 SCHEMA = "rosterd.swarm.v1"
+
+
+def dumps(doc: object) -> str:
+    """JSON as the API writes it: compact, UTF-8 kept."""
+    return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+class Texts:
+    """Each peer record's served JSON as text, made once per document and kept while it is
+    served: the union of 50,000 sessions is ~40 MB of JSON, and encoding it whole for each read
+    took most of a second; joining the texts kept takes a few tens of milliseconds.
+
+    A peer's served document is made once per revision and replaced, never changed
+    (:meth:`Peer.served`), so the document itself (held here, so its id is not reused) says
+    whether its text is still the one kept."""
+
+    def __init__(self) -> None:
+        self._kept: dict[int, tuple[dict[str, Any], str]] = {}
+
+    def text(self, doc: dict[str, Any]) -> str:
+        found = self._kept.get(id(doc))
+        if found is None or found[0] is not doc:
+            found = self._kept[id(doc)] = (doc, dumps(doc))
+        return found[1]
+
+    def keep_only(self, docs: Iterable[dict[str, Any]]) -> None:
+        """Forget every text but those of ``docs`` (the ones served now)."""
+        self._kept = {id(doc): self._kept[id(doc)] for doc in docs if id(doc) in self._kept}
+
+    def __len__(self) -> int:
+        return len(self._kept)
 
 
 def served(record: records.Record, state: str, age_ms: int) -> dict[str, Any]:
@@ -41,6 +73,10 @@ def node_row(peer: Peer, now: float) -> dict[str, Any]:
         "sessions": len(peer.records),
         "dropped": peer.dropped,
     }
+
+
+def _standing(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {"peer_state": row["peer_state"], "peer_age_ms": row["peer_age_ms"]}
 
 
 def _listed(terminals: tuple[Pane, ...] | None) -> list[Pane] | None:
@@ -64,13 +100,30 @@ class View:
         """The union document: ``nodes`` (this node first, then each peer by name) and
         ``records`` (this node's first), stamped with the swarm feed's ``status_epoch`` and
         ``seq``."""
-        itself = {"node": self.node, "node_id": self.node_id, "peer_state": LOCAL, "peer_age_ms": 0}
-        rows = [{**itself, "sessions": len(self.local), "dropped": 0, "terminals": _listed(self.terminals)}]
         out = [served(record, LOCAL, 0) for record in self.local]
         for row, wire in self.peers:
-            rows.append(row)
             state, age = row["peer_state"], row["peer_age_ms"]
             out += [{**doc, "peer_state": state, "peer_age_ms": age} for doc in wire]
+        return {**self._head(epoch, seq), "records": out}
+
+    def text(self, epoch: int, seq: int, texts: Texts) -> str:
+        """:meth:`document` as JSON text, each peer record's from ``texts`` with its node's
+        standing put after its last field, as the document has it."""
+        parts = [dumps(served(record, LOCAL, 0)) for record in self.local]
+        for row, wire in self.peers:
+            standing = f',"peer_state":{dumps(row["peer_state"])},"peer_age_ms":{dumps(row["peer_age_ms"])}}}'
+            for doc in wire:
+                text = texts.text(doc)
+                parts.append(text[:-1] + standing if len(text) > 2 else dumps({**doc, **_standing(row)}))
+        if len(texts) > 2 * sum(len(wire) for _, wire in self.peers) + 1024:
+            texts.keep_only(doc for _, wire in self.peers for doc in wire)
+        head = dumps(self._head(epoch, seq))
+        return f'{head[:-1]},"records":[{",".join(parts)}]}}'
+
+    def _head(self, epoch: int, seq: int) -> dict[str, Any]:
+        itself = {"node": self.node, "node_id": self.node_id, "peer_state": LOCAL, "peer_age_ms": 0}
+        rows = [{**itself, "sessions": len(self.local), "dropped": 0, "terminals": _listed(self.terminals)}]
+        rows += [row for row, _ in self.peers]
         return {
             "schema": SCHEMA,
             "node": self.node,
@@ -79,8 +132,33 @@ class View:
             "seq": seq,
             "generated_at": to_wire(self.at),
             "nodes": rows,
-            "records": out,
         }
+
+
+class Whole(Mapping[str, Any]):
+    """A union document made only when it is read: a ``snapshot`` change that a client may
+    have written out as text (:meth:`text`) without it ever being made as a document."""
+
+    def __init__(self, view: View, epoch: int, seq: int, texts: Texts) -> None:
+        self._view, self._epoch, self._seq, self._texts = view, epoch, seq, texts
+        self._made: dict[str, Any] | None = None
+
+    def text(self) -> str:
+        return self._view.text(self._epoch, self._seq, self._texts)
+
+    def _doc(self) -> dict[str, Any]:
+        if self._made is None:
+            self._made = self._view.document(self._epoch, self._seq)
+        return self._made
+
+    def __getitem__(self, key: str) -> Any:
+        return self._doc()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._doc())
+
+    def __len__(self) -> int:
+        return len(self._doc())
 
 
 def capture(
