@@ -91,6 +91,10 @@ BAD_FILES = [
     ('[fork]\ncommand = ""\n', "[fork]: command is required"),
     ('[fork]\ndrop = "--resume"\n', "[fork]: drop must be a list of strings"),
     ("[fork]\nfrom = 1\n", "[fork]: unknown key 'from'"),
+    ('[usage]\noutput_adds = ["thinking"]\n', "[usage]: output_adds names 'thinking', which is none of"),
+    ('[usage]\nfiles = ["{session}.jsonl"]\n', "holds {session}, which is neither {session_id} nor"),
+    ('[usage]\nfiles = ["{session_id:0}.jsonl"]\n', "holds {session_id:0}, which is neither"),
+    ('[usage]\nfiles = ["{session_id.jsonl"]\n', "holds {, which is neither"),
     ('name = "other"\n', "name must be the file's own name, 'claude', got 'other'"),
     ("[[detect.rules]]\nstate = 'idle'\n", "[[detect.rules]] #1: id is required"),
 ]

@@ -281,17 +281,31 @@ class Usage(_Value):
 
     The files are JSON lines; ``files`` are glob patterns under each of ``roots`` (the first
     whose variables are all set, ``~`` the home directory), ``{session_id}`` standing for the
-    session's id. A line whose fields equal ``when`` (keys are dotted paths into the line) is
-    one answer: ``tokens`` maps each of the ledger's token names to the path of its count in
-    that line, ``id`` names the answer (lines of one id are one answer, the last one read
-    counting), ``input_includes`` names the counts the agent's input count already holds (they
-    are taken off it), and the model is read at ``model`` in the answer's line, or in the last
-    line before it that matches ``model_when`` when that is set. ``at`` is the path of the
-    answer's time (ISO 8601): with it, a file first seen after its session's answers were
-    written is read from its start, each answer counted when it came after the agent's process
+    session's id and ``{session_id:N}`` for its first N characters. A line whose fields equal
+    ``when`` (keys are dotted paths into the line) is one answer: ``tokens`` maps each of the
+    ledger's token names to the path of its count in that line, ``id`` names the answer (lines
+    of one id are one answer, the last one read counting), ``input_includes`` names the counts
+    the agent's input count already holds (they are taken off it), ``output_adds`` the counts
+    billed as output that its output count leaves out (they are added to it: the ledger's
+    ``output`` holds ``thought``, as Claude's and Codex's own counts do), and the model is read
+    at ``model`` in the answer's line, or in the last line before it that matches
+    ``model_when`` when that is set. ``at`` is the path of the answer's time (ISO 8601): with
+    it, a file first seen after its session's answers were written is read from its start,
+    each answer counted when it came after the agent's process
     started (a resumed conversation's earlier answers did not)."""
 
-    __slots__ = ("at", "files", "id", "input_includes", "model", "model_when", "roots", "tokens", "when")
+    __slots__ = (
+        "at",
+        "files",
+        "id",
+        "input_includes",
+        "model",
+        "model_when",
+        "output_adds",
+        "roots",
+        "tokens",
+        "when",
+    )
     roots: tuple[str, ...]
     files: tuple[str, ...]
     when: dict[str, object]
@@ -300,6 +314,7 @@ class Usage(_Value):
     model: tuple | None
     model_when: dict[str, object] | None
     input_includes: tuple[str, ...]
+    output_adds: tuple[str, ...]
     at: tuple | None
 
     def __init__(self, table: dict) -> None:
@@ -313,6 +328,7 @@ class Usage(_Value):
             model=tuple(table["model"]) if "model" in table else None,
             model_when=dict(table["model_when"]) if "model_when" in table else None,
             input_includes=tuple(table.get("input_includes", ())),
+            output_adds=tuple(table.get("output_adds", ())),
         )
 
 

@@ -19,6 +19,7 @@ detection's to say (:mod:`roost.truth.detect.manifests` compiles them).
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Callable, Collection
 from typing import Any
@@ -158,9 +159,14 @@ USAGE: dict[str, Check] = {
     "model": _steps,
     "model_when": _match,
     "input_includes": _texts,
+    "output_adds": _texts,
     "at": _steps,
 }
 USAGE_NEEDS = ("files", "when", "tokens")
+PLACEHOLDER = re.compile(r"\{[^{}]*\}|[{}]")
+"""Anything in a ``files`` pattern that reads as a placeholder (or half of one)."""
+PLACEHOLDER_OK = re.compile(r"\{session_id(?::[1-9]\d{0,2})?\}")
+"""The placeholders a ``files`` pattern may hold (:func:`roost.services.ledger.transcripts.pattern_for`)."""
 DETECT_KEYS = frozenset({"identify", "rules", "replace"})
 RULE: dict[str, Check] = {
     "id": _text,
@@ -234,11 +240,19 @@ def _usage(table: object, prefix: str) -> dict:
         tokens = _table(usage["tokens"], f"{prefix}[usage.tokens]")
         _unknown(tokens, TOKEN_NAMES, f"{prefix}[usage.tokens]: ")
         _values(tokens, dict.fromkeys(tokens, _steps), f"{prefix}[usage.tokens]: ")
-    for name in usage.get("input_includes", ()):
-        if name not in TOKEN_NAMES:
-            raise ManifestError(
-                f"{prefix}[usage]: input_includes names {name!r}, which is none of {', '.join(TOKEN_NAMES)}"
-            )
+    for key in ("input_includes", "output_adds"):
+        for name in usage.get(key, ()):
+            if name not in TOKEN_NAMES:
+                raise ManifestError(
+                    f"{prefix}[usage]: {key} names {name!r}, which is none of {', '.join(TOKEN_NAMES)}"
+                )
+    for pattern in usage.get("files", ()):
+        for placeholder in PLACEHOLDER.findall(pattern):
+            if not PLACEHOLDER_OK.fullmatch(placeholder):
+                raise ManifestError(
+                    f"{prefix}[usage]: files pattern {pattern!r} holds {placeholder}, which is neither"
+                    " {session_id} nor {session_id:N} (its first N characters, N from 1)"
+                )
     return usage
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -60,9 +61,20 @@ class Answer:
     tokens: Mapping[str, int]
 
 
+SESSION_ID = re.compile(r"\{session_id(?::(\d+))?\}")
+"""A ``files`` pattern's placeholder: ``{session_id}``, or ``{session_id:N}`` for its first N
+characters (Gemini CLI names its chat file with the first 8)."""
+
+
+def pattern_for(pattern: str, session_id: str) -> str:
+    """``pattern`` with each placeholder filled in from ``session_id``."""
+    return SESSION_ID.sub(lambda m: session_id[: int(m[1])] if m[1] else session_id, pattern)
+
+
 def located(spec: Spec, session_id: str, env: Mapping[str, str] | None = None) -> str | None:
     """The file the agent keeps of session ``session_id``, under the first of the manifest's
-    roots whose variables are all set; None when there is none (yet)."""
+    roots whose variables are all set; None when there is none (yet). Of several files a
+    pattern finds, the first by name."""
     env = os.environ if env is None else env
     if not session_id or any(c in session_id for c in "/*?[]\0") or session_id in (".", ".."):
         return None
@@ -71,9 +83,7 @@ def located(spec: Spec, session_id: str, env: Mapping[str, str] | None = None) -
         if base is None:
             continue
         for pattern in spec.files:
-            found = sorted(
-                glob.glob(os.path.join(glob.escape(base), pattern.replace("{session_id}", session_id)))
-            )
+            found = sorted(glob.glob(os.path.join(glob.escape(base), pattern_for(pattern, session_id))))
             files = [path for path in found if os.path.isfile(path)]
             if files:
                 return files[0]
@@ -306,6 +316,7 @@ def _tokens(spec: Spec, doc: Mapping[str, Any]) -> dict[str, int] | None:
         return None
     included = sum(read.get(name, 0) for name in spec.input_includes)
     read["input"] = max(0, read.get("input", 0) - included)
+    read["output"] = read.get("output", 0) + sum(read.get(name, 0) for name in spec.output_adds)
     read["cached_write_1h"] = min(read.get("cached_write_1h", 0), read.get("cached_write", 0))
     tokens = {
         name: read.get(name, 0) for name in ("input", "output", "thought", "cached_read", "cached_write")
