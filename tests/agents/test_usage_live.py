@@ -1,12 +1,13 @@
-"""What the real Claude Code, Codex and pi turns cost, as rosterd counts them from the agents' own
-records, held to what the fake model API charged, to the token; and a session budget that
-a real turn crosses mid-turn (issue 36, item 5).
+"""What the real Claude Code, Codex, pi and Gemini CLI turns cost, as rosterd counts them from
+the agents' own records, held to what the fake model API charged, to the token; and a session
+budget that a real turn crosses mid-turn (issue 36, item 5).
 
 The fake APIs report the usage each answer is charged (``ModelAPI.charge``, the test's choice)
 and keep what they reported (``charged``). rosterd never sees those numbers: it reads them back
-from Claude's transcript and Codex's rollout when a turn ends (and, for the budgets, while one
-runs), and prices them by the price table. So a count that matches here went through the real
-CLI's own bookkeeping, the manifest's ``[usage]`` and the ledger.
+from Claude's transcript, Codex's rollout, pi's session file and Gemini's chat file when a turn
+ends (and, for the budgets, while one runs), and prices them by the price table. So a count
+that matches here went through the real CLI's own bookkeeping, the manifest's ``[usage]`` and
+the ledger.
 """
 
 from __future__ import annotations
@@ -275,6 +276,84 @@ def test_pi_turns_in_a_terminal_count_what_the_api_charged(
     amount = round(sum(cost(used, price) for used in charges), price_table.DIGITS)
     spend = record["spend"]
     assert (spend["turns"], spend["tokens"], spend["cost"]) == (2, total, {"USD": amount})
+
+
+GEMINI_MODEL = "gemini-3.1-pro-preview"
+"""The model Gemini CLI 0.61.0 asks for its conversation unless told otherwise: no price table
+knows it, so a user's ``prices.toml`` prices it in this test."""
+GEMINI_PRICE = {"currency": "USD", "input": 2.0, "output": 12.0, "cached_read": 0.2, "cached_write": 0.0}
+
+
+@pytest.fixture
+def priced_gemini(roost: Roost) -> None:
+    """A user's ``prices.toml`` that prices Gemini's model, written before the daemon starts."""
+    folder = Path(roost.env["XDG_CONFIG_HOME"]) / "roost"
+    folder.mkdir(parents=True, exist_ok=True)
+    entry = "\n".join(f"{key} = {json.dumps(value)}" for key, value in GEMINI_PRICE.items())
+    (folder / price_table.FILE).write_text(f'[models."{GEMINI_MODEL}"]\n{entry}\ntaken = "2026-12-07"\n')
+
+
+def gemini_tokens(used: Usage) -> dict[str, int]:
+    """What the ledger must say a Gemini answer charged ``used`` used: its thinking tokens are
+    billed as output, so the ledger's output holds them."""
+    counts = {**tokens(used), "output": used.output + used.thought, "thought": used.thought}
+    counts["total"] = counts["input"] + counts["output"] + counts["cached_read"] + counts["cached_write"]
+    return counts
+
+
+def billed(used: Usage) -> Usage:
+    """``used`` as Gemini bills it: its thinking tokens as output."""
+    return Usage(used.input, used.output + used.thought, used.cached_read)
+
+
+def test_gemini_turns_in_a_terminal_count_what_the_api_charged(
+    roost: Roost, priced_gemini: None, rosterd: Daemon, agent_bin: Path
+) -> None:
+    # The Gemini API's prompt count holds the cached part, and counts thinking apart from output.
+    charges = [
+        Usage(input=2203, output=91, cached_read=8192, thought=517),
+        Usage(input=64, output=1733, cached_read=10240, thought=0),
+    ]
+    recipe = ROWS["gemini"]
+    api = APIS[recipe["api"]](script=script(recipe["tool"]))
+    api.charge = lambda n: charges[n]
+    try:
+        with rosterd.unix(timeout=TURN_TIMEOUT) as client:
+            agent = launch(roost, rosterd, client, "gemini", True, api, agent_bin)
+            try:
+                for number, prompt in enumerate(("a gemini turn to count", "and a second"), start=1):
+                    agent.send(prompt)
+                    agent.until_idle(number)
+                    record = spent(rosterd, agent, number)
+                    assert api.conversation_usage() == charges[:number]
+                    used = charges[number - 1]
+                    counted = {name: count for name, count in gemini_tokens(used).items() if count}
+                    amount = cost(billed(used), GEMINI_PRICE)
+                    last = record["spend"]["last"]
+                    assert (last["model"], last["tokens"], last["cost"]) == (
+                        GEMINI_MODEL,
+                        counted,
+                        {"amount": amount, "currency": "USD"},
+                    )
+            finally:
+                _stop_strays(Path(roost.env["HOME"]))
+    finally:
+        api.close()
+    assert [(line["harness"], line["lane"], line["model"]) for line in ledger_lines(rosterd)] == [
+        ("gemini", "interactive", GEMINI_MODEL)
+    ] * 2
+    total = {name: sum(gemini_tokens(used)[name] for used in charges) for name in gemini_tokens(charges[0])}
+    amount = round(
+        sum(cost(billed(used), GEMINI_PRICE) for used in charges),
+        price_table.DIGITS,
+    )
+    spend = record["spend"]
+    assert (spend["turns"], spend["tokens"], spend["cost"], spend["unpriced"]) == (
+        2,
+        total,
+        {"USD": amount},
+        0,
+    )
 
 
 CROSS = "CROSS"

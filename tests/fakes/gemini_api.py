@@ -6,6 +6,10 @@ prompt, a ``functionResponse`` answers a tool call, whose final text is streamed
 tool is ``run_shell_command``, which asks by default. Non-streamed ``…:generateContent`` calls
 are the CLI's own side questions (who speaks next, which model routes a prompt): they get a
 JSON answer that says "the user", not in ``streamed``. ``…:countTokens`` is answered too.
+
+Each answer reports its usage (``ModelAPI.charge``; a side question reports ``side``) as the
+Gemini API does in ``usageMetadata``: the prompt count holds the cached part, the thinking
+tokens are counted apart from the candidates'.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import json
 import time
 from http.server import BaseHTTPRequestHandler
 
-from tests.fakes.model_api import Failure, ModelAPI, Request, ToolCall, send_json, start_stream
+from tests.fakes.model_api import Failure, ModelAPI, Request, ToolCall, Usage, send_json, start_stream
 
 _ids = itertools.count(1)
 SIDE_JSON = {"next_speaker": "user", "reasoning": "The model finished its turn.", "model_choice": "flash"}
@@ -49,14 +53,15 @@ class GeminiAPI(ModelAPI):
         if path.endswith(":countTokens"):
             send_json(handler, 200, {"totalTokens": 100})
         elif path.endswith(":generateContent"):
-            send_json(handler, 200, _answer([{"text": json.dumps(SIDE_JSON)}]))
+            used = self.usage(False, _model(path))
+            send_json(handler, 200, _answer([{"text": json.dumps(SIDE_JSON)}], used))
         elif path.endswith(":streamGenerateContent"):
-            self._stream(handler, request.body)
+            self._stream(handler, request.body, _model(path))
         else:
             self.unknown.append(f"{request.method} {request.path}")
             send_json(handler, 404, {"error": {"code": 404, "message": "no", "status": "NOT_FOUND"}})
 
-    def _stream(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
+    def _stream(self, handler: BaseHTTPRequestHandler, body: dict, model: str) -> None:
         kind, value = newest(body)
         call = self.calls.pop(value, None) if kind == "function" else None
         step = call.after() if call else self.script(value if kind == "text" else "")
@@ -83,15 +88,31 @@ class GeminiAPI(ModelAPI):
             time.sleep(step.delay)
             self.said(step.text)
             parts = [{"text": step.text}]
+        used = self.usage(True, model)
         start_stream(handler)
-        handler.wfile.write(f"data: {json.dumps(_answer(parts))}\n\n".encode())
+        handler.wfile.write(f"data: {json.dumps(_answer(parts, used))}\n\n".encode())
         handler.wfile.flush()
 
 
-def _answer(parts: list[dict]) -> dict:
+def _model(path: str) -> str:
+    """The model a request names: ``/v1beta/models/<model>:<method>``."""
+    return path.rsplit("/", 1)[-1].split(":")[0]
+
+
+def _answer(parts: list[dict], used: Usage) -> dict:
+    prompt = used.input + used.cached_read
+    usage = {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": used.output,
+        "totalTokenCount": prompt + used.output + used.thought,
+    }
+    if used.cached_read:
+        usage["cachedContentTokenCount"] = used.cached_read
+    if used.thought:
+        usage["thoughtsTokenCount"] = used.thought
     return {
         "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+        "usageMetadata": usage,
         "modelVersion": "gemini-fake",
         "responseId": f"resp_fake{next(_ids):04d}",
     }

@@ -77,12 +77,14 @@ Step = Reply | ToolCall | Failure
 @dataclass(frozen=True)
 class Usage:
     """What one answer reports it used, in the provider's four counts: fresh input, output,
-    input read from the prompt cache, and input written to it."""
+    input read from the prompt cache, and input written to it; and, where the provider counts
+    them apart from the output (Gemini), thinking tokens."""
 
     input: int = 100
     output: int = 10
     cached_read: int = 0
     cached_write: int = 0
+    thought: int = 0
 
 
 @dataclass(frozen=True)

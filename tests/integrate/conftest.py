@@ -58,7 +58,7 @@ def rosterd(tmp_path: Path) -> Rosterd:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("XDG_", "CLAUDE_", "CODEX_", "COPILOT_", "PI_"))
+        if not k.startswith(("XDG_", "CLAUDE_", "CODEX_", "COPILOT_", "PI_", "GEMINI_"))
     }
     env.update(
         HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}"

@@ -224,15 +224,15 @@ def test_usage_errors_and_unknown_harnesses_exit_1(rosterd: Rosterd) -> None:
         assert (proc.returncode, proc.stderr.startswith("usage: rosterd integrate")) == (1, True), args
     proc = rosterd.run("integrate", "install", "nosuch")
     assert proc.returncode == 1 and "unknown harness 'nosuch'" in proc.stderr
-    proc = rosterd.run("integrate", "install", "gemini")
-    assert proc.returncode == 1 and "no adapter for gemini" in proc.stderr
+    proc = rosterd.run("integrate", "install", "grok")
+    assert proc.returncode == 1 and "no adapter for grok" in proc.stderr
     assert rosterd.files() == {}
 
 
 def test_help_documents_the_exit_codes(rosterd: Rosterd) -> None:
     out = rosterd.ok("integrate", "--help")
     assert "Exit status:" in out and "0  done" in out and "1  status: not installed or outdated" in out
-    assert "claude, codex, copilot, opencode, pi" in out
+    assert "claude, codex, copilot, gemini, opencode, pi" in out
     assert "integrate install|uninstall HARNESS" in rosterd.ok("help")
     assert rosterd.ok("version").startswith("rosterd ")
     assert rosterd.run("nosuchverb").returncode == 1
@@ -243,5 +243,12 @@ def test_status_without_a_harness_reports_every_one_and_exits_0(rosterd: Rosterd
     proc = rosterd.run("integrate", "status")
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["claude", "codex", "copilot", "opencode", "pi"]
+    assert [line.split(":")[0] for line in lines] == [
+        "claude",
+        "codex",
+        "copilot",
+        "gemini",
+        "opencode",
+        "pi",
+    ]
     assert lines[0].startswith("claude: installed") and lines[1].startswith("codex: not installed")

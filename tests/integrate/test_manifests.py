@@ -52,8 +52,8 @@ def test_a_manifest_loads_and_names_only_known_actions(name: str) -> None:
         assert agent.exit_command.startswith("/")
 
 
-def test_the_integrations_are_the_five_with_adapters() -> None:
-    assert names() == ["claude", "codex", "copilot", "opencode", "pi"]
+def test_the_integrations_are_the_six_with_adapters() -> None:
+    assert names() == ["claude", "codex", "copilot", "gemini", "opencode", "pi"]
 
 
 def test_no_two_agents_share_a_binary() -> None:

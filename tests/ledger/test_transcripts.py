@@ -217,3 +217,76 @@ def test_the_file_is_found_under_the_first_root_whose_variables_are_set(tmp_path
     assert transcripts.located(claude, "nope", {"HOME": str(home)}) is None
     for hostile in ("*", "../x", "a/b", "[a]", ""):
         assert transcripts.located(claude, hostile, {"HOME": str(home)}) is None
+
+
+def gemini_answer(ident: str, tokens: dict[str, int] | None, model: str = "gemini-3.1-pro-preview") -> str:
+    """A line of Gemini CLI 0.61.0's chat file for one answer, as it writes one."""
+    line = {"id": ident, "timestamp": "2026-12-07T06:14:09.310Z", "type": "gemini", "content": "hi"}
+    line |= {"thoughts": [], "tokens": tokens, "model": model}
+    return json.dumps(line) + "\n"
+
+
+def test_gemini_counts_its_cached_input_out_of_its_input_and_its_thinking_into_its_output(
+    tmp_path: Path,
+) -> None:
+    """Gemini's prompt count holds the cached part; its output count leaves out the thinking
+    tokens, which are billed as output: the ledger's output holds them (``output_adds``), as
+    Claude's and Codex's own output counts do. An answer written again under its id (a tool
+    call added to it) is one answer, its last line counting; a ``$set`` line is none."""
+    first = {"input": 1300, "output": 20, "cached": 300, "thoughts": 50, "tool": 0, "total": 1370}
+    second = {"input": 9000, "output": 7, "cached": 0, "thoughts": 0, "tool": 0, "total": 9007}
+    file = tmp_path / "session-2026-12-07T06-14-319a18f6.jsonl"
+    file.write_text(
+        json.dumps({"sessionId": "319a18f6-ed15", "kind": "main"})
+        + "\n"
+        + json.dumps({"id": "u1", "type": "user", "content": [{"text": "first turn"}]})
+        + "\n"
+        + gemini_answer("g1", None)
+        + gemini_answer("g1", first)
+        + json.dumps({"$set": {"messages": [{"id": "g1", "type": "gemini", "tokens": first}]}})
+        + "\n"
+        + gemini_answer("g2", second)
+    )
+    answers = Transcript(spec("gemini"), str(file), 0).turn()
+    assert [(a.id, a.model, a.tokens) for a in answers] == [
+        (
+            "g1",
+            "gemini-3.1-pro-preview",
+            {
+                "input": 1000,
+                "output": 70,
+                "thought": 50,
+                "cached_read": 300,
+                "cached_write": 0,
+                "total": 1370,
+            },
+        ),
+        (
+            "g2",
+            "gemini-3.1-pro-preview",
+            {"input": 9000, "output": 7, "thought": 0, "cached_read": 0, "cached_write": 0, "total": 9007},
+        ),
+    ]
+
+
+def test_a_files_pattern_may_name_the_first_characters_of_the_session_id(tmp_path: Path) -> None:
+    """Gemini CLI names a chat file with the first 8 characters of its session's id
+    (``{session_id:8}``), under a folder per project, in $GEMINI_CLI_HOME/.gemini or ~/.gemini."""
+    session = "319a18f6-ed15-4b9b-ad08-35db614a5371"
+    home, moved = tmp_path / "home", tmp_path / "moved"
+    wanted = moved / ".gemini" / "tmp" / "api" / "chats" / "session-2026-12-07T06-14-319a18f6.jsonl"
+    elsewhere = home / ".gemini" / "tmp" / "api" / "chats" / "session-2026-12-07T06-14-319a18f6.jsonl"
+    other = home / ".gemini" / "tmp" / "api" / "chats" / "session-2026-12-07T06-20-11112222.jsonl"
+    for path in (wanted, elsewhere, other):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    gemini = spec("gemini")
+    assert transcripts.located(gemini, session, {"HOME": str(home), "GEMINI_CLI_HOME": str(moved)}) == str(
+        wanted
+    )
+    assert transcripts.located(gemini, session, {"HOME": str(home)}) == str(elsewhere)
+    assert transcripts.located(gemini, "aaaabbbb-0000", {"HOME": str(home)}) is None
+    assert (
+        transcripts.pattern_for("a/{session_id}/b-{session_id:3}.jsonl", "abcdef") == "a/abcdef/b-abc.jsonl"
+    )
+    assert transcripts.pattern_for("{session_id:8}", "abc") == "abc"

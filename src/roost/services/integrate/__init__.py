@@ -3,9 +3,10 @@
 Boundaries, as sentences:
 
 - Every file format a host agent reads is one module here (``claude``: Claude Code's
-  settings.json; ``codex``: codex's hooks.json plus config.toml; ``asset``: a plugin or
-  extension file roost owns outright); which agent uses which, and where its files live, is
-  data in that agent's manifest (``[hook] kind``, ``dirs``, ``file``).
+  settings.json, and Gemini CLI's, which takes the same hook groups; ``codex``: codex's
+  hooks.json plus config.toml; ``asset``: a plugin or extension file roost owns outright);
+  which agent uses which, and where its files live, is data in that agent's manifest
+  (``[hook] kind``, ``dirs``, ``file``).
 - Only entries roost marks as its own are ever changed or removed: a hook whose command runs
   ``rosterd-hook``, a TOML block between roost's marker comments, a file whose first line
   carries roost's marker. Everything else in a file is kept, and a file that would not change

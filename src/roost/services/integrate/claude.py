@@ -1,5 +1,8 @@
 """Claude Code: roost's hook groups in settings.json (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``).
 
+Gemini CLI's settings.json takes the same groups (its manifest's ``kind = "claude-settings"``
+names its own directories and events); it has no HTTP hooks and no gate.
+
 Two ways to hook each event: a command (``rosterd-hook``, which works with no daemon at all),
 or, for the events the manifest lists in ``[hook] http``, an HTTP hook that Claude POSTs to the
 daemon's hook port (``install(http=True, port=…)``, ``rosterd integrate install claude
