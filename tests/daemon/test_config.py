@@ -100,8 +100,8 @@ def test_the_specifications_example_loads_with_every_key_taken(tmp_path: Path) -
         ('[budget.folders]\n"rel/path" = 5\n', '[budget.folders] "rel/path" is not an absolute folder'),
         ('[budget.folders]\n"/abs" = -1\n', '[budget.folders] "/abs" must be a limit greater than 0'),
         (
-            "[harness.gemini]\nextension = true\n",
-            "[harness.gemini] extension = true is not supported: roost has no integration for gemini "
+            "[harness.amp]\nextension = true\n",
+            "[harness.amp] extension = true is not supported: roost has no integration for amp "
             "to supply its claims and permission gate",
         ),
         (
