@@ -105,7 +105,11 @@ FOLLOW = """async () => {
   roster.swarmRecord({ node_id: "node0", record: record(0, 1, "active") });  // this node's: from /changes
   const second = look();
   const kept = (id) => first.find((row) => row.id === id) === second.find((row) => row.id === id);
-  const reused = { untouched: kept("node2/%1"), touched: kept("node1/%1") };
+  const reused = {
+    untouched: kept("node2/%1"),
+    touched: kept("node1/%1"),
+    group: first.grouped.get("node2") === second.grouped.get("node2"),
+  };
   roster.nodeStanding({ node: "host-2", node_id: "node2", peer_state: "unreachable", peer_age_ms: 1000,
     sessions: 2, dropped: 0 });
   const seventh = { pane: "%7", session: "main", window: "x", cwd: "/" };
@@ -134,7 +138,7 @@ def test_the_union_follows_one_change_at_a_time_and_remakes_only_the_changed_nod
     log_in(page, web)
     result = page.evaluate(FOLLOW)
     said, reused = result["said"], result["reused"]
-    assert reused == {"untouched": True, "touched": False}
+    assert reused == {"untouched": True, "touched": False, "group": True}  # its heading's sums are kept
     remote = ["node1/%1", "node1/%2", "node2/%1", "node2/%2"]
     assert [r for r in said[0]["ids"] if "/" in r] == remote
     assert said[1]["states"]["node1/%2"] == "working"

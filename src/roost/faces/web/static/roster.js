@@ -364,14 +364,19 @@ export class Roster extends EventTarget {
     if (this.made && this.made.version === version) return this.made.rows;
     const own = this.swarm ? this.swarm.node_id : null;
     const rows = this.localRows().map((row) => ({ ...row, node_id: own }));
+    const grouped = new Map([[own, [...rows]]]);
     for (const node of this.swarm ? this.swarm.nodes.values() : []) {
       if (node.node_id === own) continue;
       if (!this.nodeRows.has(node.node_id)) {
         const records = [...(this.byNode.get(node.node_id) || new Map()).values()];
         this.nodeRows.set(node.node_id, this.remoteRows(node, records));
       }
-      for (const row of this.nodeRows.get(node.node_id)) rows.push(row);
+      const made = this.nodeRows.get(node.node_id);
+      grouped.set(node.node_id, made);
+      for (const row of made) rows.push(row);
     }
+    // Each node's rows as made (the same array until the node changes), for a draw by node.
+    Object.defineProperty(rows, "grouped", { value: grouped });
     this.made = { version, rows };
     return rows;
   }

@@ -79,12 +79,28 @@ export function standing(node) {
   return node.peer_state;
 }
 
-/** Rows grouped by node, in the order of `nodes` (this node first): [node, its rows]. One pass
- * over the rows: a thousand nodes of fifty sessions each are fifty thousand rows. */
+/** Rows grouped by node, in the order of `nodes` (this node first): [node, its rows]. The
+ * roster's own grouping when the rows carry it (`rows.grouped`: a node's array is the same
+ * until that node changes, so what is drawn from it can be kept), else one pass over the rows:
+ * a thousand nodes of fifty sessions each are fifty thousand rows. */
 export function byNode(rows, nodes) {
+  if (rows.grouped) return nodes.map((node) => [node, rows.grouped.get(node.node_id) || []]);
   const of = new Map(nodes.map((node) => [node.node_id, []]));
   for (const row of rows) of.get(row.node_id)?.push(row);
   return nodes.map((node) => [node, of.get(node.node_id)]);
+}
+
+// A node's rollup and cost, by its rows as the roster made them: a swarm's draw, once a frame
+// while changes come, would otherwise count every node's sessions again each time.
+const summaries = new WeakMap();
+function summaryOf(members) {
+  let found = summaries.get(members);
+  if (!found) {
+    const spent = spendView(members.map((row) => row.record), "cost node-cost");
+    found = { rollup: rollup(members.map((row) => row.state)), spent };
+    summaries.set(members, found);
+  }
+  return found;
 }
 
 // How many sessions a swarm may have before the page shows each node but this one as its
@@ -133,10 +149,10 @@ export function nodeGroup(node, members, body, className, { open = true, onToggl
   health.textContent = standing(node);
   const summary = document.createElement("span");
   summary.className = "rollup";
-  summary.textContent = rollup(members.map((row) => row.state));
+  const found = summaryOf(members);
+  summary.textContent = found.rollup;
   head.append(name, health, summary);
-  const spent = spendView(members.map((row) => row.record), "cost node-cost");
-  if (spent) head.append(spent);
+  if (found.spent) head.append(found.spent.cloneNode(true));
   group.append(head);
   if (open) group.append(body);
   return group;
