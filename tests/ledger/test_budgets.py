@@ -88,11 +88,8 @@ def test_a_sessions_budget_warns_once_then_holds_it_and_a_lift_lets_it_go(tmp_pa
 
 
 def test_a_folders_budget_holds_every_session_in_it_and_tells_only_the_one_that_crossed_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, home: Path
 ) -> None:
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     world = World(tmp_path, Clock())
     panes = Panes(world, home)
 
@@ -123,11 +120,8 @@ def test_a_folders_budget_holds_every_session_in_it_and_tells_only_the_one_that_
 
 
 def test_a_pane_crossing_mid_turn_is_told_mid_turn_and_not_again_when_the_turn_ends(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, home: Path
 ) -> None:
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     clock = Clock()
     world = World(tmp_path, clock)
     panes = Panes(world, home)
@@ -155,14 +149,11 @@ def test_a_pane_crossing_mid_turn_is_told_mid_turn_and_not_again_when_the_turn_e
 
 
 def test_a_pane_turn_that_says_nothing_after_its_answer_is_looked_at_on_a_timer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path
 ) -> None:
     """No hook fires while the model thinks after an answer: the ledger looks again anyway,
     every ``PEEK_EVERY`` (shortened here), and tells the crossing mid-turn."""
     monkeypatch.setattr(follow, "PEEK_EVERY", 0.05)
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     clock = Clock()
     world = World(tmp_path, clock)
     panes = Panes(world, home)

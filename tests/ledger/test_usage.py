@@ -157,11 +157,8 @@ OPUS = {"input": 1000, "output": 200, "cached_read": 30000, "cached_write": 400}
 
 
 def test_a_panes_turns_are_read_from_its_agents_transcript_priced_and_put_on_its_record(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, home: Path
 ) -> None:
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     clock = Clock()
     world = World(tmp_path, clock)
     panes = Panes(world, home)
@@ -209,11 +206,8 @@ def test_a_panes_turns_are_read_from_its_agents_transcript_priced_and_put_on_its
 
 
 def test_a_transcript_there_before_the_session_was_seen_counts_from_then_and_a_restart_goes_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, home: Path
 ) -> None:
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     clock = Clock()
     old = World(tmp_path, clock)
     panes = Panes(old, home)
@@ -257,16 +251,11 @@ def test_a_transcript_there_before_the_session_was_seen_counts_from_then_and_a_r
     ]
 
 
-def test_an_answer_written_before_the_hook_named_the_session_counts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_answer_written_before_the_hook_named_the_session_counts(tmp_path: Path, home: Path) -> None:
     """The hook that names the session may be heard after the first answer is written (pi
     writes its file only then; a prompt sent as the agent starts beats a slow hook): the file
     is then first seen holding an answer of this session, which counts, where a resumed
     conversation's older answers in the same file do not."""
-    home = tmp_path / "home"
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     clock = Clock()
     world = World(tmp_path, clock)
     panes = Panes(world, home)
