@@ -16,7 +16,7 @@ import json
 import queue
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -232,6 +232,42 @@ def test_codex_turns_count_what_the_api_charged_priced_by_the_users_table(
     )
 
 
+Last = tuple[str, dict[str, int], dict[str, Any]]
+"""A turn's ``spend.last`` as a test expects it: the model, the tokens, the cost."""
+
+
+def two_turns(
+    roost: Roost,
+    rosterd: Daemon,
+    agent_bin: Path,
+    name: str,
+    charges: list[Usage],
+    last: Callable[[Usage], Last],
+) -> dict[str, Any]:
+    """Two turns of the real agent ``name`` in a roost pane, started as the agent matrix starts
+    it (tests/agents/test_matrix.py) with its integration, against the fake API charging
+    ``charges``: each turn's ``spend.last`` held to ``last(charge)``. The record after both."""
+    recipe = ROWS[name]
+    api = APIS[recipe["api"]](script=script(recipe["tool"]))
+    api.charge = lambda n: charges[n]
+    try:
+        with rosterd.unix(timeout=TURN_TIMEOUT) as client:
+            agent = launch(roost, rosterd, client, name, True, api, agent_bin)
+            try:
+                for number, prompt in enumerate((f"a {name} turn to count", "and a second"), start=1):
+                    agent.send(prompt)
+                    agent.until_idle(number)
+                    record = spent(rosterd, agent, number)
+                    assert api.conversation_usage() == charges[:number]
+                    said = record["spend"]["last"]
+                    assert (said["model"], said["tokens"], said["cost"]) == last(charges[number - 1])
+            finally:
+                _stop_strays(Path(roost.env["HOME"]))
+    finally:
+        api.close()
+    return record
+
+
 PI_MODEL = "claude-sonnet-4-5"
 """The model pi's recipe sets (tests/fixtures/screens/pi/recipe.toml): the packaged table prices
 it as an alias of ``PRICED``."""
@@ -245,30 +281,12 @@ def test_pi_turns_in_a_terminal_count_what_the_api_charged(
         Usage(input=911, output=77, cached_read=12001, cached_write=303),
         Usage(input=45, output=1502, cached_read=13313, cached_write=0),
     ]
-    recipe = ROWS["pi"]
-    api = APIS[recipe["api"]](script=script(recipe["tool"]))
-    api.charge = lambda n: charges[n]
     price = packaged(PRICED)
-    try:
-        with rosterd.unix(timeout=TURN_TIMEOUT) as client:
-            agent = launch(roost, rosterd, client, "pi", True, api, agent_bin)
-            try:
-                for number, prompt in enumerate(("a pi turn to count", "and a second"), start=1):
-                    agent.send(prompt)
-                    agent.until_idle(number)
-                    record = spent(rosterd, agent, number)
-                    assert api.conversation_usage() == charges[:number]
-                    used = charges[number - 1]
-                    last = record["spend"]["last"]
-                    assert (last["model"], last["tokens"], last["cost"]) == (
-                        PI_MODEL,
-                        written(used),
-                        {"amount": cost(used, price), "currency": "USD"},
-                    )
-            finally:
-                _stop_strays(Path(roost.env["HOME"]))
-    finally:
-        api.close()
+
+    def last(used: Usage) -> Last:
+        return PI_MODEL, written(used), {"amount": cost(used, price), "currency": "USD"}
+
+    record = two_turns(roost, rosterd, agent_bin, "pi", charges, last)
     assert [(line["harness"], line["lane"], line["tokens"]) for line in ledger_lines(rosterd)] == [
         ("pi", "interactive", written(used)) for used in charges
     ]
@@ -314,31 +332,12 @@ def test_gemini_turns_in_a_terminal_count_what_the_api_charged(
         Usage(input=2203, output=91, cached_read=8192, thought=517),
         Usage(input=64, output=1733, cached_read=10240, thought=0),
     ]
-    recipe = ROWS["gemini"]
-    api = APIS[recipe["api"]](script=script(recipe["tool"]))
-    api.charge = lambda n: charges[n]
-    try:
-        with rosterd.unix(timeout=TURN_TIMEOUT) as client:
-            agent = launch(roost, rosterd, client, "gemini", True, api, agent_bin)
-            try:
-                for number, prompt in enumerate(("a gemini turn to count", "and a second"), start=1):
-                    agent.send(prompt)
-                    agent.until_idle(number)
-                    record = spent(rosterd, agent, number)
-                    assert api.conversation_usage() == charges[:number]
-                    used = charges[number - 1]
-                    counted = {name: count for name, count in gemini_tokens(used).items() if count}
-                    amount = cost(billed(used), GEMINI_PRICE)
-                    last = record["spend"]["last"]
-                    assert (last["model"], last["tokens"], last["cost"]) == (
-                        GEMINI_MODEL,
-                        counted,
-                        {"amount": amount, "currency": "USD"},
-                    )
-            finally:
-                _stop_strays(Path(roost.env["HOME"]))
-    finally:
-        api.close()
+
+    def last(used: Usage) -> Last:
+        counted = {name: count for name, count in gemini_tokens(used).items() if count}
+        return GEMINI_MODEL, counted, {"amount": cost(billed(used), GEMINI_PRICE), "currency": "USD"}
+
+    record = two_turns(roost, rosterd, agent_bin, "gemini", charges, last)
     assert [(line["harness"], line["lane"], line["model"]) for line in ledger_lines(rosterd)] == [
         ("gemini", "interactive", GEMINI_MODEL)
     ] * 2
