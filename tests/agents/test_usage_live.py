@@ -179,14 +179,19 @@ def test_a_claude_turn_of_a_model_no_table_prices_shows_its_tokens_and_an_unknow
     assert "unknown" in ok(rosterd, "usage").decode()
 
 
-@pytest.fixture
-def priced_codex(roost: Roost) -> None:
-    """A user's ``prices.toml`` that prices the fake Codex model, as a person adds a model the
-    packaged table lacks: written before the daemon starts (it reads the table once)."""
+def user_prices(roost: Roost, model: str, price: dict[str, Any]) -> None:
+    """A user's ``prices.toml`` that prices ``model``, as a person adds a model the packaged
+    table lacks: written before the daemon starts (it reads the table once)."""
     folder = Path(roost.env["XDG_CONFIG_HOME"]) / "roost"
     folder.mkdir(parents=True, exist_ok=True)
-    entry = "\n".join(f"{key} = {json.dumps(value)}" for key, value in CODEX_PRICE.items())
-    (folder / price_table.FILE).write_text(f'[models."{CODEX_MODEL}"]\n{entry}\ntaken = "2026-12-06"\n')
+    entry = "\n".join(f"{key} = {json.dumps(value)}" for key, value in price.items())
+    (folder / price_table.FILE).write_text(f'[models."{model}"]\n{entry}\ntaken = "2026-12-06"\n')
+
+
+@pytest.fixture
+def priced_codex(roost: Roost) -> None:
+    """The fake Codex model, priced by the user."""
+    user_prices(roost, CODEX_MODEL, CODEX_PRICE)
 
 
 def test_codex_turns_count_what_the_api_charged_priced_by_the_users_table(
@@ -304,11 +309,8 @@ GEMINI_PRICE = {"currency": "USD", "input": 2.0, "output": 12.0, "cached_read": 
 
 @pytest.fixture
 def priced_gemini(roost: Roost) -> None:
-    """A user's ``prices.toml`` that prices Gemini's model, written before the daemon starts."""
-    folder = Path(roost.env["XDG_CONFIG_HOME"]) / "roost"
-    folder.mkdir(parents=True, exist_ok=True)
-    entry = "\n".join(f"{key} = {json.dumps(value)}" for key, value in GEMINI_PRICE.items())
-    (folder / price_table.FILE).write_text(f'[models."{GEMINI_MODEL}"]\n{entry}\ntaken = "2026-12-07"\n')
+    """Gemini's model, priced by the user."""
+    user_prices(roost, GEMINI_MODEL, GEMINI_PRICE)
 
 
 def gemini_tokens(used: Usage) -> dict[str, int]:
