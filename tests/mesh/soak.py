@@ -31,8 +31,9 @@ every dropped connection from ``?since=`` the last id seen):
 - (c) no state Y emitted is missing between two reports, except across a fresh frame: the
   changes X derives from Y's frame (the unbroken run of Y's records right after X's ``node``
   change saying Y is reachable, each session at most once; or the records of a ``snapshot``)
-  may skip what Y emitted while the link was down; every other report is Y's next state,
-  exactly;
+  may skip what Y emitted while the link was down, and say ended, for a reason not known,
+  a session X held live that the frame no longer holds (Y restarted without it, or it ended
+  and lingered out while the link was down); every other report is Y's next state, exactly;
 - (d) at the end, every cut healed and the claims stopped: X's union holds exactly Y's own
   snapshot (every session, each in the same state) and every running member is reachable;
   the view a client builds from X's ``/swarm/changes`` (its snapshot, then each change)
