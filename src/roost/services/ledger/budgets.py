@@ -46,7 +46,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -314,34 +314,31 @@ class Budgets:
         )
         if (scope, where) not in self.store.limits and len(self.store.limits) >= MOST:
             raise UsageError(f"{MOST} budgets are set already; clear one first", field="scope")
-        before = self.store.limits.get((scope, where))
-        self.store.limits[(scope, where)] = made
-        self._commit(lambda: self._undo(scope, where, before))
+        with self._saved():
+            self.store.limits[(scope, where)] = made
         return made
 
     def clear(self, scope: str, target: object) -> None:
         """Forget the API's budget for ``scope`` and ``target`` (the config's, if any, stands)."""
         where = check_target(scope, target)
-        before = self.store.limits.pop((scope, where), None)
-        if before is None:
+        if (scope, where) not in self.store.limits:
             raise TargetGone(f"no budget set through the API for {scope} {where or ''}".rstrip())
-        self._commit(lambda: self._undo(scope, where, before))
+        with self._saved():
+            del self.store.limits[(scope, where)]
 
-    def _commit(self, undo: Callable[[], None]) -> None:
-        """Save the store and judge every budget again; when the save fails, ``undo`` puts the
-        change back first, so what the daemon enforces is never what the disk does not hold."""
+    @contextlib.contextmanager
+    def _saved(self) -> Iterator[None]:
+        """The change the block makes to the store, saved, then every budget judged again; when
+        the save fails, the store as it was before the block, so what the daemon enforces is
+        never what the disk does not hold."""
+        limits, lifted = dict(self.store.limits), dict(self.store.lifted)
         try:
+            yield
             self.store.save()
         except BaseException:
-            undo()
+            self.store.limits, self.store.lifted = limits, lifted
             raise
         self.evaluate(None)
-
-    def _undo(self, scope: str, where: str | None, before: Limit | None) -> None:
-        if before is None:
-            self.store.limits.pop((scope, where), None)
-        else:
-            self.store.limits[(scope, where)] = before
 
     def lift(self, scope: str, target: object) -> dict[str, Any]:
         """Let prompts through a scope's budget until its period ends; what is lifted."""
@@ -349,14 +346,9 @@ class Budgets:
         if scope == SESSION and where is not None and self.live.roster.record(where) is None:
             raise TargetGone(f"no session {where!r}")
         period = _period(scope, where, day_of(self.clock()))
-        before = dict(self.store.lifted)
-        self.store.lifted[period] = self.clock()
-        self._forget_old_lifts()
-
-        def undo() -> None:
-            self.store.lifted = before
-
-        self._commit(undo)
+        with self._saved():
+            self.store.lifted[period] = self.clock()
+            self._forget_old_lifts()
         return {
             "scope": scope,
             "target": where,
