@@ -291,8 +291,8 @@ class Usage(_Value):
     at ``model`` in the answer's line, or in the last line before it that matches
     ``model_when`` when that is set. ``at`` is the path of the answer's time (ISO 8601): with
     it, a file first seen after its session's answers were written is read from its start,
-    each answer counted when it came after the agent's process
-    started (a resumed conversation's earlier answers did not)."""
+    each answer counted when it came after the agent's process started (a resumed
+    conversation's earlier answers did not)."""
 
     __slots__ = (
         "at",

@@ -165,8 +165,10 @@ USAGE: dict[str, Check] = {
 USAGE_NEEDS = ("files", "when", "tokens")
 PLACEHOLDER = re.compile(r"\{[^{}]*\}|[{}]")
 """Anything in a ``files`` pattern that reads as a placeholder (or half of one)."""
-PLACEHOLDER_OK = re.compile(r"\{session_id(?::[1-9]\d{0,2})?\}")
-"""The placeholders a ``files`` pattern may hold (:func:`roost.services.ledger.transcripts.pattern_for`)."""
+SESSION_ID = re.compile(r"\{session_id(?::([1-9]\d{0,2}))?\}")
+"""The placeholders a ``files`` pattern may hold: ``{session_id}``, or ``{session_id:N}`` for its
+first N characters (Gemini CLI names its chat file with the first 8); the ledger fills them in
+(:func:`roost.services.ledger.transcripts.pattern_for`)."""
 DETECT_KEYS = frozenset({"identify", "rules", "replace"})
 RULE: dict[str, Check] = {
     "id": _text,
@@ -248,7 +250,7 @@ def _usage(table: object, prefix: str) -> dict:
                 )
     for pattern in usage.get("files", ()):
         for placeholder in PLACEHOLDER.findall(pattern):
-            if not PLACEHOLDER_OK.fullmatch(placeholder):
+            if not SESSION_ID.fullmatch(placeholder):
                 raise ManifestError(
                     f"{prefix}[usage]: files pattern {pattern!r} holds {placeholder}, which is neither"
                     " {session_id} nor {session_id:N} (its first N characters, N from 1)"

@@ -33,13 +33,13 @@ from __future__ import annotations
 import glob
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from roost.agents.model import Usage as Spec
+from roost.agents.schema import SESSION_ID
 
 READ_MAX = 64 * 1024 * 1024
 """Bytes of a transcript read at one turn's end; past it the rest is skipped, uncounted."""
@@ -59,11 +59,6 @@ class Answer:
     id: str | None
     model: str | None
     tokens: Mapping[str, int]
-
-
-SESSION_ID = re.compile(r"\{session_id(?::(\d+))?\}")
-"""A ``files`` pattern's placeholder: ``{session_id}``, or ``{session_id:N}`` for its first N
-characters (Gemini CLI names its chat file with the first 8)."""
 
 
 def pattern_for(pattern: str, session_id: str) -> str:
