@@ -35,7 +35,7 @@ from roost.faces.api.errors import NotFound, TooMany, Unavailable
 from roost.faces.api.operations import operation, parameter
 from roost.faces.api.streams import CURSOR, DIGITS, EventStream, cursor, frame
 from roost.remote.swarm.feed import EVENTS, SNAPSHOT
-from roost.remote.swarm.union import Whole, dumps
+from roost.remote.swarm.union import Whole, joined
 
 if TYPE_CHECKING:
     from roost.remote.swarm.feed import Feed, Frame, Subscription, SwarmChange
@@ -98,8 +98,8 @@ def _narrowed(union: dict[str, Any], node_id: str | None) -> dict[str, Any]:
 
 def _change_frame(change: SwarmChange, node_id: str | None) -> str:
     if isinstance(change.snapshot, Whole) and node_id is None:
-        head = dumps(change.head())
-        return sse.encode(change.event, f'{head[:-1]},"snapshot":{change.snapshot.text()}}}', change.ident)
+        text = joined(change.head(), "snapshot", change.snapshot.text())
+        return sse.encode(change.event, text, change.ident)
     document = change.to_json()
     if change.snapshot is not None:
         document["snapshot"] = _narrowed(document["snapshot"], node_id)

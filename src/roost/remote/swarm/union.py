@@ -31,6 +31,12 @@ def dumps(doc: object) -> str:
     return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+def joined(doc: dict[str, Any], key: str, raw: str) -> str:
+    """``doc`` as JSON text with ``key`` last, its value ``raw``, JSON text already made."""
+    head = dumps(doc)
+    return f"{head[:-1]}{',' if doc else ''}{dumps(key)}:{raw}}}"
+
+
 class Texts:
     """Each peer record's served JSON as text, made once per document and kept while it is
     served: the union of 50,000 sessions is ~40 MB of JSON, and encoding it whole for each read
@@ -117,8 +123,7 @@ class View:
                 parts.append(text[:-1] + standing if len(text) > 2 else dumps({**doc, **_standing(row)}))
         if len(texts) > 2 * sum(len(wire) for _, wire in self.peers) + 1024:
             texts.keep_only(doc for _, wire in self.peers for doc in wire)
-        head = dumps(self._head(epoch, seq))
-        return f'{head[:-1]},"records":[{",".join(parts)}]}}'
+        return joined(self._head(epoch, seq), "records", f"[{','.join(parts)}]")
 
     def _head(self, epoch: int, seq: int) -> dict[str, Any]:
         itself = {"node": self.node, "node_id": self.node_id, "peer_state": LOCAL, "peer_age_ms": 0}
