@@ -95,6 +95,9 @@ BAD_FILES = [
     ('[usage]\nfiles = ["{session}.jsonl"]\n', "holds {session}, which is neither {session_id} nor"),
     ('[usage]\nfiles = ["{session_id:0}.jsonl"]\n', "holds {session_id:0}, which is neither"),
     ('[usage]\nfiles = ["{session_id.jsonl"]\n', "holds {, which is neither"),
+    ("[usage]\nquery = 'DELETE FROM message WHERE id = :session_id'\n", "[usage]: query must be one SQL"),
+    ("[usage]\nquery = 'SELECT data FROM message'\n", "its id bound as :session_id"),
+    ("[usage]\nquery = 1\n", "[usage]: query must be one SQL SELECT"),
     ('name = "other"\n', "name must be the file's own name, 'claude', got 'other'"),
     ("[[detect.rules]]\nstate = 'idle'\n", "[[detect.rules]] #1: id is required"),
 ]

@@ -1,13 +1,13 @@
-"""What the real Claude Code, Codex, pi and Gemini CLI turns cost, as rosterd counts them from
-the agents' own records, held to what the fake model API charged, to the token; and a session
-budget that a real turn crosses mid-turn (issue 36, item 5).
+"""What the real Claude Code, Codex, pi, OpenCode and Gemini CLI turns cost, as rosterd counts
+them from the agents' own records, held to what the fake model API charged, to the token; and a
+session budget that a real turn crosses mid-turn (issue 36, item 5).
 
 The fake APIs report the usage each answer is charged (``ModelAPI.charge``, the test's choice)
 and keep what they reported (``charged``). rosterd never sees those numbers: it reads them back
-from Claude's transcript, Codex's rollout, pi's session file and Gemini's chat file when a turn
-ends (and, for the budgets, while one runs), and prices them by the price table. So a count
-that matches here went through the real CLI's own bookkeeping, the manifest's ``[usage]`` and
-the ledger.
+from Claude's transcript, Codex's rollout, pi's session file, OpenCode's database and Gemini's
+chat file when a turn ends (and, for the budgets, while one runs), and prices them by the price
+table. So a count that matches here went through the real CLI's own bookkeeping, the
+manifest's ``[usage]`` and the ledger.
 """
 
 from __future__ import annotations
@@ -294,6 +294,33 @@ def test_pi_turns_in_a_terminal_count_what_the_api_charged(
     record = two_turns(roost, rosterd, agent_bin, "pi", charges, last)
     assert [(line["harness"], line["lane"], line["tokens"]) for line in ledger_lines(rosterd)] == [
         ("pi", "interactive", written(used)) for used in charges
+    ]
+    total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
+    amount = round(sum(cost(used, price) for used in charges), price_table.DIGITS)
+    spend = record["spend"]
+    assert (spend["turns"], spend["tokens"], spend["cost"]) == (2, total, {"USD": amount})
+
+
+OPENCODE_MODEL = "claude-sonnet-4-5"
+"""The model OpenCode's recipe sets (tests/fixtures/screens/opencode/recipe.toml)."""
+
+
+def test_opencode_turns_in_a_terminal_count_what_the_api_charged(
+    roost: Roost, rosterd: Daemon, agent_bin: Path
+) -> None:
+    """Read back from OpenCode's own database (its ``message`` rows), not a file of lines."""
+    charges = [
+        Usage(input=1203, output=347, cached_read=5011, cached_write=709),
+        Usage(input=58, output=1291, cached_read=9007, cached_write=2),
+    ]
+    price = packaged(PRICED)
+
+    def last(used: Usage) -> Last:
+        return OPENCODE_MODEL, written(used), {"amount": cost(used, price), "currency": "USD"}
+
+    record = two_turns(roost, rosterd, agent_bin, "opencode", charges, last)
+    assert [(line["harness"], line["lane"], line["tokens"]) for line in ledger_lines(rosterd)] == [
+        ("opencode", "interactive", written(used)) for used in charges
     ]
     total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
     amount = round(sum(cost(used, price) for used in charges), price_table.DIGITS)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -290,3 +292,159 @@ def test_a_files_pattern_may_name_the_first_characters_of_the_session_id(tmp_pat
         transcripts.pattern_for("a/{session_id}/b-{session_id:3}.jsonl", "abcdef") == "a/abcdef/b-abc.jsonl"
     )
     assert transcripts.pattern_for("{session_id:8}", "abc") == "abc"
+
+
+SESSION = "ses_db06b647dffec2X219w2F1Hd5r"
+STARTED_MS = 1_796_631_469_000
+"""When the OpenCode rows below were made (ms since the epoch, as OpenCode writes its times)."""
+
+
+class OpenCodeStore:
+    """OpenCode 1.18.33's database as it keeps messages (the ``message`` table's columns as it
+    creates them), written in WAL mode by a connection kept open, as a running OpenCode holds
+    it while rosterd reads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute(
+            "CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL,"
+            " time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL)"
+        )
+        self.made = 0
+
+    def add(
+        self,
+        ident: str,
+        role: str,
+        tokens: dict[str, int] | None = None,
+        *,
+        session: str = SESSION,
+        done: bool = True,
+        at_ms: int | None = None,
+    ) -> None:
+        """A message row; an assistant's with ``tokens`` (OpenCode's names: input, output,
+        reasoning, read, write) and completed unless ``done`` is false."""
+        self.made += 1
+        created = at_ms if at_ms is not None else STARTED_MS + 1000 * self.made
+        data: dict[str, Any] = {"role": role, "time": {"created": created}}
+        if role == "assistant":
+            data |= {"modelID": "claude-sonnet-4-5", "providerID": "anthropic", "finish": "stop"}
+            counts = tokens or {}
+            data["tokens"] = {
+                "input": counts.get("input", 0),
+                "output": counts.get("output", 0),
+                "reasoning": counts.get("reasoning", 0),
+                "cache": {"read": counts.get("read", 0), "write": counts.get("write", 0)},
+            }
+            if done:
+                data["time"]["completed"] = created + 500
+        self.db.execute(
+            "INSERT OR REPLACE INTO message VALUES (?, ?, ?, ?, ?)",
+            (ident, session, created, created, json.dumps(data)),
+        )
+
+    def complete(self, ident: str, tokens: dict[str, int]) -> None:
+        """An answer under way finishes: its counts and its end written into its row."""
+        [(session, created)] = self.db.execute(
+            "SELECT session_id, time_created FROM message WHERE id = ?", (ident,)
+        ).fetchall()
+        self.add(ident, "assistant", tokens, session=session, at_ms=created)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[OpenCodeStore]:
+    made = OpenCodeStore(tmp_path / "opencode.db")
+    yield made
+    made.close()
+
+
+def opencode_tokens(
+    input: int, output: int, reasoning: int = 0, read: int = 0, write: int = 0
+) -> dict[str, int]:
+    """What the ledger must say of an OpenCode answer with these counts: its output count left
+    the reasoning out, which is billed as output."""
+    return {
+        "input": input,
+        "output": output + reasoning,
+        "thought": reasoning,
+        "cached_read": read,
+        "cached_write": write,
+        "total": input + output + reasoning + read + write,
+    }
+
+
+def test_opencode_answers_are_read_from_its_database_by_session_each_completed_step_once(
+    store: OpenCodeStore,
+) -> None:
+    """Each step of a turn (a tool call's too) is a message of its own; a step under way has
+    no counts yet and is counted once it is completed, at the next turn's end, never twice."""
+    opencode = spec("opencode")
+    store.add("m1", "user")
+    store.add("m2", "assistant", {"input": 1203, "output": 347, "reasoning": 40, "read": 5011, "write": 709})
+    store.add("x1", "assistant", {"input": 999, "output": 9}, session="ses_another")
+    store.add("m3", "assistant", {"input": 20, "output": 5})
+    store.add("m4", "assistant", done=False)
+    seen = Transcript(opencode, str(store.path), 0, session_id=SESSION)
+    assert seen.peek() == seen.turn()
+    assert [
+        (a.id, a.model, a.tokens) for a in Transcript(opencode, str(store.path), 0, session_id=SESSION).turn()
+    ] == [
+        ("m2", "claude-sonnet-4-5", opencode_tokens(1203, 347, 40, 5011, 709)),
+        ("m3", "claude-sonnet-4-5", opencode_tokens(20, 5)),
+    ]
+    assert seen.offset == 2 and seen.turn() == []
+    store.complete("m4", {"input": 7, "output": 70})
+    store.add("m5", "user")
+    store.add("m6", "assistant", {"input": 8, "output": 80})
+    assert [(a.id, a.tokens["output"]) for a in seen.turn()] == [("m4", 70), ("m6", 80)]
+    assert seen.turn() == []
+
+
+def test_opencode_database_first_seen_late_counts_since_the_agent_started_and_a_revert_counts_nothing_again(
+    store: OpenCodeStore,
+) -> None:
+    opencode = spec("opencode")
+    store.add("old", "assistant", {"input": 111, "output": 1}, at_ms=STARTED_MS - 3_600_000)
+    store.add("new", "assistant", {"input": 5, "output": 2})
+    late = Transcript.opened(opencode, str(store.path), since=STARTED_MS / 1000, session_id=SESSION)
+    assert [a.id for a in late.turn()] == ["new"]
+    under_way = Transcript.opened(opencode, str(store.path), session_id=SESSION)
+    assert (under_way.offset, under_way.turn()) == (2, [])  # no start known: from its end
+    store.db.execute("DELETE FROM message WHERE id = 'new'")  # the turn reverted
+    assert (late.turn(), late.offset) == ([], 1)
+    store.add("again", "assistant", {"input": 6, "output": 3})
+    assert [a.id for a in late.turn()] == ["again"]
+    recalled = Transcript.opened(opencode, str(store.path), late.offset, session_id=SESSION)
+    assert recalled.turn() == []  # after a restart, from where the ledger counted to
+
+
+def test_opencode_database_is_never_written_and_one_that_cannot_be_read_counts_nothing(
+    store: OpenCodeStore, tmp_path: Path
+) -> None:
+    opencode = spec("opencode")
+    store.add("m1", "assistant", {"input": 1, "output": 1})
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in tmp_path.iterdir()}
+    assert len(Transcript(opencode, str(store.path), 0, session_id=SESSION).turn()) == 1
+    assert {p.name: (p.stat().st_size, p.stat().st_mtime_ns) for p in tmp_path.iterdir()} == before
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database at all" * 100)
+    for path in (garbage, tmp_path / "missing.db"):
+        unreadable = Transcript.opened(opencode, str(path), since=0.0, session_id=SESSION)
+        assert (unreadable.turn(), unreadable.offset) == ([], 0)
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_opencode_database_is_found_under_its_data_home(tmp_path: Path) -> None:
+    opencode = spec("opencode")
+    data = tmp_path / "data" / "opencode"
+    data.mkdir(parents=True)
+    (data / "opencode.db").write_bytes(b"")
+    env = {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    assert transcripts.located(opencode, SESSION, env) == str(data / "opencode.db")
+    assert transcripts.located(opencode, SESSION, {"HOME": str(tmp_path / "home")}) is None

@@ -292,7 +292,9 @@ class Usage(_Value):
     ``model_when`` when that is set. ``at`` is the path of the answer's time (ISO 8601): with
     it, a file first seen after its session's answers were written is read from its start,
     each answer counted when it came after the agent's process started (a resumed
-    conversation's earlier answers did not)."""
+    conversation's earlier answers did not). With ``query``, the file is an SQLite database and
+    the query's rows for the session (``:session_id``), in its order, are its lines: each row's
+    first column one JSON document (OpenCode keeps its messages so)."""
 
     __slots__ = (
         "at",
@@ -302,6 +304,7 @@ class Usage(_Value):
         "model",
         "model_when",
         "output_adds",
+        "query",
         "roots",
         "tokens",
         "when",
@@ -316,6 +319,7 @@ class Usage(_Value):
     input_includes: tuple[str, ...]
     output_adds: tuple[str, ...]
     at: tuple | None
+    query: str | None
 
     def __init__(self, table: dict) -> None:
         self._set(
@@ -329,6 +333,7 @@ class Usage(_Value):
             model_when=dict(table["model_when"]) if "model_when" in table else None,
             input_includes=tuple(table.get("input_includes", ())),
             output_adds=tuple(table.get("output_adds", ())),
+            query=table.get("query"),
         )
 
 

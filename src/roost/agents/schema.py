@@ -149,6 +149,15 @@ def _match(value: object) -> str | None:
     )
 
 
+def _query(value: object) -> str | None:
+    ok = (
+        isinstance(value, str)
+        and re.match(r"\s*(?:SELECT|WITH)\b", value, re.IGNORECASE) is not None
+        and ":session_id" in value
+    )
+    return None if ok else "one SQL SELECT of the session's rows, its id bound as :session_id"
+
+
 TOKEN_NAMES = ("input", "output", "thought", "cached_read", "cached_write", "cached_write_1h")
 """The ledger's token names a ``[usage.tokens]`` entry may read."""
 USAGE: dict[str, Check] = {
@@ -161,6 +170,7 @@ USAGE: dict[str, Check] = {
     "input_includes": _texts,
     "output_adds": _texts,
     "at": _steps,
+    "query": _query,
 }
 USAGE_NEEDS = ("files", "when", "tokens")
 PLACEHOLDER = re.compile(r"\{[^{}]*\}|[{}]")

@@ -277,8 +277,8 @@ class Ledger:
             if path is None:
                 return None
             if recalled is not None and recalled.get("path") == path:
-                return Transcript.opened(spec, path, recalled["offset"])
-            return Transcript.opened(spec, path, since=started)
+                return Transcript.opened(spec, path, recalled["offset"], session_id=session_id)
+            return Transcript.opened(spec, path, since=started, session_id=session_id)
 
         found = await asyncio.to_thread(open_it)
         if self._transcripts.get(key, ("",))[0] == session_id:
@@ -298,7 +298,7 @@ class Ledger:
             found = transcript
             if found is None:
                 path = transcripts.located(spec, session_id)
-                found = Transcript(spec, path, 0) if path is not None else None
+                found = Transcript(spec, path, 0, session_id=session_id) if path is not None else None
             if found is None:
                 return None, []
             return found, (found.turn() if count else found.peek())

@@ -2,16 +2,18 @@
 
 An agent in a terminal pane tells rosterd nothing of tokens: no hook carries a count. But
 Claude Code and Codex write every answer of their model, with what it used, to a JSON-lines
-file of their own (a transcript, a rollout). The agent's manifest says where that file is and
-how an answer's line reads (``[usage]``, :class:`roost.agents.model.Usage`); this module reads
-it, and knows no agent.
+file of their own (a transcript, a rollout); OpenCode keeps its messages as rows of an SQLite
+database, each a JSON document. The agent's manifest says where that file is and how an
+answer's line reads (``[usage]``, :class:`roost.agents.model.Usage`), and for a database the
+query whose rows, in order, are the session's lines; this module reads it, and knows no agent.
 
 Only numbers leave it: a line is parsed when it holds the values an answer's line must hold,
 and of it only the token counts, the answer's id and the model's id are kept. No prompt,
 reply, tool input or other text of the file is stored, logged or passed on.
 
 Reading is incremental and never counts a byte twice. Each session's :class:`Transcript`
-keeps the offset up to which its turns were counted; a turn's end reads from there to the
+keeps the offset up to which its turns were counted (of a database, the number of the query's
+rows); a turn's end reads from there to the
 last whole line and moves the offset on (:meth:`Transcript.turn`); a look mid-turn reads the
 same span without moving it (:meth:`Transcript.peek`). A file first seen as the session is
 already under way is counted from its end as it is then (what came before is not this
@@ -33,6 +35,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -46,6 +49,8 @@ READ_MAX = 64 * 1024 * 1024
 TAIL = 65536
 """Bytes read back from a file's end to find where its last whole line ends."""
 IDS_KEPT = 1024
+BUSY_SECONDS = 1.0
+"""How long a read of an agent's database waits for the agent's own write to finish."""
 """Answer ids of the last turn counted that a later read still recognises."""
 COUNT_MAX = 1 << 53
 
@@ -118,23 +123,34 @@ class Transcript:
     """The session's process start (Unix seconds): an answer of the part of the file that was
     there when it was first seen (up to ``judged``) counts when its time is after it."""
     judged: int = 0
+    session_id: str = ""
+    """The session whose rows a database's query selects (a file is the session's own)."""
 
     @classmethod
     def opened(
-        cls, spec: Spec, path: str, offset: int | None = None, since: float | None = None
+        cls,
+        spec: Spec,
+        path: str,
+        offset: int | None = None,
+        since: float | None = None,
+        session_id: str = "",
     ) -> Transcript:
         """A file first seen now, counted from ``offset`` (where the usage ledger says it was
         counted to before the daemon restarted), else from its start when ``since`` (the
         session's process start) can tell its answers from a resumed conversation's (``at``),
         else from its end (a session already under way), with the model the part not read last
         named, which its next answers are of."""
-        seen = cls(spec, path, 0)
+        seen = cls(spec, path, 0, session_id=session_id)
         if offset is None:
-            try:
-                size = os.stat(path).st_size
-            except OSError:
-                size = 0
-            offset = seen._whole(size)
+            if spec.query is not None:
+                rows = _rows(path, spec.query, session_id, 0)
+                offset = rows[1] if rows is not None else 0
+            else:
+                try:
+                    size = os.stat(path).st_size
+                except OSError:
+                    size = 0
+                offset = seen._whole(size)
             if since is not None and spec.at is not None:
                 seen.since, seen.judged = since, offset
                 return seen
@@ -160,15 +176,19 @@ class Transcript:
         line already written."""
         if self.spec.model_when is None or end == 0:
             return None
-        start = max(0, end - READ_MAX)
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(start)
-                data = f.read(end - start)
-        except OSError:
-            return None
+        if self.spec.query is not None:
+            rows = _rows(self.path, self.spec.query, self.session_id, 0)
+            lines = rows[0][:end] if rows is not None else []
+        else:
+            start = max(0, end - READ_MAX)
+            try:
+                with open(self.path, "rb") as f:
+                    f.seek(start)
+                    lines = f.read(end - start).splitlines()
+            except OSError:
+                return None
         markers = _markers(self.spec.model_when)
-        for line in reversed(data.splitlines()):
+        for line in reversed(lines):
             if not all(marker in line for marker in markers):
                 continue
             try:
@@ -197,6 +217,8 @@ class Transcript:
         return 0 if start == 0 else size
 
     def _read(self) -> tuple[list[Answer], int, str | None]:
+        if self.spec.query is not None:
+            return self._read_rows()
         try:
             with open(self.path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
@@ -209,10 +231,55 @@ class Transcript:
         cut = data.rfind(b"\n")
         if cut < 0:  # a line being written, or one past READ_MAX that is skipped whole
             return [], self.offset + (len(data) if len(data) == READ_MAX else 0), self.model
-        judged = (self.since, self.judged - self.offset) if self.since is not None else None
+        judged = None
+        if self.since is not None:
+            judged = (self.since, data[: max(0, self.judged - self.offset)].count(b"\n"))
         lines = data[: cut + 1].splitlines()
         answers, model = _answers(self.spec, lines, self.model, set(self.counted), judged)
         return answers, self.offset + cut + 1, model
+
+    def _read_rows(self) -> tuple[list[Answer], int, str | None]:
+        """``_read`` of a database: the query's rows past the offset are the lines."""
+        rows = _rows(self.path, self.spec.query or "", self.session_id, self.offset)
+        if rows is None:
+            return [], self.offset, self.model
+        lines, count = rows
+        if count < self.offset:  # rows taken back (a reverted turn): nothing is counted again
+            return [], count, self.model
+        judged = (self.since, max(0, self.judged - self.offset)) if self.since is not None else None
+        answers, model = _answers(self.spec, lines, self.model, set(self.counted), judged)
+        return answers, self.offset + len(lines), model
+
+
+def _rows(path: str, query: str, session_id: str, start: int) -> tuple[list[bytes], int] | None:
+    """The rows of ``query`` for ``session_id`` from row ``start`` on (each its first column, a
+    JSON text) until they pass ``READ_MAX`` bytes (the rest are read next time), and how many
+    rows it has in all; None when the database cannot be read. It is opened read-only: the
+    agent's store is never written."""
+    import sqlite3
+
+    uri = f"file:{urllib.parse.quote(path)}?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=BUSY_SECONDS, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        db.execute("PRAGMA query_only = ON")
+        lines: list[bytes] = []
+        size = count = 0
+        for row in db.execute(query, {"session_id": session_id}):
+            count += 1
+            if count <= start or size >= READ_MAX:
+                continue
+            value = row[0] if row else None
+            line = value.encode() if isinstance(value, str) else value if isinstance(value, bytes) else b""
+            size += len(line)
+            lines.append(line)
+        return lines, count
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
 
 
 def _markers(when: Mapping[str, object]) -> list[bytes]:
@@ -229,13 +296,11 @@ def _answers(
 ) -> tuple[list[Answer], str | None]:
     """The answers in ``lines``, by id (the last line of an id counting, in the order ids first
     appear), skipping ids already ``counted`` and, with ``judged`` (a time and a count of
-    bytes), answers in the lines within those bytes whose time is not after it (or cannot be
+    lines), answers in the first lines of that count whose time is not after it (or cannot be
     read); and the model named last by a ``model_when`` line."""
     wanted, switches = _markers(spec.when), _markers(spec.model_when or {})
     found: dict[object, Answer] = {}
-    position = 0
     for number, line in enumerate(lines):
-        start, position = position, position + len(line) + 1
         answer_line = all(marker in line for marker in wanted)
         model_line = spec.model_when is not None and all(marker in line for marker in switches)
         if not (answer_line or model_line):
@@ -257,7 +322,7 @@ def _answers(
         ident = _text(_at(doc, spec.id)) if spec.id is not None else None
         if ident is not None and ident in counted:
             continue
-        if judged is not None and start < judged[1] and not _after(_at(doc, spec.at), judged[0]):
+        if judged is not None and number < judged[1] and not _after(_at(doc, spec.at), judged[0]):
             continue
         own = model if spec.model_when is not None else _text(_at(doc, spec.model))
         key: object = ident if ident is not None else ("line", number)
