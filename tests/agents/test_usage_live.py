@@ -1,13 +1,13 @@
-"""What the real Claude Code, Codex, pi, OpenCode and Gemini CLI turns cost, as rosterd counts
-them from the agents' own records, held to what the fake model API charged, to the token; and a
-session budget that a real turn crosses mid-turn (issue 36, item 5).
+"""What the real Claude Code, Codex, pi, OpenCode, Copilot CLI and Gemini CLI turns cost, as
+rosterd counts them from the agents' own records, held to what the fake model API charged, to
+the token; and a session budget that a real turn crosses mid-turn (issue 36, item 5).
 
 The fake APIs report the usage each answer is charged (``ModelAPI.charge``, the test's choice)
 and keep what they reported (``charged``). rosterd never sees those numbers: it reads them back
-from Claude's transcript, Codex's rollout, pi's session file, OpenCode's database and Gemini's
-chat file when a turn ends (and, for the budgets, while one runs), and prices them by the price
-table. So a count that matches here went through the real CLI's own bookkeeping, the
-manifest's ``[usage]`` and the ledger.
+from Claude's transcript, Codex's rollout, pi's session file, OpenCode's database, Copilot's
+events file and Gemini's chat file when a turn ends (and, for the budgets, while one runs), and
+prices them by the price table. So a count that matches here went through the real CLI's own
+bookkeeping, the manifest's ``[usage]`` and the ledger.
 """
 
 from __future__ import annotations
@@ -324,6 +324,40 @@ def test_opencode_turns_in_a_terminal_count_what_the_api_charged(
     ]
     total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
     amount = round(sum(cost(used, price) for used in charges), price_table.DIGITS)
+    spend = record["spend"]
+    assert (spend["turns"], spend["tokens"], spend["cost"]) == (2, total, {"USD": amount})
+
+
+COPILOT_MODEL = "claude-sonnet-4.5"
+"""The model Copilot CLI's recipe sets (tests/fixtures/screens/copilot/recipe.toml), named as
+Copilot names it: no packaged price knows it (Copilot bills premium requests), a user's does."""
+COPILOT_PRICE = {"currency": "USD", "input": 3.0, "output": 15.0, "cached_read": 0.3, "cached_write": 3.75}
+
+
+@pytest.fixture
+def priced_copilot(roost: Roost) -> None:
+    """Copilot's model, priced by the user."""
+    user_prices(roost, COPILOT_MODEL, COPILOT_PRICE)
+
+
+def test_copilot_turns_in_a_terminal_count_what_the_api_charged_priced_by_the_users_table(
+    roost: Roost, priced_copilot: None, rosterd: Daemon, agent_bin: Path
+) -> None:
+    """Read back from Copilot's events file; its input count holds the cache, taken off it."""
+    charges = [
+        Usage(input=1203, output=347, cached_read=5011, cached_write=709),
+        Usage(input=58, output=1291, cached_read=9007, cached_write=2),
+    ]
+
+    def last(used: Usage) -> Last:
+        return COPILOT_MODEL, written(used), {"amount": cost(used, COPILOT_PRICE), "currency": "USD"}
+
+    record = two_turns(roost, rosterd, agent_bin, "copilot", charges, last)
+    assert [(line["harness"], line["lane"], line["tokens"]) for line in ledger_lines(rosterd)] == [
+        ("copilot", "interactive", written(used)) for used in charges
+    ]
+    total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
+    amount = round(sum(cost(used, COPILOT_PRICE) for used in charges), price_table.DIGITS)
     spend = record["spend"]
     assert (spend["turns"], spend["tokens"], spend["cost"]) == (2, total, {"USD": amount})
 

@@ -121,7 +121,7 @@ def test_a_file_first_seen_mid_session_counts_from_its_end_and_a_rewritten_one_f
     assert seen.offset == file.stat().st_size
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi", "copilot"])
 def test_a_file_first_seen_late_counts_the_answers_since_the_agent_started_not_a_resumed_past(
     agent: str, tmp_path: Path
 ) -> None:
@@ -448,3 +448,55 @@ def test_opencode_database_is_found_under_its_data_home(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")}
     assert transcripts.located(opencode, SESSION, env) == str(data / "opencode.db")
     assert transcripts.located(opencode, SESSION, {"HOME": str(tmp_path / "home")}) is None
+
+
+def copilot_event(kind: str, ident: str, usage: dict[str, Any] | None = None) -> str:
+    """A line of Copilot CLI 1.0.102's events file, as it writes one (fields trimmed)."""
+    data: dict[str, Any] = {"turnId": "0"}
+    if usage is not None:
+        data = {"usage": {"model": "claude-sonnet-4.5", "cost": 0.0, "isByok": True, **usage}}
+    return (
+        json.dumps({"type": kind, "data": data, "id": ident, "timestamp": "2026-12-07T08:22:21.841Z"}) + "\n"
+    )
+
+
+def test_copilot_counts_each_usage_record_its_input_without_the_cache(tmp_path: Path) -> None:
+    """Copilot's input count holds the cache's reads and writes (the API's three counts
+    added up): the ledger takes them off, so its input is what the API charged as input."""
+    file = tmp_path / "events.jsonl"
+    file.write_text(
+        copilot_event("assistant.turn_start", "e1")
+        + copilot_event(
+            "session.usage_record",
+            "e2",
+            {"inputTokens": 6923, "outputTokens": 347, "cacheReadTokens": 5011, "cacheWriteTokens": 709},
+        )
+        + copilot_event("assistant.message", "e3")
+        + copilot_event("session.usage_record", "e4", {"inputTokens": 40, "outputTokens": 9})
+        + copilot_event("assistant.turn_end", "e5")
+    )
+    answers = Transcript(spec("copilot"), str(file), 0).turn()
+    assert [(a.id, a.model, a.tokens) for a in answers] == [
+        (
+            "e2",
+            "claude-sonnet-4.5",
+            {
+                "input": 1203,
+                "output": 347,
+                "thought": 0,
+                "cached_read": 5011,
+                "cached_write": 709,
+                "total": 7270,
+            },
+        ),
+        (
+            "e4",
+            "claude-sonnet-4.5",
+            {"input": 40, "output": 9, "thought": 0, "cached_read": 0, "cached_write": 0, "total": 49},
+        ),
+    ]
+    home = tmp_path / "home"
+    events = home / ".copilot" / "session-state" / SESSION / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_text("")
+    assert transcripts.located(spec("copilot"), SESSION, {"HOME": str(home)}) == str(events)
