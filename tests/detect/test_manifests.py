@@ -175,6 +175,26 @@ BAD_RULES = [
         R + '[[detect.rules]]\nid = "r"\nstate = "done"\nregion = "screen"\npattern = "y"\n',
         "rule 'r': id is used twice",
     ),
+    (
+        R + 'overrules = "done"\n',
+        "rule 'r': overrules must be a list of strings, got 'done'",
+    ),
+    (
+        R + "overrules = [1]\n",
+        "rule 'r': overrules must be a list of strings, got [1]",
+    ),
+    (
+        R + 'overrules = ["finished"]\n',
+        "rule 'r': overrules must list states of working, blocked, done, idle, error, got 'finished'",
+    ),
+    (
+        R + 'overrules = ["idle"]\n',
+        "rule 'r': overrules lists 'idle', the rule's own state",
+    ),
+    (
+        R + 'overrules = ["done", "done"]\n',
+        "rule 'r': overrules lists a state twice: ['done', 'done']",
+    ),
     ('[detect]\nidentify = "x"\n', "[detect] identify: must be a table with region and pattern"),
     (
         '[detect]\nidentify = [{ region = "title", pattern = "a" }, { region = "nowhere", pattern = "b" }]\n',
@@ -215,3 +235,11 @@ def test_blocked_rules_default_to_the_permission_event(agents_dir: Path) -> None
     write(agents_dir, "ev", "[detect]\n" + rule("b", state="blocked") + rule("w"))
     events = {r.id: r.event for r in load_catalog().get("ev").rules}
     assert events == {"b": "permission", "w": "working"}
+
+
+def test_a_rule_overrules_the_states_it_lists_and_none_by_default(agents_dir: Path) -> None:
+    over = rule("e", state="error").rstrip("\n") + '\noverrules = ["done", "idle"]\n'
+    write(agents_dir, "ov", "[detect]\n" + over + rule("w"))
+    rules = load_catalog().get("ov")
+    assert {r.id: r.overrules for r in rules.rules} == {"e": frozenset({"done", "idle"}), "w": frozenset()}
+    assert rules.overruled == {"done", "idle"}

@@ -50,6 +50,15 @@ def test_a_turn_that_failed_is_told_as_an_error_in_the_words_every_face_uses() -
     assert classify(IDLE, IDLE, "idle", "error") is None
 
 
+def test_a_done_found_failed_after_is_told_as_an_error() -> None:
+    """A screen rule overruled the hook's done (``overrules``): the turn failed after all, and
+    that "error" replaces the "done" still waiting out its grace."""
+    assert classify(IDLE, IDLE, "error", "error", was="done") == ERROR
+    assert classify(IDLE, IDLE, "error", "error", was="error") is None
+    assert classify(IDLE, IDLE, "error", "error", was="idle") is None, "seen, then nothing new"
+    assert classify(IDLE, IDLE, "done", "done", was="error") is None
+
+
 def test_a_delay_fires_once_after_its_grace() -> None:
     clock = SteppedClock()
     fired: list[str] = []

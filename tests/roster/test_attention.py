@@ -104,7 +104,7 @@ def test_unknown_or_ended_sessions_and_wordless_claims_are_refused(hub: Roster, 
     blocked(hub, clock)
     wordless = claim(clock, "screen", process=None, session_key=key())
     outcome = hub.overrule(wordless, EVIDENCE)
-    assert outcome.reasons == ("overruling needs an activity to put in place of needs_attention",)
+    assert outcome.reasons == ("overruling needs an activity to put in place of the word it ends",)
     assert current(hub).activity == "needs_attention"
     hub.apply(claim(clock, "scan", ended="exit"))
     assert hub.overrule(gone(clock), EVIDENCE).reasons == ("overruling needs the key of a live session",)

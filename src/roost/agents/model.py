@@ -358,7 +358,7 @@ class ScreenProbe(_Value):
 class ScreenRule(_Value):
     """One ``[[detect.rules]]`` entry as written, and the file it came from."""
 
-    __slots__ = ("event", "id", "priority", "probe", "reason", "reason_from", "source", "state")
+    __slots__ = ("event", "id", "overrules", "priority", "probe", "reason", "reason_from", "source", "state")
     id: str
     state: str | None
     priority: int
@@ -366,6 +366,9 @@ class ScreenRule(_Value):
     reason: str | None
     reason_from: ScreenProbe | None
     event: str | None
+    overrules: tuple[str, ...]
+    """The state words of a higher source (a hook's ``done``) that this rule's reading ends:
+    what the screen shows is truer than what that source said (detection checks the words)."""
     source: str
 
     def __init__(self, table: dict) -> None:
@@ -378,6 +381,7 @@ class ScreenRule(_Value):
             reason=table.get("reason"),
             reason_from=None if found is None else ScreenProbe(found),
             event=table.get("event"),
+            overrules=tuple(table.get("overrules", ())),
             source=table["source"],
         )
 

@@ -190,6 +190,7 @@ RULE: dict[str, Check] = {
     "unless_after": _text,
     "reason": _text,
     "event": _text,
+    "overrules": _texts,
 }
 PROBE: dict[str, Check] = {"region": _text, "pattern": _text, "unless": _text, "unless_after": _text}
 SEARCH = frozenset({"region", "pattern"})

@@ -17,6 +17,10 @@ Boundaries, as sentences:
 - A hook's blocked whose dialog has left the screen ends (:mod:`roost.truth.roster.attention` says
   when): the roster takes the screen's word over it, and the pane's badge is cleared as the
   CLI clears a declined dialog, off the event loop.
+- A higher source's word that a settled reading's rule overrules (``overrules``: a hook's done
+  over a failed turn's error) ends (:mod:`roost.truth.roster.overrules`): the roster takes the
+  reading in its place, and the pane's badge says it, off the event loop. A session that comes
+  to show such a word is read again at once, as one whose hook says it waits on a person.
 - A closed pane's session ends as the scan ends it: when its process is gone.
 - Every notice but output (a pane, window or session came, went, moved or was renamed) bumps
   the :class:`~roost.pane.tmux.topology.Topology` that web pages follow for their terminal list.
@@ -46,7 +50,7 @@ from roost.truth.detect import screenrules as engine
 from roost.truth.detect.manifests import AgentRules, load_catalog
 from roost.truth.detect.regions import Screen
 from roost.truth.detect.scanclaims import INTERACTIVE, ended
-from roost.truth.roster import Claim, ProcessId, records
+from roost.truth.roster import Claim, ProcessId, overrules, records
 from roost.truth.roster.attention import DIALOG_CLOSED, Dialogs
 from roost.truth.roster.live import Live
 from roost.truth.roster.precedence import SCREEN
@@ -183,11 +187,13 @@ class Screens:
             self._gone.set()
 
     async def _look_when_asked(self) -> None:
-        """Read a pane again when a hook says its agent waits on a person.
+        """Read a pane again when a hook says its agent waits on a person, or says a state a
+        screen rule of its agent overrules (a hook's done, where a failed turn ends so too).
 
-        The dialog rule is judged on readings, and a reading follows output; a word can come
-        with none (a reminder of a dialog answered while the screen sat still at the prompt),
-        so the word itself asks for one look, as output would.
+        Both rules are judged on readings, and a reading follows output; a word can come
+        with none (a reminder of a dialog answered while the screen sat still at the prompt,
+        a turn's end after its error was drawn), so the word itself asks for one look, as
+        output would.
         """
         with self.live.subscribe(replay=False, own=True) as stream:
             while (batch := await stream.next(FOLLOW_TIMEOUT)) is not None:
@@ -196,13 +202,21 @@ class Screens:
                     where = (record.tmux or {}) if record is not None else {}
                     if (
                         record is None
-                        or record.activity != records.NEEDS_ATTENTION
                         or where.get("socket") != self.server.socket
                         or where.get("pane") not in self._jobs
+                        or not (record.activity == records.NEEDS_ATTENTION or self._overruled(record))
                         or self.live.roster.holder(record.session_key) == SCREEN
                     ):
                         continue
                     self._jobs[where["pane"]].trigger()
+
+    @staticmethod
+    def _overruled(record: records.Record) -> bool:
+        """Whether ``record`` shows a state a screen rule of its agent overrules."""
+        if record.activity != records.IDLE or record.harness is None:
+            return False  # the words rules overrule end a turn; a busy record is not asked about
+        rules = load_catalog().agents.get(record.harness)
+        return rules is not None and record.state in rules.overruled
 
     def _forget(self, pane: str) -> None:
         job = self._jobs.pop(pane, None)
@@ -294,6 +308,8 @@ class Screens:
                 await asyncio.to_thread(self._badge_unreported, pane, detection, was_dialog, rules)
         if record is not None and rules is not None:
             await self._end_blocked(seen, record, detection, rules)
+        if record is not None and self._shown.get(pane) == (process, detection):
+            await self._overrule(seen, record, detection)
 
     def _claim(self, seen: Capture, detection: engine.Detection, **address: Any) -> Claim:
         claim = engine.claim(detection, self._clock(), **address)
@@ -320,6 +336,30 @@ class Screens:
         if outcome.accepted:
             log.info("rosterd: %s: blocked ended by the screen: %s", record.session_key, verdict.evidence)
             await asyncio.to_thread(self._clear_badge, seen.pane, detection.state in words.BUSY)
+
+    async def _overrule(self, seen: Capture, record: records.Record, detection: engine.Detection) -> None:
+        """End a higher source's word that the settled reading's rule overrules: the roster
+        takes the reading in its place, and the pane's badge says it where the hook's word was."""
+        holder = self.live.roster.holder(record.session_key)
+        evidence = overrules.judge(record, holder, detection.state, detection.overrules)
+        if evidence is None:
+            return
+        claim = self._claim(seen, detection, session_key=record.session_key)
+        outcome = self.live.overrule(claim, evidence, detection.overrules)
+        if outcome.accepted:
+            log.info("rosterd: %s: %s ended by the screen: %s", record.session_key, record.state, evidence)
+            await asyncio.to_thread(self._badge_overruled, seen.pane, detection)
+
+    def _badge_overruled(self, pane: str, detection: engine.Detection) -> None:
+        """Write the reading on the pane's badge where it still says a word the rule overrules:
+        a failed turn as the CLI ends one (no reply published), another state as it is."""
+        badge = panestate.read(self.server, pane)
+        if badge is None or badge.opt(words.STATE) not in detection.overrules:
+            return
+        if detection.state == words.ERROR:
+            panestate.fail_turn(self.server, badge, detection.reason or "the turn failed")
+        else:
+            panestate.set_state(self.server, badge, detection.state, detection.reason or "")
 
     def _badge_unreported(
         self, pane: str, detection: engine.Detection, was_dialog: bool, rules: AgentRules

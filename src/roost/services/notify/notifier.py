@@ -70,6 +70,8 @@ class Notifier:
         self.acknowledged: dict[str, int] = {}
         """The newest revision of each session that someone opened."""
         self._activity: dict[str, str] = {}
+        self._state: dict[str, str | None] = {}
+        """Each session's state in roost's words as last seen: a done found failed is news."""
         self._budgets: dict[str, Record] = {}
         """Each session's record as last seen, for the budget it showed."""
         self._stream: Stream | None = None
@@ -114,15 +116,16 @@ class Notifier:
         key = record.session_key
         if record.liveness == records.ENDED:
             self._activity.pop(key, None)
+            self._state.pop(key, None)
             self._budgets.pop(key, None)
             self.delays.cancel(key)
             return
         if budget_crossed(self._budgets.get(key), record):
             self._send(record, BUDGET_WORDS[record.budget["state"]], budget=record.budget["reason"])
         self._budgets[key] = record
-        before = self._activity.get(key)
-        self._activity[key] = record.activity
-        what = classify(before, record.activity, record.activity_event, record.state)
+        before, was = self._activity.get(key), self._state.get(key)
+        self._activity[key], self._state[key] = record.activity, record.state
+        what = classify(before, record.activity, record.activity_event, record.state, was)
         if what is not None:
             self.delays.schedule(key, lambda: self._fire(record, what))
         elif before != record.activity:
@@ -140,6 +143,7 @@ class Notifier:
         """Start over from the roster as it is (at start, or after falling behind): no news."""
         present = [record for record in self.live.roster.records() if record.liveness != records.ENDED]
         self._activity = {record.session_key: record.activity for record in present}
+        self._state = {record.session_key: record.state for record in present}
         self._budgets = {record.session_key: record for record in present}
 
     def _fire(self, record: Record, what: str) -> None:

@@ -20,6 +20,7 @@ user's copies in ``${XDG_CONFIG_HOME}/roost/agents/``) may carry a ``[detect]`` 
     reason = "{tool}: {detail}"     # optional: built from named groups
     reason_from = { region = "bottom:40", pattern = '^ (?P<tool>\\w+) command$' }
     event = "permission"            # optional: the claim's event (default: by state)
+    overrules = ["done"]            # optional: a higher source's states this reading ends
 
 Patterns are Python regular expressions with ``^`` and ``$`` matching at every line. Without
 a ``reason`` template, a pattern's ``(?P<reason>…)`` group is the reason; a ``(?P<tool>…)``
@@ -28,6 +29,13 @@ named groups feed the reason too: what a dialog is about often sits above the li
 prove the dialog is open. It never decides whether the rule matches. ``unless_after`` is
 how a rule says "and this is the latest thing on screen": an error line followed by a newer
 reply is history, not the state.
+
+``overrules`` lists the states (in a hook's words: ``done``, ``idle``…) that a higher source
+may have said and that this rule's reading ends when the screen shows it: an agent whose hook
+ends a failed turn as it ends a good one (Gemini CLI's AfterAgent) says ``done`` over a screen
+that shows the error. The daemon's screen reader then puts the rule's reading in that word's
+place, in the roster and on the pane's badge (:mod:`roost.truth.roster.overrules`). A rule
+never overrules its own state, nor a source at or below the screen's.
 
 Every manifest comes through the one loader (:mod:`roost.agents.manifest`), already merged
 (the user's file over the packaged one: a rule with the same id replaces the packaged rule,
@@ -83,6 +91,8 @@ class Rule:
     reason_from: Probe | None
     event: str
     source: Path
+    overrules: frozenset[str] = frozenset()
+    """A higher source's states this rule's reading ends (the manifest's ``overrules``)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,11 @@ class AgentRules:
     def sees_dialogs(self) -> bool:
         """Whether a rule reads a dialog (state blocked): only then can the screen say one is gone."""
         return any(rule.state == words.BLOCKED for rule in self.rules)
+
+    @property
+    def overruled(self) -> frozenset[str]:
+        """Every state some rule of the agent's ends: a word the screen may be asked about."""
+        return frozenset().union(*(rule.overrules for rule in self.rules))
 
 
 @dataclass(frozen=True)
@@ -182,7 +197,21 @@ def _rule(found: ScreenRule, agent: str) -> Rule:
     reason_from = None if found.reason_from is None else _probe(found.reason_from, f"{where}: reason_from")
     groups = set(probe.pattern.groupindex) | set(reason_from.pattern.groupindex if reason_from else ())
     reason = _reason(found.reason, groups, where)
-    return Rule(found.id, found.state, found.priority, probe, reason, reason_from, event, Path(found.source))
+    overrules = _overrules(found.overrules, found.state, where)
+    source = Path(found.source)
+    return Rule(found.id, found.state, found.priority, probe, reason, reason_from, event, source, overrules)
+
+
+def _overrules(found: tuple[str, ...], state: str, where: str) -> frozenset[str]:
+    """The states a rule overrules: state words, each once, never the rule's own."""
+    for word in found:
+        if word not in STATES:
+            raise ManifestError(f"{where}: overrules must list states of {', '.join(STATES)}, got {word!r}")
+        if word == state:
+            raise ManifestError(f"{where}: overrules lists {word!r}, the rule's own state")
+    if len(set(found)) != len(found):
+        raise ManifestError(f"{where}: overrules lists a state twice: {list(found)!r}")
+    return frozenset(found)
 
 
 def _compiled(agent: Manifest) -> AgentRules:

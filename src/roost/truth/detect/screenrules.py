@@ -66,6 +66,8 @@ class Detection:
     tool: str | None
     identified: bool
     """True when the screen named the agent, False when the caller did."""
+    overrules: frozenset[str] = frozenset()
+    """A higher source's states this reading ends (its rule's ``overrules``)."""
 
 
 def excerpt(text: str) -> str:
@@ -172,6 +174,7 @@ def conclude(rules: AgentRules, found: Trial, identified: bool) -> Detection:
         found.reason,
         found.tool,
         identified,
+        rule.overrules,
     )
 
 

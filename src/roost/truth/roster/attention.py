@@ -1,4 +1,4 @@
-"""The one rule above precedence: a claim that an agent waits on a person is checked against
+"""The first rule above precedence: a claim that an agent waits on a person is checked against
 what the person can see. This module owns all of it: when the evidence is good, whose word it
 ends, and how that is recorded.
 
@@ -29,7 +29,8 @@ decides, per pane, when the screen's evidence that the dialog is gone is good:
 Then the roster (:meth:`roost.truth.roster.Roster.overrule`) withdraws the higher sources'
 needs_attention (:func:`waiting_above`) and takes the screen's claim, whose event is
 :data:`DIALOG_CLOSED`, instead; ``explain`` keeps each ending (:class:`Overruling`) beside the
-refusals. Nothing else ever ends a higher source's value. The daemon's screen reader
+refusals. Nothing else ever ends a higher source's value but the second rule, a screen rule's
+``overrules`` (:mod:`roost.truth.roster.overrules`). The daemon's screen reader
 (:mod:`roost.daemon.screenwatch`) feeds :class:`Dialogs` its readings and acts on a verdict:
 the overruling claim, and the pane's badge cleared as the CLI clears a declined dialog.
 Deciding is pure and clocked from outside.

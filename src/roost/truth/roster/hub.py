@@ -88,11 +88,12 @@ class Roster:
             return Outcome(None, False, (problem,), tuple(emitted))
         return self._take(claim, now, emitted)
 
-    def overrule(self, claim: Claim, evidence: str) -> Outcome:
+    def overrule(self, claim: Claim, evidence: str, states: frozenset[str] | None = None) -> Outcome:
         """Take ``claim`` over a higher source's needs_attention that ``evidence`` shows is over
-        (the one rule above precedence, :mod:`roost.truth.roster.attention`). Refused, changing
-        nothing, unless the claim names a live session by key, carries an activity, and a
-        higher source's needs_attention stands in its way."""
+        (the rule above precedence, :mod:`roost.truth.roster.attention`), or with ``states``,
+        over a higher source's word saying one of those states that a screen rule ends
+        (:mod:`roost.truth.roster.overrules`). Refused, changing nothing, unless the claim names
+        a live session by key, carries an activity, and such a word stands in its way."""
         now = self._clock()
         emitted = self._expire(now)
         problem = check(claim)
@@ -100,12 +101,13 @@ class Roster:
         if problem is None and (session is None or session.ended):
             problem = "overruling needs the key of a live session"
         elif problem is None and claim.activity is None:
-            problem = "overruling needs an activity to put in place of needs_attention"
+            problem = "overruling needs an activity to put in place of the word it ends"
         if problem is not None:
             return Outcome(claim.session_key, False, (problem,), tuple(emitted))
         assert session is not None
-        if not session.overrule(claim, now, evidence):
-            reason = f"no source above {claim.source} holds needs_attention"
+        if not session.overrule(claim, now, evidence, states):
+            held = records.NEEDS_ATTENTION if states is None else " or ".join(sorted(states))
+            reason = f"no source above {claim.source} holds {held}"
             return Outcome(session.key, False, (reason,), tuple(emitted))
         return self._take(claim, now, emitted)
 

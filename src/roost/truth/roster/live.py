@@ -60,9 +60,9 @@ class Live:
         self._announce(outcome.changes)
         return outcome
 
-    def overrule(self, claim: Claim, evidence: str) -> Outcome:
+    def overrule(self, claim: Claim, evidence: str, states: frozenset[str] | None = None) -> Outcome:
         """:meth:`Roster.overrule`, announced like every other change."""
-        outcome = self.roster.overrule(claim, evidence)
+        outcome = self.roster.overrule(claim, evidence, states)
         self._announce(outcome.changes)
         return outcome
 

@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from roost.truth.roster import attention, pending, precedence, records
+from roost.truth.roster import attention, overrules, pending, precedence, records
 from roost.truth.roster.attention import Overruling
 from roost.truth.roster.claims import ACTIVITY_ONLY, Claim, ProcessId
 from roost.truth.roster.provenance import ACTIVITY, ClaimRef, Counts, Provenance
@@ -22,7 +22,8 @@ OCCUPANT_FIELDS = (ACTIVITY, "session_id", "harness", "usage", "load", "mode", "
 The name, cwd, terminal handles, lane and policy belong to the session and stay."""
 
 OVERRULINGS_KEPT = 8
-"""Ended needs_attention remembered per session for ``explain``."""
+"""Higher sources' words the screen ended (a needs_attention, a hook's done) remembered per
+session for ``explain``."""
 PREVIOUS_KEPT = 16
 """Former occupants remembered, so a late claim from one is refused instead of taking over."""
 
@@ -146,10 +147,16 @@ class Session:
         still = earlier is not None and earlier.get("activity") == records.NEEDS_ATTENTION
         return pending.normalized(given, earlier.get("pending") if still else None, claim.received_at)
 
-    def overrule(self, claim: Claim, now: float, evidence: str) -> bool:
+    def overrule(self, claim: Claim, now: float, evidence: str, states: frozenset[str] | None = None) -> bool:
         """Withdraw every higher source's needs_attention that stands in the way of ``claim``
-        (see :mod:`roost.truth.roster.attention`); False when there is none, and nothing changes."""
-        held = attention.waiting_above(self.provenance, claim.source, self.counts(now))
+        (see :mod:`roost.truth.roster.attention`), or with ``states``, every higher source's
+        word that says one of them (:mod:`roost.truth.roster.overrules`); False when there is
+        none, and nothing changes."""
+        counts = self.counts(now)
+        if states is None:
+            held = attention.waiting_above(self.provenance, claim.source, counts)
+        else:
+            held = overrules.saying_above(self.provenance, claim.source, counts, states)
         by = ClaimRef.of(claim)
         for ref in held:
             self.provenance.withdraw(ACTIVITY, ref.source)
