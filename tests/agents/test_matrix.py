@@ -13,7 +13,9 @@ test walks the same path under a running ``rosterd``:
 3. a prompt that opens the agent's dialog: blocked in the roster (and on the badge);
 4. declining it (``decline`` keys): neither reads blocked any more;
 5. an API error: the roster ends idle (the agent's error or its quiet end), never active, and
-   where the host reports the failure (``error = "error"``) the badge says ``error``.
+   where roost tells the failure (``error = "error"``: the host reports it, or a screen rule
+   overrules the hook's done) the badge and the roster's state say ``error``; then a good
+   turn's done stands, though the error is still on screen above it.
 
 With the integration the roster's activity comes from the hook; without it, from the screen.
 Adding an agent is adding its recipe (with ``[matrix]``), its manifest and its recordings.
@@ -55,6 +57,8 @@ CASES = [
     if not hooks or recipe["matrix"].get("integration")
 ]
 PAUSE = 1.0
+HOLD = 2.0
+"""Seconds a good turn's done after an error is watched for: the screen must not take it back."""
 """A person's pause before answering a dialog; some agents ignore keys that come right after it draws."""
 
 
@@ -236,3 +240,12 @@ def walk(agent: Matrix) -> None:
     agent.wait(lambda: agent.activity() == "idle", "the failed turn to end idle")
     if agent.hooks and row.get("error") == "error":
         agent.wait(lambda: agent.badge() == "error", "the error badge", 5)
+        agent.wait(lambda: agent.record().get("state") == "error", "the roster's error", 5)
+        assert agent.record().get("error_reason"), agent.record()
+        agent.send("hello after the error")
+        agent.wait(lambda: agent.badge() == "done", "the next turn's done badge")
+        agent.wait(lambda: agent.record().get("state") == "done", "the next turn's done in the roster", 5)
+        held = time.monotonic() + HOLD
+        while time.monotonic() < held:
+            assert (agent.badge(), agent.record().get("state")) == ("done", "done"), agent.evidence()
+            time.sleep(0.1)

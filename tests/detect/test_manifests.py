@@ -243,3 +243,9 @@ def test_a_rule_overrules_the_states_it_lists_and_none_by_default(agents_dir: Pa
     rules = load_catalog().get("ov")
     assert {r.id: r.overrules for r in rules.rules} == {"e": frozenset({"done", "idle"}), "w": frozenset()}
     assert rules.overruled == {"done", "idle"}
+
+
+def test_gemini_s_api_error_rule_overrules_its_hook_s_done(agents_dir: Path) -> None:
+    """Gemini CLI's hook ends a failed turn done, as a good one: its error rule says so."""
+    rules = load_catalog().get("gemini")
+    assert {r.id: r.overrules for r in rules.rules if r.overrules} == {"api-error": frozenset({"done"})}
