@@ -156,3 +156,26 @@ def test_timestamps_round_trip_and_accept_offsets_and_numbers() -> None:
     assert to_wire(None) is None and from_wire(None) is None
     with pytest.raises(ValueError):
         from_wire(["not", "a", "time"])
+
+
+def test_a_peers_records_keep_no_dict_each_and_one_copy_of_their_repeated_values() -> None:
+    """A swarm of 1,000 nodes of 50 sessions holds 50,000 of its peers' records, each read afresh
+    from JSON: a record is slotted (no ``__dict__``), and the fields whose few values records
+    repeat (node, harness, lane, state words, folder…) point at one string each."""
+    from roost.truth.roster.recordschema import SHARED, from_peer
+
+    def read(pid: int) -> Record:
+        doc = {
+            "node": "gibson", "node_id": "n0de", "session_key": f"n0de:{pid}:1000", "pid": pid,
+            "start_ticks": 1000, "started_at": "2023-11-14T22:13:20.000Z", "harness": "claude",
+            "lane": "interactive", "activity": "idle", "activity_event": "Stop", "state": "done",
+            "cwd": "/home/dev/project", "model": "claude-sonnet-4-6",
+        }  # fmt: skip
+        return from_peer(json.loads(json.dumps(doc)), "n0de")
+
+    first, second = read(1), read(2)
+    assert not hasattr(first, "__dict__")
+    shared = [name for name in SHARED if getattr(first, name) is not None]
+    assert len(shared) == 10
+    assert [name for name in shared if getattr(first, name) is not getattr(second, name)] == []
+    assert first.session_key is not second.session_key

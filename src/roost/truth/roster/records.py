@@ -57,7 +57,7 @@ def to_activity(word: str) -> str:
     return ACTIVITY_OF_STATE[word]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Record:
     """A session as published. Field order is the order clients see on the wire."""
 

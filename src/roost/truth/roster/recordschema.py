@@ -14,6 +14,7 @@ never published in part.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -72,6 +73,23 @@ class RecordBody(RosterdFields):
         return self
 
 
+SHARED = (
+    "node",
+    "node_id",
+    "harness",
+    "lane",
+    "activity",
+    "activity_event",
+    "liveness",
+    "state",
+    "cwd",
+    "mode",
+    "model",
+)
+"""Fields whose few values a peer's records repeat: each is kept once (a swarm of 1,000 nodes of
+50 sessions holds 50,000 records, each read afresh from JSON)."""
+
+
 def from_peer(doc: object, node_id: str) -> records.Record:
     """``doc`` as a record of the node ``node_id``; :class:`~roost.base.validation.Invalid` when a
     field breaks its type or the record speaks for another node (a peer is the only writer of
@@ -81,4 +99,7 @@ def from_peer(doc: object, node_id: str) -> records.Record:
         raise Invalid("node_id", f"node_id must be the sending node's ({node_id})")
     known = body.model_dump(exclude_unset=False)
     known["sources"] = tuple(known["sources"])
+    for name in SHARED:
+        if isinstance(known[name], str):
+            known[name] = sys.intern(known[name])
     return records.Record(**{name: known[name] for name in records.FIELD_NAMES})
