@@ -82,6 +82,23 @@ def said(daemon: Daemon, pane: str, state: str, timeout: float = BOUND) -> dict:
     return found
 
 
+def pushed(roost: Roost, service: PushService) -> list[str]:
+    """What the phone was told, once its first push came and a quiet grace after it went by."""
+    roost.wait_for(lambda: service.pushes, GENEROUS, "a push")
+    time.sleep(HOLD)
+    return [push["payload"]["state"] for push in service.pushes]
+
+
+def holds(roost: Roost, daemon: Daemon, pane: str, state: str, seconds: float = HOLD) -> None:
+    """The roster and the badge say ``state`` all along for ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        now = record(daemon, pane)
+        assert now is not None and now["state"] == state, now
+        assert roost.option(pane, "@roost-state") == state
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("first", ["screen", "hook"])
 def test_a_failed_turn_its_hook_ends_done_says_error_once(
     roost: Roost, daemon: Daemon, told: tuple[str, PushService], first: str
@@ -103,10 +120,9 @@ def test_a_failed_turn_its_hook_ends_done_says_error_once(
     assert (ended["source"], ended["ended"]["activity"], ended["by"]["source"]) == ("hook", "done", "screen")
     moves = [(e["from"], e["to"]) for e in events_log(roost, pane) if e["event"] == "state"]
     assert moves[-2:] == [("working", "done"), ("done", "error")]
-    time.sleep(HOLD)
-    assert [push["payload"]["state"] for push in service.pushes] == ["error"]
-    assert said(daemon, pane, "error")["revision"] == failed["revision"], "it holds, once"
-    assert roost.option(pane, "@roost-state") == "error"
+    holds(roost, daemon, pane, "error")
+    assert pushed(roost, service) == ["error"]
+    assert len(daemon.get(f"/sessions/{failed['session_key']}/explain")["overruled"]) == 1, "it holds, once"
 
 
 def test_a_good_turn_s_done_stays_done(roost: Roost, daemon: Daemon, told: tuple[str, PushService]) -> None:
@@ -115,11 +131,9 @@ def test_a_good_turn_s_done_stays_done(roost: Roost, daemon: Daemon, told: tuple
     tell(roost, pane, "show done")
     tell(roost, pane, "hook Stop")
     done = said(daemon, pane, "done", GENEROUS)
-    time.sleep(HOLD)
-    assert roost.option(pane, "@roost-state") == "done"
-    assert said(daemon, pane, "done")["revision"] == done["revision"]
+    holds(roost, daemon, pane, "done")
     assert daemon.get(f"/sessions/{done['session_key']}/explain")["overruled"] == []
-    assert [push["payload"]["state"] for push in service.pushes] == ["done"]
+    assert pushed(roost, service) == ["done"]
 
 
 def test_the_next_turn_after_a_failed_one_ends_done(
@@ -135,7 +149,5 @@ def test_the_next_turn_after_a_failed_one_ends_done(
     tell(roost, pane, "show done")
     tell(roost, pane, "hook Stop")
     done = said(daemon, pane, "done", GENEROUS)
-    time.sleep(HOLD)
-    assert said(daemon, pane, "done")["revision"] == done["revision"]
-    assert roost.option(pane, "@roost-state") == "done"
+    holds(roost, daemon, pane, "done")
     assert len(daemon.get(f"/sessions/{done['session_key']}/explain")["overruled"]) == 1

@@ -84,6 +84,22 @@ def test_it_holds_once_the_same_reading_again_ends_nothing(hub: Roster, clock: C
     assert len(explained(hub)["overruled"]) == 1
 
 
+def test_a_late_copy_of_the_overruled_word_does_not_bring_it_back(hub: Roster, clock: Clock) -> None:
+    """The scan read the hook's done badge before the screen rewrote it, or the hook's own post
+    came late: the same word again, with nothing between, is the turn already overruled."""
+    turn(hub, clock)
+    read(hub, clock, reading("error-api"))
+    clock.advance(0.5)
+    outcome = hub.apply(claim(clock, "hook", activity="done", event="done", fields={"harness": "gemini"}))
+    assert outcome.accepted, "its other fields still count"
+    assert outcome.reasons == ("activity: hook said done again, which the screen overruled",)
+    assert current(hub).state == "error"
+    assert explained(hub)["rejected"][-1]["reason"] == outcome.reasons[0]
+    hub.apply(claim(clock, "hook", activity="working", event="prompt"))
+    hub.apply(claim(clock, "hook", activity="done", event="AfterAgent"))
+    assert (current(hub).state, explained(hub)["fields"]["activity"]["source"]) == ("done", "hook")
+
+
 def test_a_good_turn_s_done_stays_done(hub: Roster, clock: Clock) -> None:
     turn(hub, clock)
     for name in ("idle-after-reply", "idle-after-command", "idle-declined"):

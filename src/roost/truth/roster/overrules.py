@@ -15,10 +15,13 @@ screen reader writes that reading on the pane's badge, where the hook wrote its 
 face says the same. ``explain`` keeps the ending under ``overruled``, beside the dialogs the
 screen saw close.
 
-Nothing else changes: a rule holds only while it matches (its own ``unless_after`` says when a
-newer prompt or reply makes it history), and the next word of the hook (a new turn) speaks over
-the screen again as usual. So the override happens once per failed turn, and a later good
-turn's ``done`` stands. Deciding is pure.
+It holds once. The same word again from that source, with nothing else said between, is a late
+copy of the word already ended (the process scan read the hook's badge before the screen
+rewrote it, or the hook's own post came late): the session refuses its activity, and
+``explain`` lists it under ``rejected``. Any other word of the source ends that, so the next
+turn (its hook's prompt) speaks over the screen again as usual; a rule holds only while it
+matches, and its own ``unless_after`` makes the error line history once a newer prompt or
+reply is under it, so a later good turn's ``done`` stands. Deciding is pure.
 """
 
 from __future__ import annotations

@@ -70,6 +70,9 @@ class Session:
         self.sources: set[str] = set()
         self.rejected: deque[Rejection] = deque(maxlen=rejected_keep)
         self.overruled: deque[Overruling] = deque(maxlen=OVERRULINGS_KEPT)
+        self._ended_words: dict[str, str] = {}
+        """Per source, the state a screen rule overruled, until that source says another: the
+        same word again is about the turn already overruled (a late copy of it), not news."""
         self.ending: Ending | None = None
         self.record: Record | None = None
         self._revision = 0
@@ -113,13 +116,19 @@ class Session:
         self.heard.clear()
         self._completed_revision = None
         self._busy = False
+        self._ended_words.clear()
 
     def offer(self, claim: Claim, now: float, extra: dict[str, Any] | None = None) -> list[str]:
         """Remember what the claim says; return why each field it set does not show."""
         ref, counts = ClaimRef.of(claim), self.counts(now)
         offers = {name: value for name, value in claim.fields.items() if name not in ACTIVITY_ONLY}
         offers.update(extra or {})
-        if claim.activity is not None:
+        shadowed = []
+        if claim.activity is not None and self._overruled_again(claim):
+            reason = f"{ACTIVITY}: {claim.source} said {claim.state_word} again, which the screen overruled"
+            self.rejected.append(Rejection(now, reason, ref, ACTIVITY))
+            shadowed.append(reason)
+        elif claim.activity is not None:
             offers[ACTIVITY] = {
                 "activity": claim.activity_word,
                 "activity_event": claim.event,
@@ -128,13 +137,24 @@ class Session:
                 "pending": self._pending(claim),
                 "state": claim.state_word,
             }
-        shadowed = []
         for name, value in offers.items():
             reason = self.provenance.offer(name, value, ref, counts)
             if reason:
                 shadowed.append(reason)
                 self.rejected.append(Rejection(now, reason, ref, name))
         return shadowed
+
+    def _overruled_again(self, claim: Claim) -> bool:
+        """Whether ``claim`` says again the state the screen overruled of its source, with
+        nothing else said between (a late copy of the word: a scan that read the hook's badge
+        before the screen rewrote it). Any other word of the source ends that."""
+        ended = self._ended_words.get(claim.source)
+        if ended is None:
+            return False
+        if claim.state_word == ended:
+            return True
+        del self._ended_words[claim.source]
+        return False
 
     def _pending(self, claim: Claim) -> dict[str, Any] | None:
         """The claim's pending request in the one shape (:mod:`roost.truth.roster.pending`), keeping
@@ -157,6 +177,10 @@ class Session:
             held = attention.waiting_above(self.provenance, claim.source, counts)
         else:
             held = overrules.saying_above(self.provenance, claim.source, counts, states)
+            for ref in held:
+                said = self.provenance.said(ACTIVITY, ref.source)
+                if said is not None:
+                    self._ended_words[ref.source] = said.value["state"]
         by = ClaimRef.of(claim)
         for ref in held:
             self.provenance.withdraw(ACTIVITY, ref.source)
