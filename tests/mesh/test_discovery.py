@@ -193,3 +193,53 @@ def test_a_settled_member_whose_stream_speaks_is_not_greeted_until_something_cha
     assert greetings_in_a_round() == 0
     a.revoke("other")
     assert not a.peers()  # a revoked member is greeted by no round
+
+
+class Slow(Answering):
+    """An :class:`Answering` dialer whose answers take a while, and that notes when each
+    greeting went out."""
+
+    def __init__(self, peer: Membership) -> None:
+        super().__init__(peer)
+        self.sent_at: list[float] = []
+
+    async def send(self, member: members.Member, method: str, path: str, document: object) -> object:
+        self.sent_at.append(time.monotonic())
+        await asyncio.sleep(0.1)
+        return await super().send(member, method, path, document)
+
+
+def test_rounds_asked_for_while_one_runs_share_the_next_and_a_caller_gone_ends_none(tmp_path: Path) -> None:
+    """Admissions that come together (each runs a round before it answers) cost one greeting a
+    member, not one each; each caller's round still starts after it asked."""
+    me, other = Identity.generate("me"), Identity.generate("other")
+    a = Membership(tmp_path / "a", me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
+    b = Membership(
+        tmp_path / "b", other, name="other", address="100.64.0.3:8791", version="t", clock=time.time
+    )
+    for one in (a.directory, b.directory):
+        one.mkdir(mode=0o700)
+    token = a.invite(60).token
+    b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
+    dialer = Slow(b)
+    rounds = Rounds(
+        a, dialer, static_peers=(), port=8791, clock=time.time, use_tailscale=False,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+    async def go() -> tuple[list[list[str | None]], list[float]]:
+        first = asyncio.ensure_future(rounds.round())
+        await asyncio.sleep(0.03)  # the first round's greeting is out
+        asked = time.monotonic()
+        later = [asyncio.ensure_future(rounds.round()) for _ in range(5)]
+        gone = asyncio.ensure_future(rounds.round())
+        await asyncio.sleep(0)
+        gone.cancel()
+        answered = await asyncio.gather(first, *later)
+        await rounds.stop()
+        return answered, [at - asked for at in dialer.sent_at]
+
+    answered, sent = asyncio.run(go())
+    assert answered == [["other"]] * 6
+    assert len(sent) == 2  # the first round, then one for the six that asked while it ran
+    assert sent[0] < 0 < sent[1]
+

@@ -215,6 +215,7 @@ class Mesh:
             self._rounds.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._rounds
+        await self.rounds.stop()
         await self.dialer.close()
         if self._connections is not None:
             self._connections.stop_accepting()  # closes the listening socket too

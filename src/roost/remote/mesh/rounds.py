@@ -98,6 +98,8 @@ class Rounds:
         """By node id, or by address for a target that never said who it is."""
         self.completed = 0
         self._wake = asyncio.Event()
+        self._running: asyncio.Future[list[str | None]] | None = None
+        self._following: asyncio.Future[list[str | None]] | None = None
 
     async def greet(self, member: Member, document: dict[str, object] | None = None) -> str | None:
         """Say hello to ``member`` at its address and take its hello back; its node id when it
@@ -149,7 +151,37 @@ class Rounds:
         """Greet every target at once; the node ids that answered (None where none did). A
         member whose roster stream is known lost is greeted too, but not waited for: a verb
         that runs a round (join, revoke, leave) returns once the reachable ones answered, so
-        nothing waits on a lost peer."""
+        nothing waits on a lost peer.
+
+        Rounds asked for while one runs share the one that starts when it ends: each caller's
+        round starts after it asked (it greets with what the caller changed), and admissions
+        that come together cost one greeting a member, not one each. A caller that goes away
+        does not end a round others wait on. A round with a ``document`` of its own (a
+        farewell) runs alone, at once."""
+        if document is not None:
+            return await self._round(document)
+        if self._running is None or self._running.done():
+            self._running = asyncio.ensure_future(self._round())
+            return await asyncio.shield(self._running)
+        if self._following is None:
+            self._following = asyncio.ensure_future(self._after(self._running))
+        return await asyncio.shield(self._following)
+
+    async def stop(self) -> None:
+        """End the shared rounds under way or waiting (their callers are gone with the node)."""
+        shared = [task for task in (self._following, self._running) if task is not None]
+        self._running = self._following = None
+        for task in shared:
+            task.cancel()
+        await asyncio.gather(*shared, return_exceptions=True)
+
+    async def _after(self, running: asyncio.Future[list[str | None]]) -> list[str | None]:
+        """The round that runs once ``running`` has ended, for every caller that came meanwhile."""
+        await asyncio.wait([running])
+        self._running, self._following = self._following, None
+        return await self._round()
+
+    async def _round(self, document: dict[str, object] | None = None) -> list[str | None]:
         if not self.membership.active or self.membership.address is None:
             return []
         online = (await tailscale.status_async()).peers if self.use_tailscale else ()
