@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from roost.base.errors import PeerUnreachable
 from roost.remote.mesh import place, tailscale, tls
 from roost.remote.mesh.dialer import Dialer
 from roost.remote.mesh.membership import Membership
@@ -243,3 +244,41 @@ def test_rounds_asked_for_while_one_runs_share_the_next_and_a_caller_gone_ends_n
     assert len(sent) == 2  # the first round, then one for the six that asked while it ran
     assert sent[0] < 0 < sent[1]
 
+
+def test_a_pooled_client_outlives_an_admission_of_another_and_closes_with_its_members_revocation(
+    tmp_path: Path,
+) -> None:
+    """An admission greets every member: over the connections already open, not a handshake a
+    member. A member's client is kept while its trust is, and closed once it is revoked."""
+    me, other, third = Identity.generate("me"), Identity.generate("other"), Identity.generate("third")
+    a = Membership(tmp_path / "a", me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
+    b = Membership(
+        tmp_path / "b", other, name="other", address="100.64.0.3:8791", version="t", clock=time.time
+    )
+    c = Membership(
+        tmp_path / "c", third, name="third", address="100.64.0.4:8791", version="t", clock=time.time
+    )
+    for one in (a.directory, b.directory, c.directory):
+        one.mkdir(mode=0o700)
+    token = a.invite(60).token
+    b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
+    trust = tls.Trust(me, a.pinned(), a.certificates())
+    a.listeners.append(lambda: trust.update(a.pinned(), a.certificates()))
+    dialer = Dialer(a, trust)
+
+    async def go() -> tuple[object, object, int]:
+        first = await dialer._client(a.members["other"])
+        token = a.invite(60).token
+        c.joined(invites.read(token), a.admit(token, c.joining_hello(invites.read(token).swarm_id)))
+        generation = trust.generation
+        kept = await dialer._client(a.members["other"])
+        a.revoke("other")
+        with pytest.raises(PeerUnreachable):
+            await dialer._client(b.members["other"])
+        await dialer.close()
+        return first, kept, generation
+
+    first, kept, generation = asyncio.run(go())
+    assert generation > 1  # the admission changed the trust
+    assert kept is first
+    assert first.is_closed  # type: ignore[attr-defined]

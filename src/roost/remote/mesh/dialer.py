@@ -73,7 +73,7 @@ class Dialer:
         self.membership = membership
         self.trust = trust
         self.timeout = timeout
-        self._clients: dict[str, tuple[str, httpx.AsyncClient]] = {}
+        self._clients: dict[str, tuple[str, ssl.SSLContext, httpx.AsyncClient]] = {}
         self._generation = -1
 
     def _context(self, member: Member) -> ssl.SSLContext:
@@ -95,19 +95,36 @@ class Dialer:
         return context
 
     async def _client(self, member: Member) -> httpx.AsyncClient:
-        """The pooled client for ``member`` as the membership is now: a change of trust (or of
-        the member's address) closes the old ones."""
+        """The pooled client for ``member`` as the membership is now: one whose trust changed
+        (the member's certificate, or its revocation) or whose address did is closed for a new
+        one. A change of anyone else's keeps it, open connections and all: an admission greets
+        every member, and over connections already open that costs no handshake a member."""
         if self._generation != self.trust.generation:
-            await self.close()
             self._generation = self.trust.generation
+            await self._forget_untrusted()
+        context = self._context(member)
         found = self._clients.get(member.node_id)
-        if found is not None and found[0] == member.address:
-            return found[1]
+        if found is not None and found[:2] == (member.address, context):
+            return found[2]
         if found is not None:
-            await found[1].aclose()
-        client = httpx.AsyncClient(verify=self._context(member), timeout=self.timeout, trust_env=False)
-        self._clients[member.node_id] = (member.address, client)
+            await found[2].aclose()
+        client = httpx.AsyncClient(verify=context, timeout=self.timeout, trust_env=False)
+        self._clients[member.node_id] = (member.address, context, client)
         return client
+
+    async def _forget_untrusted(self) -> None:
+        """Close each client whose trust is no longer the membership's: of a node that is no
+        current member (revoked, or forgotten) or whose certificate changed."""
+        if self.membership.revoked is not None:
+            await self.close()
+            return
+        stale = [
+            node
+            for node, (_, context, _) in self._clients.items()
+            if self.trust.client_for(node) is not context
+        ]
+        for node in stale:
+            await self._clients.pop(node)[2].aclose()
 
     async def send(self, member: Member, method: str, path: str, document: object = None) -> httpx.Response:
         """``method path`` to ``member``, signed for it, with ``document`` as its JSON body."""
@@ -211,7 +228,7 @@ class Dialer:
 
     async def close(self) -> None:
         clients, self._clients = self._clients, {}
-        for _, client in clients.values():
+        for _, _, client in clients.values():
             await client.aclose()
 
 
