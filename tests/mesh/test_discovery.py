@@ -142,7 +142,7 @@ class Answering:
 
     async def send(self, member: members.Member, method: str, path: str, document: object) -> object:
         self.greeted += 1
-        said = self.peer.greeted(document, "me")
+        said = self.peer.greeted(canonical.parse(document) if isinstance(document, bytes) else document, "me")
         return type(
             "Answer", (), {"status_code": 200, "content": canonical.encode(self.peer.hello(said.node_id))}
         )

@@ -152,3 +152,43 @@ def test_an_older_nodes_hello_says_no_set_and_is_sent_every_record(tmp_path: Pat
     older = {k: v for k, v in b.hello("a").items() if k not in ("digest", "signature")}
     a.greeted(canonical.sign(older, b.identity), "bb")
     assert len(a.hello("bb")["members"]) == len(members.documents(a.standings))
+
+
+def test_one_signed_hello_is_sent_to_every_member_that_lacks_the_same_records(tmp_path: Path) -> None:
+    """A round greets every member: the hello is signed and encoded once for all that lack the
+    same records (and again once it is a second old, or the set moved on), never shared between
+    members that lack different ones."""
+    now = [time.time()]
+    a = membership(tmp_path, "a")
+    a.clock = lambda: now[0]
+    b, c = joined(tmp_path, a, "bb"), joined(tmp_path, a, "ccc")
+    whole = a.hello_text("bb")
+    assert a.hello_text("ccc") is whole  # neither heard from: every record, one hello
+    assert len(canonical.parse(whole)["members"]) == len(members.documents(a.standings))  # type: ignore[index,arg-type]
+    for _ in range(2):  # until each has said it holds what the other's answers brought
+        for peer, name in ((b, "bb"), (c, "ccc")):
+            peer.greeted(a.hello(name), "a")
+            a.greeted(peer.hello("a"), name)
+    assert a.agrees("bb") and a.agrees("ccc")
+    first = a.hello_text("bb")
+    assert a.hello_text("ccc") is first  # both hold a's set: one hello, carrying no record
+    assert canonical.parse(first)["members"] == []  # type: ignore[index]
+
+    d = joined(tmp_path, a, "dddd")  # a's set moves on: b and c lack d's record alike
+    carried = a.hello_text("bb")
+    assert carried is not first and a.hello_text("ccc") is carried
+    assert {r["node_id"] for r in canonical.parse(carried)["members"]} == {"dddd"}  # type: ignore[index]
+    unheard = {k: v for k, v in c.hello("a").items() if k != "signature"}
+    a.greeted(canonical.sign({**unheard, "digest": "0" * 64}, c.identity), "ccc")  # c: a set a never held
+    whole = a.hello_text("ccc")
+    every = len(members.documents(a.standings))
+    assert whole is not carried and len(canonical.parse(whole)["members"]) == every  # type: ignore[index,arg-type]
+    assert a.hello_text("bb") is carried
+
+    now[0] += 1.0
+    again = a.hello_text("bb")
+    assert (
+        again is not carried and canonical.parse(again)["signed_at"] > canonical.parse(carried)["signed_at"]
+    )  # type: ignore[index,operator]
+    assert b.greeted(canonical.parse(again), "a").node_id == "a"  # signed, and b takes it
+    del d

@@ -127,7 +127,8 @@ class Dialer:
             await self._clients.pop(node)[2].aclose()
 
     async def send(self, member: Member, method: str, path: str, document: object = None) -> httpx.Response:
-        """``method path`` to ``member``, signed for it, with ``document`` as its JSON body."""
+        """``method path`` to ``member``, signed for it, with ``document`` as its JSON body (or
+        its canonical bytes, made once for many members)."""
         body, headers = self._signed(member, method, path, document)
         try:
             client = await self._client(member)
@@ -209,7 +210,10 @@ class Dialer:
     def _signed(
         self, member: Member, method: str, path: str, document: object
     ) -> tuple[bytes, dict[str, str]]:
-        body = b"" if document is None else canonical.encode(document)
+        if isinstance(document, bytes):
+            body = document
+        else:
+            body = b"" if document is None else canonical.encode(document)
         headers = self.membership.sign(method, path, body, member.node_id)
         if body:
             headers["content-type"] = "application/json"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roost.base.errors import Conflict, PeerRefused, TargetGone
-from roost.remote.swarm import hello, invites, members, sealing, signing, state
+from roost.remote.swarm import canonical, hello, invites, members, sealing, signing, state
 from roost.remote.swarm.fields import b64
 from roost.remote.swarm.hello import Hello
 from roost.remote.swarm.identity import Identity
@@ -30,6 +30,10 @@ CAPABILITIES: tuple[str, ...] = ()
 KEPT_SETS = 64
 """Member sets this node remembers having held: a peer that says it holds one of them is sent
 only the records that changed since, rather than every record."""
+HELLO_REUSE_S = 1.0
+"""Seconds a signed hello is sent again as it is, to every member that lacks the same records:
+a round greets every member, and at a thousand members signing and encoding one hello each
+was most of an admission's cost. A hello names no recipient and its time orders nothing."""
 """What this node serves to peers beyond the hello; later features add their names here."""
 
 
@@ -95,6 +99,8 @@ class Membership:
         """The last :data:`KEPT_SETS` member sets held, by digest (each node's records' hash)."""
         self._told: dict[str, str] = {}
         """The member set each peer last said it holds, by node id."""
+        self._hellos: dict[tuple[str | None, ...], tuple[float, bytes]] = {}
+        """Hellos made lately, as canonical bytes, by what they carry (:meth:`hello_text`)."""
         self._index()
         self._pin_own()
 
@@ -250,6 +256,25 @@ class Membership:
     def proven(self, claim: signing.Claimed, body: bytes) -> Member:
         """The member that signed this request, its signature over ``body`` checked."""
         return signing.proven(claim, body, nonces=self.nonces, now=self.clock())
+
+    def hello_text(self, to: str) -> bytes:
+        """:meth:`hello` to member ``to`` as canonical bytes, made once for every member that
+        lacks the same records (the same set said held, or none known) within
+        :data:`HELLO_REUSE_S`."""
+        if self.agrees(to):
+            lacks: str | None = ""
+        else:
+            have = self._told.get(to)
+            lacks = have if have is not None and have in self._sets and self.digest is not None else None
+        key = (lacks, self.digest, self.swarm.swarm_id, self._address(), self.name)
+        now = self.clock()
+        made = self._hellos.get(key)
+        if made is not None and 0 <= now - made[0] < HELLO_REUSE_S:
+            return made[1]
+        text = canonical.encode(self.hello(to))
+        self._hellos = {k: v for k, v in self._hellos.items() if 0 <= now - v[0] < HELLO_REUSE_S}
+        self._hellos[key] = (now, text)
+        return text
 
     def hello(self, to: str | None = None) -> dict[str, object]:
         """This node's signed hello: to member ``to``, carrying what it lacks

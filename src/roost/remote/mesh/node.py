@@ -19,7 +19,7 @@ from pathlib import Path
 
 import uvicorn
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute
 
 from roost.base.errors import Conflict, PeerRefused
@@ -260,7 +260,7 @@ class Mesh:
         sender = listener.peer(request)
         said = self.membership.greeted(_document(await request.body()), sender.node_id)
         self.rounds.heard(said.node_id, sender.address)
-        return JSONResponse(self.membership.hello(said.node_id))
+        return Response(self.membership.hello_text(said.node_id), media_type="application/json")
 
     async def _join(self, request: Request) -> JSONResponse:
         """``POST /swarm/join``: admit the token's holder, tell every member, then answer it."""

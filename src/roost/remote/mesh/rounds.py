@@ -108,7 +108,7 @@ class Rounds:
         contact.tried_at = self.clock()
         try:
             answer = await self.dialer.send(
-                member, "POST", listener.HELLO, document or self.membership.hello(member.node_id)
+                member, "POST", listener.HELLO, document or self.membership.hello_text(member.node_id)
             )
             if answer.status_code != 200:
                 raise PeerRefused(f"{member.address} answered {answer.status_code}", code="refused")
