@@ -101,6 +101,8 @@ class SimPeer:
     """Stops answering and writing, as a machine whose cable was pulled."""
     received: int = 0
     """Bytes read from the real daemons' streams."""
+    hellos: int = 0
+    """Hellos this peer sent a real daemon, and took from one."""
     served_changes: int = 0
     _seq: int = 0
     _queues: set[asyncio.Queue[bytes]] = field(default_factory=set)
@@ -212,6 +214,7 @@ class SimPeer:
         return bytes(der)
 
     async def greet(self, member: Member) -> int:
+        self.hellos += 1
         body = canonical.encode(self.hello(member.node_id))
         headers = signing.sign(
             self.identity, self.swarm_key, "POST", "/swarm/hello", body, to=member.node_id, now=time.time()
@@ -321,6 +324,7 @@ class SimPeer:
             await _send(writer, connection, 401, b"{}")
             return
         if method == "POST" and target == "/swarm/hello":
+            self.hellos += 1
             said = canonical.parse(body)
             self.heard(said)
             sender = said.get("node_id") if isinstance(said, dict) else None

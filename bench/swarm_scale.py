@@ -7,8 +7,10 @@ For each N (``--peers``, default 10 100) with S sessions a peer (``--sessions``,
 - ``join``: each peer through the real invite and join, one after another: the join call, and
   from its start until the real daemon's union has the peer's frame on a live stream;
 - ``linked``: every peer's stream live in the union;
-- ``idle``: the real daemon's CPU and RSS over ``--idle`` seconds with every peer linked and
-  nothing changing, against the same daemon before it was in any swarm (same run), and per peer;
+- ``idle``: the real daemon's CPU and RSS over ``--idle`` seconds with every peer linked,
+  nothing changing and the swarm at rest (two rounds after the last join: each side has said
+  it holds the other's member set), against the same daemon before it was in any swarm (same
+  run), per peer, and the hellos a second in that time;
 - ``change``: changes at ``--rate`` a second across the peers, each from the moment a peer made
   it until it is on the real daemon's ``/swarm/changes`` (read over its unix socket), p50 and p99;
 - ``list``: ``rosterd list --swarm --json`` and the table, and ``GET /swarm/snapshot``;
@@ -36,6 +38,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +50,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import in_namespace
-from simswarm import Roll, SimPeer, spread
+from simswarm import ROUND, Roll, SimPeer, spread
 from tests.api.sse import Events
 from tests.mesh.swarmnodes import SwarmNode
 
@@ -119,21 +122,60 @@ def timed(argv: list[str], env: dict[str, str], runs: int = 3) -> tuple[float, i
     return best, size
 
 
-async def admit(real: SwarmNode, peers: list[SimPeer]) -> tuple[list[float], list[float]]:
-    """Every peer joins through the real daemon; the join calls' times, and from each join's
-    start until the union has the peer on a live stream."""
+async def admit(real: SwarmNode, peers: list[SimPeer], together: int) -> tuple[list[float], list[float]]:
+    """Every peer joins through the real daemon, ``together`` joins at a time; the join calls'
+    times, and from each join's start until the real daemon's ``/swarm/changes`` says the peer
+    is reachable (its first frame on a live stream is in the union). Followed on one stream
+    rather than by reading the whole union after each join, which grows with every peer (40 MB
+    at 50,000 rows) and kept the daemon busy with the bench's own reads."""
+    loop = asyncio.get_running_loop()
+    linked: dict[str, asyncio.Future[float]] = {peer.identity.node_id: loop.create_future() for peer in peers}
+    done = False
+
+    def follow() -> None:
+        with Events(client(real, timeout=None), "/swarm/changes") as stream:  # type: ignore[arg-type]
+            ready.set()
+            while not done:
+                try:
+                    event = stream.next(0.5)
+                except queue.Empty:
+                    continue
+                node = event.data.get("node_id") if isinstance(event.data, dict) else None
+                if event.name == "node" and event.data.get("peer_state") == "reachable" and node in linked:
+                    seen = linked[node]
+                    loop.call_soon_threadsafe(lambda f=seen, at=event.at: f.done() or f.set_result(at))
+
+    ready = threading.Event()
+    reader = loop.run_in_executor(None, follow)
+    await asyncio.to_thread(ready.wait, 60)
     calls, known = [], []
-    for peer in peers:
-        peer.populate()
-        token = (await asyncio.to_thread(real.post, "/swarm/invite", {"ttl_minutes": 60})).json()["token"]
-        start = time.monotonic()
-        await peer.join(token)
-        calls.append(time.monotonic() - start)
-        peer.run()
-        while (await asyncio.to_thread(linked, real)).get(peer.name) != "reachable":
-            await asyncio.sleep(0.02)
-        known.append(time.monotonic() - start)
+    gate = asyncio.Semaphore(together)
+
+    async def one(peer: SimPeer) -> None:
+        async with gate:
+            peer.populate()
+            token = (await asyncio.to_thread(real.post, "/swarm/invite", {"ttl_minutes": 60})).json()["token"]
+            start = time.monotonic()
+            await peer.join(token)
+            calls.append(time.monotonic() - start)
+            peer.run()
+            known.append(await asyncio.wait_for(linked[peer.identity.node_id], 300) - start)
+
+    try:
+        await asyncio.gather(*(one(peer) for peer in peers))
+    finally:
+        done = True
+        await reader
     return calls, known
+
+
+async def settled(peers: list[SimPeer]) -> float:
+    """Two rounds after every peer is linked: by then each peer and the daemon have greeted the
+    other once since the last admission and said they hold the same member set, and a round
+    skips every member but one unasked for ``QUIET_MAX`` (a swarm at rest, as its idle cost is
+    measured). The hellos a second in the idle window say whether it was at rest."""
+    await asyncio.sleep(2 * ROUND)
+    return 2 * ROUND
 
 
 async def until_all(real: SwarmNode, peers: list[SimPeer], timeout: float) -> float:
@@ -222,16 +264,20 @@ async def scenario(real: SwarmNode, count: int, options: argparse.Namespace) -> 
     roll = Roll()
     peers = [SimPeer(index, options.sessions, roll) for index in range(count)]
     try:
-        calls, known = await admit(real, peers)
-        print(f"join call: {quantiles(calls)}")
+        calls, known = await admit(real, peers, options.together)
+        print(f"join call ({options.together} at a time): {quantiles(calls)}")
         print(f"join until the union has the peer: {quantiles(known)}")
         print(f"every peer linked again after the last join: {await until_all(real, peers, 120):.1f} s")
+        print(f"at rest: {await settled(peers):.0f} s later, two rounds after the last join")
+        hellos = sum(peer.hellos for peer in peers)
         cpu, rss = await asyncio.to_thread(usage, pid, options.idle)
+        hellos = sum(peer.hellos for peer in peers) - hellos
         base_cpu, base_rss = options.baseline
         print(
             f"idle: {cpu * 100:.2f} % of a core, {rss:.0f} MiB "
             f"(no swarm: {base_cpu * 100:.2f} %, {base_rss:.0f} MiB); per peer "
-            f"{(cpu - base_cpu) / count * 100:.4f} %, {(rss - base_rss) / count * 1024:.0f} KiB"
+            f"{(cpu - base_cpu) / count * 100:.4f} %, {(rss - base_rss) / count * 1024:.0f} KiB; "
+            f"{hellos / options.idle:.1f} hellos a second"
         )
         latencies = await changes(real, peers, options.rate, options.seconds)
         print(f"change on a peer to the real /swarm/changes at {options.rate:g}/s: {quantiles(latencies)}")
@@ -389,6 +435,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="how long changes are measured")
     parser.add_argument("--idle", type=float, default=20.0)
     parser.add_argument("--outage", type=float, default=60.0)
+    parser.add_argument("--together", type=int, default=1, help="joins in flight at once")
     options = parser.parse_args()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
