@@ -44,7 +44,7 @@ from roost.remote.mesh.membership import CAPABILITIES, Membership
 from roost.remote.mesh.node import JOIN_TIMEOUT
 from roost.remote.swarm import canonical, hello, invites, members, signing
 from roost.remote.swarm.identity import Identity, pinned
-from roost.remote.swarm.members import Member, Standing
+from roost.remote.swarm.members import MAX_SET_DOCUMENT, Member, Standing
 from roost.truth.roster.records import SCHEMA, Record, session_key, to_json
 from roost.truth.roster.times import to_wire
 
@@ -150,7 +150,7 @@ class SimPeer:
                 )
             if answer.status_code != 200:
                 raise RuntimeError(f"join refused: {answer.status_code} {answer.text[:200]}")
-            joined = canonical.parse(answer.content)
+            joined = canonical.parse(answer.content, MAX_SET_DOCUMENT)
             membership.joined(invite, joined)
             self.swarm_key = membership.swarm.swarm_key
             self.swarm_id = membership.swarm.swarm_id
@@ -223,7 +223,7 @@ class SimPeer:
         async with self._client(member) as client:
             answer = await client.post(f"https://{member.address}/swarm/hello", content=body, headers=headers)
         if answer.status_code == 200:
-            self.heard(canonical.parse(answer.content))
+            self.heard(canonical.parse(answer.content, MAX_SET_DOCUMENT))
         return answer.status_code
 
     async def greet_all(self) -> None:
@@ -325,7 +325,7 @@ class SimPeer:
             return
         if method == "POST" and target == "/swarm/hello":
             self.hellos += 1
-            said = canonical.parse(body)
+            said = canonical.parse(body, MAX_SET_DOCUMENT)
             self.heard(said)
             sender = said.get("node_id") if isinstance(said, dict) else None
             await _send(writer, connection, 200, canonical.encode(self.hello(str(sender))))

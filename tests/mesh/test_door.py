@@ -16,6 +16,7 @@ from roost.remote.mesh import listener
 from roost.remote.mesh.membership import Membership
 from roost.remote.swarm import signing
 from roost.remote.swarm.identity import Identity
+from roost.remote.swarm.members import MAX_SET_DOCUMENT
 from tests.mesh.presenting import presenting
 
 REFUSED = (401, {"error": "refused"})
@@ -78,3 +79,32 @@ def test_only_a_members_signed_request_reaches_a_route(tmp_path: Path) -> None:
         "too_large": 2,
         "no_certificate": 2,
     }
+
+
+def test_a_hello_may_carry_the_whole_member_set_and_no_more(tmp_path: Path) -> None:
+    """A hello to a node never heard from carries every member record and introduction: past the
+    1 MiB other routes take at ~700 members. Its route takes MAX_SET_DOCUMENT, and no more."""
+    me = Identity.generate("me")
+    membership = Membership(tmp_path, me, name="me", address="127.0.0.1:8791", version="t", clock=time.time)
+    membership.invite(60)
+    refusals = listener.Refusals()
+    door = listener.app(membership, [listener.route(listener.HELLO, _whoami)], refusals)
+    app, key = presenting(door, me.certificate()), membership.swarm.swarm_key
+    for size, answered in (
+        (listener.MAX_BODY + 1, 200),
+        (MAX_SET_DOCUMENT, 200),
+        (MAX_SET_DOCUMENT + 1, 401),
+    ):
+        body = b"x" * size
+        signed = signing.sign(me, key, "POST", listener.HELLO, body, to="me", now=time.time())
+        assert _exchange_status(app, "POST", listener.HELLO, body, signed) == answered
+    assert dict(refusals) == {"too_large": 1}
+
+
+def _exchange_status(app: object, method: str, target: str, body: bytes, headers: dict) -> int:
+    async def go() -> int:
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="https://node") as client:
+            return (await client.request(method, target, content=body, headers=headers)).status_code
+
+    return asyncio.run(go())

@@ -326,7 +326,7 @@ def test_nothing_before_authentication_costs_more_than_kilobytes_and_seconds(
     assert said == b"" or said.startswith(b"HTTP/1.1 401")
     assert a.nodes()["refused"]["too_large"] == 3
 
-    # a member's body that stops half way is cut at its deadline (the hello takes 1 MiB)
+    # a member's body that stops half way is cut at its deadline (by the 512 KiB it says it has)
     member = as_node(b, a)
     body = b"{" + b" " * (512 << 10)
     signed = member.headers("POST", "/swarm/hello", body + b"}", to=a.identity().node_id)

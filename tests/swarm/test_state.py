@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from roost.remote.swarm import state
+from roost.remote.swarm import canonical, members, state
 from roost.remote.swarm.members import Standing
 from roost.remote.swarm.state import SwarmFileError
 from tests.swarm.helpers import NOW, admit, checked, node
@@ -110,3 +110,34 @@ def test_burnt_nonces_are_bounded_keeping_the_latest_to_expire(monkeypatch: pyte
     monkeypatch.setattr(state, "MAX_BURNT", 2)
     kept = state.prune({"a" * 32: int(NOW) + 1, "b" * 32: int(NOW) + 3, "c" * 32: int(NOW) + 2}, NOW)
     assert kept == {"b" * 32: int(NOW) + 3, "c" * 32: int(NOW) + 2}
+
+
+def test_a_swarm_of_max_members_with_the_longest_fields_is_written_read_and_sent_whole(
+    tmp_path: Path,
+) -> None:
+    """Each member is its introduction and its own record, so ``swarm.json``, a join's answer and
+    a hello to a node never heard from (every record) pass the 1 MiB every other peer document
+    is held to long before MAX_MEMBERS: they are held to MAX_SET_DOCUMENT."""
+    founder = node("f" * 64)
+    swarm = state.create(founder, "f" * 64, "a" * 250 + ":8791", now=NOW)
+    for number in range(1, members.MAX_MEMBERS):
+        joiner = node(f"{number:064x}")
+        name, address = f"{number:064x}"[-64:], f"{number:0250x}:8791"
+        intro = members.record(
+            founder, node_id=joiner.node_id, name=name, public_key=joiner.public_key,
+            x25519_public_key=joiner.x25519_public_key, address=address, now=NOW,
+            certificate=joiner.certificate(),
+        )  # fmt: skip
+        own = members.own_record(joiner, name, address, NOW + 1)
+        swarm.standings[joiner.node_id] = Standing(checked(intro), checked(own))
+    state.save(tmp_path, swarm, now=NOW)
+
+    size = (tmp_path / "swarm.json").stat().st_size
+    assert canonical.MAX_DOCUMENT < size <= members.MAX_SET_DOCUMENT
+    loaded = state.load(tmp_path)
+    assert loaded is not None and len(loaded.members) == members.MAX_MEMBERS
+    every = canonical.encode(members.documents(loaded.standings))
+    assert (
+        canonical.MAX_DOCUMENT < len(every) <= members.MAX_SET_DOCUMENT - (64 << 10)
+    )  # room for a hello's own fields
+    assert len(canonical.parse(every, members.MAX_SET_DOCUMENT)) == 2 * members.MAX_MEMBERS - 1  # type: ignore[arg-type]

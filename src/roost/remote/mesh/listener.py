@@ -70,7 +70,7 @@ from roost.base.errors import PeerRefused, RoostError
 from roost.remote.mesh.connections import Connections
 from roost.remote.mesh.membership import Membership
 from roost.remote.swarm import canonical
-from roost.remote.swarm.members import Member
+from roost.remote.swarm.members import MAX_SET_DOCUMENT, Member
 
 log = logging.getLogger("rosterd.swarm")
 
@@ -85,8 +85,9 @@ JOIN_BODY = 16 * 1024
 """Bytes of a join's body: a token (2 KiB at most) and a hello that lists no members."""
 BODY_S = 10.0
 BODY_RATE = 256 * 1024
-"""A body must arrive within :data:`BODY_S` and one more second per this many bytes its route
-takes: a few seconds for anything but a handoff's files."""
+"""A body must arrive within :data:`BODY_S` and one more second per this many bytes it says it
+has (or, with no ``Content-Length``, its route takes): a few seconds for anything but a
+handoff's files."""
 
 
 class Refusals(Counter[str]):
@@ -100,12 +101,15 @@ def target(scope: Scope) -> str:
     return (path + (b"?" + query if query else b"")).decode("latin-1")
 
 
-async def _body(receive: Receive, limit: int) -> bytes | str:
+async def _body(receive: Receive, limit: int, declared: int | None = None) -> bytes | str:
     """The whole body, or why not: ``too_large`` past ``limit``, ``body_timeout`` past its
-    deadline, ``gone`` when the client left."""
+    deadline (by the size ``declared`` in its ``Content-Length`` when it is within the limit,
+    else by the limit: a small hello may not take a whole member set's time), ``gone`` when
+    the client left."""
     chunks, size = [], 0
+    expected = min(limit, declared) if declared is not None else limit
     try:
-        async with asyncio.timeout(BODY_S + limit / BODY_RATE):
+        async with asyncio.timeout(BODY_S + expected / BODY_RATE):
             while True:
                 message = await receive()
                 if message["type"] == "http.disconnect":
@@ -258,11 +262,11 @@ class Signed:
             der = self._certificate(scope)
             if der is None or claim.sender.certificate != der:
                 return
-            body = await _body(receive, MAX_BODY)
+            body = await _body(receive, MAX_SET_DOCUMENT, _declared(scope))
             if isinstance(body, str):
                 return
             self.membership.proven(claim, body)
-            self.membership.last_word(canonical.parse(body), claim.sender.node_id)
+            self.membership.last_word(canonical.parse(body, MAX_SET_DOCUMENT), claim.sender.node_id)
         except (PeerRefused, ValueError):
             return
 
@@ -272,7 +276,8 @@ class Signed:
         else:
             limit = self._limit(scope)
             declared = _declared(scope)
-            body = "too_large" if declared is not None and declared > limit else await _body(receive, limit)
+            too_large = declared is not None and declared > limit
+            body = "too_large" if too_large else await _body(receive, limit, declared)
         if isinstance(body, str):
             if body != "gone":
                 await self._refuse(scope, receive, send, body)
@@ -332,7 +337,7 @@ def app(
         routes=list(routes),
         exception_handlers={RoostError: _failure, HTTPException: _http_error},
     )
-    return Signed(inner, membership, refusals, dict(limits or {}))
+    return Signed(inner, membership, refusals, {HELLO: MAX_SET_DOCUMENT, **(limits or {})})
 
 
 def route(path: str, handler: Handler, method: str = "POST") -> Route:

@@ -34,6 +34,7 @@ from roost.remote.mesh.relay import Relay
 from roost.remote.mesh.rounds import Rounds
 from roost.remote.swarm import canonical, invites
 from roost.remote.swarm.identity import Identity, pinned
+from roost.remote.swarm.members import MAX_SET_DOCUMENT
 from roost.remote.swarm.peers import Peers
 from roost.services.ledger.journal import Journal
 from roost.services.ledger.usage import Usage
@@ -64,9 +65,9 @@ def _heard_at(peers: Peers | None, node_id: str) -> float | None:
     return found.heard_at if found is not None and found.reachable else None
 
 
-def _document(data: bytes) -> dict[str, object]:
+def _document(data: bytes, limit: int = canonical.MAX_DOCUMENT) -> dict[str, object]:
     try:
-        document = canonical.parse(data)
+        document = canonical.parse(data, limit)
     except ValueError:
         raise PeerRefused("the body is not JSON roost sends", code="malformed") from None
     if not isinstance(document, dict):
@@ -258,7 +259,7 @@ class Mesh:
     async def _hello(self, request: Request) -> JSONResponse:
         """``POST /swarm/hello``: take a member's hello, answer with this node's."""
         sender = listener.peer(request)
-        said = self.membership.greeted(_document(await request.body()), sender.node_id)
+        said = self.membership.greeted(_document(await request.body(), MAX_SET_DOCUMENT), sender.node_id)
         self.rounds.heard(said.node_id, sender.address)
         return Response(self.membership.hello_text(said.node_id), media_type="application/json")
 
@@ -297,7 +298,7 @@ class Mesh:
                 f"{address} refused the invite: {said.get('error')}",
                 code=code if isinstance(code, str) else None,
             )
-        self.membership.joined(invite, _document(answer.content))
+        self.membership.joined(invite, _document(answer.content, MAX_SET_DOCUMENT))
         await self.rounds.round()
         return self.nodes()
 

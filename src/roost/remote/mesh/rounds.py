@@ -27,7 +27,7 @@ from roost.remote.mesh import listener, tailscale
 from roost.remote.mesh.dialer import Dialer
 from roost.remote.mesh.membership import Membership
 from roost.remote.swarm import canonical
-from roost.remote.swarm.members import Member
+from roost.remote.swarm.members import MAX_SET_DOCUMENT, Member
 
 log = logging.getLogger("rosterd.swarm")
 
@@ -112,7 +112,7 @@ class Rounds:
             )
             if answer.status_code != 200:
                 raise PeerRefused(f"{member.address} answered {answer.status_code}", code="refused")
-            said = self.membership.greeted(canonical.parse(answer.content), member.node_id)
+            said = self.membership.greeted(canonical.parse(answer.content, MAX_SET_DOCUMENT), member.node_id)
         except (PeerUnreachable, PeerRefused, ValueError) as error:
             contact.error = str(error) if not isinstance(error, ValueError) else "its answer is not a hello"
             return None

@@ -44,6 +44,14 @@ from roost.remote.swarm.identity import Identity, certificate_key
 FUTURE_MS = 60 * 1000
 """How far ahead of this node's clock a record may be dated: the signed requests' skew."""
 MAX_MEMBERS = 1024
+RECORD_MAX = 2048
+"""Bytes of canonical JSON a member record takes at most: its longest fields (a 64-character
+name, a 256-character address, its certificate, keys and signature) come to ~1.2 KiB."""
+MAX_SET_DOCUMENT = 2 * MAX_MEMBERS * RECORD_MAX + canonical.MAX_DOCUMENT
+"""Bytes a document that carries the whole member set may take: ``swarm.json``, a join's
+answer, a hello to a node never heard from, a revoked node's last word. Each member is its
+record and its introduction, ~1.4 KiB together, so such a document passed the 1 MiB every
+other peer document is held to at ~700 members, short of :data:`MAX_MEMBERS`."""
 
 
 @dataclass(frozen=True)

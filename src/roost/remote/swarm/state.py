@@ -106,9 +106,9 @@ def load(directory: Path) -> SwarmState | None:
         problem = files.unsafe(path, os.fstat(handle.fileno()))
         if problem:
             raise SwarmFileError(problem)
-        data = handle.read(canonical.MAX_DOCUMENT + 1)
+        data = handle.read(members.MAX_SET_DOCUMENT + 1)
     try:
-        document = canonical.parse(data)
+        document = canonical.parse(data, limit=members.MAX_SET_DOCUMENT)
     except ValueError:
         raise SwarmFileError(f"{path} is not JSON roost wrote") from None
     state = _state(document)
