@@ -35,8 +35,10 @@ def rosterd(roost: Roost, daemon: Daemon) -> Daemon:
 
 
 def turns(roost: Roost, daemon: Daemon, claude: AgentPane) -> dict[str, Any]:
-    """A plain turn, then one whose permission dialog is approved; what roost made of them."""
-    assert claude.state() == "idle"
+    """A plain turn, then one whose permission dialog is approved; what roost made of them. The
+    prompt can be drawn before the SessionStart hook's badge lands (the first Claude of a run,
+    cold): it is waited for."""
+    claude.wait_state("idle", 10)
     sent = roost.run("send", claude.name, "hello from roost")
     assert (sent.returncode, sent.stdout) == (0, f"{claude.pane} 1\n"), sent.stderr
     assert roost.run("wait-done", "--turn", "1", claude.pane, str(TURN_TIMEOUT)).returncode == 0

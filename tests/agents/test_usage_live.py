@@ -273,6 +273,32 @@ def two_turns(
     return record
 
 
+def counted_to_the_token(
+    roost: Roost,
+    rosterd: Daemon,
+    agent_bin: Path,
+    name: str,
+    model: str,
+    price: dict[str, Any],
+    charges: list[Usage],
+) -> None:
+    """Two real turns of agent ``name`` (``two_turns``), each counted as the API charged it in
+    the ledger's own names and priced at ``price``; the ledger's lines and the session's spend
+    their sums."""
+
+    def last(used: Usage) -> Last:
+        return model, written(used), {"amount": cost(used, price), "currency": price["currency"]}
+
+    record = two_turns(roost, rosterd, agent_bin, name, charges, last)
+    assert [(line["harness"], line["lane"], line["tokens"]) for line in ledger_lines(rosterd)] == [
+        (name, "interactive", written(used)) for used in charges
+    ]
+    total = {token: sum(tokens(used)[token] for used in charges) for token in tokens(charges[0])}
+    amount = round(sum(cost(used, price) for used in charges), price_table.DIGITS)
+    spend = record["spend"]
+    assert (spend["turns"], spend["tokens"], spend["cost"]) == (2, total, {price["currency"]: amount})
+
+
 PI_MODEL = "claude-sonnet-4-5"
 """The model pi's recipe sets (tests/fixtures/screens/pi/recipe.toml): the packaged table prices
 it as an alias of ``PRICED``."""
@@ -286,19 +312,7 @@ def test_pi_turns_in_a_terminal_count_what_the_api_charged(
         Usage(input=911, output=77, cached_read=12001, cached_write=303),
         Usage(input=45, output=1502, cached_read=13313, cached_write=0),
     ]
-    price = packaged(PRICED)
-
-    def last(used: Usage) -> Last:
-        return PI_MODEL, written(used), {"amount": cost(used, price), "currency": "USD"}
-
-    record = two_turns(roost, rosterd, agent_bin, "pi", charges, last)
-    assert [(line["harness"], line["lane"], line["tokens"]) for line in ledger_lines(rosterd)] == [
-        ("pi", "interactive", written(used)) for used in charges
-    ]
-    total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
-    amount = round(sum(cost(used, price) for used in charges), price_table.DIGITS)
-    spend = record["spend"]
-    assert (spend["turns"], spend["tokens"], spend["cost"]) == (2, total, {"USD": amount})
+    counted_to_the_token(roost, rosterd, agent_bin, "pi", PI_MODEL, packaged(PRICED), charges)
 
 
 OPENCODE_MODEL = "claude-sonnet-4-5"
@@ -313,19 +327,7 @@ def test_opencode_turns_in_a_terminal_count_what_the_api_charged(
         Usage(input=1203, output=347, cached_read=5011, cached_write=709),
         Usage(input=58, output=1291, cached_read=9007, cached_write=2),
     ]
-    price = packaged(PRICED)
-
-    def last(used: Usage) -> Last:
-        return OPENCODE_MODEL, written(used), {"amount": cost(used, price), "currency": "USD"}
-
-    record = two_turns(roost, rosterd, agent_bin, "opencode", charges, last)
-    assert [(line["harness"], line["lane"], line["tokens"]) for line in ledger_lines(rosterd)] == [
-        ("opencode", "interactive", written(used)) for used in charges
-    ]
-    total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
-    amount = round(sum(cost(used, price) for used in charges), price_table.DIGITS)
-    spend = record["spend"]
-    assert (spend["turns"], spend["tokens"], spend["cost"]) == (2, total, {"USD": amount})
+    counted_to_the_token(roost, rosterd, agent_bin, "opencode", OPENCODE_MODEL, packaged(PRICED), charges)
 
 
 COPILOT_MODEL = "claude-sonnet-4.5"
@@ -348,18 +350,7 @@ def test_copilot_turns_in_a_terminal_count_what_the_api_charged_priced_by_the_us
         Usage(input=1203, output=347, cached_read=5011, cached_write=709),
         Usage(input=58, output=1291, cached_read=9007, cached_write=2),
     ]
-
-    def last(used: Usage) -> Last:
-        return COPILOT_MODEL, written(used), {"amount": cost(used, COPILOT_PRICE), "currency": "USD"}
-
-    record = two_turns(roost, rosterd, agent_bin, "copilot", charges, last)
-    assert [(line["harness"], line["lane"], line["tokens"]) for line in ledger_lines(rosterd)] == [
-        ("copilot", "interactive", written(used)) for used in charges
-    ]
-    total = {name: sum(tokens(used)[name] for used in charges) for name in tokens(charges[0])}
-    amount = round(sum(cost(used, COPILOT_PRICE) for used in charges), price_table.DIGITS)
-    spend = record["spend"]
-    assert (spend["turns"], spend["tokens"], spend["cost"]) == (2, total, {"USD": amount})
+    counted_to_the_token(roost, rosterd, agent_bin, "copilot", COPILOT_MODEL, COPILOT_PRICE, charges)
 
 
 GEMINI_MODEL = "gemini-3.1-pro-preview"
