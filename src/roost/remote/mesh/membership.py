@@ -27,6 +27,7 @@ from roost.remote.swarm.state import SwarmState
 log = logging.getLogger("rosterd.swarm")
 
 CAPABILITIES: tuple[str, ...] = ()
+"""What this node serves to peers beyond the hello; later features add their names here."""
 KEPT_SETS = 64
 """Member sets this node remembers having held: a peer that says it holds one of them is sent
 only the records that changed since, rather than every record."""
@@ -34,7 +35,6 @@ HELLO_REUSE_S = 1.0
 """Seconds a signed hello is sent again as it is, to every member that lacks the same records:
 a round greets every member, and at a thousand members signing and encoding one hello each
 was most of an admission's cost. A hello names no recipient and its time orders nothing."""
-"""What this node serves to peers beyond the hello; later features add their names here."""
 
 
 class NotInSwarm(Conflict):
@@ -184,13 +184,23 @@ class Membership:
         (a node never heard from, one that says nothing of its set, one that holds records this
         node never had). So a round in a settled swarm carries no records, and an admission
         carries the new node's alone, however many members there are."""
-        if node_id is not None and self.agrees(node_id):
+        lacks = self._lacks(node_id)
+        if lacks == "":
             return []
-        have = self._told.get(node_id) if node_id is not None else None
-        before = self._sets.get(have) if have is not None else None
-        if before is None or self.digest is None:
+        if lacks is None or self.digest is None:
             return members.documents(self.standings)
-        return members.changed_since(self.standings, before, self._sets[self.digest])
+        return members.changed_since(self.standings, self._sets[lacks], self._sets[self.digest])
+
+    def _lacks(self, node_id: str | None) -> str | None:
+        """What a hello to ``node_id`` carries, named: ``""`` nothing (it holds this node's
+        set), the digest of a set this node held and it holds (what changed since), None every
+        record."""
+        if node_id is None:
+            return None
+        if self.agrees(node_id):
+            return ""
+        have = self._told.get(node_id)
+        return have if have is not None and have in self._sets and self.digest is not None else None
 
     def _merge(self, records: list[object]) -> list[str]:
         merged = members.merge(self.swarm.standings, records, now=self.clock())
@@ -261,12 +271,7 @@ class Membership:
         """:meth:`hello` to member ``to`` as canonical bytes, made once for every member that
         lacks the same records (the same set said held, or none known) within
         :data:`HELLO_REUSE_S`."""
-        if self.agrees(to):
-            lacks: str | None = ""
-        else:
-            have = self._told.get(to)
-            lacks = have if have is not None and have in self._sets and self.digest is not None else None
-        key = (lacks, self.digest, self.swarm.swarm_id, self._address(), self.name)
+        key = (self._lacks(to), self.digest, self.swarm.swarm_id, self._address(), self.name)
         now = self.clock()
         made = self._hellos.get(key)
         if made is not None and 0 <= now - made[0] < HELLO_REUSE_S:

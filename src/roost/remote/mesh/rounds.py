@@ -84,10 +84,10 @@ class Rounds:
     ) -> None:
         self.membership = membership
         self.lost = lost
-        self.heard_from = heard
-        """When a member's roster stream last spoke (None: no stream), which is a word from it."""
         """Whether a member's roster stream is known lost (or silent): a verb's round does not
         wait for its greeting, which goes on in the background."""
+        self.heard_from = heard
+        """When a member's roster stream last spoke (None: no stream), which is a word from it."""
         self._background: set[asyncio.Task[str | None]] = set()
         self.dialer = dialer
         self.static_peers = static_peers

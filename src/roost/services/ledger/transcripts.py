@@ -11,21 +11,20 @@ Only numbers leave it: a line is parsed when it holds the values an answer's lin
 and of it only the token counts, the answer's id and the model's id are kept. No prompt,
 reply, tool input or other text of the file is stored, logged or passed on.
 
-Reading is incremental and never counts a byte twice. Each session's :class:`Transcript`
-keeps the offset up to which its turns were counted (of a database, the number of the query's
-rows); a turn's end reads from there to the
-last whole line and moves the offset on (:meth:`Transcript.turn`); a look mid-turn reads the
-same span without moving it (:meth:`Transcript.peek`). A file first seen as the session is
-already under way is counted from its end as it is then (what came before is not this
-daemon's to count, though the model it last named is still the model in force), unless the
-manifest says where an answer's time is (``at``) and the session's process start is known: then
-it is read from its start and an answer counts when it came after that start. An agent that
-writes its file only once its first answer is in (pi), or whose hook names the session late,
-would otherwise have that first answer taken for history. One that does not exist yet is
-counted from its start when it appears.
-A file that shrank was rewritten under its agent: it is taken from its new end, and nothing
-of it counted again. Lines of one answer that straddle a turn's end are counted once: the
-ids of the last turn counted are remembered.
+Reading is incremental and never counts a byte twice. Each session's :class:`Transcript` keeps
+the offset up to which its turns were counted (of a database, the number of the query's rows); a
+turn's end reads from there to the last whole line and moves the offset on
+(:meth:`Transcript.turn`); a look mid-turn reads the same span without moving it
+(:meth:`Transcript.peek`). A file first seen as the session is already under way is counted from
+its end as it is then (what came before is not this daemon's to count, though the model it last
+named is still the model in force), unless the manifest says where an answer's time is (``at``)
+and the session's process start is known: then it is read from its start and an answer counts
+when it came after that start. An agent that writes its file only once its first answer is in
+(pi), or whose hook names the session late, would otherwise have that first answer taken for
+history. One that does not exist yet is counted from its start when it appears. A file that
+shrank was rewritten under its agent: it is taken from its new end, and nothing of it counted
+again. Lines of one answer that straddle a turn's end are counted once: the ids of the last turn
+counted are remembered.
 
 Everything here does file IO: the daemon runs it in a thread, never on its loop.
 """
@@ -49,9 +48,9 @@ READ_MAX = 64 * 1024 * 1024
 TAIL = 65536
 """Bytes read back from a file's end to find where its last whole line ends."""
 IDS_KEPT = 1024
+"""Answer ids of the last turn counted that a later read still recognises."""
 BUSY_SECONDS = 1.0
 """How long a read of an agent's database waits for the agent's own write to finish."""
-"""Answer ids of the last turn counted that a later read still recognises."""
 COUNT_MAX = 1 << 53
 
 
