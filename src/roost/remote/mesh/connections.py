@@ -121,13 +121,15 @@ class Connections:
         found = self.open.get(peername) if isinstance(peername, tuple) else None
         return found.certificate if found is not None else None
 
-    def vouch(self, peername: object) -> None:
-        """The connection presented this node's bearer token: a client, counted as one of its
-        own (:data:`CLIENT`) rather than as a stranger, so a flood of strangers does not push
-        its long-lived streams out."""
+    def vouch(self, peername: object, member: str = CLIENT) -> None:
+        """The connection proved whose it is without a certificate: this node's bearer token
+        (a client, :data:`CLIENT`) or an invite this node admitted (the joiner's node id). It
+        is counted as theirs rather than as a stranger's, so a flood of strangers does not push
+        out a client's long-lived streams, nor a joiner waiting for its answer while the
+        admission's round greets every member."""
         found = self.open.get(peername) if isinstance(peername, tuple) else None
         if found is not None and found.member is None:
-            found.member = CLIENT
+            found.member = member
 
     def begun(self, peername: object) -> None:
         """A request's headers arrived whole: no header deadline while it is served."""

@@ -267,6 +267,9 @@ class Mesh:
         """``POST /swarm/join``: admit the token's holder, tell every member, then answer it."""
         document = _document(await request.body())
         answer = self.membership.admit(document.get("token"), document.get("hello"))
+        said = document["hello"]
+        if self._connections is not None and isinstance(said, dict):
+            self._connections.vouch(request.scope.get("client"), str(said["node_id"]))
         await self.rounds.round()
         return JSONResponse(answer)
 
