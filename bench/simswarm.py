@@ -101,8 +101,10 @@ class SimPeer:
     """Stops answering and writing, as a machine whose cable was pulled."""
     received: int = 0
     """Bytes read from the real daemons' streams."""
-    hellos: int = 0
-    """Hellos this peer sent a real daemon, and took from one."""
+    hellos_sent: int = 0
+    """Hellos this peer sent a real daemon."""
+    hellos_taken: int = 0
+    """Hellos a real daemon sent this peer."""
     served_changes: int = 0
     _seq: int = 0
     _queues: set[asyncio.Queue[bytes]] = field(default_factory=set)
@@ -214,7 +216,7 @@ class SimPeer:
         return bytes(der)
 
     async def greet(self, member: Member) -> int:
-        self.hellos += 1
+        self.hellos_sent += 1
         body = canonical.encode(self.hello(member.node_id))
         headers = signing.sign(
             self.identity, self.swarm_key, "POST", "/swarm/hello", body, to=member.node_id, now=time.time()
@@ -324,7 +326,7 @@ class SimPeer:
             await _send(writer, connection, 401, b"{}")
             return
         if method == "POST" and target == "/swarm/hello":
-            self.hellos += 1
+            self.hellos_taken += 1
             said = canonical.parse(body, MAX_SET_DOCUMENT)
             self.heard(said)
             sender = said.get("node_id") if isinstance(said, dict) else None
@@ -401,7 +403,9 @@ class SimPeer:
                             "GET", f"https://{member.address}/swarm/roster", headers=headers
                         ) as answer,
                     ):
-                        async for chunk in answer.aiter_raw(READ_LIMIT):
+                        # as it comes: with a chunk size, httpx would hold every keep-alive
+                        # back until that many bytes came, and the peer never knew it was heard
+                        async for chunk in answer.aiter_raw():
                             attempt = 0
                             self.received += len(chunk)
                             self._spoke = time.monotonic()

@@ -269,15 +269,17 @@ async def scenario(real: SwarmNode, count: int, options: argparse.Namespace) -> 
         print(f"join until the union has the peer: {quantiles(known)}")
         print(f"every peer linked again after the last join: {await until_all(real, peers, 120):.1f} s")
         print(f"at rest: {await settled(peers):.0f} s later, two rounds after the last join")
-        hellos = sum(peer.hellos for peer in peers)
+        sent, taken = sum(p.hellos_sent for p in peers), sum(p.hellos_taken for p in peers)
         cpu, rss = await asyncio.to_thread(usage, pid, options.idle)
-        hellos = sum(peer.hellos for peer in peers) - hellos
+        sent = sum(p.hellos_sent for p in peers) - sent
+        taken = sum(p.hellos_taken for p in peers) - taken
         base_cpu, base_rss = options.baseline
         print(
             f"idle: {cpu * 100:.2f} % of a core, {rss:.0f} MiB "
             f"(no swarm: {base_cpu * 100:.2f} %, {base_rss:.0f} MiB); per peer "
             f"{(cpu - base_cpu) / count * 100:.4f} %, {(rss - base_rss) / count * 1024:.0f} KiB; "
-            f"{hellos / options.idle:.1f} hellos a second"
+            f"hellos a second: {sent / options.idle:.2f} from the peers, "
+            f"{taken / options.idle:.2f} from the daemon"
         )
         latencies = await changes(real, peers, options.rate, options.seconds)
         print(f"change on a peer to the real /swarm/changes at {options.rate:g}/s: {quantiles(latencies)}")
