@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from roost.base.errors import PeerUnreachable
 from roost.remote.mesh import place, tailscale, tls
 from roost.remote.mesh.dialer import Dialer
 from roost.remote.mesh.membership import Membership
-from roost.remote.mesh.rounds import INTERVAL, QUIET_MAX, Rounds, addresses
+from roost.remote.mesh.rounds import INTERVAL, QUIET_MAX, QUIET_MIN, Rounds, addresses
 from roost.remote.swarm import canonical, invites, members
 from roost.remote.swarm.identity import Identity
 from tests.conftest import REPO
@@ -150,7 +151,9 @@ class Answering:
 
 def test_a_settled_member_whose_stream_speaks_is_not_greeted_until_something_changes(tmp_path: Path) -> None:
     """A round greets a member only when there is something to say or to learn: it holds another
-    member set, its stream has been silent for a round, or it went unasked for QUIET_MAX."""
+    member set, its stream has been silent for a round, or it went unasked for its quiet time,
+    which doubles with each greeting made for time alone (up to QUIET_MAX) and starts again at
+    QUIET_MIN once anything else unsettled it."""
     now = [1_000_000.0]
     me, other = Identity.generate("me"), Identity.generate("other")
     a = Membership(
@@ -186,9 +189,27 @@ def test_a_settled_member_whose_stream_speaks_is_not_greeted_until_something_cha
     assert greetings_in_a_round() == 1  # its stream silent for a round
     spoke["other"] = now[0]
     assert greetings_in_a_round() == 0
-    now[0] += QUIET_MAX
-    spoke["other"] = now[0]
-    assert greetings_in_a_round() == 1  # unasked for too long
+
+    def greetings_after(seconds: float) -> int:
+        now[0] += seconds
+        spoke["other"] = now[0]
+        return greetings_in_a_round()
+
+    assert greetings_after(QUIET_MIN) == 1  # unasked for too long
+    assert greetings_after(QUIET_MIN) == 0  # that greeting told nothing: twice as long now
+    assert greetings_after(QUIET_MIN) == 1
+    waits = []
+    for _ in range(8):
+        waited = 0.0
+        while greetings_after(INTERVAL) == 0:
+            waited += INTERVAL
+        waits.append(waited + INTERVAL)
+    assert waits[0] >= 4 * QUIET_MIN and waits[-1] == pytest.approx(QUIET_MAX, abs=INTERVAL)
+    assert all(later >= earlier for earlier, later in itertools.pairwise(waits))
+    now[0] += INTERVAL + 1
+    assert greetings_in_a_round() == 1  # its stream silent for a round: unsettled
+    assert greetings_after(QUIET_MIN - INTERVAL) == 0
+    assert greetings_after(INTERVAL) == 1  # and its quiet time starts again at QUIET_MIN
 
     a.invite(60)  # a's set moves on (the invite's nonce is no member record: nothing changes)
     assert greetings_in_a_round() == 0
