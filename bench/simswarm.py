@@ -42,6 +42,7 @@ from roost.base.errors import PeerRefused
 from roost.remote.mesh import tls
 from roost.remote.mesh.membership import CAPABILITIES, Membership
 from roost.remote.mesh.node import JOIN_TIMEOUT
+from roost.remote.mesh.rounds import QUIET_MAX, QUIET_MIN
 from roost.remote.swarm import canonical, hello, invites, members, signing
 from roost.remote.swarm.identity import Identity, pinned
 from roost.remote.swarm.members import MAX_SET_DOCUMENT, Member, Standing
@@ -53,7 +54,6 @@ KEEPALIVE = 4.0
 """As a real node: a keep-alive after this many quiet seconds."""
 ROUND = 30.0
 """As a real node: a hello to each member every round."""
-QUIET_MAX = 300.0
 READ_LIMIT = 1 << 16
 ROSTER = "/swarm/roster"
 
@@ -137,6 +137,9 @@ class SimPeer:
         if not pinned(der, invite.admitter_public_key):
             raise RuntimeError("the admitter's certificate is not the invite's")
         context = tls.server_context(self.identity, [der])
+        if self._server is not None:  # a join tried again
+            self._server.close()
+            await self._server.wait_closed()
         self._server = await asyncio.start_server(self._connection, self.host, PORT, ssl=context, backlog=64)
         with tempfile.TemporaryDirectory() as directory:
             membership = Membership(
@@ -367,18 +370,22 @@ class SimPeer:
 
     async def _rounds(self) -> None:
         """As a real node's rounds: a real daemon is greeted unless it is settled (its stream
-        spoke within the round, it holds this peer's member set, and it was greeted within
-        QUIET_MAX)."""
+        spoke within the round, it holds this peer's member set, and it was greeted within its
+        quiet time, which doubles with each greeting for time alone, up to QUIET_MAX)."""
         await asyncio.sleep(random.uniform(0, ROUND))
-        greeted = time.monotonic()
+        greeted, quiet = time.monotonic(), QUIET_MIN
         while True:
             now = time.monotonic()
-            settled = (
-                now - self._spoke < ROUND
-                and now - greeted < QUIET_MAX
-                and all(self._told.get(node_id) == self.roll.digest for node_id in self.reals)
-            )
-            if not self.silent and not settled:
+            heard = now - self._spoke < ROUND
+            agree = all(self._told.get(node_id) == self.roll.digest for node_id in self.reals)
+            if not (heard and agree):
+                quiet = QUIET_MIN
+            elif now - greeted >= quiet:
+                quiet = min(QUIET_MAX, 2 * quiet)
+            else:
+                await asyncio.sleep(ROUND)
+                continue
+            if not self.silent:
                 await self.greet_all()
                 greeted = now
             await asyncio.sleep(ROUND)

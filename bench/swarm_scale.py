@@ -55,6 +55,9 @@ from tests.api.sse import Events
 from tests.mesh.swarmnodes import SwarmNode
 
 START = 60.0
+JOIN_ATTEMPTS = 3
+"""Tries of a join whose connection failed, each with a new invite, as a person would; every
+failed one is printed with the listener's refusals, so a retried join is never silent."""
 
 
 @dataclass
@@ -150,16 +153,34 @@ async def admit(real: SwarmNode, peers: list[SimPeer], together: int) -> tuple[l
     await asyncio.to_thread(ready.wait, 60)
     calls, known = [], []
     gate = asyncio.Semaphore(together)
+    began = time.monotonic()
 
     async def one(peer: SimPeer) -> None:
         async with gate:
             peer.populate()
-            token = (await asyncio.to_thread(real.post, "/swarm/invite", {"ttl_minutes": 60})).json()["token"]
-            start = time.monotonic()
-            await peer.join(token)
+            for attempt in range(1, JOIN_ATTEMPTS + 1):
+                invited = await asyncio.to_thread(real.post, "/swarm/invite", {"ttl_minutes": 60})
+                token = invited.json()["token"]
+                start = time.monotonic()
+                try:
+                    await peer.join(token)
+                    break
+                except (httpx.HTTPError, OSError, RuntimeError) as error:
+                    refused = (await asyncio.to_thread(real.nodes)).get("connections", {}).get("refused")
+                    print(
+                        f"join {len(calls) + 1} failed ({type(error).__name__}: {error}), attempt {attempt}; "
+                        f"the listener's refusals so far: {refused}",
+                        flush=True,
+                    )
+                    if attempt == JOIN_ATTEMPTS:
+                        raise
             calls.append(time.monotonic() - start)
             peer.run()
             known.append(await asyncio.wait_for(linked[peer.identity.node_id], 300) - start)
+            if len(calls) % 100 == 0:
+                rss = psutil.Process(real.proc.pid).memory_info().rss / 2**20  # type: ignore[union-attr]
+                took = time.monotonic() - began
+                print(f"  {len(calls)} admitted in {took:.0f} s, the daemon at {rss:.0f} MiB", flush=True)
 
     try:
         await asyncio.gather(*(one(peer) for peer in peers))
@@ -172,8 +193,10 @@ async def admit(real: SwarmNode, peers: list[SimPeer], together: int) -> tuple[l
 async def settled(peers: list[SimPeer]) -> float:
     """Two rounds after every peer is linked: by then each peer and the daemon have greeted the
     other once since the last admission and said they hold the same member set, and a round
-    skips every member but one unasked for ``QUIET_MAX`` (a swarm at rest, as its idle cost is
-    measured). The hellos a second in the idle window say whether it was at rest."""
+    skips every member but one unasked for its quiet time (five minutes at first, doubled by
+    each greeting for time alone, up to an hour: ``rounds.QUIET_MIN``, ``QUIET_MAX``). The
+    hellos a second in the idle window say how near to rest it was: a swarm whose members were
+    admitted over the last half hour still greets some of them for time."""
     await asyncio.sleep(2 * ROUND)
     return 2 * ROUND
 
