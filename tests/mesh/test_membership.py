@@ -48,6 +48,27 @@ def test_a_join_from_token_to_swarm_json(tmp_path: Path) -> None:
     assert code(a.admit, token, membership(tmp_path, "ccc").joining_hello(invite.swarm_id)) == "used"
 
 
+def test_a_join_whose_answer_was_lost_may_be_tried_again_with_a_new_invite(tmp_path: Path) -> None:
+    """The admitter took the joiner in, and its answer never arrived (a cut, a timeout): the
+    same node asks again with a new invite and gets the answer again, its record unchanged and
+    the new token burnt. Another key under that node's name, or a revoked node, gets nothing."""
+    a, b = membership(tmp_path, "a"), membership(tmp_path, "bb")
+    first = a.invite(60).token
+    swarm_id = invites.read(first).swarm_id
+    a.admit(first, b.joining_hello(swarm_id))  # the answer is lost on the way
+    record = a.members["bb"]
+    again = a.invite(60).token
+    b.joined(invites.read(again), a.admit(again, b.joining_hello(swarm_id)))
+    assert sorted(b.members) == ["a", "bb"] and b.swarm.swarm_key == a.swarm.swarm_key
+    assert a.members["bb"] == record and a.members["bb"].signed_at == record.signed_at
+    assert code(a.admit, again, b.joining_hello(swarm_id)) == "used"
+    third = a.invite(60).token
+    moved = membership(tmp_path, "bb", address="100.64.9.9:8791")  # the same name, another key
+    assert code(a.admit, third, moved.joining_hello(swarm_id)) == "wrong_key"
+    a.revoke("bb")
+    assert code(a.admit, third, b.joining_hello(swarm_id)) == "revoked"
+
+
 def test_a_refused_join_burns_nothing_and_writes_nothing(tmp_path: Path) -> None:
     a, b = membership(tmp_path, "a"), membership(tmp_path, "bb")
     token = a.invite(60).token

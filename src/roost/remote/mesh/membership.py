@@ -384,6 +384,9 @@ class Membership:
             raise PeerRefused("the joiner's hello carries no certificate", code="malformed")
         if said.node_id == self.identity.node_id:
             raise PeerRefused("a node cannot admit itself", code="malformed")
+        if self._admitted(said):  # its answer was lost on the way: the same answer again
+            self._burn(token, now)
+            return self._admission(said)
         record = members.record(
             self.identity,
             node_id=said.node_id,
@@ -399,18 +402,39 @@ class Membership:
             reasons = ", ".join(reason for _, reason in merged.dropped) or "same"
             code = "revoked" if "revoked" in reasons else "malformed"
             raise PeerRefused(f"the joiner's record was not taken ({reasons})", code=code)
+        self._burn(token, now)
+        swarm.standings = merged.standings
+        self._changed()
+        return self._admission(said)
+
+    def _admitted(self, said: Hello) -> bool:
+        """Whether the joiner is a member already, with the keys and certificate it joins with:
+        a join whose answer never reached it (a cut, a timeout), tried again with a new invite.
+        Its record stands; only its own signature may change it from here on."""
+        held = self.swarm.members.get(said.node_id)
+        return (
+            held is not None
+            and not held.revoked
+            and (held.public_key, held.x25519_public_key, held.certificate)
+            == (said.public_key, said.x25519_public_key, said.certificate)
+        )
+
+    def _burn(self, token: object, now: float) -> None:
+        swarm = self.swarm
         invites.check(
             token,
             swarm.swarm_id,
             swarm.swarm_key,
             swarm.burnt,
-            admitter=mine,
+            admitter=self.identity.node_id,
             issued=swarm.issued,
             now=now,
             burn=True,
         )
-        swarm.standings = merged.standings
-        self._changed()
+
+    def _admission(self, said: Hello) -> dict[str, object]:
+        """A join's answer: the swarm key sealed to the joiner, and every member record."""
+        swarm = self.swarm
         return {
             "swarm_id": swarm.swarm_id,
             "sealed_key": sealing.seal(swarm.swarm_key, said.x25519_public_key, said.node_id),
