@@ -7,7 +7,7 @@ import asyncio
 import socket
 
 from roost.remote.mesh import tls
-from roost.remote.mesh.connections import Connections, Limits
+from roost.remote.mesh.connections import SWEEP_S, Connections, Limits
 from roost.remote.swarm.identity import Identity
 
 
@@ -62,6 +62,36 @@ def test_a_vouched_joiner_outlasts_a_crowd_of_strangers() -> None:
         finally:
             for writer in writers:
                 writer.close()
+            await connections.close()
+
+    asyncio.run(go())
+
+
+def test_the_sweep_closes_a_connection_whose_headers_are_late_and_leaves_one_being_served() -> None:
+    async def go() -> None:
+        limits = Limits(header_s=0.3)
+        connections = Connections(
+            tls.server_context(Identity.generate("me"), []), _Quiet, lambda _: None, limits
+        )
+        listening = socket.create_server(("127.0.0.1", 0))
+        port = listening.getsockname()[1]
+        await connections.serve(listening)
+        try:
+            late, late_name = await _open(port)
+            served, served_name = await _open(port)
+            await _settle(connections, late_name)
+            await _settle(connections, served_name)
+            connections.begun(served_name)  # its request's headers came: no deadline while served
+            await asyncio.sleep(limits.header_s + 4 * SWEEP_S)
+            assert late_name not in connections.open and served_name in connections.open
+            assert connections.refused == {"header_timeout": 1}
+            connections.ended(served_name)  # answered: the next request's headers are due
+            await asyncio.sleep(limits.header_s + 4 * SWEEP_S)
+            assert served_name not in connections.open
+            assert connections.refused == {"header_timeout": 2}
+            late.close()
+            served.close()
+        finally:
             await connections.close()
 
     asyncio.run(go())

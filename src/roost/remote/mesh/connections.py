@@ -109,6 +109,9 @@ class Connections:
         """The node id whose certificate this is, when it is a known node's."""
         self.limits = limits or Limits()
         self.open: dict[tuple[str, int], _Connection] = {}
+        self._due: dict[tuple[str, int], _Connection] = {}
+        """The connections whose next request's headers are due (a deadline set): what the
+        sweep looks at, not every stream held open (two a peer, a thousand peers)."""
         self.refused: dict[str, int] = {}
         self._server: asyncio.Server | None = None
         self._sweeper: asyncio.Task[None] | None = None
@@ -136,12 +139,13 @@ class Connections:
         found = self.open.get(peername) if isinstance(peername, tuple) else None
         if found is not None:
             found.deadline = None
+            self._due.pop(found.peername, None)
 
     def ended(self, peername: object) -> None:
         """A request's answer ended: the next request's headers are due."""
         found = self.open.get(peername) if isinstance(peername, tuple) else None
         if found is not None:
-            found.deadline = asyncio.get_running_loop().time() + self.limits.header_s
+            self._expect(found)
 
     # -- serving --------------------------------------------------------------------------
 
@@ -167,6 +171,7 @@ class Connections:
         for connection in list(self.open.values()):
             connection.raw.abort()
         self.open.clear()
+        self._due.clear()
 
     def describe(self) -> dict[str, object]:
         """What ``rosterd nodes --json`` shows of the listener's connections."""
@@ -248,27 +253,38 @@ class Connections:
                 transport.abort()
                 self._drop(connection, "per_member")
                 return
-        connection.deadline = loop.time() + self.limits.header_s
+        self._expect(connection)
         protocol.attach(transport)
+
+    def _expect(self, connection: _Connection) -> None:
+        """The connection's next request's headers are due within :attr:`Limits.header_s`."""
+        connection.deadline = asyncio.get_running_loop().time() + self.limits.header_s
+        self._due[connection.peername] = connection
 
     def _drop(self, connection: _Connection, why: str) -> None:
         self.refused[why] = self.refused.get(why, 0) + 1
         connection.raw.abort()
         self.open.pop(connection.peername, None)
+        self._due.pop(connection.peername, None)
 
     def _forget_closed(self) -> None:
         for peername in [p for p, c in self.open.items() if c.raw.is_closing()]:
             del self.open[peername]
+            self._due.pop(peername, None)
 
     async def _sweep(self) -> None:
-        """Close each connection whose headers are overdue, every :data:`SWEEP_S`."""
+        """Close each connection whose headers are overdue, every :data:`SWEEP_S`; forget each
+        closed one among them. Streams held open are not looked at (they are forgotten once
+        closed at the next accept), so a sweep costs the connections between requests alone."""
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(SWEEP_S)
             now = loop.time()
-            self._forget_closed()
-            for connection in list(self.open.values()):
-                if connection.deadline is not None and now > connection.deadline:
+            for connection in list(self._due.values()):
+                if connection.raw.is_closing():
+                    self.open.pop(connection.peername, None)
+                    self._due.pop(connection.peername, None)
+                elif connection.deadline is not None and now > connection.deadline:
                     log.info("closed a swarm connection from %s: no request in time", connection.address)
                     self._drop(connection, "header_timeout")
 
