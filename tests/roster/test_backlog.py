@@ -63,18 +63,3 @@ def test_a_reader_too_far_behind_reads_its_owners_catch_up() -> None:
         assert await queue.next(0.01) == ()
 
     asyncio.run(go())
-
-
-def test_a_reader_cancelled_after_the_next_one_began_does_not_unhook_it() -> None:
-    async def go() -> None:
-        queue = Numbers(8)
-        first = asyncio.ensure_future(queue.next(30))
-        await asyncio.sleep(0.01)
-        second = asyncio.ensure_future(queue.next(30))
-        await asyncio.sleep(0.01)
-        first.cancel()  # its cancellation lands after the second reader began to wait
-        await asyncio.gather(first, return_exceptions=True)
-        queue.push([7])
-        assert await asyncio.wait_for(second, 5) == (7,)
-
-    asyncio.run(go())

@@ -41,8 +41,9 @@ class Backlog(Generic[T]):
     def nudge(self) -> None:
         """Wake a reader waiting in :meth:`next` now: with the changes pushed, or with none when
         its owner has something else to say (a served stream's terminal list)."""
-        if self._waiter is not None:
-            _release(self._waiter)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def catch_up(self) -> tuple[T, ...]:
         """What a subscriber that fell behind reads instead of the changes it missed."""
@@ -56,14 +57,13 @@ class Backlog(Generic[T]):
             # keep-alive every few seconds on each of a thousand peers' streams), and wait_for
             # makes, cancels and awaits a task for every one
             loop = asyncio.get_running_loop()
-            waiter = self._waiter = loop.create_future()
-            timer = loop.call_later(timeout, _release, waiter)
+            self._waiter = loop.create_future()
+            timer = loop.call_later(timeout, self.nudge)
             try:
-                await waiter
+                await self._waiter
             finally:
                 timer.cancel()
-                if self._waiter is waiter:  # a reader cancelled late must not unhook the next
-                    self._waiter = None
+                self._waiter = None
         if self.closed:
             return None
         if self._behind:
@@ -73,8 +73,3 @@ class Backlog(Generic[T]):
         batch = tuple(self._pending)
         self._pending.clear()
         return batch
-
-
-def _release(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
