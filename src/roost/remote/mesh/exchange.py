@@ -173,6 +173,8 @@ class Exchange:
         self._listing: tuple[Callable[[], Awaitable[list[Pane]]], Topology] | None = None
         self.terminals: tuple[Pane, ...] | None = None
         """This node's panes as last listed for its peers (None before the first list)."""
+        self._listed = asyncio.Event()
+        """Set (and replaced) when :attr:`terminals` changes: each served stream sends it."""
 
     def share_terminals(self, listed: Callable[[], Awaitable[list[Pane]]], topology: Topology) -> None:
         """Tell every peer this node's terminals (``listed``, from tmux), now and whenever
@@ -287,8 +289,8 @@ class Exchange:
                     self.feed.append(
                         TERMINALS, roster.node_id, roster.node, detail={"terminals": list(found)}
                     )
-                    for served in self.served.values():
-                        served.nudge()
+                    self._listed.set()
+                    self._listed = asyncio.Event()
             seen = watch.seen
             while (version := await watch.next(self.keepalive, GATHER)) == seen:
                 pass
@@ -340,15 +342,27 @@ class Exchange:
         moves (the newest only: a list is whole)."""
         yield sse.encode(FRAME, _dumps(self.live.roster.snapshot())).encode()
         told: tuple[Pane, ...] | None = None
-        while True:
-            if self.terminals is not None and self.terminals is not told:
-                told = self.terminals
-                yield sse.encode(TERMINALS, _dumps({"terminals": list(told)})).encode()
-            batch = await stream.next(self.keepalive)
-            if batch is None:
-                return
-            if batch or self.terminals is told:  # empty: a keep-alive, unless a new list woke it
-                yield _encoded(batch)
+        changes: asyncio.Task[tuple[Change, ...] | None] | None = None
+        listed: asyncio.Task[bool] | None = None
+        try:
+            while True:
+                if self.terminals is not None and self.terminals is not told:
+                    told = self.terminals
+                    yield sse.encode(TERMINALS, _dumps({"terminals": list(told)})).encode()
+                changes = changes or asyncio.ensure_future(stream.next(self.keepalive))
+                listed = listed or asyncio.ensure_future(self._listed.wait())
+                done, _ = await asyncio.wait((changes, listed), return_when=asyncio.FIRST_COMPLETED)
+                if listed in done:
+                    listed = None
+                if changes in done:
+                    batch, changes = changes.result(), None
+                    if batch is None:
+                        return
+                    yield _encoded(batch)
+        finally:
+            for task in (changes, listed):
+                if task is not None:
+                    task.cancel()
 
     # -- following a peer's roster -----------------------------------------------------------
 

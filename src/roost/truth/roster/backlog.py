@@ -10,6 +10,7 @@ memory. The owner says what that is in :meth:`Backlog.catch_up`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Iterable
 from typing import Generic, TypeVar
@@ -23,7 +24,7 @@ class Backlog(Generic[T]):
     def __init__(self, backlog: int) -> None:
         self._backlog = backlog
         self._pending: deque[T] = deque()
-        self._waiter: asyncio.Future[None] | None = None
+        self._wake = asyncio.Event()
         self._behind = False
         self.closed = False
 
@@ -32,18 +33,11 @@ class Backlog(Generic[T]):
         if len(self._pending) > self._backlog:
             self._pending.clear()
             self._behind = True
-        self.nudge()
+        self._wake.set()
 
     def close(self) -> None:
         self.closed = True
-        self.nudge()
-
-    def nudge(self) -> None:
-        """Wake a reader waiting in :meth:`next` now: with the changes pushed, or with none when
-        its owner has something else to say (a served stream's terminal list)."""
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self._wake.set()
 
     def catch_up(self) -> tuple[T, ...]:
         """What a subscriber that fell behind reads instead of the changes it missed."""
@@ -53,17 +47,9 @@ class Backlog(Generic[T]):
         """The changes waiting (after at most ``timeout`` seconds: possibly none), or None once
         the owner has closed the queue."""
         if not self._pending and not self._behind and not self.closed:
-            # a future and a timer, not wait_for: a reader that times out is the common case (a
-            # keep-alive every few seconds on each of a thousand peers' streams), and wait_for
-            # makes, cancels and awaits a task for every one
-            loop = asyncio.get_running_loop()
-            self._waiter = loop.create_future()
-            timer = loop.call_later(timeout, self.nudge)
-            try:
-                await self._waiter
-            finally:
-                timer.cancel()
-                self._waiter = None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+        self._wake.clear()
         if self.closed:
             return None
         if self._behind:
