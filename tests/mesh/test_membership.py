@@ -62,6 +62,8 @@ def test_a_join_whose_answer_was_lost_may_be_tried_again_with_a_new_invite(tmp_p
     assert sorted(b.members) == ["a", "bb"] and b.swarm.swarm_key == a.swarm.swarm_key
     assert a.members["bb"] == record and a.members["bb"].signed_at == record.signed_at
     assert code(a.admit, again, b.joining_hello(swarm_id)) == "used"
+    saved = state.load(a.directory)
+    assert saved is not None and saved.burnt == a.swarm.burnt  # the second invite is burnt on disk
     third = a.invite(60).token
     moved = membership(tmp_path, "bb", address="100.64.9.9:8791")  # the same name, another key
     assert code(a.admit, third, moved.joining_hello(swarm_id)) == "wrong_key"

@@ -386,6 +386,7 @@ class Membership:
             raise PeerRefused("a node cannot admit itself", code="malformed")
         if self._admitted(said):  # its answer was lost on the way: the same answer again
             self._burn(token, now)
+            state.save(self.directory, swarm, now=now)  # the burn outlives a restart
             return self._admission(said)
         record = members.record(
             self.identity,
