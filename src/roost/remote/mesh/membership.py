@@ -375,17 +375,14 @@ class Membership:
         swarm = self.swarm
         now = self.clock()
         self._acting()
-        mine = self.identity.node_id
-        invites.check(
-            token, swarm.swarm_id, swarm.swarm_key, swarm.burnt, admitter=mine, issued=swarm.issued, now=now
-        )
+        self._token(token, now)
         said = hello.verify(document, swarm_id=swarm.swarm_id, members=swarm.members)
         if said.certificate is None:
             raise PeerRefused("the joiner's hello carries no certificate", code="malformed")
         if said.node_id == self.identity.node_id:
             raise PeerRefused("a node cannot admit itself", code="malformed")
         if self._admitted(said):  # its answer was lost on the way: the same answer again
-            self._burn(token, now)
+            self._token(token, now, burn=True)
             state.save(self.directory, swarm, now=now)  # the burn outlives a restart
             return self._admission(said)
         record = members.record(
@@ -403,7 +400,7 @@ class Membership:
             reasons = ", ".join(reason for _, reason in merged.dropped) or "same"
             code = "revoked" if "revoked" in reasons else "malformed"
             raise PeerRefused(f"the joiner's record was not taken ({reasons})", code=code)
-        self._burn(token, now)
+        self._token(token, now, burn=True)
         swarm.standings = merged.standings
         self._changed()
         return self._admission(said)
@@ -420,7 +417,9 @@ class Membership:
             == (said.public_key, said.x25519_public_key, said.certificate)
         )
 
-    def _burn(self, token: object, now: float) -> None:
+    def _token(self, token: object, now: float, *, burn: bool = False) -> None:
+        """Check an invite this node made for its swarm, burning it when ``burn``: checked
+        first, burnt only once every other check of the join has passed."""
         swarm = self.swarm
         invites.check(
             token,
@@ -430,7 +429,7 @@ class Membership:
             admitter=self.identity.node_id,
             issued=swarm.issued,
             now=now,
-            burn=True,
+            burn=burn,
         )
 
     def _admission(self, said: Hello) -> dict[str, object]:
