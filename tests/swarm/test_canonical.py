@@ -56,6 +56,39 @@ def test_brackets_inside_text_do_not_count_as_nesting() -> None:
     assert canonical.parse('{"a":"' + "[" * 40 + '"}') == {"a": "[" * 40}
 
 
+def _nesting(value: object) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_nesting, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_nesting, value.values()), default=0)
+    return 0
+
+
+TEXT = st.text(alphabet=st.sampled_from('ab"\\[]{}\né\x00'), max_size=8)
+BRACKETED = st.recursive(
+    st.none() | st.integers() | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=24,
+)
+
+
+@settings(max_examples=examples(300), deadline=None, database=None)
+@given(BRACKETED, st.booleans())
+def test_the_nesting_counted_before_parsing_is_the_nesting_parsed(value: object, ascii_only: bool) -> None:
+    """Quotes, backslashes and brackets inside text, escaped or not, never move the count: a
+    closing bracket in a string must not hide a level, nor an escaped quote end a string."""
+    data = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert canonical._depth(data) == _nesting(value)
+
+
+def test_closing_brackets_in_strings_do_not_hide_nesting_past_the_limit() -> None:
+    level = r'[ "\\\"]]]",'  # a string of an escaped backslash, an escaped quote and "]]]"
+    hidden = level * (canonical.MAX_DEPTH + 1) + "1" + "]" * (canonical.MAX_DEPTH + 1)
+    assert canonical._depth(hidden.encode()) == canonical.MAX_DEPTH + 1
+    with pytest.raises(ValueError, match="nested deeper"):
+        canonical.parse(hidden)
+
+
 def test_a_signed_document_verifies_and_unknown_fields_are_covered_and_kept() -> None:
     alpha = node("alpha")
     signed = canonical.sign({"x": 1, "future_field": {"nested": [1, 2]}}, alpha)

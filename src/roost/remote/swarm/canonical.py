@@ -14,6 +14,7 @@ not know, so a newer node's signature still verifies after an older one has pass
 from __future__ import annotations
 
 import json
+import re
 
 from roost.remote.swarm.fields import b64, unb64
 from roost.remote.swarm.identity import Identity, verify
@@ -70,33 +71,38 @@ def parse(data: bytes | str, limit: int = MAX_DOCUMENT) -> object:
     ``ValueError`` otherwise."""
     if len(data) > limit:
         raise ValueError(f"larger than {limit} bytes")
-    if isinstance(data, bytes):
-        data = data.decode("utf-8")
-    if _depth(data) > MAX_DEPTH:
+    raw, text = (data, data.decode("utf-8")) if isinstance(data, bytes) else (data.encode("utf-8"), data)
+    if _depth(raw) > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH}")
-    return json.loads(data, object_pairs_hook=_unique, parse_float=_no_float, parse_constant=_no_float)
+    return json.loads(text, object_pairs_hook=_unique, parse_float=_no_float, parse_constant=_no_float)
 
 
-def _depth(text: str) -> int:
-    """The deepest nesting of brackets outside strings, counted before the parser recurses."""
+def _depth(data: bytes) -> int:
+    """The deepest nesting of brackets outside strings, counted before the parser recurses.
+
+    A peer's member set is a megabyte, and a loop in Python over each character cost a dozen
+    times the parse. So C does the reading: escapes go first (a backslash and what it
+    escapes), then every byte but quotes and brackets (UTF-8 spells no other character with
+    these bytes), then each string left (now only the brackets it held), and only the brackets
+    outside strings are walked here. Text that is not JSON (a string left open, a backslash
+    outside one) may be counted otherwise than it reads, but only after the point where the
+    parser refuses it, so it never recurses deeper than counted."""
+    if b"\\" in data:
+        data = _ESCAPE.sub(b"", data)
+    brackets = _STRING.sub(b"", data.translate(None, _NOT_STRUCTURE))
     deepest = depth = 0
-    inside = escaped = False
-    for char in text:
-        if inside:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                inside = False
-        elif char == '"':
-            inside = True
-        elif char in "[{":
+    for byte in brackets:
+        if byte in b"[{":
             depth += 1
             deepest = max(deepest, depth)
-        elif char in "]}":
+        else:
             depth -= 1
     return deepest
+
+
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'"[]{}')
+_STRING = re.compile(rb'"[^"]*"')
 
 
 def unsigned(document: dict[str, object]) -> bytes:
