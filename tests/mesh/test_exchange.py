@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -173,6 +173,72 @@ def test_backoff_doubles_to_its_cap_with_jitter() -> None:
     assert [round(backoff(n, lambda: 0.5), 2) for n in range(6)] == [0.5, 1.0, 2.0, 4.0, 5.0, 5.0]
     assert backoff(50, lambda: 0.0) == pytest.approx(BACKOFF_CAP * 0.8)
     assert backoff(50, lambda: 1.0) == pytest.approx(BACKOFF_CAP * 1.2)
+
+
+def _linking(
+    found: Exchange, follow: Callable[[object], Awaitable[bool]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``found``'s link to PEER with a backoff of an hour, each attempt made by ``follow``
+    (whether a frame came on it)."""
+    monkeypatch.setattr("roost.remote.mesh.exchange.backoff", lambda attempt: 3600.0)
+    found.membership = SimpleNamespace(members={PEER: SimpleNamespace(revoked=False)})  # type: ignore[assignment]
+    found._follow = follow  # type: ignore[method-assign]
+
+
+def test_a_hello_from_a_member_whose_link_failed_tries_it_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A joiner refuses the admitter's first dial and greets it once joined: the link must not
+    wait out its backoff (the join's ~0.5 s until the joiner is in the union)."""
+    found, _ = exchange()
+    outcomes = [False, True]
+
+    async def follow(member: object) -> bool:
+        return outcomes.pop(0)
+
+    _linking(found, follow, monkeypatch)
+
+    async def run() -> None:
+        link = asyncio.create_task(found._link(PEER))
+        await asyncio.sleep(0.05)
+        assert outcomes == [True]  # refused, and waiting its hour
+        found.heard("someone-else")
+        await asyncio.sleep(0.05)
+        assert outcomes == [True]
+        found.heard(PEER)
+        await asyncio.sleep(0.05)
+        assert outcomes == []  # tried at once; that stream was live, then ended, and it waits
+        link.cancel()
+        await asyncio.gather(link, return_exceptions=True)
+
+    asyncio.run(run())
+    assert found._nudged == {}  # a link that ends leaves nothing behind
+
+
+def test_a_hello_while_the_stream_was_live_does_not_skip_the_backoff_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    found, _ = exchange()
+    tried, ended = [], asyncio.Event()
+
+    async def follow(member: object) -> bool:
+        tried.append(member)
+        if len(tried) > 1:
+            return False  # a dial too soon, refused
+        found.heard(PEER)  # greeted while its stream is live
+        await ended.wait()
+        return True
+
+    _linking(found, follow, monkeypatch)
+
+    async def run() -> None:
+        link = asyncio.create_task(found._link(PEER))
+        await asyncio.sleep(0.05)
+        ended.set()
+        await asyncio.sleep(0.1)
+        link.cancel()
+        await asyncio.gather(link, return_exceptions=True)
+
+    asyncio.run(run())
+    assert len(tried) == 1
 
 
 async def _read(*parts: bytes, limit: int = 100) -> list[tuple[str, str]]:

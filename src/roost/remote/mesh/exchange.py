@@ -175,6 +175,8 @@ class Exchange:
         """This node's panes as last listed for its peers (None before the first list)."""
         self._listed = asyncio.Event()
         """Set (and replaced) when :attr:`terminals` changes: each served stream sends it."""
+        self._nudged: dict[str, asyncio.Event] = {}
+        """Set by a member's hello (:meth:`heard`) while its link waits out a backoff."""
 
     def share_terminals(self, listed: Callable[[], Awaitable[list[Pane]]], topology: Topology) -> None:
         """Tell every peer this node's terminals (``listed``, from tmux), now and whenever
@@ -366,15 +368,31 @@ class Exchange:
 
     # -- following a peer's roster -----------------------------------------------------------
 
+    def heard(self, node_id: str) -> None:
+        """A hello from member ``node_id``: a link to it that failed since its last stream is
+        tried again now, not after its backoff. A joiner refuses the admitter's first dial (the
+        swarm key that signs it comes in the join's answer) and greets every member as soon as
+        it has joined; a node back from a partition greets before the backoff would end."""
+        if (nudge := self._nudged.get(node_id)) is not None:
+            nudge.set()
+
     async def _link(self, node_id: str) -> None:
         """Follow ``node_id``'s stream for as long as it is a member, reconnecting with backoff."""
         attempt = 0
-        while (member := self.membership.members.get(node_id)) is not None and not member.revoked:
-            if await self._follow(member):
-                attempt = 0
-            self._lost(node_id)
-            await asyncio.sleep(backoff(attempt))
-            attempt += 1
+        nudge = self._nudged[node_id] = asyncio.Event()
+        try:
+            while (member := self.membership.members.get(node_id)) is not None and not member.revoked:
+                if await self._follow(member):
+                    attempt = 0
+                    nudge.clear()  # a hello while the stream was live says nothing of its end
+                self._lost(node_id)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(nudge.wait(), backoff(attempt))
+                nudge.clear()
+                attempt += 1
+        finally:
+            if self._nudged.get(node_id) is nudge:
+                del self._nudged[node_id]
 
     async def _follow(self, member: Member) -> bool:
         """One connection to ``member``'s stream, until it ends; whether a frame came on it."""

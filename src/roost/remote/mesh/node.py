@@ -261,6 +261,8 @@ class Mesh:
         sender = listener.peer(request)
         said = self.membership.greeted(_document(await request.body(), MAX_SET_DOCUMENT), sender.node_id)
         self.rounds.heard(said.node_id, sender.address)
+        if self.exchange is not None:
+            self.exchange.heard(said.node_id)
         return Response(self.membership.hello_text(said.node_id), media_type="application/json")
 
     async def _join(self, request: Request) -> JSONResponse:
