@@ -60,12 +60,11 @@ def table(union: dict[str, Any], now: float | None = None) -> list[tuple[str, bo
     """One header line per node, a blank line, then one row per session (with its node):
     each line with whether it is a session of a node served stale (drawn faint)."""
     records = union.get("records", [])
+    by_node: dict[object, list[dict[str, Any]]] = {}
+    for record in records:  # once, not once a node: 50,000 rows of 1,000 nodes took 8 s so
+        by_node.setdefault(record.get("node_id"), []).append(record)
     heads = [
-        [
-            shown(str(row.get("node"))),
-            _counts([r for r in records if r.get("node_id") == row.get("node_id")]),
-            standing(row),
-        ]
+        [shown(str(row.get("node"))), _counts(by_node.get(row.get("node_id"), [])), standing(row)]
         for row in union.get("nodes", [])
     ]
     rows = printing.roster(union, now)
