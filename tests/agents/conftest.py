@@ -105,6 +105,20 @@ def wait_until(predicate: Callable[[], object], timeout: float, what: str) -> fl
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def transcript_settled(transcript: Path) -> bytes:
+    """Claude's transcript once its turn is written whole: Claude adds the summary of its Stop
+    hooks after they ran, which is after the badge read done. An agent killed before that (a
+    reboot, a fork's copy) has no reply for the turn, and a resumed Claude answers for it
+    "No response requested."."""
+    last, since = b"", time.monotonic()
+    while time.monotonic() - since < 1.0:
+        now = transcript.read_bytes()
+        if now != last or b"stop_hook_summary" not in now:
+            last, since = now, time.monotonic()
+        time.sleep(0.1)
+    return last
+
+
 def _integrate(roost: Roost, harness: str, action: str = "install", *flags: str) -> None:
     """Install (or remove) roost's hooks the way a user does: ``rosterd integrate install HARNESS``."""
     proc = subprocess.run(

@@ -27,6 +27,7 @@ from tests.agents.conftest import (
     TURN_TIMEOUT,
     AgentPane,
     _stop_strays,
+    transcript_settled,
 )
 from tests.agents.test_headless_acp import Real, real
 from tests.agents.test_matrix import ROWS, Matrix, launch, rosterd
@@ -57,18 +58,6 @@ def repository(roost: Roost, folder: Path) -> None:
         subprocess.run(["git", "-C", str(folder), *args], check=True, env=roost.env, capture_output=True)
 
 
-def settled(transcript: Path) -> bytes:
-    """The transcript once its turn is written whole: Claude adds the summary of its Stop hooks
-    after they ran, which is after the badge read done."""
-    last, since = b"", time.monotonic()
-    while time.monotonic() - since < 1.0:
-        now = transcript.read_bytes()
-        if now != last or b"stop_hook_summary" not in now:
-            last, since = now, time.monotonic()
-        time.sleep(0.1)
-    return last
-
-
 def sent(roost: Roost, target: str, text: str) -> None:
     done = roost.run("send", target, text)
     assert done.returncode == 0, done.stderr
@@ -91,7 +80,7 @@ def test_a_forked_claude_recalls_its_sources_turn_in_its_own_worktree_while_the_
     sent(roost, "claude", FIRST)
     claude.wait_state("done")
     transcript = Path(roost.option(claude.pane, "@roost-transcript-path"))
-    kept = settled(transcript)
+    kept = transcript_settled(transcript)
     roost.env.update(ANTHROPIC_API_KEY=API_KEY, **CLAUDE_QUIET)  # keys come from the caller, never a record
 
     began = time.monotonic()

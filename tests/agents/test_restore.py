@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from tests.agents.conftest import API_KEY, CLAUDE_QUIET, START_TIMEOUT, AgentPane
+from tests.agents.conftest import API_KEY, CLAUDE_QUIET, START_TIMEOUT, AgentPane, transcript_settled
 from tests.cli.roost.layoutrecord import reboot, recorded_panes, wait_recorded
 from tests.conftest import Roost
 from tests.fakes.model_api import reply_for
@@ -94,6 +95,7 @@ def test_claude_resumes_its_conversation_through_its_endpoint_and_flags(
     roost: Roost, claude: AgentPane
 ) -> None:
     turn(roost, claude, FIRST)
+    transcript_settled(Path(roost.option(claude.pane, "@roost-transcript-path")))  # before the reboot
     wait_recorded(roost, 1, agents=1)
     [recorded] = [pane["agent"] for pane in recorded_panes(roost)]
     assert recorded["env"] == {"ANTHROPIC_BASE_URL": claude.api.url}  # and never the key
