@@ -5,11 +5,13 @@
 // drift from the roster. In a swarm the folders are grouped by node first, each node headed by
 // its name, its standing and its rollup; a node that cannot be reached is shown dimmed, with
 // how old what is shown of it is, and its sessions can still be opened and answered (the
-// answer is refused, with the reason, when the node is still away).
+// answer is refused, with the reason, when the node is still away). There a node's section is
+// kept from one draw to the next until something it shows changes: a frame carrying one node's
+// change makes that node's section alone, not a thousand.
 
 import { badge, rollup } from "./badges.js";
 import { budgetView, spendView } from "./cost.js";
-import { requestView } from "./request.js";
+import { requestView, waitingOn } from "./request.js";
 
 export function folderName(cwd) {
   if (!cwd) return "(unknown folder)";
@@ -168,20 +170,96 @@ export function renderSidebar(
   rows,
   { active, onOpen, onAnswered, onLifted, onToggle, gateCommand, nodes = null },
 ) {
-  const how = { active, onOpen, onAnswered, onLifted, gateCommand };
+  const how = { active, onOpen, onAnswered, onLifted, onToggle, gateCommand };
   if (nodes) {
-    const all = document.createDocumentFragment();
-    for (const [node, members] of byNode(rows, nodes)) {
-      const open = isOpen(node, rows.length);
-      const folders = document.createElement("div");
-      if (open) renderFolders(folders, members, how, "No sessions.");
-      all.append(nodeGroup(node, members, folders, "node-group", { open, onToggle }));
-    }
-    nav.replaceChildren(all);
+    renderNodes(nav, rows, nodes, how);
     return;
   }
+  drawn.delete(nav);
   const empty = "No terminals yet: start one with New session or `roost new`.";
   renderFolders(nav, rows, how, empty);
+}
+
+// What each nav shows of a swarm: { how: the latest draw's options, relay: its callbacks as the
+// kept sections call them, sections: node id -> { element, made, health } }. A nav of its own
+// for each: a test's nav draws the same nodes as the page's.
+const drawn = new WeakMap();
+
+function keeper() {
+  const kept = { how: {}, sections: new Map() };
+  // A kept section's handlers were made at an earlier draw: they call the latest callbacks.
+  const relay = (name) => (...args) => kept.how[name]?.(...args);
+  const names = ["onOpen", "onAnswered", "onLifted", "onToggle"];
+  kept.relay = Object.fromEntries(names.map((name) => [name, relay(name)]));
+  return kept;
+}
+
+// Each node's section, made again only when what it shows changed (its rows are the same array
+// until its node changes: see byNode), then put in `nav` in the order of `nodes`.
+function renderNodes(nav, rows, nodes, how) {
+  const kept = drawn.get(nav) || keeper();
+  drawn.set(nav, kept);
+  kept.how = how;
+  const sections = new Map();
+  for (const [node, members] of byNode(rows, nodes)) {
+    const made = madeOf(node, members, isOpen(node, rows.length), how);
+    const was = kept.sections.get(node.node_id);
+    const section = was && sameMade(was.made, made) ? was : nodeSection(node, members, made, kept);
+    // An unreachable node's age moves with no change of its own: said where it is.
+    const health = standing(node);
+    if (section.health.textContent !== health) section.health.textContent = health;
+    sections.set(node.node_id, section);
+  }
+  kept.sections = sections;
+  place(nav, [...sections.values()].map((section) => section.element));
+}
+
+// What a node's section is made from, but for the age in its standing.
+function madeOf(node, members, open, how) {
+  return {
+    members,
+    name: node.node,
+    peerState: node.peer_state,
+    open,
+    toggles: Boolean(how.onToggle),
+    rowsShow: open ? beyondRecords(members, how) : "",
+  };
+}
+
+function sameMade(one, two) {
+  return Object.keys(one).every((key) => one[key] === two[key]);
+}
+
+// What a node's open rows show that their records do not say: which row is active, and the
+// command that would let the page answer each request (it changes when the gates do).
+function beyondRecords(members, { active, gateCommand }) {
+  const shows = [];
+  for (const row of members) {
+    if (row.id === active) shows.push(`active ${row.id}`);
+    if (gateCommand && waitingOn(row.record)) shows.push(`${row.id} ${gateCommand(row.record) || ""}`);
+  }
+  return shows.join("\n");
+}
+
+function nodeSection(node, members, made, { how, relay }) {
+  const folders = document.createElement("div");
+  const calls = { ...relay, active: how.active, gateCommand: how.gateCommand };
+  if (made.open) renderFolders(folders, members, calls, "No sessions.");
+  const onToggle = made.toggles ? relay.onToggle : null;
+  const element = nodeGroup(node, members, folders, "node-group", { open: made.open, onToggle });
+  return { element, made, health: element.querySelector(":scope > .node-head > .health") };
+}
+
+// `nav`'s children made `elements`, in order, moving none that is already in its place: taking
+// a thousand sections out and putting them back costs the page a layout of them all.
+function place(nav, elements) {
+  const wanted = new Set(elements);
+  for (const child of [...nav.childNodes]) if (!wanted.has(child)) child.remove();
+  let next = nav.firstChild;
+  for (const element of elements) {
+    if (element === next) next = next.nextSibling;
+    else nav.insertBefore(element, next);
+  }
 }
 
 // The folders of `rows` into `nav`; `empty` is what it says when there are none.
