@@ -10,7 +10,7 @@ from typing import Any
 
 from roost.remote.swarm.feed import NODE, Feed, Frame, SwarmChange
 from roost.remote.swarm.peers import Peers
-from roost.remote.swarm.union import View, Whole, capture
+from roost.remote.swarm.union import Texts, View, Whole, capture
 from roost.truth.roster import records
 from tests.swarm import test_peers as peer_docs
 
@@ -176,3 +176,23 @@ def test_the_union_as_text_is_the_union_document_and_each_record_is_encoded_once
     change = found.snapshot_change()
     assert isinstance(change.snapshot, Whole)
     assert json.loads(change.snapshot.text()) == dict(change.snapshot) == found.snapshot()
+
+
+def test_the_union_as_text_is_its_document_whatever_it_holds() -> None:
+    """Each node's records are joined with its standing in one pass and the head put on the
+    first part: the text is still the document with no records at all, with a peer that has
+    none, with no record of this node's, and with a record that has no fields."""
+    reachable = {"node": "far", "node_id": "b" * 16, "peer_state": "reachable", "peer_age_ms": 7}
+    unreachable = {**reachable, "node_id": "c" * 16, "peer_state": "unreachable", "peer_age_ms": 9000}
+    two = ({"session_key": "b:1", "name": 'a "quoted" ⏵'}, {"session_key": "b:2"})
+    shapes = [
+        ((), ()),
+        ((), ((reachable, ()),)),
+        ((session(7),), ((reachable, ()),)),
+        ((), ((reachable, two), (unreachable, ({},)))),
+        ((session(7), session(8)), ((unreachable, two), (reachable, ()), (reachable, ({"k": 1},)))),
+    ]
+    texts = Texts()
+    for local, peers in shapes:
+        view = View("desk", OWN, NOW, local, peers)
+        assert json.loads(view.text(5, 6, texts)) == view.document(5, 6)

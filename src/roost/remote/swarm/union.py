@@ -42,6 +42,10 @@ class Texts:
     served: the union of 50,000 sessions is ~40 MB of JSON, and encoding it whole for each read
     took most of a second; joining the texts kept takes a few tens of milliseconds.
 
+    A text is kept open, without its closing brace and with a comma after its last field, if
+    any: each read closes it with its node's standing, and a node's records are joined in one
+    pass (:meth:`View.text`), where closing each record's text alone copied the union twice more.
+
     A peer's served document is made once per revision and replaced, never changed
     (:meth:`Peer.served`), so the document itself (held here, so its id is not reused) says
     whether its text is still the one kept."""
@@ -49,10 +53,11 @@ class Texts:
     def __init__(self) -> None:
         self._kept: dict[int, tuple[dict[str, Any], str]] = {}
 
-    def text(self, doc: dict[str, Any]) -> str:
+    def opening(self, doc: dict[str, Any]) -> str:
+        """``doc``'s JSON text open for more fields: ``{"a":1,`` (``{`` for an empty one)."""
         found = self._kept.get(id(doc))
         if found is None or found[0] is not doc:
-            found = self._kept[id(doc)] = (doc, dumps(doc))
+            found = self._kept[id(doc)] = (doc, dumps(doc)[:-1] + ("," if doc else ""))
         return found[1]
 
     def keep_only(self, docs: Iterable[dict[str, Any]]) -> None:
@@ -79,10 +84,6 @@ def node_row(peer: Peer, now: float) -> dict[str, Any]:
         "sessions": len(peer.records),
         "dropped": peer.dropped,
     }
-
-
-def _standing(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {"peer_state": row["peer_state"], "peer_age_ms": row["peer_age_ms"]}
 
 
 def _listed(terminals: tuple[Pane, ...] | None) -> list[Pane] | None:
@@ -117,13 +118,18 @@ class View:
         standing put after its last field, as the document has it."""
         parts = [dumps(served(record, LOCAL, 0)) for record in self.local]
         for row, wire in self.peers:
-            standing = f',"peer_state":{dumps(row["peer_state"])},"peer_age_ms":{dumps(row["peer_age_ms"])}}}'
-            for doc in wire:
-                text = texts.text(doc)
-                parts.append(text[:-1] + standing if len(text) > 2 else dumps({**doc, **_standing(row)}))
+            if not wire:
+                continue
+            standing = f'"peer_state":{dumps(row["peer_state"])},"peer_age_ms":{dumps(row["peer_age_ms"])}}}'
+            parts.append(f"{standing},".join(map(texts.opening, wire)) + standing)
         if len(texts) > 2 * sum(len(wire) for _, wire in self.peers) + 1024:
             texts.keep_only(doc for _, wire in self.peers for doc in wire)
-        return joined(self._head(epoch, seq), "records", f"[{','.join(parts)}]")
+        # The head and the brackets put on the first and last parts, not around the whole: the
+        # union's 40 MB are copied by the one join below, not twice more to be enclosed.
+        parts = parts or [""]
+        parts[0] = f'{dumps(self._head(epoch, seq))[:-1]},"records":[{parts[0]}'
+        parts[-1] = f"{parts[-1]}]}}"
+        return ",".join(parts)
 
     def _head(self, epoch: int, seq: int) -> dict[str, Any]:
         itself = {"node": self.node, "node_id": self.node_id, "peer_state": LOCAL, "peer_age_ms": 0}
