@@ -274,6 +274,39 @@ def test_another_nodes_plain_shell_and_its_agent_are_listed_as_its_own_are(
     assert not errors, errors
 
 
+def test_the_page_reads_the_union_once_and_follows_its_changes_from_there(pair: Swarm, browser: Any) -> None:
+    """The union is read by ``GET /swarm/snapshot`` and ``/swarm/changes`` followed from its
+    cursor, so the stream never carries the union again (41 MB at 50,000 sessions, read much
+    faster by fetch); a session that starts between the two comes with the stream's replay."""
+    before = pair.start("before")
+    context = browser.new_context(viewport={"width": 1200, "height": 760})
+    page = context.new_page()
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    between: list[str] = []
+
+    def later(route: Any) -> None:
+        if not between:
+            key = pair.start("between")
+            pair.here.wait_for(
+                lambda: any(r["session_key"] == key for r in snapshot(pair.here)["records"]), "n2 holds it"
+            )
+            between.append(key)
+        route.continue_()
+
+    page.route("**/swarm/changes*", later)
+    page.goto(pair.here.post("/login-link").json()["url"])
+    remote = page.locator('.node-group[data-node="n1"]')
+    remote.locator(f'li.session[data-session="{before}"]').wait_for(timeout=WAIT_MS)
+    remote.locator(f'li.session[data-session="{between[0]}"]').wait_for(timeout=WAIT_MS)
+    swarm = [url.split("/swarm/", 1)[1] for url in asked if "/swarm/" in url]
+    assert swarm[:2] == ["nodes", "snapshot"], swarm
+    [followed] = [path for path in swarm if path.startswith("changes")]
+    assert re.fullmatch(r"changes\?since=\d+%3A\d+", followed), followed
+    assert page.evaluate("window.roost.roster.swarmSource.readyState") == 1  # open
+    context.close()
+
+
 def test_with_no_swarm_the_page_asks_nothing_of_it_and_groups_by_folder_only(
     pair: Swarm, browser: Any
 ) -> None:

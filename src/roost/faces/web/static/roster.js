@@ -17,10 +17,11 @@
 // too, named by their session key where a terminal is named by its pane ("%N"). The last
 // record of each is kept after it ends, so a view left open on it can say it ended.
 //
-// In a swarm (GET /swarm/nodes names one), the page also follows the union roster's changes
-// (GET /swarm/changes: the whole union on connect, then one change a frame, each resumed from
-// its id when the stream reconnects) and keeps every other node's sessions beside this node's
-// own, with each node's standing
+// In a swarm (GET /swarm/nodes names one), the page also reads the union roster
+// (GET /swarm/snapshot) and follows its changes from there (GET /swarm/changes?since=: one
+// change a frame, each resumed from its id when the stream reconnects, or the union again when
+// the node can no longer replay from there) and keeps every other node's sessions beside this
+// node's own, with each node's standing
 // (reachable, or unreachable and served from its last frame, with its age). Another node's
 // rows are made as this node's are: one per terminal it lists (its union row's `terminals`,
 // plain shells too, which no roster holds), with the session in that pane, named
@@ -123,29 +124,39 @@ export class Roster extends EventTarget {
     if (record) this.seen.mark(record, () => this.allRecords().map((live) => live.session_key));
   }
 
-  // Load the terminals and the snapshot, then follow the change stream from the snapshot's seq.
+  // This node's roster and, in a swarm, the union, each read while the other is.
   async start() {
+    await Promise.all([this.startHere(), this.joinSwarm()]);
+  }
+
+  // Load the terminals and the snapshot, then follow the change stream from the snapshot's seq.
+  async startHere() {
     const [listing, snapshot] = await Promise.all([getJSON("/terminals"), getJSON("/snapshot")]);
     this.setTerminals(listing);
     this.setSnapshot(snapshot);
     this.follow(`${snapshot.status_epoch}:${snapshot.seq}`);
-    await this.joinSwarm();
   }
 
   // Follow the union roster when this node is in a swarm (a daemon that runs none answers 503).
   async joinSwarm() {
-    let nodes;
+    let union;
     try {
-      nodes = await getJSON("/swarm/nodes");
+      const nodes = await getJSON("/swarm/nodes");
+      if (!nodes.swarm_id) return;
+      union = await getJSON("/swarm/snapshot");
     } catch (error) {
       if (error instanceof Unauthorized) throw error;
       return;
     }
-    if (!nodes.swarm_id) return;
-    // One change a frame, not the union per change (/swarm/events): in a swarm of fifty
-    // thousand sessions the union is some 40 MB, and a change is a record. EventSource resumes
+    this.setUnion(union);
+    // One change a frame from the union's cursor, not the union per change (/swarm/events): in
+    // a swarm of fifty thousand sessions the union is some 40 MB, and a change is a record. The
+    // union is read by fetch, not as the stream's first frame: Chromium parses an event stream
+    // on the page's main thread and DevTools copies every event whole, which made the page's
+    // first paint of a 41 MB union about a second slower (bench/README.md). EventSource resumes
     // from the last id it read; a cursor the node cannot replay is answered with the union.
-    const source = new EventSource("/swarm/changes");
+    const since = encodeURIComponent(`${union.status_epoch}:${union.seq}`);
+    const source = new EventSource(`/swarm/changes?since=${since}`);
     this.swarmSource = source;
     const read = (handle) => (event) => handle.call(this, JSON.parse(event.data));
     source.addEventListener("snapshot", read((doc) => this.setUnion(doc.snapshot)));
@@ -155,7 +166,8 @@ export class Roster extends EventTarget {
     source.addEventListener("terminals", read(this.nodeTerminals));
   }
 
-  // The union (a /swarm/changes snapshot): every node's standing, and the other nodes' records.
+  // The union (GET /swarm/snapshot, or a /swarm/changes snapshot): every node's standing, and
+  // the other nodes' records.
   setUnion(union) {
     const heard = performance.now();
     const nodes = new Map(union.nodes.map((node) => [node.node_id, { ...node, heard }]));
