@@ -20,7 +20,8 @@ Boundaries:
 ``place`` says where the listener binds; ``tailscale`` reads ``tailscale status --json``;
 ``tls`` makes the pinned contexts; ``membership`` is ``swarm.json`` and every change to it;
 ``listener`` the signed door and route table; ``dialer`` signed requests to members and the
-join; ``rounds`` discovery and hellos; ``exchange`` one roster stream per peer, each way, and
-``events`` the bounded reader of a peer's stream; ``node`` puts them together as :class:`Mesh`.
+join, over ``transport``, the HTTP transport of every client to a peer; ``rounds`` discovery
+and hellos; ``exchange`` one roster stream per peer, each way, and ``events`` the bounded
+reader of a peer's stream; ``node`` puts them together as :class:`Mesh`.
 ``docs/swarm.md`` has the wire formats and the verbs.
 """

@@ -32,6 +32,7 @@ import httpx
 from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable
 from roost.remote.mesh import tls
 from roost.remote.mesh.membership import Membership
+from roost.remote.mesh.transport import Transport
 from roost.remote.swarm import canonical
 from roost.remote.swarm.members import Member
 
@@ -44,6 +45,13 @@ what the first act after a silent cut waits at most (before the roster stream ha
 keep-alives; after that an act to it is refused without dialling)."""
 REFUSAL_LIMIT = 1 << 20
 """Bytes of a door's refusal read: a revocation and its signer's records."""
+
+
+def _http(context: ssl.SSLContext, timeout: float | httpx.Timeout) -> httpx.AsyncClient:
+    """A client to a peer: trusting ``context`` alone, over the mesh's own :class:`Transport`
+    (asyncio's sockets and TLS, where httpx's own reads through anyio), with no proxy or
+    certificate from the environment."""
+    return httpx.AsyncClient(transport=Transport(context), timeout=timeout, trust_env=False)
 
 
 def _split(address: str) -> tuple[str, int]:
@@ -108,7 +116,7 @@ class Dialer:
             return found[2]
         if found is not None:
             await found[2].aclose()
-        client = httpx.AsyncClient(verify=context, timeout=self.timeout, trust_env=False)
+        client = _http(context, self.timeout)
         self._clients[member.node_id] = (member.address, context, client)
         return client
 
@@ -151,7 +159,7 @@ class Dialer:
         headers = self.membership.sign("GET", path, b"", member.node_id)
         try:
             async with (
-                httpx.AsyncClient(verify=self._context(member), timeout=timeout, trust_env=False) as client,
+                _http(self._context(member), timeout) as client,
                 client.stream("GET", f"https://{member.address}{path}", headers=headers) as response,
             ):
                 if response.status_code == 401:
@@ -172,7 +180,7 @@ class Dialer:
         timeout = httpx.Timeout(self.timeout, connect=min(CONNECT_S, self.timeout), read=read_s)
         try:
             async with (
-                httpx.AsyncClient(verify=self._context(member), timeout=timeout, trust_env=False) as client,
+                _http(self._context(member), timeout) as client,
                 client.stream(
                     method, f"https://{member.address}{path}", content=body, headers=headers
                 ) as answer,
@@ -194,7 +202,7 @@ class Dialer:
         body, headers = self._signed(member, "POST", path, document)
         context = tls.client_context(self.membership.identity, [member.certificate])
         with contextlib.suppress(httpx.TransportError, ssl.SSLError, OSError):
-            async with httpx.AsyncClient(verify=context, timeout=self.timeout, trust_env=False) as client:
+            async with _http(context, self.timeout) as client:
                 await client.post(f"https://{member.address}{path}", content=body, headers=headers)
 
     async def identify(self, address: str) -> Member | None:
@@ -283,7 +291,7 @@ async def join(
 ) -> httpx.Response:
     """``POST /swarm/join`` to the admitter at ``address``, trusting exactly ``certificate``."""
     context = tls.client_context(None, [certificate])
-    async with httpx.AsyncClient(verify=context, timeout=timeout, trust_env=False) as client:
+    async with _http(context, timeout) as client:
         try:
             return await client.post(
                 f"https://{address}/swarm/join",
