@@ -29,7 +29,7 @@ import uvicorn
 from roost.actions import names
 from roost.actions.sessions import Door
 from roost.agents import manifest
-from roost.base import paths
+from roost.base import heap, paths
 from roost.daemon import listen, loglimit, secrets
 from roost.daemon.config import Config
 from roost.daemon.rebuild import Observer
@@ -85,6 +85,7 @@ def _more_descriptors() -> None:
 def run_daemon(config: Config) -> int:
     """Serve until SIGTERM or SIGINT; returns the exit status."""
     _more_descriptors()
+    heap.settle()
     return asyncio.run(_serve(config))
 
 
@@ -200,14 +201,16 @@ def _stopped(stopped_by: list[signal.Signals]) -> None:
 
 
 async def _until(stop: asyncio.Event, observer: Observer, interval: float) -> None:
-    """Scan on the timer until ``stop`` is set."""
-    scanning = asyncio.create_task(observer.every(interval))
+    """Scan on the timer, and give the heap's free pages back on another, until ``stop`` is set."""
+    timers = (asyncio.create_task(observer.every(interval)), asyncio.create_task(heap.every()))
     try:
         await stop.wait()
     finally:
-        scanning.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await scanning
+        for timer in timers:
+            timer.cancel()
+        for timer in timers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await timer
 
 
 def _remove(path: Path) -> None:
