@@ -16,7 +16,7 @@ def test_a_join_from_invite_to_gossip() -> None:
     alpha, beta, gamma = node("alpha"), node("beta"), node("gamma")
     swarm = state.create(alpha, "alpha", "100.64.0.11:8791", now=NOW)
     intro = checked(admit(alpha, gamma, NOW))
-    swarm.standings["gamma"] = Standing(intro, intro)
+    swarm.standings = {**swarm.standings, "gamma": Standing(intro, intro)}
     token = invites.make(swarm.swarm_id, swarm.swarm_key, alpha, "100.64.0.11:8791", now=NOW)
     swarm.issued[invites.read(token).nonce] = invites.read(token).expires_at
 

@@ -18,7 +18,7 @@ from tests.swarm.helpers import NOW, admit, checked, node
 def made(directory: Path) -> state.SwarmState:
     swarm = state.create(node("alpha"), "alpha", "100.64.0.11:8791", now=NOW)
     intro = checked(admit(node("alpha"), node("beta")))
-    swarm.standings["beta"] = Standing(intro, intro)
+    swarm.standings = {**swarm.standings, "beta": Standing(intro, intro)}
     swarm.burnt = {"a" * 32: int(NOW) + 60}
     swarm.issued = {"b" * 32: int(NOW) + 120}
     state.save(directory, swarm, now=NOW)
@@ -120,6 +120,7 @@ def test_a_swarm_of_max_members_with_the_longest_fields_is_written_read_and_sent
     is held to long before MAX_MEMBERS: they are held to MAX_SET_DOCUMENT."""
     founder = node("f" * 64)
     swarm = state.create(founder, "f" * 64, "a" * 250 + ":8791", now=NOW)
+    grown = dict(swarm.standings)
     for number in range(1, members.MAX_MEMBERS):
         joiner = node(f"{number:064x}")
         name, address = f"{number:064x}"[-64:], f"{number:0250x}:8791"
@@ -129,7 +130,8 @@ def test_a_swarm_of_max_members_with_the_longest_fields_is_written_read_and_sent
             certificate=joiner.certificate(),
         )  # fmt: skip
         own = members.own_record(joiner, name, address, NOW + 1)
-        swarm.standings[joiner.node_id] = Standing(checked(intro), checked(own))
+        grown[joiner.node_id] = Standing(checked(intro), checked(own))
+    swarm.standings = grown
     state.save(tmp_path, swarm, now=NOW)
 
     size = (tmp_path / "swarm.json").stat().st_size
@@ -141,3 +143,16 @@ def test_a_swarm_of_max_members_with_the_longest_fields_is_written_read_and_sent
         canonical.MAX_DOCUMENT < len(every) <= members.MAX_SET_DOCUMENT - (64 << 10)
     )  # room for a hello's own fields
     assert len(canonical.parse(every, members.MAX_SET_DOCUMENT)) == 2 * members.MAX_MEMBERS - 1  # type: ignore[arg-type]
+
+
+def test_the_members_are_made_once_for_each_set_of_standings() -> None:
+    """A round reads the members for every hello it sends and takes; they are made again only
+    when a merge replaces the standings, and nobody may change the ones handed out."""
+    swarm = state.create(node("alpha"), "alpha", "100.64.0.11:8791", now=NOW)
+    first = swarm.members
+    assert swarm.members is first
+    with pytest.raises(TypeError):
+        first["beta"] = first["alpha"]  # type: ignore[index]
+    merged = members.merge(swarm.standings, [admit(node("alpha"), node("beta"))], now=NOW)
+    swarm.standings = merged.standings
+    assert list(swarm.members) == ["alpha", "beta"] and list(first) == ["alpha"]

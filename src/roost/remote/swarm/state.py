@@ -20,8 +20,10 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from roost.base import files
 from roost.base.errors import SetupError
@@ -44,15 +46,24 @@ class SwarmState:
     swarm_id: str
     swarm_key: bytes = field(repr=False)
     standings: dict[str, Standing]
+    """Each node as this node knows it: replaced whole by a merge, never changed in place."""
     burnt: dict[str, int]
     """Nonce of a used invite → the Unix second it expires."""
     issued: dict[str, int] = field(default_factory=dict)
     """Nonce of an invite this node made and nobody has used yet → the Unix second it expires."""
+    _members: tuple[dict[str, Standing], Mapping[str, Member]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
-    def members(self) -> dict[str, Member]:
-        """Each node's record as it counts now."""
-        return members.current(self.standings)
+    def members(self) -> Mapping[str, Member]:
+        """Each node's record as it counts now. Made once for each set of standings (a merge
+        replaces the set whole, never changes it): a round greets every member and each hello
+        looks its sender up, so making it on every read cost O(N) a greeting, O(N²) a round."""
+        made = self._members
+        if made is None or made[0] is not self.standings:
+            made = self._members = (self.standings, MappingProxyType(members.current(self.standings)))
+        return made[1]
 
     @property
     def swarm_hash(self) -> str:
