@@ -250,7 +250,8 @@ async def _connected(
 
 
 class Backend(httpcore.AsyncNetworkBackend):
-    """httpcore's connections made with asyncio's own transports and protocols."""
+    """httpcore's connections made with asyncio's own transports and protocols: TCP alone, as
+    every peer is reached (a pool given no ``uds`` never asks for a unix socket)."""
 
     async def connect_tcp(
         self,
@@ -268,15 +269,6 @@ class Backend(httpcore.AsyncNetworkBackend):
             local_addr=(local_address, 0) if local_address else None,
             happy_eyeballs_delay=CONNECT_DELAY_S,
         )
-        return await _connected(opening, timeout, socket_options)
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        opening = asyncio.get_running_loop().create_unix_connection(_Protocol, path)
         return await _connected(opening, timeout, socket_options)
 
     async def sleep(self, seconds: float) -> None:

@@ -31,10 +31,16 @@ def dumps(doc: object) -> str:
     return json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
+def opened(doc: dict[str, Any], key: str) -> str:
+    """``doc`` as JSON text up to the value of ``key``, put last: what :func:`joined` and a
+    text made of many parts (:meth:`View.text`) begin with."""
+    head = dumps(doc)
+    return f"{head[:-1]}{',' if doc else ''}{dumps(key)}:"
+
+
 def joined(doc: dict[str, Any], key: str, raw: str) -> str:
     """``doc`` as JSON text with ``key`` last, its value ``raw``, JSON text already made."""
-    head = dumps(doc)
-    return f"{head[:-1]}{',' if doc else ''}{dumps(key)}:{raw}}}"
+    return f"{opened(doc, key)}{raw}}}"
 
 
 class Texts:
@@ -127,7 +133,7 @@ class View:
         # The head and the brackets put on the first and last parts, not around the whole: the
         # union's 40 MB are copied by the one join below, not twice more to be enclosed.
         parts = parts or [""]
-        parts[0] = f'{dumps(self._head(epoch, seq))[:-1]},"records":[{parts[0]}'
+        parts[0] = f"{opened(self._head(epoch, seq), 'records')}[{parts[0]}"
         parts[-1] = f"{parts[-1]}]}}"
         return ",".join(parts)
 
