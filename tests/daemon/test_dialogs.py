@@ -107,7 +107,10 @@ def stays_blocked(roost: Roost, daemon: Daemon, pane: str, seconds: float = HOLD
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         now = record(daemon, pane)
-        assert now is not None and now["activity"] == "needs_attention", now
+        assert now is not None, "the session went"
+        if now["activity"] != "needs_attention":
+            explain = daemon.get(f"/sessions/{now['session_key']}/explain")
+            raise AssertionError(f"{now['activity']} by {explain['fields']['activity']}: {explain}")
         assert roost.option(pane, "@roost-state") == "blocked"
         time.sleep(0.05)
 
@@ -145,11 +148,13 @@ def test_a_declined_dialog_ends_blocked_everywhere_within_a_second(
     )
     assert told.returncode == 0, told.stderr
     [line] = [line for line in told.stdout.splitlines() if "the dialog left the screen" in line]
-    # The hook's word reaches the roster twice: its own claim (event PermissionRequest) and the
-    # daemon's reading of the badge it wrote (event permission); whichever came last is named.
+    # The hook's word reaches the roster twice: its own claim (event PermissionRequest, with
+    # its place in the hook's order) and the daemon's reading of the badge it wrote (event
+    # permission); whichever came last is named.
     assert line.split()[0] == "hook", line
-    named = ("PermissionRequest", "permission")
-    assert any(f"(hook event {name} activity blocked at " in line for name in named), line
+    said = overruled["ended"]
+    named = f"seq {said['seq']} event PermissionRequest" if said["seq"] is not None else "event permission"
+    assert f"(hook {named} activity blocked at " in line, line
 
 
 def test_an_approved_command_that_runs_on_reads_working(roost: Roost, daemon: Daemon, tui: str) -> None:

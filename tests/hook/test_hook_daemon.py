@@ -25,7 +25,7 @@ from roost.faces.hook.post import TIMEOUT
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon, pid_start_ticks, running
 from tests.fakes.model_api import QUESTION
-from tests.hook.test_hook import settled
+from tests.hook.test_hook import events_logged, settled, slow_tmux
 
 __all__ = ["daemon", "running"]  # the daemon fixtures, for this directory has no conftest of its own
 
@@ -172,6 +172,66 @@ def test_a_fake_agents_hooks_reach_the_roster_as_its_own_process(roost: Roost, d
     assert roost.option(pane, "@roost-state") == ""  # nobody else's pane was touched
 
 
+@pytest.mark.alone  # timed against the hook's deadline
+def test_an_event_handed_off_still_lands_before_the_next(
+    roost: Roost, running: Daemon, pane: str, tmp_path: Path
+) -> None:
+    """A slow ``UserPromptSubmit`` is handed off, and the agent's ``PermissionRequest`` comes
+    while the copy is still at work: the dialog's event waits for it, so the pane and the
+    roster end on the dialog, not on the prompt that came before it."""
+    slow = {**running.env, "PATH": f"{slow_tmux(tmp_path, 0.5)}{os.pathsep}{roost.env['PATH']}"}
+    full_env = {**roost.env, "TMUX": f"{roost.socket},1,0", "TMUX_PANE": pane}
+    began = time.monotonic()
+    prompt = subprocess.run(
+        [str(BIN / "rosterd-hook")],
+        input=json.dumps(event("UserPromptSubmit")).encode(),
+        env={**full_env, **slow},
+        timeout=20,
+    )
+    assert prompt.returncode == 0 and time.monotonic() - began < BOUND
+    assert roost.option(pane, "@roost-state") == ""  # the copy is still at it
+    asked = event("PermissionRequest", tool_name="Bash", tool_input={"command": "touch x"})
+    proc, took = run_hook(roost, pane, asked, running.env)
+    assert proc.returncode == 0 and took < BOUND
+    assert roost.option(pane, "@roost-state") == "blocked"
+    assert [(e["from"], e["to"]) for e in events_logged(roost)] == [(None, "working"), ("working", "blocked")]
+    record = mine(running)
+    assert record is not None and (record["activity"], record["activity_event"]) == (
+        "needs_attention",
+        "PermissionRequest",
+    )
+    explain = running.get(f"/sessions/{record['session_key']}/explain")
+    assert explain["rejected"] == []  # taken in order, so the roster refused nothing
+
+
+def test_a_claim_older_than_its_hooks_last_is_refused(roost: Roost, running: Daemon, pane: str) -> None:
+    """What a late event would tell the roster, where no pane orders it (an agent outside
+    tmux): the hook's number says it is older, and the roster keeps the newer word."""
+    asked = event("PermissionRequest", tool_name="Bash", tool_input={"command": "touch x"})
+    run_hook(roost, pane, asked, running.env)
+    record = mine(running)
+    assert record is not None and record["activity"] == "needs_attention"
+    key = record["session_key"]
+    newer = running.get(f"/sessions/{key}/explain")["fields"]["activity"]["claim"]["seq"]
+    late = {
+        "source": "hook",
+        "pid": os.getpid(),
+        "start_ticks": pid_start_ticks(os.getpid()),
+        "fields": {"harness": "claude"},
+        "event": "UserPromptSubmit",
+        "activity": "working",
+        "seq": newer - 1,
+    }
+    with running.unix() as client:
+        answer = client.post("/claim", json=late)
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["error"] == f"out of order: hook seq {newer - 1} is older than {newer}"
+    after = mine(running)
+    assert after is not None and after["revision"] == record["revision"]  # nothing changed
+    [refused] = running.get(f"/sessions/{key}/explain")["rejected"]
+    assert refused["reason"] == f"out of order: hook seq {newer - 1} is older than {newer}"
+
+
 @pytest.fixture
 def silent() -> Iterator[tuple[str, list[bytes]]]:
     """A socket that accepts connections, reads what is sent, and never answers."""
@@ -212,6 +272,10 @@ def silent() -> Iterator[tuple[str, list[bytes]]]:
     os.rmdir(directory)
 
 
+def boot_microseconds() -> int:
+    return time.clock_gettime_ns(time.CLOCK_BOOTTIME) // 1000
+
+
 def body_length(data: bytes) -> int:
     for line in data.split(b"\r\n"):
         if line.lower().startswith(b"content-length:"):
@@ -223,7 +287,9 @@ def test_a_daemon_that_never_answers_costs_the_hook_its_post_timeout_only(
     roost: Roost, pane: str, silent: tuple[str, list[bytes]]
 ) -> None:
     path, received = silent
+    before = boot_microseconds()
     proc, took = run_hook(roost, pane, event("UserPromptSubmit"), {"ROSTERD_SOCKET": path})
+    after = boot_microseconds()
     assert proc.returncode == 0
     assert TIMEOUT <= took < BOUND
     assert roost.option(pane, "@roost-state") == "working"
@@ -240,7 +306,9 @@ def test_a_daemon_that_never_answers_costs_the_hook_its_post_timeout_only(
         "fields": {"harness": "claude", "session_id": "sess-1", "cwd": "/tmp"},
         "event": "UserPromptSubmit",
         "activity": "working",
+        "seq": claim["seq"],
     }
+    assert before < claim["seq"] < after  # the hook's start on the boot clock: its place in order
     assert claim["ancestors"][0] == [os.getppid(), pid_start_ticks(os.getppid())]
 
 

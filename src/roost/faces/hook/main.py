@@ -31,6 +31,7 @@ import sys
 import time
 
 from roost.base import cjson, procfs
+from roost.faces.hook import order
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -159,11 +160,14 @@ def _event(harness: str, payload: dict) -> str | None:
     heard = read(harness, payload)
     if heard is None:
         return None
+    turn = order.take()
+    if turn.late:  # a later event of the pane was taken while this one was handed off
+        return None
     context = reason = name = None
     try:
         context, reason, name = stamp(heard)
     finally:  # the daemon hears of the event even when the pane could not be stamped
-        post(heard, reason, name)
+        post(heard, reason, name, turn.seq)
     return context
 
 

@@ -46,8 +46,11 @@ def agent_process() -> tuple[list[int], list[list[int]]] | None:
     return None if found is None else (found, ancestors)
 
 
-def claim(heard: Heard, reason: str | None = None, name: str | None = None) -> dict | None:
-    """The claim body for this event about the hook's agent, or None when it should post nothing."""
+def claim(
+    heard: Heard, reason: str | None = None, name: str | None = None, seq: int | None = None
+) -> dict | None:
+    """The claim body for this event about the hook's agent, or None when it should post
+    nothing; ``seq`` is the event's place in its agent's order (:mod:`roost.faces.hook.order`)."""
     if not hookclaims.claims(heard):
         return None
     markers = heard.agent.hook.shared_process
@@ -59,7 +62,7 @@ def claim(heard: Heard, reason: str | None = None, name: str | None = None) -> d
     process = agent_process()
     if process is None:
         return None
-    return hookclaims.body(heard, process[0], process[1], reason, name)
+    return hookclaims.body(heard, process[0], process[1], reason, name, seq)
 
 
 def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
@@ -76,17 +79,17 @@ def send(body: dict, path: str, timeout: float = TIMEOUT) -> int | None:
             return None
 
 
-def post(heard: Heard, reason: str | None = None, name: str | None = None) -> None:
+def post(heard: Heard, reason: str | None = None, name: str | None = None, seq: int | None = None) -> None:
     """Tell the daemon about this event, if one is listening; never raises, never waits long.
 
     ``reason`` is the dialog the pane's badge now names, when the hook badged one; ``name``
-    the pane's, when it has one.
+    the pane's, when it has one; ``seq`` the event's number in its agent's order.
     """
     try:
         path = paths.api_socket_path()
         if not os.path.exists(path):
             return
-        body = claim(heard, reason, name)
+        body = claim(heard, reason, name, seq)
         if body is not None:
             send(body, path)
     except Exception:

@@ -48,6 +48,7 @@ def body(
     ancestors: list[list[int]],
     reason: str | None = None,
     name: str | None = None,
+    seq: int | None = None,
 ) -> dict | None:
     """The ``POST /claim`` body for this event about ``process`` (``[pid, start_ticks]``), or
     None when the event claims nothing.
@@ -55,7 +56,9 @@ def body(
     A dialog's claim carries what it asks as its pending request's summary: ``reason``, the
     badge's own, when the pane was badged (a notification after a dialog keeps the dialog's
     words there), else the event's. ``name`` is the pane's ``@roost-name``, so the roster
-    names the session at its first event rather than at the next process scan.
+    names the session at its first event rather than at the next process scan. ``seq``
+    numbers the event in its agent's order, where the poster knows it (the command hook, whose
+    events a handed-off copy can deliver late): the roster refuses one older than the last.
     """
     agent, event, action = heard.agent, heard.event, heard.action
     if not claims(heard):
@@ -83,6 +86,8 @@ def body(
         "ancestors": ancestors,
         "fields": fields,
     }
+    if seq is not None:
+        claim["seq"] = seq
     if event.name:
         detail = event.notification or (event.start if event.start in agent.hook.starts else None)
         said = f"{event.name}:{detail}" if detail else event.name
