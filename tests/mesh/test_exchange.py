@@ -18,7 +18,7 @@ from roost.remote.mesh import events
 from roost.remote.mesh.exchange import BACKOFF_CAP, Exchange, backoff
 from roost.remote.swarm.peers import Peers
 from roost.truth.roster import Claim, ProcessId, Roster
-from roost.truth.roster.live import Live
+from roost.truth.roster.live import Live, Stream
 from tests.swarm.test_peers import NOW, OWN, PEER, frame, record
 
 
@@ -366,7 +366,7 @@ def test_this_nodes_terminals_are_listed_once_per_change_and_sent_on_every_strea
         found.share_terminals(listed, topology)
         found.keepalive = 0.05
         found.start()
-        served = [found._frames(found.live.subscribe(replay=False, own=True)) for _ in range(2)]
+        served = [found._frames(served_stream(found, f"peer{n}")) for n in range(2)]
         heard = [[], []]  # type: list[list[str]]
         for stream, into in zip(served, heard, strict=True):
             into.append((await anext(stream)).decode())  # the frame
@@ -394,6 +394,48 @@ def test_this_nodes_terminals_are_listed_once_per_change_and_sent_on_every_strea
     assert [c.event for c in found.feed.since(0, None) or ()] == ["terminals", "terminals"]
     own = found.feed.snapshot()["nodes"][0]
     assert own["terminals"] == [SHELL, {**SHELL, "pane": "%4"}]
+
+
+def served_stream(found: Exchange, node_id: str) -> Stream:
+    """A stream served to ``node_id``, as ``GET /swarm/roster`` registers one."""
+    stream = found.live.subscribe(replay=False, own=True)
+    found.served[node_id] = stream
+    return stream
+
+
+def test_quiet_streams_are_kept_alive_by_one_beat_and_wait_on_no_task_of_their_own() -> None:
+    """A thousand members means a thousand served streams: each quiet one gets a keep-alive
+    every beat, and none holds a task or a timer of its own while it waits."""
+    found, clock = exchange()
+
+    async def go() -> tuple[list[list[bytes]], list[int], bytes]:
+        found.keepalive = 0.05
+        found.start()
+        await asyncio.sleep(0)
+        alone = len(asyncio.all_tasks())
+        served = [found._frames(served_stream(found, f"peer{n}")) for n in range(3)]
+        heard: list[list[bytes]] = [[await anext(stream)] for stream in served]  # the frames
+        waiting = []
+        for _ in range(3):
+            for stream, into in zip(served, heard, strict=True):
+                into.append(await asyncio.wait_for(anext(stream), 5))
+                waiting.append(len(asyncio.all_tasks()) - alone)
+        claim = Claim(
+            "hook", clock.now, process=ProcessId(4242, 1000), activity="working", started_at=clock.now
+        )
+        found.live.apply(claim)
+        change = await asyncio.wait_for(anext(served[1]), 5)
+        for stream in served:
+            await stream.aclose()
+        await found.stop()
+        return heard, waiting, change
+
+    heard, waiting, change = asyncio.run(go())
+    for stream in heard:
+        assert stream[0].startswith(b"event: frame\n")
+        assert stream[1:] == [sse.KEEPALIVE.encode()] * 3
+    assert waiting == [0] * 9  # between reads, not one task is left waiting for a stream
+    assert change.startswith(b"event: change\n") and b"4242" in change
 
 
 def test_the_union_holds_this_nodes_records_as_the_feed_has_numbered_them() -> None:

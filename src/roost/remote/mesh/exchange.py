@@ -10,7 +10,8 @@ member. The stream is server-sent events:
   ``GET /terminals`` lists them (less session keys and states, which its roster says), after
   the first frame and again whenever its tmux server's panes, windows or sessions change; a
   plain shell is in no roster, and this is how another node's page learns of it;
-- a ``: keepalive`` comment after :data:`KEEPALIVE` seconds with nothing else to send.
+- a ``: keepalive`` comment every :data:`KEEPALIVE` seconds, on one beat for every served
+  stream, from each with nothing else to send at that moment.
 
 Frames at the start and changes after, because a change is a few hundred bytes where a frame
 of fifty sessions is tens of kilobytes (``bench/swarm.py`` measures both), and a whole frame
@@ -173,8 +174,6 @@ class Exchange:
         self._listing: tuple[Callable[[], Awaitable[list[Pane]]], Topology] | None = None
         self.terminals: tuple[Pane, ...] | None = None
         """This node's panes as last listed for its peers (None before the first list)."""
-        self._listed = asyncio.Event()
-        """Set (and replaced) when :attr:`terminals` changes: each served stream sends it."""
         self._nudged: dict[str, asyncio.Event] = {}
         """Set by a member's hello (:meth:`heard`) while its link waits out a backoff."""
 
@@ -211,6 +210,7 @@ class Exchange:
         self._tasks = [
             asyncio.create_task(self._follow_local(stream)),
             asyncio.create_task(self._sweep()),
+            asyncio.create_task(self._beat()),
         ]
         if self._listing is not None:
             self._tasks.append(asyncio.create_task(self._follow_terminals(*self._listing)))
@@ -264,7 +264,7 @@ class Exchange:
         """This node's own changes into the swarm feed, as its roster named them."""
         roster = self.live.roster
         with stream:
-            while (batch := await stream.next(self.keepalive)) is not None:
+            while (batch := await stream.next(None)) is not None:
                 for change in batch:
                     if change.record is not None:
                         self._numbered[change.record.session_key] = change.record
@@ -291,13 +291,23 @@ class Exchange:
                     self.feed.append(
                         TERMINALS, roster.node_id, roster.node, detail={"terminals": list(found)}
                     )
-                    self._listed.set()
-                    self._listed = asyncio.Event()
+                    for served in self.served.values():
+                        served.poke()  # each stream sends the new list at its next turn
             seen = watch.seen
             while (version := await watch.next(self.keepalive, GATHER)) == seen:
                 pass
             if version is None:
                 return
+
+    async def _beat(self) -> None:
+        """Every ``keepalive`` seconds, wake every served stream: one with nothing to send
+        sends a keep-alive. One timer for all of them, where a timeout on each stream's every
+        read cost a task and a timer per member per beat, most of an idle node's work at a
+        thousand members (``bench/swarm_scale.py``)."""
+        while True:
+            await asyncio.sleep(self.keepalive)
+            for served in self.served.values():
+                served.poke()
 
     async def _sweep(self) -> None:
         expired = self.clock()
@@ -341,30 +351,20 @@ class Exchange:
 
     async def _frames(self, stream: Stream) -> AsyncIterator[bytes]:
         """The frame, then each change as it comes and this node's terminal list whenever it
-        moves (the newest only: a list is whole)."""
+        moves (the newest only: a list is whole). The stream is woken by a change, by a new
+        list (:meth:`_follow_terminals`) and by the beat (:meth:`_beat`); a wake with no
+        change and no new list is a keep-alive."""
         yield sse.encode(FRAME, _dumps(self.live.roster.snapshot())).encode()
         told: tuple[Pane, ...] | None = None
-        changes: asyncio.Task[tuple[Change, ...] | None] | None = None
-        listed: asyncio.Task[bool] | None = None
-        try:
-            while True:
-                if self.terminals is not None and self.terminals is not told:
-                    told = self.terminals
-                    yield sse.encode(TERMINALS, _dumps({"terminals": list(told)})).encode()
-                changes = changes or asyncio.ensure_future(stream.next(self.keepalive))
-                listed = listed or asyncio.ensure_future(self._listed.wait())
-                done, _ = await asyncio.wait((changes, listed), return_when=asyncio.FIRST_COMPLETED)
-                if listed in done:
-                    listed = None
-                if changes in done:
-                    batch, changes = changes.result(), None
-                    if batch is None:
-                        return
-                    yield _encoded(batch)
-        finally:
-            for task in (changes, listed):
-                if task is not None:
-                    task.cancel()
+        while True:
+            if self.terminals is not None and self.terminals is not told:
+                told = self.terminals
+                yield sse.encode(TERMINALS, _dumps({"terminals": list(told)})).encode()
+            batch = await stream.next(None)
+            if batch is None:
+                return
+            if batch or self.terminals is told:
+                yield _encoded(batch)
 
     # -- following a peer's roster -----------------------------------------------------------
 

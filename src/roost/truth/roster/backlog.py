@@ -39,16 +39,26 @@ class Backlog(Generic[T]):
         self.closed = True
         self._wake.set()
 
+    def poke(self) -> None:
+        """Wake the reader with nothing new: its next read returns at once, possibly empty. One
+        timer can then keep many quiet streams alive (:class:`roost.remote.mesh.exchange.Exchange`),
+        rather than a timeout per read of each."""
+        self._wake.set()
+
     def catch_up(self) -> tuple[T, ...]:
         """What a subscriber that fell behind reads instead of the changes it missed."""
         raise NotImplementedError
 
-    async def next(self, timeout: float) -> tuple[T, ...] | None:
-        """The changes waiting (after at most ``timeout`` seconds: possibly none), or None once
-        the owner has closed the queue."""
+    async def next(self, timeout: float | None) -> tuple[T, ...] | None:
+        """The changes waiting (after at most ``timeout`` seconds, or a :meth:`poke`: possibly
+        none; with no timeout, only a change, a poke or the end wake it), or None once the
+        owner has closed the queue."""
         if not self._pending and not self._behind and not self.closed:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            if timeout is None:
+                await self._wake.wait()
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout)
         self._wake.clear()
         if self.closed:
             return None
