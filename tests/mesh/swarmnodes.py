@@ -1,5 +1,5 @@
 """Real ``rosterd`` daemons on the nodes of :mod:`tests.nodes`, one per namespace, each with its
-own HOME, XDG dirs, tmux socket name and config (``[node] listen`` = the node's 100.64
+own HOME, XDG dirs, tmux socket and config (``[node] listen`` = the node's 100.64
 address), and a test's way to act as any of them on the wire.
 
 The daemon runs inside its node's network, PID and mount namespaces; its unix socket is a file,
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import ssl
 import subprocess
 import sys
@@ -48,8 +47,13 @@ class SwarmNode:
     name: str
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
-    tmux: str = field(default_factory=lambda: f"swarm-{secrets.token_hex(4)}")
+    tmux: str = ""
+    """The node's tmux socket (``ROOST_SOCKET``): by default a path in the node's own directory,
+    which goes with it, where a name would leave a socket behind in tmux's ``/tmp/tmux-UID``."""
     extra_env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.tmux = self.tmux or str(self.root / "tmux")
 
     @property
     def address(self) -> str:

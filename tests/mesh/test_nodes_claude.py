@@ -181,12 +181,6 @@ def test_a_real_claude_on_one_node_is_driven_read_and_answered_from_another(
     b.wait_for(lambda: idle_with(b, key, "TOOL-DONE:"), "the turn done", timeout=TURN_TIMEOUT)
 
     # MCP on n2: by name, anywhere in the swarm, with a wait; the recap read back
-    print(
-        "DEBUG",
-        subprocess.run(
-            ["tmux", "-L", a.tmux, "show-options", "-p", "-t", "%0"], capture_output=True, text=True
-        ),
-    )
     done = ok(
         mcp(b), "session.send", name="pusher", prompt="from mcp", wait_until="idle", timeout_s=TURN_TIMEOUT
     )
