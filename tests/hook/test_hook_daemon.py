@@ -25,7 +25,7 @@ from roost.faces.hook.post import TIMEOUT
 from tests.conftest import BIN, Roost
 from tests.daemon.fixture import Daemon, daemon, pid_start_ticks, running
 from tests.fakes.model_api import QUESTION
-from tests.hook.test_hook import events_logged, settled, slow_tmux
+from tests.hook.test_hook import events_logged, hook, settled, slow_tmux
 
 __all__ = ["daemon", "running"]  # the daemon fixtures, for this directory has no conftest of its own
 
@@ -180,14 +180,8 @@ def test_an_event_handed_off_still_lands_before_the_next(
     while the copy is still at work: the dialog's event waits for it, so the pane and the
     roster end on the dialog, not on the prompt that came before it."""
     slow = {**running.env, "PATH": f"{slow_tmux(tmp_path, 0.5)}{os.pathsep}{roost.env['PATH']}"}
-    full_env = {**roost.env, "TMUX": f"{roost.socket},1,0", "TMUX_PANE": pane}
     began = time.monotonic()
-    prompt = subprocess.run(
-        [str(BIN / "rosterd-hook")],
-        input=json.dumps(event("UserPromptSubmit")).encode(),
-        env={**full_env, **slow},
-        timeout=20,
-    )
+    prompt = hook(roost, pane, event("UserPromptSubmit"), env=slow, settle=False)
     assert prompt.returncode == 0 and time.monotonic() - began < BOUND
     assert roost.option(pane, "@roost-state") == ""  # the copy is still at it
     asked = event("PermissionRequest", tool_name="Bash", tool_input={"command": "touch x"})

@@ -48,8 +48,7 @@ def the_file(directory: Path) -> Path:
 
 
 def test_the_first_event_takes_its_place_and_keeps_its_number(pane: Path) -> None:
-    turn = order.take()
-    assert (turn.late, turn.seq) == (False, order.STARTED)
+    assert order.take()
     kept = the_file(pane)
     assert kept.name.endswith("-7")
     assert kept.read_bytes() == b"%020d" % order.STARTED
@@ -63,7 +62,7 @@ def test_an_event_that_finds_a_later_one_taken_is_late_and_keeps_the_later_numbe
     ended()
     kept = the_file(pane)
     monkeypatch.setattr(order, "STARTED", order.STARTED - 1)  # this hook started before that one
-    assert order.take().late
+    assert not order.take()
     assert kept.read_bytes() == b"%020d" % (order.STARTED + 1)
 
 
@@ -73,7 +72,7 @@ def test_a_later_event_takes_the_place_after_an_earlier_one(
     order.take()
     ended()
     monkeypatch.setattr(order, "STARTED", order.STARTED + 5)
-    assert not order.take().late
+    assert order.take()
     assert the_file(pane).read_bytes() == b"%020d" % order.STARTED
 
 
@@ -82,7 +81,7 @@ def test_an_unreadable_number_is_taken_as_none(pane: Path) -> None:
     ended()
     kept = the_file(pane)
     kept.write_bytes(b"garbage\x1b[2J")
-    assert not order.take().late
+    assert order.take()
     assert kept.read_bytes() == b"%020d" % order.STARTED
 
 
@@ -129,11 +128,11 @@ def test_no_pane_is_ordered_by_the_roster_alone(
     pane: Path, monkeypatch: pytest.MonkeyPatch, pane_id: str
 ) -> None:
     monkeypatch.setenv("TMUX_PANE", pane_id)
-    assert order.take().late is False
+    assert order.take() is True
     assert not pane.exists()
 
 
 def test_outside_tmux_nothing_is_made(pane: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TMUX")
-    assert order.take().late is False
+    assert order.take() is True
     assert not pane.exists()

@@ -160,14 +160,13 @@ def _event(harness: str, payload: dict) -> str | None:
     heard = read(harness, payload)
     if heard is None:
         return None
-    turn = order.take()
-    if turn.late:  # a later event of the pane was taken while this one was handed off
+    if not order.take():  # a later event of the pane was taken while this one was handed off
         return None
     context = reason = name = None
     try:
         context, reason, name = stamp(heard)
     finally:  # the daemon hears of the event even when the pane could not be stamped
-        post(heard, reason, name, turn.seq)
+        post(heard, reason, name, order.STARTED)
     return context
 
 

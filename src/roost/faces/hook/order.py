@@ -32,44 +32,38 @@ WIDTH = 20
 FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
-class Turn:
-    """This event's place in its pane's order: whether it is late, and its number."""
-
-    def __init__(self, late: bool) -> None:
-        self.late = late
-        self.seq = STARTED
-
-
-def take() -> Turn:
+def take() -> bool:
     """Wait for the pane's earlier events, then take this one's place; the lock is held until
-    the process exits. Outside tmux, or where the lock file cannot be had, the event is taken
-    as it comes (the roster still orders its claims by ``seq``)."""
+    the process exits. False when a later event was taken first: this one is late. Outside
+    tmux, or where the lock file cannot be had, the event is taken as it comes (the roster
+    still orders its claims by ``seq``, :data:`STARTED`)."""
     fd = _lock_file()
     if fd is None:
-        return Turn(late=False)
+        return True
     import fcntl  # only where there is a pane to order
 
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         kept = os.pread(fd, WIDTH, 0).strip(b"\0 \n")
-        latest = int(kept) if kept.isdigit() else 0
-        if latest > STARTED:
-            return Turn(late=True)
+        if kept.isdigit() and int(kept) > STARTED:
+            return False
         os.pwrite(fd, b"%0*d" % (WIDTH, STARTED), 0)
-    except (OSError, ValueError):
-        return Turn(late=False)
-    return Turn(late=False)
+    except OSError:
+        pass
+    return True
 
 
 def _lock_file() -> int | None:
     """The open lock file of the pane this hook runs in, named by its tmux server's socket
     (device and inode: the same path can name a later server) and the pane's id."""
-    pane = os.environ.get("TMUX_PANE", "")
-    tmux = os.environ.get("TMUX", "")
-    if not pane.startswith("%") or not pane[1:].isdigit() or not tmux:
+    from roost.faces.hook.pane import here  # the event's stamp imports it anyway
+
+    found = here()
+    if found is None or not found[0].startswith("%") or not found[0][1:].isdigit():
         return None
+    pane, socket = found
     try:
-        server = os.stat(tmux.split(",")[0])
+        server = os.stat(socket)
         directory = os.path.join(paths.runtime_path(), DIRECTORY)
         path = os.path.join(directory, f"{server.st_dev}-{server.st_ino}-{pane[1:]}")
         try:

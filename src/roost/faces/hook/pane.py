@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 
 def stamp(heard: Heard) -> tuple[str | None, str | None, str | None]:
     """:func:`roost.actions.hookstamp.stamp` on this hook's pane; nothing outside tmux."""
-    here = _here()
-    if here is None:
+    found = here()
+    if found is None:
         return None, None, None
-    pane_id, socket = here
+    pane_id, socket = found
     server = Server(socket)
     shared = False
     markers = heard.agent.hook.shared_process
@@ -37,12 +37,12 @@ def stamp(heard: Heard) -> tuple[str | None, str | None, str | None]:
 
 def answered() -> None:
     """The gate's dialog was answered from rosterd: this pane's badge leaves blocked."""
-    here = _here()
-    if here is not None:
-        hookstamp.answered(Server(here[1]), here[0])
+    found = here()
+    if found is not None:
+        hookstamp.answered(Server(found[1]), found[0])
 
 
-def _here() -> tuple[str, str] | None:
+def here() -> tuple[str, str] | None:
     """The pane this hook runs in and its tmux server's socket, from the environment tmux
     gives a pane's processes; None outside tmux."""
     pane_id = os.environ.get("TMUX_PANE")
