@@ -22,7 +22,7 @@ from roost.truth.detect import identify
 from roost.truth.detect.identify import Names
 from roost.truth.detect.scan import Observation, PaneSighting, Scanner
 from roost.truth.detect.scanclaims import Reporter
-from roost.truth.roster import Roster
+from roost.truth.roster import Claim, Roster
 from tests.conftest import Roost
 from tests.daemon.fixture import Daemon, pid_start_ticks
 
@@ -220,6 +220,45 @@ def test_a_badge_that_comes_back_is_claimed_again(roost: Roost, names: Names) ->
     roost.tmux("set-option", "-p", "-t", pane, "@roost-state", "working")
     assert sources() == ["scan", "hook"]
     assert sources() == []
+
+
+def test_a_badge_read_before_the_roster_last_heard_of_the_pane_is_not_claimed(
+    roost: Roost, names: Names
+) -> None:
+    """A hook stamps its pane and then posts its claim. A pass that read the pane before the
+    stamp, but looks at the roster after the claim, holds a badge older than the record: claiming
+    it would put the prompt's working back over the dialog the hook opened. It claims nothing
+    of the badge and leaves the pane to be read afresh, which then finds the record current."""
+    pane = roost.start("sleep 600")
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-state", "done")
+    scan, roster, reporter = scanner(roost, names), Roster("test", "n0", time.time), Reporter()
+    first = scan.observe()
+    root = in_pane(first, pane)
+    assert root is not None
+    for claim in reporter.claims(first, roster):
+        roster.apply(claim)
+    key = roster.find(root.root)
+    assert key is not None and roster.record(key).state == "done"
+
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-state", "working")  # the prompt's hook
+    assert roster.apply(Claim("hook", time.time(), process=root.root, activity="working")).accepted
+    early = scan.observe()  # reads the pane while it still says working
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-reason", "Bash: touch x")
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-state", "blocked")
+    asked = {"pending": {"summary": "Bash: touch x"}}
+    dialog = Claim(
+        "hook", time.time(), process=root.root, activity="blocked", event="PermissionRequest", fields=asked
+    )
+    assert roster.apply(dialog).accepted
+    stale = [c for c in reporter.claims(early, roster) if c.process == root.root]
+    assert stale == []  # neither working over the dialog nor anything else of the badge
+    assert roster.record(key).state == "blocked"
+
+    fresh = [c for c in reporter.claims(scan.observe(), roster) if c.process == root.root]
+    assert fresh == []  # the badge now says what the record says
+    roost.tmux("set-option", "-p", "-t", pane, "@roost-state", "working")
+    moved = [c for c in reporter.claims(scan.observe(), roster) if c.process == root.root]
+    assert [(c.source, c.activity) for c in moved] == [("hook", "working")]  # a later change still lands
 
 
 # Through the daemon

@@ -66,7 +66,10 @@ class Reporter:
                 if sighting.agent is not None or badges.badged(sighting.pane):
                     seen.add(root)
                 continue
-            out += self._pane(sighting, observation, roster, seen)
+            claims, settled = self._pane(sighting, observation, roster, seen)
+            out += claims
+            if not settled:  # read again next pass, not skipped as unchanged
+                del sighted[root]
         self._sighted = sighted
         for agent in observation.outside:
             seen.add(agent.process)
@@ -80,12 +83,14 @@ class Reporter:
 
     def _pane(
         self, sighting: PaneSighting, observation: Observation, roster: Roster, seen: set[ProcessId]
-    ) -> list[Claim]:
+    ) -> tuple[list[Claim], bool]:
+        """The pane's claims, and whether its badge was taken in (False: it was read too early
+        to say anything, and the next pass must read it again)."""
         agent: Agent | None = sighting.agent
         badge = badges.read(sighting.pane)
         root = agent.process if agent else sighting.root
         if badge is None and agent is None and root not in self._badged:
-            return []
+            return [], True
         seen.add(root)
         ancestors = agent.ancestors if agent else ()
         started_at = agent.started_at if agent else sighting.started_at
@@ -103,6 +108,11 @@ class Reporter:
         out = self._scan(root, ancestors, started_at, fields, observation.at)
         key = roster.find(root)
         record = roster.record(key) if key else None
+        if record is not None and record.activity_at is not None and observation.at < record.activity_at:
+            # The roster heard of an activity after this pass read the pane: a hook stamped the
+            # badge and posted its claim between the two, so the badge read here is older than
+            # the record and claiming it would undo the hook (working over an open dialog).
+            return out, False
         previous = self._badged.get(root)
         if badge is not None and badge != previous:
             self._badged[root] = badge
@@ -124,7 +134,7 @@ class Reporter:
             del self._badged[root]
             if record is not None and record.activity != records.IDLE:
                 out.append(Claim(HOOK, observation.at, process=root, activity="idle", event=badges.CLEARED))
-        return out
+        return out, True
 
     def _scan(
         self,
