@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -84,6 +85,24 @@ def test_a_record_serialises_to_plain_json_with_rfc3339_timestamps() -> None:
     assert doc["ended_at"] == "2023-11-14T22:13:22.000Z"
     assert doc["sources"] == ["hook", "scan"]
     assert from_json(doc) == record
+
+
+def test_a_record_writes_what_asdict_would_and_its_nested_documents_are_copies() -> None:
+    record = bare().replace(
+        sources=("hook",),
+        tmux={"session": "main", "pane": "%3"},
+        pending={"summary": "Bash: ls", "options": [{"id": "allow", "keys": ["y", "Enter"]}]},
+        plan={"entries": [{"content": "a", "status": "pending"}]},
+    )
+    expected = dataclasses.asdict(record)
+    expected["sources"] = ["hook"]
+    for name in records.TIMESTAMPS:
+        expected[name] = to_wire(expected[name])
+    doc = to_json(record)
+    assert doc == expected and list(doc) == list(WIRE_FIELDS)
+    doc["pending"]["options"][0]["keys"].append("q")
+    doc["tmux"]["pane"] = "%9"
+    assert record.pending["options"][0]["keys"] == ["y", "Enter"] and record.tmux["pane"] == "%3"
 
 
 def test_reading_ignores_unknown_fields_and_fills_missing_ones() -> None:
