@@ -181,18 +181,29 @@ def test_the_union_as_text_is_the_union_document_and_each_record_is_encoded_once
 def test_the_union_as_text_is_its_document_whatever_it_holds() -> None:
     """Each node's records are joined with its standing in one pass and the head put on the
     first part: the text is still the document with no records at all, with a peer that has
-    none, with no record of this node's, and with a record that has no fields."""
+    none, and with no record of this node's; and a document of one node holds its row and
+    records alone."""
     reachable = {"node": "far", "node_id": "b" * 16, "peer_state": "reachable", "peer_age_ms": 7}
     unreachable = {**reachable, "node_id": "c" * 16, "peer_state": "unreachable", "peer_age_ms": 9000}
-    two = ({"session_key": "b:1", "name": 'a "quoted" ⏵'}, {"session_key": "b:2"})
+
+    def far(node_id: str, pid: int, name: str | None = None) -> records.Record:
+        return records.Record("far", node_id, f"{node_id}:{pid}:1", pid, 1, NOW, name=name)
+
+    two = (far("b" * 16, 1, 'a "quoted" ⏵'), far("b" * 16, 2))
     shapes = [
         ((), ()),
         ((), ((reachable, ()),)),
         ((session(7),), ((reachable, ()),)),
-        ((), ((reachable, two), (unreachable, ({},)))),
-        ((session(7), session(8)), ((unreachable, two), (reachable, ()), (reachable, ({"k": 1},)))),
+        ((), ((reachable, two), (unreachable, (far("c" * 16, 3),)))),
+        ((session(7), session(8)), ((unreachable, (far("c" * 16, 3),)), (reachable, two))),
     ]
     texts = Texts()
     for local, peers in shapes:
         view = View("desk", OWN, NOW, local, peers)
-        assert json.loads(view.text(5, 6, texts)) == view.document(5, 6)
+        whole = view.document(5, 6)
+        assert json.loads(view.text(5, 6, texts)) == whole
+        assert view.nodes() == whole["nodes"]
+        for row in whole["nodes"]:
+            one = view.document(5, 6, only=row["node_id"])
+            assert one["nodes"] == [row]
+            assert one["records"] == [r for r in whole["records"] if r["node_id"] == row["node_id"]]

@@ -35,6 +35,7 @@ from roost.base.errors import PeerUnreachable, RoostError
 from roost.faces.api import auth, context
 from roost.faces.api.errors import BadRequest, NotFound, TooLarge
 from roost.faces.api.operations import of, parameter
+from roost.remote.swarm import union
 
 FORWARDED = "rosterd.forwarded"
 """The scope key of a request another node forwarded: its :class:`Through`."""
@@ -162,7 +163,7 @@ def _as_last_heard(door: Door, owner: str, session: str | None) -> dict[str, Any
         found = named[0] if len(named) == 1 else None
     if found is None:
         return None
-    return {**peer.served(found), "peer_state": peer.state(), "peer_age_ms": peer.age_ms(time.time())}
+    return union.served(found, peer.state(), peer.age_ms(time.time()))
 
 
 def dispatcher(app: ASGIApp, verbs: Mapping[str, tuple[str, str]]) -> Dispatch:

@@ -23,7 +23,7 @@ missed.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -73,7 +73,7 @@ def _only(request: Request, feed: Feed) -> str | None:
     wanted = request.query_params.get("node")
     if wanted is None:
         return None
-    rows = feed.snapshot()["nodes"]
+    rows = feed.nodes()
     found = [row for row in rows if row["node_id"] == wanted] or [
         row for row in rows if row["node"] == wanted
     ]
@@ -86,26 +86,17 @@ def _only(request: Request, feed: Feed) -> str | None:
     return str(found[0]["node_id"])
 
 
-def _narrowed(union: dict[str, Any], node_id: str | None) -> dict[str, Any]:
-    if node_id is None:
-        return union
-    return {
-        **union,
-        "nodes": [row for row in union["nodes"] if row["node_id"] == node_id],
-        "records": [record for record in union["records"] if record["node_id"] == node_id],
-    }
-
-
 def _change_frame(change: SwarmChange, node_id: str | None) -> str:
-    if isinstance(change.snapshot, Whole) and node_id is None:
-        text = joined(change.head(), "snapshot", change.snapshot.text())
-        return sse.encode(change.event, text, change.ident)
-    document = change.to_json()
-    if change.snapshot is not None:
-        document["snapshot"] = _narrowed(document["snapshot"], node_id)
-    elif node_id is not None and change.node_id != node_id:
+    if isinstance(change.snapshot, Whole):
+        if node_id is None:
+            text = joined(change.head(), "snapshot", change.snapshot.text())
+            return sse.encode(change.event, text, change.ident)
+        return frame(
+            change.event, change.ident, {**change.head(), "snapshot": change.snapshot.narrowed(node_id)}
+        )
+    if node_id is not None and change.node_id != node_id:
         return ""
-    return frame(change.event, change.ident, document)
+    return frame(change.event, change.ident, change.to_json())
 
 
 @operation(
@@ -119,7 +110,7 @@ async def snapshot(request: Request) -> Response:
     only = _only(request, feed)
     if only is None:
         return Response(feed.snapshot_text().encode(), media_type="application/json")
-    return JSONResponse(_narrowed(feed.snapshot(), only))
+    return JSONResponse(feed.snapshot(only))
 
 
 @operation(
@@ -165,9 +156,12 @@ async def events(request: Request) -> EventStream:
     keepalive = context.of(request).keepalive
 
     def whole(found: Frame, first: bool) -> str:
-        if not first and only is not None and found.node_id != only:
+        ident = f"{feed.epoch}:{found.seq}"
+        if only is None:
+            return sse.encode(SNAPSHOT, found.text(feed.epoch, feed.texts), ident)
+        if not first and found.node_id != only:
             return ""
-        return frame(SNAPSHOT, f"{feed.epoch}:{found.seq}", _narrowed(found.document(feed.epoch), only))
+        return frame(SNAPSHOT, ident, found.document(feed.epoch, only))
 
     async def frames() -> AsyncIterator[str]:
         first = True

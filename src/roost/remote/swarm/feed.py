@@ -146,8 +146,12 @@ class Frame:
     node_id: str
     view: View
 
-    def document(self, epoch: int) -> dict[str, Any]:
-        return self.view.document(epoch, self.seq)
+    def document(self, epoch: int, only: str | None = None) -> dict[str, Any]:
+        return self.view.document(epoch, self.seq, only)
+
+    def text(self, epoch: int, texts: Texts) -> str:
+        """:meth:`document` as JSON text (see :meth:`View.text`)."""
+        return self.view.text(epoch, self.seq, texts)
 
 
 class Frames(Backlog[Frame]):
@@ -199,9 +203,19 @@ class Feed:
     def subscribers(self) -> int:
         return len(self._subscribers) + len(self._framers)
 
-    def snapshot(self) -> dict[str, Any]:
-        """The whole union now, stamped with this feed's epoch and head (``GET /swarm/snapshot``)."""
-        return self._view().document(self.epoch, self.head)
+    def snapshot(self, only: str | None = None) -> dict[str, Any]:
+        """The whole union now, stamped with this feed's epoch and head (``GET /swarm/snapshot``);
+        with ``only`` (a node id), that node's row and records alone."""
+        return self._view().document(self.epoch, self.head, only)
+
+    def nodes(self) -> list[dict[str, Any]]:
+        """The union's ``nodes`` now, without its records."""
+        return self._view().nodes()
+
+    @property
+    def texts(self) -> Texts:
+        """Each peer record's JSON text, made once per record (see :class:`Texts`)."""
+        return self._texts
 
     def snapshot_text(self) -> str:
         """:meth:`snapshot` as JSON text, each peer record's text made once per revision."""

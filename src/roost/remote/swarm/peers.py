@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from roost.base.errors import PeerRefused
 from roost.base.validation import Invalid
@@ -73,18 +72,6 @@ class Peer:
     """Its panes as it last listed them; None until it has (a node older than this list)."""
     ended: dict[str, float] = field(default_factory=dict)
     """When each of its ended records was first kept ended, by this node's clock."""
-    wire: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    """Each kept record as JSON, made on first serving: a peer's records change rarely and the
-    union serves every one of them on every request (100 peers of 50 sessions: 5000). Never
-    changed once made, only replaced, so a union taken earlier (:class:`~roost.remote.swarm.union.View`)
-    still holds what it served then."""
-
-    def served(self, record: records.Record) -> dict[str, Any]:
-        """``record`` (one of this peer's) as JSON, made once per revision kept."""
-        found = self.wire.get(record.session_key)
-        if found is None:
-            found = self.wire[record.session_key] = records.to_json(record)
-        return found
 
     def state(self) -> str:
         return REACHABLE if self.reachable else UNREACHABLE
@@ -180,7 +167,6 @@ class Peers:
         if kept is not None and kept.status_epoch == record.status_epoch and kept.revision > record.revision:
             return kept  # an older revision arriving late never replaces a newer one
         peer.records[record.session_key] = record
-        peer.wire.pop(record.session_key, None)
         if record.liveness == records.ENDED:
             peer.ended.setdefault(record.session_key, now)
         peer.heard_at, peer.reachable = now, True
@@ -229,7 +215,6 @@ class Peers:
             return False
         peer.node = name
         peer.records = {key: record.replace(node=name) for key, record in peer.records.items()}
-        peer.wire.clear()
         return True
 
     def forget(self, node_id: str) -> bool:
@@ -244,7 +229,6 @@ class Peers:
             for key in [key for key, ended in peer.ended.items() if now - ended >= LINGER]:
                 del peer.ended[key]
                 peer.records.pop(key, None)
-                peer.wire.pop(key, None)
                 dropped += 1
         return dropped
 

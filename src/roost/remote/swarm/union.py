@@ -6,10 +6,10 @@ its node stands.
 :class:`~roost.remote.swarm.peers.Peers` and never merged into this node's own roster.
 
 :func:`capture` takes the union at one moment as a :class:`View`: references to what was
-kept then, not a copy. A record is immutable and a peer's served JSON is made once per
-revision and replaced, never changed, so a view holds a pointer per record and still says,
-when it is written out later, what the union was when it was taken: ``/swarm/events`` takes
-one at every change and writes each when its client reads it.
+kept then, not a copy. A record is immutable, replaced and never changed, so a view holds a
+pointer per record and still says, when it is written out later, what the union was when it
+was taken: ``/swarm/events`` takes one at every change and writes each when its client reads
+it.
 """
 
 from __future__ import annotations
@@ -44,31 +44,33 @@ def joined(doc: dict[str, Any], key: str, raw: str) -> str:
 
 
 class Texts:
-    """Each peer record's served JSON as text, made once per document and kept while it is
+    """Each peer record's served JSON as text, made once per record and kept while it is
     served: the union of 50,000 sessions is ~40 MB of JSON, and encoding it whole for each read
     took most of a second; joining the texts kept takes a few tens of milliseconds.
 
-    A text is kept open, without its closing brace and with a comma after its last field, if
-    any: each read closes it with its node's standing, and a node's records are joined in one
-    pass (:meth:`View.text`), where closing each record's text alone copied the union twice more.
+    A text is kept open, without its closing brace and with a comma after its last field: each
+    read closes it with its node's standing, and a node's records are joined in one pass
+    (:meth:`View.text`), where closing each record's text alone copied the union twice more.
 
-    A peer's served document is made once per revision and replaced, never changed
-    (:meth:`Peer.served`), so the document itself (held here, so its id is not reused) says
-    whether its text is still the one kept."""
+    A record is a value, replaced and never changed (:class:`~roost.remote.swarm.peers.Peers`),
+    so the record itself (held here, so its id is not reused) says whether its text is still
+    the one kept. The text is the one copy of a record's JSON the union keeps: a document (a
+    dict) of each record besides, as this node once kept, cost ~1 KiB a record, 50 MiB at a
+    thousand nodes, for the rare reads that want one (:meth:`View.document` makes them)."""
 
     def __init__(self) -> None:
-        self._kept: dict[int, tuple[dict[str, Any], str]] = {}
+        self._kept: dict[int, tuple[records.Record, str]] = {}
 
-    def opening(self, doc: dict[str, Any]) -> str:
-        """``doc``'s JSON text open for more fields: ``{"a":1,`` (``{`` for an empty one)."""
-        found = self._kept.get(id(doc))
-        if found is None or found[0] is not doc:
-            found = self._kept[id(doc)] = (doc, dumps(doc)[:-1] + ("," if doc else ""))
+    def opening(self, record: records.Record) -> str:
+        """``record``'s JSON text open for more fields: ``{"a":1,``."""
+        found = self._kept.get(id(record))
+        if found is None or found[0] is not record:
+            found = self._kept[id(record)] = (record, dumps(records.to_json(record))[:-1] + ",")
         return found[1]
 
-    def keep_only(self, docs: Iterable[dict[str, Any]]) -> None:
-        """Forget every text but those of ``docs`` (the ones served now)."""
-        self._kept = {id(doc): self._kept[id(doc)] for doc in docs if id(doc) in self._kept}
+    def keep_only(self, kept: Iterable[records.Record]) -> None:
+        """Forget every text but those of ``kept`` (the records served now)."""
+        self._kept = {id(record): self._kept[id(record)] for record in kept if id(record) in self._kept}
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -105,31 +107,38 @@ class View:
     node_id: str
     at: float
     local: tuple[records.Record, ...]
-    peers: tuple[tuple[dict[str, Any], tuple[dict[str, Any], ...]], ...]
+    peers: tuple[tuple[dict[str, Any], tuple[records.Record, ...]], ...]
     terminals: tuple[Pane, ...] | None = None
     """This node's terminals as it last listed them for its peers (None: not listed)."""
 
-    def document(self, epoch: int, seq: int) -> dict[str, Any]:
+    def document(self, epoch: int, seq: int, only: str | None = None) -> dict[str, Any]:
         """The union document: ``nodes`` (this node first, then each peer by name) and
         ``records`` (this node's first), stamped with the swarm feed's ``status_epoch`` and
-        ``seq``."""
-        out = [served(record, LOCAL, 0) for record in self.local]
-        for row, wire in self.peers:
-            state, age = row["peer_state"], row["peer_age_ms"]
-            out += [{**doc, "peer_state": state, "peer_age_ms": age} for doc in wire]
-        return {**self._head(epoch, seq), "records": out}
+        ``seq``; with ``only`` (a node id), that node's row and records alone."""
+        head = self._head(epoch, seq)
+        if only is not None:
+            head["nodes"] = [row for row in head["nodes"] if row["node_id"] == only]
+        out = [served(record, LOCAL, 0) for record in self.local] if only in (None, self.node_id) else []
+        for row, kept in self.peers:
+            if only is None or row["node_id"] == only:
+                out += [served(record, row["peer_state"], row["peer_age_ms"]) for record in kept]
+        return {**head, "records": out}
+
+    def nodes(self) -> list[dict[str, Any]]:
+        """The document's ``nodes``, without making its records."""
+        return list(self._head(0, 0)["nodes"])
 
     def text(self, epoch: int, seq: int, texts: Texts) -> str:
         """:meth:`document` as JSON text, each peer record's from ``texts`` with its node's
         standing put after its last field, as the document has it."""
         parts = [dumps(served(record, LOCAL, 0)) for record in self.local]
-        for row, wire in self.peers:
-            if not wire:
+        for row, kept in self.peers:
+            if not kept:
                 continue
             standing = f'"peer_state":{dumps(row["peer_state"])},"peer_age_ms":{dumps(row["peer_age_ms"])}}}'
-            parts.append(f"{standing},".join(map(texts.opening, wire)) + standing)
-        if len(texts) > 2 * sum(len(wire) for _, wire in self.peers) + 1024:
-            texts.keep_only(doc for _, wire in self.peers for doc in wire)
+            parts.append(f"{standing},".join(map(texts.opening, kept)) + standing)
+        if len(texts) > 2 * sum(len(kept) for _, kept in self.peers) + 1024:
+            texts.keep_only(record for _, kept in self.peers for record in kept)
         # The head and the brackets put on the first and last parts, not around the whole: the
         # union's 40 MB are copied by the one join below, not twice more to be enclosed.
         parts = parts or [""]
@@ -163,6 +172,10 @@ class Whole(Mapping[str, Any]):
     def text(self) -> str:
         return self._view.text(self._epoch, self._seq, self._texts)
 
+    def narrowed(self, only: str) -> dict[str, Any]:
+        """The document with node ``only``'s row and records alone."""
+        return self._view.document(self._epoch, self._seq, only)
+
     def _doc(self) -> dict[str, Any]:
         if self._made is None:
             self._made = self._view.document(self._epoch, self._seq)
@@ -190,7 +203,7 @@ def capture(
     kept = tuple(
         (
             {**node_row(peer, now), "terminals": _listed(peer.terminals)},
-            tuple(map(peer.served, peer.records.values())),
+            tuple(peer.records.values()),
         )
         for peer in peers.all()
     )
