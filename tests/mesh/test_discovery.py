@@ -8,13 +8,14 @@ import contextlib
 import itertools
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from roost.base.errors import PeerUnreachable
 from roost.remote.mesh import place, tailscale, tls
-from roost.remote.mesh.dialer import Dialer
+from roost.remote.mesh.dialer import IDLE_S, Dialer
 from roost.remote.mesh.membership import Membership
 from roost.remote.mesh.rounds import INTERVAL, QUIET_MAX, QUIET_MIN, Rounds, addresses
 from roost.remote.swarm import canonical, invites, members
@@ -147,6 +148,9 @@ class Answering:
         return type(
             "Answer", (), {"status_code": 200, "content": canonical.encode(self.peer.hello(said.node_id))}
         )
+
+    async def prune(self) -> int:
+        return 0  # it holds no clients
 
 
 def test_a_settled_member_whose_stream_speaks_is_not_greeted_until_something_changes(tmp_path: Path) -> None:
@@ -303,3 +307,65 @@ def test_a_pooled_client_outlives_an_admission_of_another_and_closes_with_its_me
     assert generation > 1  # the admission changed the trust
     assert kept is first
     assert first.is_closed  # type: ignore[attr-defined]
+
+
+def test_a_pooled_client_left_unused_is_closed_but_never_one_in_use(tmp_path: Path) -> None:
+    """A swarm at rest greets a member about once an hour: a client kept between greetings holds
+    a connection nothing reuses. A round prunes those; a request under way keeps its client."""
+    me, other = Identity.generate("me"), Identity.generate("other")
+    a = Membership(tmp_path / "a", me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
+    b = Membership(
+        tmp_path / "b", other, name="other", address="100.64.0.3:8791", version="t", clock=time.time
+    )
+    for one in (a.directory, b.directory):
+        one.mkdir(mode=0o700)
+    token = a.invite(60).token
+    b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
+    trust = tls.Trust(me, a.pinned(), a.certificates())
+    dialer = Dialer(a, trust)
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # takes the connection and never says a word: a handshake that hangs
+
+    async def go() -> list[object]:
+        server = await asyncio.start_server(silent, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        member = replace(a.members["other"], address=f"127.0.0.1:{port}")
+        first = await dialer._client(member)
+        seen: list[object] = [await dialer.prune(), first.is_closed]  # just made: kept
+        sending = asyncio.ensure_future(dialer.send(member, "POST", "/swarm/hello", {}))
+        await asyncio.sleep(0.3)
+        seen += [await dialer.prune(0.0), first.is_closed]  # in use: kept, however short the idle
+        sending.cancel()
+        with contextlib.suppress(asyncio.CancelledError, PeerUnreachable):
+            await sending
+        seen += [await dialer.prune(0.0), first.is_closed]  # done with: closed
+        again = await dialer._client(member)
+        seen += [again is not first, await dialer.prune(0.0)]
+        server.close()
+        await dialer.close()
+        return seen
+
+    assert asyncio.run(go()) == [0, False, 0, False, 1, True, True, 1]
+
+
+def test_a_round_prunes_the_clients_its_last_greetings_left(tmp_path: Path) -> None:
+    me = Identity.generate("me")
+    membership = Membership(tmp_path, me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
+    pruned: list[float] = []
+
+    class Counting(Dialer):
+        async def prune(self, idle_s: float = IDLE_S) -> int:
+            pruned.append(idle_s)
+            return 0
+
+    rounds = Rounds(
+        membership,
+        Counting(membership, tls.Trust(me)),
+        static_peers=(),
+        port=8791,
+        clock=time.time,
+        use_tailscale=False,
+    )
+    asyncio.run(rounds.round())
+    assert pruned == [IDLE_S]

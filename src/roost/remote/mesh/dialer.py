@@ -32,7 +32,7 @@ import httpx
 from roost.base.errors import PEER_UNREACHABLE, PeerUnreachable
 from roost.remote.mesh import tls
 from roost.remote.mesh.membership import Membership
-from roost.remote.mesh.transport import Transport
+from roost.remote.mesh.transport import LIMITS, Transport
 from roost.remote.swarm import canonical
 from roost.remote.swarm.members import Member
 
@@ -45,6 +45,10 @@ what the first act after a silent cut waits at most (before the roster stream ha
 keep-alives; after that an act to it is refused without dialling)."""
 REFUSAL_LIMIT = 1 << 20
 """Bytes of a door's refusal read: a revocation and its signer's records."""
+IDLE_S = LIMITS.keepalive_expiry
+"""Seconds a member's pooled client may go unused before :meth:`Dialer.prune` closes it: a
+connection idle this long is never reused (the pool opens another), and a member's door closes
+it a few seconds later anyway, so keeping it only holds its TLS state and the client."""
 
 
 def _http(context: ssl.SSLContext, timeout: float | httpx.Timeout) -> httpx.AsyncClient:
@@ -82,6 +86,10 @@ class Dialer:
         self.trust = trust
         self.timeout = timeout
         self._clients: dict[str, tuple[str, ssl.SSLContext, httpx.AsyncClient]] = {}
+        self._used: dict[str, float] = {}
+        """When each pooled client last ended a request (or was made), on the loop's clock."""
+        self._busy: dict[str, int] = {}
+        """Requests under way on each pooled client: one in use is never pruned."""
         self._generation = -1
 
     def _context(self, member: Member) -> ssl.SSLContext:
@@ -118,7 +126,25 @@ class Dialer:
             await found[2].aclose()
         client = _http(context, self.timeout)
         self._clients[member.node_id] = (member.address, context, client)
+        self._used[member.node_id] = asyncio.get_running_loop().time()
         return client
+
+    async def prune(self, idle_s: float = IDLE_S) -> int:
+        """Close every pooled client no request has used for ``idle_s`` seconds; how many. A
+        swarm at rest greets each member about once an hour (``rounds.QUIET_MAX``), so a client
+        kept between greetings holds a connection the pool would not reuse, its TLS state and
+        the client itself, a thousand of them at a thousand members; the next greeting makes
+        a new one. Clients in use are kept, whatever their age."""
+        now = asyncio.get_running_loop().time()
+        idle = [
+            node
+            for node in self._clients
+            if not self._busy.get(node) and now - self._used.get(node, now) >= idle_s
+        ]
+        for node in idle:
+            self._used.pop(node, None)
+            await self._clients.pop(node)[2].aclose()
+        return len(idle)
 
     async def _forget_untrusted(self) -> None:
         """Close each client whose trust is no longer the membership's: of a node that is no
@@ -132,12 +158,15 @@ class Dialer:
             if self.trust.client_for(node) is not context
         ]
         for node in stale:
+            self._used.pop(node, None)
             await self._clients.pop(node)[2].aclose()
 
     async def send(self, member: Member, method: str, path: str, document: object = None) -> httpx.Response:
         """``method path`` to ``member``, signed for it, with ``document`` as its JSON body (or
         its canonical bytes, made once for many members)."""
         body, headers = self._signed(member, method, path, document)
+        node = member.node_id
+        self._busy[node] = self._busy.get(node, 0) + 1
         try:
             client = await self._client(member)
             answer = await client.request(
@@ -145,6 +174,12 @@ class Dialer:
             )
         except (httpx.TransportError, ssl.SSLError, OSError) as error:
             raise _unreachable(member.address, error) from None
+        finally:
+            self._busy[node] -= 1
+            if not self._busy[node]:
+                del self._busy[node]
+            if node in self._clients:
+                self._used[node] = asyncio.get_running_loop().time()
         self._heard(answer.status_code, answer.content)
         return answer
 
@@ -240,6 +275,7 @@ class Dialer:
 
     async def close(self) -> None:
         clients, self._clients = self._clients, {}
+        self._used.clear()
         for _, _, client in clients.values():
             await client.aclose()
 

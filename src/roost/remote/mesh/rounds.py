@@ -195,6 +195,7 @@ class Rounds:
         return await self._round()
 
     async def _round(self, document: dict[str, object] | None = None) -> list[str | None]:
+        await self.dialer.prune()  # what the last greetings left open: at rest, every member's
         if not self.membership.active or self.membership.address is None:
             return []
         online = (await tailscale.status_async()).peers if self.use_tailscale else ()
