@@ -14,7 +14,7 @@ import pytest
 
 from roost.base import sse
 from roost.pane.tmux.topology import Topology
-from roost.remote.mesh import events
+from roost.remote.mesh import events, tls
 from roost.remote.mesh.exchange import BACKOFF_CAP, Exchange, backoff
 from roost.remote.swarm.peers import Peers
 from roost.truth.roster import Claim, ProcessId, Roster
@@ -459,3 +459,31 @@ def test_the_union_holds_this_nodes_records_as_the_feed_has_numbered_them() -> N
 
     early, late, numbered = asyncio.run(go())
     assert (early, late, numbered) == ([], [f"{OWN}:4242:1000"], [f"{OWN}:4242:1000"])
+
+
+def test_a_frame_larger_than_a_piece_is_served_in_pieces_that_make_it_whole() -> None:
+    """A peer's first frame holds all its sessions (~50 KB for fifty): written whole, it would
+    grow the connection's outgoing TLS buffer to that size for the stream's life."""
+    found, clock = exchange()
+    for pid in range(4000, 4060):
+        claim = Claim(
+            "hook", clock.now, process=ProcessId(pid, 1000), activity="working", started_at=clock.now
+        )
+        found.live.apply(claim)
+
+    async def go() -> list[bytes]:
+        found.start()
+        stream = found._frames(served_stream(found, "peer0"))
+        pieces = [await anext(stream)]
+        while not pieces[-1].endswith(b"\n\n"):
+            pieces.append(await asyncio.wait_for(anext(stream), 5))
+        await stream.aclose()
+        await found.stop()
+        return pieces
+
+    pieces = asyncio.run(go())
+    assert len(pieces) > 1 and max(map(len, pieces)) <= tls.WRITE_PIECE
+    head, data = b"".join(pieces).decode().split("\n", 1)
+    assert head == "event: frame"
+    frame = json.loads("".join(line.removeprefix("data: ") for line in data.strip().split("\n")))
+    assert len(frame["records"]) == 60

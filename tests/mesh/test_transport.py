@@ -29,6 +29,7 @@ class Server:
     """A TLS listener on loopback that pins :data:`CLIENT` and answers by path:
 
     - ``/hello``: ``hello``, the connection kept open for more;
+    - ``/sink``: reads the request's body (its ``content-length``) and answers its length;
     - ``/once``: ``once``, and the connection closed after it;
     - ``/stream``: a chunked body, one chunk for each item put in :attr:`sends`;
     - ``/silent``: headers, then nothing;
@@ -50,6 +51,10 @@ class Server:
                 path = head.split(b" ", 2)[1]
                 if path == b"/hello":
                     writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello")
+                elif path == b"/sink":
+                    length = int(head.lower().split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+                    said = b"%d" % len(await reader.readexactly(length))
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(said), said))
                 elif path == b"/once":
                     writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nonce")
                     await writer.drain()
@@ -126,6 +131,30 @@ def test_a_request_is_answered_and_its_connection_kept_for_the_next(monkeypatch:
             assert len(stream._transport._ssl_protocol._ssl_buffer) == tls.READ_BUFFER
 
     run(go)
+
+
+def test_a_large_body_goes_to_tls_in_pieces_and_arrives_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """asyncio encrypts a whole write into the connection's outgoing buffer, which keeps its
+    largest size for the connection's life: a body goes in writes of a piece at most."""
+    writes: list[int] = []
+    write = sslproto._SSLProtocolTransport.write
+
+    def counted(self: sslproto._SSLProtocolTransport, data: bytes) -> None:
+        writes.append(len(data))
+        write(self, data)
+
+    monkeypatch.setattr(sslproto._SSLProtocolTransport, "write", counted)
+    body = bytes(range(256)) * 600  # 150 KiB
+
+    async def go() -> None:
+        async with serving() as server, client() as http:
+            answer = await http.post(f"https://127.0.0.1:{server.port}/sink", content=body)
+            assert answer.content == str(len(body)).encode()
+
+    run(go)
+    assert sum(writes) > len(body) and max(writes) == tls.WRITE_PIECE
+    assert list(tls.pieces(b"small")) == [b"small"]
+    assert b"".join(tls.pieces(body)) == body
 
 
 def test_a_connection_the_server_closed_is_not_used_again() -> None:

@@ -52,7 +52,7 @@ from starlette.types import Receive, Scope, Send
 from roost.base import sse
 from roost.base.errors import PeerRefused, PeerUnreachable, RoostError, Unavailable
 from roost.pane.tmux.topology import Topology
-from roost.remote.mesh import events, listener
+from roost.remote.mesh import events, listener, tls
 from roost.remote.mesh.dialer import Dialer
 from roost.remote.mesh.membership import Membership
 from roost.remote.swarm import union
@@ -353,18 +353,22 @@ class Exchange:
         """The frame, then each change as it comes and this node's terminal list whenever it
         moves (the newest only: a list is whole). The stream is woken by a change, by a new
         list (:meth:`_follow_terminals`) and by the beat (:meth:`_beat`); a wake with no
-        change and no new list is a keep-alive."""
-        yield sse.encode(FRAME, _dumps(self.live.roster.snapshot())).encode()
+        change and no new list is a keep-alive. Each is written in :func:`tls.pieces`, so a
+        frame of a peer's sessions never grows the connection's TLS buffer past one piece."""
+        for piece in tls.pieces(sse.encode(FRAME, _dumps(self.live.roster.snapshot())).encode()):
+            yield piece
         told: tuple[Pane, ...] | None = None
         while True:
             if self.terminals is not None and self.terminals is not told:
                 told = self.terminals
-                yield sse.encode(TERMINALS, _dumps({"terminals": list(told)})).encode()
+                for piece in tls.pieces(sse.encode(TERMINALS, _dumps({"terminals": list(told)})).encode()):
+                    yield piece
             batch = await stream.next(None)
             if batch is None:
                 return
             if batch or self.terminals is told:
-                yield _encoded(batch)
+                for piece in tls.pieces(_encoded(batch)):
+                    yield piece
 
     # -- following a peer's roster -----------------------------------------------------------
 

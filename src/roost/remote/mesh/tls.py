@@ -28,27 +28,43 @@ import contextlib
 import os
 import ssl
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509 import load_der_x509_certificate
 
 from roost.remote.swarm.identity import Identity
 
-READ_BUFFER = 32 * 1024
-"""Bytes of the buffer asyncio reads each TLS connection's ciphertext into: two records' worth
-(a TLS record is at most 16 KiB), where asyncio's own is 256 KiB."""
+READ_BUFFER = 16 * 1024
+"""Bytes of the buffer asyncio reads each TLS connection's ciphertext into, where asyncio's own
+is 256 KiB. Each read is copied whole into the connection's incoming memory buffer, which keeps
+the largest size it grew to for the connection's life, so this bounds that buffer too. A
+stream at rest reads keep-alives of a few dozen bytes; a frame of a hundred kilobytes takes a
+few more reads."""
+WRITE_PIECE = 16 * 1024
+"""Bytes written to a TLS connection at once. asyncio encrypts whatever one write hands it into
+the connection's outgoing memory buffer before sending any of it, and that buffer too keeps
+its largest size: a stream's first frame (a peer's fifty sessions, ~50 KB) written whole would
+hold ~65 KiB on every served stream for good. One record's worth at a time holds ~20 KiB."""
 
 
 def lean_buffers() -> None:
     """Give every TLS connection of this process a :data:`READ_BUFFER` read buffer. asyncio
-    allocates (and zero-fills, so it is resident) 256 KiB a connection, and a node holds four a
-    peer (a roster stream each way, a hello each way): measured with 100 simulated peers
-    (``bench/swarm_scale.py``), ~1 MiB of RSS a peer, most of it these buffers. A buffer of
-    two records reads every record whole; only a burst larger than it takes a second read."""
+    allocates (and zero-fills, so it is resident) 256 KiB a connection, and a node holds two a
+    peer at rest (a roster stream each way): measured with 100 simulated peers
+    (``bench/swarm_scale.py``), ~1 MiB of RSS a peer, most of it these buffers."""
     from asyncio import sslproto
 
     sslproto.SSLProtocol.max_size = READ_BUFFER
+
+
+def pieces(data: bytes) -> Iterator[bytes]:
+    """``data`` in writes of at most :data:`WRITE_PIECE` bytes (itself, when it is no longer)."""
+    if len(data) <= WRITE_PIECE:
+        yield data
+        return
+    for start in range(0, len(data), WRITE_PIECE):
+        yield data[start : start + WRITE_PIECE]
 
 
 def _pem(der: bytes) -> str:

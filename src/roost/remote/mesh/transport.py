@@ -40,6 +40,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from roost.remote.mesh.tls import pieces
+
 BUFFER_LIMIT = 256 * 1024
 """Bytes a connection holds unread before it stops reading the socket (back-pressure on a peer
 that sends faster than this node reads); it reads again once they are taken."""
@@ -169,7 +171,8 @@ class Stream(httpcore.AsyncNetworkStream):
         protocol = self._protocol
         if protocol.lost or self._transport.is_closing():
             raise httpcore.WriteError(str(protocol.error or "the connection is closed"))
-        self._transport.write(buffer)
+        for piece in pieces(buffer):  # over TLS, a large write would grow its buffer for good
+            self._transport.write(piece)
         drained = protocol.drained
         if drained is None:
             return
