@@ -40,6 +40,7 @@ from roost import __version__
 from roost.base import sse
 from roost.base.errors import PeerRefused
 from roost.remote.mesh import tls
+from roost.remote.mesh.connections import HEADER_S
 from roost.remote.mesh.membership import CAPABILITIES, Membership
 from roost.remote.mesh.node import JOIN_TIMEOUT
 from roost.remote.mesh.rounds import QUIET_MAX, QUIET_MIN
@@ -298,7 +299,8 @@ class SimPeer:
         connection = h11.Connection(h11.SERVER)
         try:
             while not self.silent:
-                request = await _next(connection, reader)
+                # as a real node's door: a connection with no request in time is closed
+                request = await asyncio.wait_for(_next(connection, reader), HEADER_S)
                 if not isinstance(request, h11.Request):
                     break
                 body = b""
@@ -308,7 +310,7 @@ class SimPeer:
                 if connection.our_state is not h11.DONE or connection.their_state is not h11.DONE:
                     break
                 connection.start_next_cycle()
-        except (OSError, ssl.SSLError, h11.ProtocolError, asyncio.CancelledError):
+        except (OSError, ssl.SSLError, h11.ProtocolError, TimeoutError, asyncio.CancelledError):
             pass  # a connection's end, or the simulator's: asyncio logs a cancelled handler otherwise
         finally:
             self._writers.discard(writer)
