@@ -72,6 +72,8 @@ class Roll:
     def __init__(self) -> None:
         self.standings: dict[str, Standing] = {}
         self.digest: str | None = None
+        self.watched: set[str] = set()
+        """Members whose spread is timed: each peer notes when it first heard of each."""
 
     def start(self, standings: Mapping[str, Standing]) -> None:
         """The first joiner's member list, judged by its join, as the roll's first set."""
@@ -107,6 +109,9 @@ class SimPeer:
     hellos_taken: int = 0
     """Hellos a real daemon sent this peer."""
     served_changes: int = 0
+    learned: dict[str, float] = field(default_factory=dict)
+    """When this peer first heard of each watched member (``time.monotonic()``), by node id: its
+    own knowledge, though the roll they merge into is shared."""
     _seq: int = 0
     _queues: set[asyncio.Queue[bytes]] = field(default_factory=set)
     _nonces: signing.Nonces = field(default_factory=signing.Nonces)
@@ -163,6 +168,7 @@ class SimPeer:
             self.own_record = membership.standings[self.identity.node_id].current.document
             self.roll.start(membership.standings)
             self.roll.take([*joined["members"], self.own_record])
+            self._learn(joined["members"])
             self.reals = {
                 node_id: member
                 for node_id, member in membership.members.items()
@@ -192,8 +198,19 @@ class SimPeer:
             said = document.get("members")
             if isinstance(said, list) and said:
                 self.roll.take(said)
+                self._learn(said)
             if isinstance(document.get("digest"), str) and isinstance(document.get("node_id"), str):
                 self._told[document["node_id"]] = document["digest"]
+
+    def _learn(self, said: object) -> None:
+        """Note the watched members whose records ``said`` (member records) carries."""
+        if not self.roll.watched or not isinstance(said, list):
+            return
+        now = time.monotonic()
+        for record in said:
+            node_id = record.get("node_id") if isinstance(record, dict) else None
+            if node_id in self.roll.watched and node_id not in self.learned:
+                self.learned[node_id] = now
 
     def _client(self, member: Member, timeout: httpx.Timeout | float = 5.0) -> httpx.AsyncClient:
         assert member.certificate is not None

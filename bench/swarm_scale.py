@@ -4,8 +4,9 @@ leaves the machine).
 
 For each N (``--peers``, default 10 100) with S sessions a peer (``--sessions``, 50):
 
-- ``join``: each peer through the real invite and join, one after another: the join call, and
-  from its start until the real daemon's union has the peer's frame on a live stream;
+- ``join``: each peer through the real invite and join, one after another: the join call,
+  from its start until the real daemon's union has the peer's frame on a live stream, and
+  (for up to fifty of the joins) until every member admitted before it has been told of it;
 - ``linked``: every peer's stream live in the union;
 - ``idle``: the real daemon's CPU and RSS over ``--idle`` seconds with every peer linked,
   nothing changing and the swarm at rest (two rounds after the last join: each side has said
@@ -55,6 +56,10 @@ from tests.api.sse import Events
 from tests.mesh.swarmnodes import SwarmNode
 
 START = 60.0
+WATCHED = 50
+"""Joins whose spread to every member is timed, at most (each peer notes when it heard of each)."""
+SPREAD_S = 120.0
+"""Seconds a join may take to reach every member before the bench says which never heard."""
 JOIN_ATTEMPTS = 3
 """Tries of a join whose connection failed, each with a new invite, as a person would; every
 failed one is printed with the listener's refusals, so a retried join is never silent."""
@@ -125,12 +130,18 @@ def timed(argv: list[str], env: dict[str, str], runs: int = 3) -> tuple[float, i
     return best, size
 
 
-async def admit(real: SwarmNode, peers: list[SimPeer], together: int) -> tuple[list[float], list[float]]:
+async def admit(
+    real: SwarmNode, peers: list[SimPeer], together: int
+) -> tuple[list[float], list[float], list[float]]:
     """Every peer joins through the real daemon, ``together`` joins at a time; the join calls'
     times, and from each join's start until the real daemon's ``/swarm/changes`` says the peer
     is reachable (its first frame on a live stream is in the union). Followed on one stream
     rather than by reading the whole union after each join, which grows with every peer (40 MB
-    at 50,000 rows) and kept the daemon busy with the bench's own reads."""
+    at 50,000 rows) and kept the daemon busy with the bench's own reads.
+
+    And for every :data:`WATCHED`-th of the joins (every one below that many peers), from its
+    start until every member admitted before it has heard of it (the real daemon, its
+    admitter, knows it once the join is answered; each peer hears it in a hello)."""
     loop = asyncio.get_running_loop()
     linked: dict[str, asyncio.Future[float]] = {peer.identity.node_id: loop.create_future() for peer in peers}
     done = False
@@ -151,17 +162,33 @@ async def admit(real: SwarmNode, peers: list[SimPeer], together: int) -> tuple[l
     ready = threading.Event()
     reader = loop.run_in_executor(None, follow)
     await asyncio.to_thread(ready.wait, 60)
-    calls, known = [], []
+    calls, known, spread = [], [], []  # type: tuple[list[float], list[float], list[float]]
     gate = asyncio.Semaphore(together)
     began = time.monotonic()
+    every = max(1, len(peers) // WATCHED)
+    spreading: list[asyncio.Task[None]] = []
+
+    async def heard_by_all(peer: SimPeer, start: float, before: list[SimPeer]) -> None:
+        node_id = peer.identity.node_id
+        while time.monotonic() - start < SPREAD_S:
+            if all(node_id in member.learned for member in before):
+                spread.append(max((m.learned[node_id] for m in before), default=start) - start)
+                return
+            await asyncio.sleep(0.05)
+        missing = sum(node_id not in member.learned for member in before)
+        print(f"{peer.name}: {missing} of {len(before)} members not told of it in {SPREAD_S:g} s", flush=True)
 
     async def one(peer: SimPeer) -> None:
         async with gate:
             peer.populate()
+            watched = peer.index % every == 0
+            if watched:
+                peer.roll.watched.add(peer.identity.node_id)
             for attempt in range(1, JOIN_ATTEMPTS + 1):
                 invited = await asyncio.to_thread(real.post, "/swarm/invite", {"ttl_minutes": 60})
                 token = invited.json()["token"]
                 start = time.monotonic()
+                before = [other for other in peers if other is not peer and other.own_record is not None]
                 try:
                     await peer.join(token)
                     break
@@ -175,6 +202,8 @@ async def admit(real: SwarmNode, peers: list[SimPeer], together: int) -> tuple[l
                     if attempt == JOIN_ATTEMPTS:
                         raise
             calls.append(time.monotonic() - start)
+            if watched:
+                spreading.append(asyncio.create_task(heard_by_all(peer, start, before)))
             peer.run()
             known.append(await asyncio.wait_for(linked[peer.identity.node_id], 300) - start)
             if len(calls) % 100 == 0:
@@ -184,10 +213,11 @@ async def admit(real: SwarmNode, peers: list[SimPeer], together: int) -> tuple[l
 
     try:
         await asyncio.gather(*(one(peer) for peer in peers))
+        await asyncio.gather(*spreading)
     finally:
         done = True
         await reader
-    return calls, known
+    return calls, known, spread
 
 
 async def settled(peers: list[SimPeer]) -> float:
@@ -287,9 +317,10 @@ async def scenario(real: SwarmNode, count: int, options: argparse.Namespace) -> 
     roll = Roll()
     peers = [SimPeer(index, options.sessions, roll) for index in range(count)]
     try:
-        calls, known = await admit(real, peers, options.together)
+        calls, known, spread = await admit(real, peers, options.together)
         print(f"join call ({options.together} at a time): {quantiles(calls)}")
         print(f"join until the union has the peer: {quantiles(known)}")
+        print(f"join until every member knows it ({len(spread)} joins timed): {quantiles(spread)}")
         print(f"every peer linked again after the last join: {await until_all(real, peers, 120):.1f} s")
         print(f"at rest: {await settled(peers):.0f} s later, two rounds after the last join")
         sent, taken = sum(p.hellos_sent for p in peers), sum(p.hellos_taken for p in peers)
