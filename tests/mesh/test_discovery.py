@@ -107,18 +107,16 @@ def test_discovery_asks_static_and_online_tailscale_peers_each_once_but_not_memb
     assert found == ["100.64.0.9:8791", "100.64.0.4:8791", "[fd7a:115c:a1e0::5]:8791"]
 
 
+def local_rounds(membership: Membership, dialer: Dialer) -> Rounds:
+    """Rounds of ``membership`` with no static peers and no Tailscale: its members alone."""
+    return Rounds(membership, dialer, static_peers=(), port=8791, clock=time.time, use_tailscale=False)
+
+
 def test_rounds_run_at_start_on_the_timer_and_when_woken(tmp_path: Path) -> None:
     me = Identity.generate("me")
     membership = Membership(tmp_path, me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
     membership.invite(60)
-    rounds = Rounds(
-        membership,
-        Dialer(membership, tls.Trust(me)),
-        static_peers=(),
-        port=8791,
-        clock=time.time,
-        use_tailscale=False,
-    )
+    rounds = local_rounds(membership, Dialer(membership, tls.Trust(me)))
 
     async def go() -> tuple[int, int]:
         task = asyncio.create_task(rounds.every(interval=3600))
@@ -132,6 +130,20 @@ def test_rounds_run_at_start_on_the_timer_and_when_woken(tmp_path: Path) -> None
         return at_start, rounds.completed
 
     assert asyncio.run(go()) == (1, 2)
+
+
+def admitted(tmp_path: Path) -> tuple[Membership, Membership]:
+    """Node ``me`` (a) and node ``other`` (b), which ``me`` admitted."""
+    me, other = Identity.generate("me"), Identity.generate("other")
+    a = Membership(tmp_path / "a", me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
+    b = Membership(
+        tmp_path / "b", other, name="other", address="100.64.0.3:8791", version="t", clock=time.time
+    )
+    for one in (a.directory, b.directory):
+        one.mkdir(mode=0o700)
+    token = a.invite(60).token
+    b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
+    return a, b
 
 
 class Answering:
@@ -238,15 +250,7 @@ class Slow(Answering):
 def test_rounds_asked_for_while_one_runs_share_the_next_and_a_caller_gone_ends_none(tmp_path: Path) -> None:
     """Admissions that come together (each runs a round before it answers) cost one greeting a
     member, not one each; each caller's round still starts after it asked."""
-    me, other = Identity.generate("me"), Identity.generate("other")
-    a = Membership(tmp_path / "a", me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
-    b = Membership(
-        tmp_path / "b", other, name="other", address="100.64.0.3:8791", version="t", clock=time.time
-    )
-    for one in (a.directory, b.directory):
-        one.mkdir(mode=0o700)
-    token = a.invite(60).token
-    b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
+    a, b = admitted(tmp_path)
     dialer = Slow(b)
     rounds = Rounds(
         a, dialer, static_peers=(), port=8791, clock=time.time, use_tailscale=False,  # type: ignore[arg-type]
@@ -312,16 +316,8 @@ def test_a_pooled_client_outlives_an_admission_of_another_and_closes_with_its_me
 def test_a_pooled_client_left_unused_is_closed_but_never_one_in_use(tmp_path: Path) -> None:
     """A swarm at rest greets a member about once an hour: a client kept between greetings holds
     a connection nothing reuses. A round prunes those; a request under way keeps its client."""
-    me, other = Identity.generate("me"), Identity.generate("other")
-    a = Membership(tmp_path / "a", me, name="me", address="100.64.0.2:8791", version="t", clock=time.time)
-    b = Membership(
-        tmp_path / "b", other, name="other", address="100.64.0.3:8791", version="t", clock=time.time
-    )
-    for one in (a.directory, b.directory):
-        one.mkdir(mode=0o700)
-    token = a.invite(60).token
-    b.joined(invites.read(token), a.admit(token, b.joining_hello(invites.read(token).swarm_id)))
-    trust = tls.Trust(me, a.pinned(), a.certificates())
+    a, _ = admitted(tmp_path)
+    trust = tls.Trust(a.identity, a.pinned(), a.certificates())
     dialer = Dialer(a, trust)
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -359,13 +355,6 @@ def test_a_round_prunes_the_clients_its_last_greetings_left(tmp_path: Path) -> N
             pruned.append(idle_s)
             return 0
 
-    rounds = Rounds(
-        membership,
-        Counting(membership, tls.Trust(me)),
-        static_peers=(),
-        port=8791,
-        clock=time.time,
-        use_tailscale=False,
-    )
+    rounds = local_rounds(membership, Counting(membership, tls.Trust(me)))
     asyncio.run(rounds.round())
     assert pruned == [IDLE_S]
