@@ -15,7 +15,7 @@ import pytest
 from roost.base import sse
 from roost.pane.tmux.topology import Topology
 from roost.remote.mesh import events, tls
-from roost.remote.mesh.exchange import BACKOFF_CAP, Exchange, backoff
+from roost.remote.mesh.exchange import BACKOFF_CAP, Exchange, PeerStream, backoff
 from roost.remote.swarm.peers import Peers
 from roost.truth.roster import Claim, ProcessId, Roster
 from roost.truth.roster.live import Live, Stream
@@ -473,11 +473,11 @@ def test_a_frame_larger_than_a_piece_is_served_in_pieces_that_make_it_whole() ->
 
     async def go() -> list[bytes]:
         found.start()
-        stream = found._frames(served_stream(found, "peer0"))
+        stream = PeerStream(found._frames(served_stream(found, "peer0")), lambda: None).body_iterator
         pieces = [await anext(stream)]
         while not pieces[-1].endswith(b"\n\n"):
             pieces.append(await asyncio.wait_for(anext(stream), 5))
-        await stream.aclose()
+        await stream.aclose()  # type: ignore[attr-defined]
         await found.stop()
         return pieces
 

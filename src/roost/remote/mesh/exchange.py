@@ -41,7 +41,7 @@ import json
 import logging
 import random
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 import httpx
 from starlette.requests import Request
@@ -118,11 +118,25 @@ def _encoded(batch: tuple[Change, ...]) -> bytes:
     return out or sse.KEEPALIVE.encode()
 
 
-class PeerStream(StreamingResponse):
-    """The served stream; ``done`` runs however the connection ends."""
+async def _in_pieces(frames: AsyncGenerator[bytes, None]) -> AsyncIterator[bytes]:
+    """``frames`` cut in :func:`tls.pieces`: a frame of a peer's sessions written whole would grow
+    the connection's outgoing TLS buffer to its size for the stream's life."""
+    try:
+        async for frame in frames:
+            for piece in tls.pieces(frame):
+                yield piece
+    finally:
+        await frames.aclose()
 
-    def __init__(self, frames: AsyncIterator[bytes], done: Callable[[], None]) -> None:
-        super().__init__(frames, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+class PeerStream(StreamingResponse):
+    """The served stream, written to TLS a piece at a time; ``done`` runs however the
+    connection ends."""
+
+    def __init__(self, frames: AsyncGenerator[bytes, None], done: Callable[[], None]) -> None:
+        super().__init__(
+            _in_pieces(frames), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
         self._done = done
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -353,22 +367,18 @@ class Exchange:
         """The frame, then each change as it comes and this node's terminal list whenever it
         moves (the newest only: a list is whole). The stream is woken by a change, by a new
         list (:meth:`_follow_terminals`) and by the beat (:meth:`_beat`); a wake with no
-        change and no new list is a keep-alive. Each is written in :func:`tls.pieces`, so a
-        frame of a peer's sessions never grows the connection's TLS buffer past one piece."""
-        for piece in tls.pieces(sse.encode(FRAME, _dumps(self.live.roster.snapshot())).encode()):
-            yield piece
+        change and no new list is a keep-alive."""
+        yield sse.encode(FRAME, _dumps(self.live.roster.snapshot())).encode()
         told: tuple[Pane, ...] | None = None
         while True:
             if self.terminals is not None and self.terminals is not told:
                 told = self.terminals
-                for piece in tls.pieces(sse.encode(TERMINALS, _dumps({"terminals": list(told)})).encode()):
-                    yield piece
+                yield sse.encode(TERMINALS, _dumps({"terminals": list(told)})).encode()
             batch = await stream.next(None)
             if batch is None:
                 return
             if batch or self.terminals is told:
-                for piece in tls.pieces(_encoded(batch)):
-                    yield piece
+                yield _encoded(batch)
 
     # -- following a peer's roster -----------------------------------------------------------
 
