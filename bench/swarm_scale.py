@@ -139,8 +139,8 @@ async def admit(
     rather than by reading the whole union after each join, which grows with every peer (40 MB
     at 50,000 rows) and kept the daemon busy with the bench's own reads.
 
-    And for every :data:`WATCHED`-th of the joins (every one below that many peers), from its
-    start until every member admitted before it has heard of it (the real daemon, its
+    And for up to :data:`WATCHED` of the joins, evenly spread (every one at fewer peers), from
+    its start until every member admitted before it has heard of it (the real daemon, its
     admitter, knows it once the join is answered; each peer hears it in a hello)."""
     loop = asyncio.get_running_loop()
     linked: dict[str, asyncio.Future[float]] = {peer.identity.node_id: loop.create_future() for peer in peers}
